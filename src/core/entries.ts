@@ -1,0 +1,160 @@
+/**
+ * The session history model. Pure data, JSON-serialisable, runtime-agnostic: the same entries live in
+ * an inline session, in workflow state, in the transcript store and in compaction summaries.
+ *
+ * One entry is one message of the conversation. A tool call and its result are two entries (an
+ * `assistant` entry holding `tool_use` blocks, then a `tool_results` entry answering every one of
+ * them); compaction treats such a pair as one unit and never splits it.
+ */
+
+export interface TextBlock {
+  type: 'text';
+  text: string;
+}
+
+export interface ToolUseBlock {
+  type: 'tool_use';
+  id: string;
+  name: string;
+  input: unknown;
+}
+
+export interface ToolResultBlock {
+  type: 'tool_result';
+  tool_use_id: string;
+  content: string;
+  is_error?: boolean;
+}
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadInputTokens?: number;
+  cacheCreationInputTokens?: number;
+}
+
+/** A prompt (or correction) a user sent. */
+export interface UserEntry {
+  type: 'user';
+  text: string;
+}
+
+/** One model response: text and/or tool calls. */
+export interface AssistantEntry {
+  type: 'assistant';
+  content: Array<TextBlock | ToolUseBlock>;
+  stopReason?: string;
+  model?: string;
+  usage?: Usage;
+}
+
+/** The answers to every tool_use of the assistant entry just before it. */
+export interface ToolResultsEntry {
+  type: 'tool_results';
+  results: ToolResultBlock[];
+}
+
+/** Files the agent touched, tracked from tool calls so they survive compaction verbatim. */
+export interface FileOperations {
+  read: string[];
+  modified: string[];
+}
+
+/** The single entry that replaces a compacted slice. */
+export interface SummaryEntry {
+  type: 'summary';
+  /** The structured summary text (Goal, Progress, … sections). */
+  summary: string;
+  /** User messages of the compacted slices, verbatim, newest first. */
+  userMessages: string[];
+  files: FileOperations;
+  /** How many entries this summary stands for, counting earlier summaries' entries too. */
+  compactedEntries: number;
+  /** True when built without a model (deterministic fallback). */
+  fallback: boolean;
+}
+
+export type Entry = UserEntry | AssistantEntry | ToolResultsEntry | SummaryEntry;
+
+/** Messages in the Anthropic Messages API shape, as sent on the wire. */
+export type ApiContentBlock = TextBlock | ToolUseBlock | ToolResultBlock;
+export interface ApiMessage {
+  role: 'user' | 'assistant';
+  content: ApiContentBlock[];
+}
+
+export const SUMMARY_HEADER = '[Context Summary]';
+
+/** Renders a summary entry as the text the model sees. */
+export function renderSummaryEntry(entry: SummaryEntry): string {
+  const parts = [SUMMARY_HEADER, entry.summary.trim()];
+  if (entry.userMessages.length > 0) {
+    parts.push(
+      '## User Messages (verbatim, newest first)\n' +
+        entry.userMessages.map((m) => `- ${m.replace(/\n/g, '\n  ')}`).join('\n'),
+    );
+  }
+  if (entry.files.read.length > 0 || entry.files.modified.length > 0) {
+    parts.push(renderFileOperations(entry.files));
+  }
+  return parts.join('\n\n');
+}
+
+export function renderFileOperations(files: FileOperations): string {
+  const lines = ['## File Operations'];
+  if (files.read.length > 0) lines.push(`Read: ${files.read.join(', ')}`);
+  if (files.modified.length > 0) lines.push(`Modified: ${files.modified.join(', ')}`);
+  return lines.join('\n');
+}
+
+function entryToMessage(entry: Entry): ApiMessage {
+  switch (entry.type) {
+    case 'user':
+      return { role: 'user', content: [{ type: 'text', text: entry.text }] };
+    case 'assistant':
+      return { role: 'assistant', content: entry.content };
+    case 'tool_results':
+      return { role: 'user', content: entry.results };
+    case 'summary':
+      return { role: 'user', content: [{ type: 'text', text: renderSummaryEntry(entry) }] };
+  }
+}
+
+/**
+ * Converts history to API messages. Consecutive messages of one role are merged (a summary followed
+ * by a user prompt is one user message) because the API requires roles to alternate. Within a merged
+ * user message, tool_result blocks come first, as the API requires.
+ */
+export function toApiMessages(entries: readonly Entry[]): ApiMessage[] {
+  const out: ApiMessage[] = [];
+  for (const entry of entries) {
+    const msg = entryToMessage(entry);
+    const last = out[out.length - 1];
+    if (last && last.role === msg.role) {
+      const merged = [...last.content, ...msg.content];
+      if (msg.role === 'user') {
+        merged.sort((a, b) => rank(a) - rank(b));
+      }
+      last.content = merged;
+    } else {
+      out.push({ role: msg.role, content: [...msg.content] });
+    }
+  }
+  return out;
+}
+
+function rank(block: ApiContentBlock): number {
+  return block.type === 'tool_result' ? 0 : 1;
+}
+
+/** The text of an assistant entry (its text blocks joined). */
+export function assistantText(entry: AssistantEntry): string {
+  return entry.content
+    .filter((b): b is TextBlock => b.type === 'text')
+    .map((b) => b.text)
+    .join('');
+}
+
+export function toolUses(entry: AssistantEntry): ToolUseBlock[] {
+  return entry.content.filter((b): b is ToolUseBlock => b.type === 'tool_use');
+}

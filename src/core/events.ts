@@ -1,0 +1,75 @@
+/**
+ * Typed agent events. Inline, they go straight to `init({ onEvent })`; on Temporal they are produced in
+ * workflow code, kept in workflow state for queries, and forwarded to the worker process's `onEvent`
+ * by a sink that does not fire on replay.
+ */
+
+export type CompactionReason = 'threshold' | 'overflow' | 'manual';
+
+export interface EventPayloads {
+  /** A compaction replaced older entries with a summary. */
+  compaction: {
+    reason: CompactionReason;
+    messagesBefore: number;
+    messagesAfter: number;
+    tokensBefore: number;
+    tokensAfter: number;
+  };
+  /** The estimate passed 80% of the context window. */
+  context_window_warning: {
+    estimatedTokens: number;
+    contextWindowSize: number;
+    usagePercent: number;
+  };
+  compaction_started: {
+    reason: CompactionReason;
+    estimatedTokens: number;
+    contextWindowSize: number;
+  };
+  compaction_completed: {
+    originalTurnCount: number;
+    preservedTurnCount: number;
+    summaryTokenEstimate: number;
+    trackedFileCount: number;
+  };
+  /** Something worth knowing that is not an error (e.g. a compaction that freed too little). */
+  warning: { code: string; message: string };
+  /** A failure; `recoverable` when the run goes on (e.g. a failed summarisation). */
+  error: { code: string; message: string; recoverable: boolean };
+  /** The model produced text. */
+  text: { text: string };
+  /** A model call finished. */
+  model_call: {
+    model: string;
+    stopReason: string | null;
+    inputTokens: number;
+    outputTokens: number;
+  };
+  /** The model asked for a tool. */
+  tool_call: { id: string; name: string; input: unknown };
+  /** A tool answered (content truncated to 2,000 characters for the event). */
+  tool_result: { id: string; name: string; isError: boolean; content: string };
+}
+
+export type AgentEventType = keyof EventPayloads;
+
+export type AgentEvent = {
+  [K in AgentEventType]: {
+    type: K;
+    data: EventPayloads[K];
+    /** Epoch milliseconds (workflow time on Temporal, so it replays identically). */
+    at: number;
+  };
+}[AgentEventType];
+
+export type EventOf<K extends AgentEventType> = Extract<AgentEvent, { type: K }>;
+
+export function isEvent<K extends AgentEventType>(event: AgentEvent, type: K): event is EventOf<K> {
+  return event.type === type;
+}
+
+export function makeEvent<K extends AgentEventType>(type: K, data: EventPayloads[K], at: number): EventOf<K> {
+  return { type, data, at } as EventOf<K>;
+}
+
+export type EventListener = (event: AgentEvent) => void;
