@@ -1,0 +1,109 @@
+import Anthropic from '@anthropic-ai/sdk';
+import type { AssistantEntry, Entry, TextBlock, ToolUseBlock } from '../core/entries';
+import { toApiMessages } from '../core/entries';
+import { MissingApiKeyError, ModelCallError, type ModelErrorKind } from '../core/errors';
+import { isContextOverflowMessage } from '../core/compaction/overflow';
+import type { ModelCallResult } from '../core/ports';
+import type { ToolSpec } from '../core/tools-spec';
+
+/** Where the model lives. Resolved on the worker (or the inline process); never part of a workflow's input. */
+export interface ModelConnection {
+  apiKey?: string;
+  baseURL?: string;
+}
+
+export function createAnthropicClient(conn: ModelConnection = {}): Anthropic {
+  const apiKey = conn.apiKey ?? process.env.ANTHROPIC_API_KEY;
+  if (!apiKey) throw new MissingApiKeyError();
+  // SDK retries off: Temporal's retry policy (or the caller, inline) decides, so retries show in history.
+  return new Anthropic({ apiKey, baseURL: conn.baseURL ?? process.env.ANTHROPIC_BASE_URL ?? undefined, maxRetries: 0 });
+}
+
+export interface MessagesCall {
+  model: string;
+  maxTokens: number;
+  system?: string;
+  tools: ToolSpec[];
+  entries: readonly Entry[];
+}
+
+export async function callMessages(client: Anthropic, call: MessagesCall, signal?: AbortSignal): Promise<ModelCallResult> {
+  let res: Anthropic.Message;
+  try {
+    res = await client.messages.create(
+      {
+        model: call.model,
+        max_tokens: call.maxTokens,
+        ...(call.system ? { system: call.system } : {}),
+        ...(call.tools.length ? { tools: call.tools as Anthropic.Tool[] } : {}),
+        messages: toApiMessages(call.entries) as Anthropic.MessageParam[],
+      },
+      { signal },
+    );
+  } catch (err) {
+    throw classifyAnthropicError(err);
+  }
+  const content: Array<TextBlock | ToolUseBlock> = [];
+  for (const block of res.content) {
+    if (block.type === 'text') content.push({ type: 'text', text: block.text });
+    else if (block.type === 'tool_use') content.push({ type: 'tool_use', id: block.id, name: block.name, input: block.input });
+  }
+  const usage = {
+    inputTokens: res.usage.input_tokens,
+    outputTokens: res.usage.output_tokens,
+    cacheReadInputTokens: res.usage.cache_read_input_tokens ?? 0,
+    cacheCreationInputTokens: res.usage.cache_creation_input_tokens ?? 0,
+  };
+  const entry: AssistantEntry = { type: 'assistant', content, stopReason: res.stop_reason ?? undefined, model: res.model, usage };
+  return { entry, usage, stopReason: res.stop_reason ?? null, model: res.model };
+}
+
+/** The model's input window, from the Models API. undefined when the API cannot say. */
+export async function lookupContextWindow(client: Anthropic, model: string): Promise<number | undefined> {
+  try {
+    const info = (await client.models.retrieve(model)) as { max_input_tokens?: number | null };
+    return info.max_input_tokens ?? undefined;
+  } catch (err) {
+    const classified = classifyAnthropicError(err);
+    // A bad key must surface now, not as a silent fallback to the built-in table.
+    if (classified.kind === 'authentication' || classified.kind === 'permission') throw classified;
+    return undefined;
+  }
+}
+
+/** Decides once, where the provider's error is seen, what kind of failure it is. */
+export function classifyAnthropicError(err: unknown): ModelCallError {
+  if (err instanceof ModelCallError) return err;
+  if (err instanceof Anthropic.APIConnectionError) return new ModelCallError('network', err.message);
+  if (err instanceof Anthropic.APIError) {
+    const status = err.status ?? 0;
+    const body = err.error as { error?: { type?: string; message?: string } } | undefined;
+    const message = body?.error?.message ?? err.message;
+    const retryAfterMs = parseRetryAfter(err.headers);
+    const kind = kindFor(status, body?.error?.type, message);
+    return new ModelCallError(kind, `Anthropic API ${status}: ${message}`, status, retryAfterMs);
+  }
+  return new ModelCallError('network', err instanceof Error ? err.message : String(err));
+}
+
+function kindFor(status: number, type: string | undefined, message: string): ModelErrorKind {
+  if ((status === 400 || status === 413) && isContextOverflowMessage(message)) return 'context_overflow';
+  if (status === 401) return 'authentication';
+  if (status === 403) return 'permission';
+  if (status === 404) return 'not_found';
+  if (status === 429) return 'rate_limited';
+  if (status === 529 || type === 'overloaded_error') return 'overloaded';
+  if (status >= 500) return 'server';
+  if (status === 408 || status === 409) return 'server';
+  return 'invalid_request';
+}
+
+function parseRetryAfter(headers: Headers | undefined): number | undefined {
+  const ms = headers?.get?.('retry-after-ms');
+  if (ms && Number.isFinite(Number(ms))) return Number(ms);
+  const s = headers?.get?.('retry-after');
+  if (!s) return undefined;
+  if (Number.isFinite(Number(s))) return Number(s) * 1000;
+  const date = Date.parse(s);
+  return Number.isFinite(date) ? Math.max(0, date - Date.now()) : undefined;
+}

@@ -1,0 +1,66 @@
+/**
+ * The activity contract between workflow code and the worker: names and payload shapes. Workflow code
+ * imports only types from here (erased at build), so nothing Node-only reaches the workflow bundle.
+ */
+import type { Entry, Usage, AssistantEntry } from '../core/entries';
+import type { CompactionDecision, CompactionDecisionInput } from '../core/compaction/decide';
+import type { ToolSpec } from '../core/tools-spec';
+
+export interface TranscriptRefPayload {
+  head: string;
+  count: number;
+}
+
+export interface ModelActivityInput {
+  model: string;
+  maxTokens: number;
+  /** System prompt and tool specs, by content hash; `value` only when the store may not have them. */
+  prelude: { hash: string; value?: { system?: string; tools: ToolSpec[] } };
+  /** The transcript stored so far (null: none), and the entries added since. */
+  base: TranscriptRefPayload | null;
+  delta: Entry[];
+}
+
+export interface ModelActivityResult {
+  entry: AssistantEntry;
+  usage: Usage;
+  stopReason: string | null;
+  model: string;
+  /** The stored transcript now ending with `entry`: the next call's base. */
+  stored: TranscriptRefPayload;
+}
+
+export interface SummarizeActivityInput {
+  model: string;
+  system: string;
+  userText: string;
+  maxTokens: number;
+}
+
+export interface ToolActivityInput {
+  name: string;
+  callId: string;
+  input: unknown;
+  cwd: string;
+}
+
+export interface ToolActivityResult {
+  content: string;
+  isError: boolean;
+}
+
+export interface ResolveModelResult {
+  model: string;
+  contextWindowTokens?: number;
+}
+
+export interface FabricActivities {
+  fhModel(input: ModelActivityInput): Promise<ModelActivityResult>;
+  fhSummarize(input: SummarizeActivityInput): Promise<{ text: string; usage: Usage }>;
+  fhTool(input: ToolActivityInput): Promise<ToolActivityResult>;
+  fhResolveModel(input: { model?: string }): Promise<ResolveModelResult>;
+  fhDecideCompaction(input: CompactionDecisionInput): Promise<CompactionDecision>;
+}
+
+/** ApplicationFailure types the workflow reacts to. */
+export const TRANSCRIPT_STORE_MISS = 'TRANSCRIPT_STORE_MISS';

@@ -1,0 +1,98 @@
+import { spawn } from 'node:child_process';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import type { z } from 'zod';
+import type { bashInput, editFileInput, readFileInput, writeFileInput, BuiltinToolName } from '../core/builtin-tools';
+import type { ToolContext } from '../core/tools';
+
+/**
+ * Built-in local-sandbox tools. They run on this machine (the worker's, on Temporal) in the sandbox
+ * directory. Failures the model can act on (missing file, ambiguous edit, non-zero exit) are returned
+ * as results, not thrown: the model reads them and corrects itself.
+ */
+export class ToolFailure extends Error {}
+
+const OUTPUT_CAP = 100_000;
+const DEFAULT_BASH_TIMEOUT_MS = 120_000;
+
+function resolveIn(cwd: string, p: string): string {
+  return path.resolve(cwd, p);
+}
+
+function cap(text: string, limit = OUTPUT_CAP): string {
+  return text.length <= limit ? text : `${text.slice(0, limit)}\n…[output truncated: ${text.length - limit} more characters]`;
+}
+
+export async function bash(input: z.infer<typeof bashInput>, ctx: ToolContext): Promise<string> {
+  const timeoutMs = input.timeoutMs ?? DEFAULT_BASH_TIMEOUT_MS;
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-c', input.command], { cwd: ctx.cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let stdout = '';
+    let stderr = '';
+    let timedOut = false;
+    const kill = () => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL'); // the whole process group: pipelines leave children behind otherwise
+      } catch {
+        /* already gone */
+      }
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      kill();
+    }, timeoutMs);
+    const beat = setInterval(() => ctx.heartbeat({ stdoutBytes: stdout.length }), 5_000);
+    const onAbort = () => kill();
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    child.stdout.on('data', (d: Buffer) => {
+      if (stdout.length < OUTPUT_CAP * 2) stdout += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      if (stderr.length < OUTPUT_CAP * 2) stderr += d.toString();
+    });
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      clearInterval(beat);
+      reject(err);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      clearInterval(beat);
+      ctx.signal.removeEventListener('abort', onAbort);
+      if (ctx.signal.aborted) return reject(new ToolFailure('cancelled'));
+      const status = timedOut ? `timed out after ${timeoutMs} ms` : signal ? `killed by ${signal}` : `exit code ${code}`;
+      resolve(`${status}\n--- stdout ---\n${cap(stdout)}\n--- stderr ---\n${cap(stderr)}`);
+    });
+  });
+}
+
+export async function readFile(input: z.infer<typeof readFileInput>, ctx: ToolContext): Promise<string> {
+  const text = await fs.readFile(resolveIn(ctx.cwd, input.path), 'utf8');
+  return cap(text, 1_000_000);
+}
+
+export async function writeFile(input: z.infer<typeof writeFileInput>, ctx: ToolContext): Promise<string> {
+  const file = resolveIn(ctx.cwd, input.path);
+  await fs.mkdir(path.dirname(file), { recursive: true });
+  await fs.writeFile(file, input.content, 'utf8');
+  return `wrote ${Buffer.byteLength(input.content)} bytes to ${input.path}`;
+}
+
+export async function editFile(input: z.infer<typeof editFileInput>, ctx: ToolContext): Promise<string> {
+  const file = resolveIn(ctx.cwd, input.path);
+  const text = await fs.readFile(file, 'utf8');
+  const first = text.indexOf(input.old_string);
+  if (first < 0) throw new ToolFailure(`old_string not found in ${input.path}`);
+  if (text.indexOf(input.old_string, first + 1) >= 0) {
+    throw new ToolFailure(`old_string occurs more than once in ${input.path}; include more context to make it unique`);
+  }
+  await fs.writeFile(file, text.slice(0, first) + input.new_string + text.slice(first + input.old_string.length), 'utf8');
+  return `edited ${input.path}`;
+}
+
+export const localToolImplementations: Record<BuiltinToolName, (input: any, ctx: ToolContext) => Promise<string>> = {
+  bash,
+  read_file: readFile,
+  write_file: writeFile,
+  edit_file: editFile,
+};

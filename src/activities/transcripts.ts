@@ -1,0 +1,91 @@
+import type { Entry } from '../core/entries';
+import { chainHash, hashEntry } from '../core/hash';
+import type { TranscriptStore } from './transcript-store';
+
+/**
+ * Transcripts as a content-addressed chain of segments. The head of a transcript is the chain hash of
+ * its entries; a segment stored under a head holds the entries added since its parent head. A model
+ * activity therefore receives (parent head, entries since) instead of the whole conversation, which
+ * keeps workflow history linear in the conversation rather than quadratic.
+ */
+export interface TranscriptRef {
+  head: string;
+  count: number;
+}
+
+interface Segment {
+  parent: TranscriptRef | null;
+  entries: Entry[];
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const CACHE_LIMIT = 64;
+
+export function transcriptHead(entries: readonly Entry[], from: TranscriptRef | null = null): TranscriptRef {
+  let head = from?.head ?? '';
+  for (const e of entries) head = chainHash(head, hashEntry(e));
+  return { head, count: (from?.count ?? 0) + entries.length };
+}
+
+export class Transcripts {
+  /** Recently used transcripts by head: most calls extend the previous one, so this saves the walk. */
+  private readonly cache = new Map<string, Entry[]>();
+
+  constructor(private readonly store: TranscriptStore) {}
+
+  /** The transcript with this head, or undefined when the store does not have it (or it is corrupt). */
+  async load(ref: TranscriptRef): Promise<Entry[] | undefined> {
+    const cached = this.cache.get(ref.head);
+    if (cached) return cached.length === ref.count ? cached : undefined;
+    const parts: Entry[][] = [];
+    let cursor: TranscriptRef | null = ref;
+    let base: Entry[] = [];
+    while (cursor) {
+      const hit = this.cache.get(cursor.head);
+      if (hit) {
+        base = hit;
+        break;
+      }
+      const blob = await this.store.get(segmentKey(cursor.head));
+      if (!blob) return undefined;
+      const segment = JSON.parse(decoder.decode(blob)) as Segment;
+      parts.push(segment.entries);
+      cursor = segment.parent;
+    }
+    const entries = base.concat(...parts.reverse());
+    if (entries.length !== ref.count) return undefined;
+    this.remember(ref.head, entries);
+    return entries;
+  }
+
+  /** Stores `added` as the segment after `parent`; returns the new head. */
+  async append(parent: TranscriptRef | null, parentEntries: Entry[], added: Entry[]): Promise<TranscriptRef> {
+    const ref = transcriptHead(added, parent);
+    if (!this.cache.has(ref.head)) {
+      const segment: Segment = { parent, entries: added };
+      await this.store.put(segmentKey(ref.head), encoder.encode(JSON.stringify(segment)));
+    }
+    this.remember(ref.head, parentEntries.concat(added));
+    return ref;
+  }
+
+  private remember(head: string, entries: Entry[]): void {
+    this.cache.delete(head);
+    this.cache.set(head, entries);
+    if (this.cache.size > CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value as string);
+  }
+}
+
+function segmentKey(head: string): string {
+  return `transcripts/${head.slice(0, 2)}/${head}.json`;
+}
+
+export async function loadJson<T>(store: TranscriptStore, key: string): Promise<T | undefined> {
+  const blob = await store.get(key);
+  return blob ? (JSON.parse(decoder.decode(blob)) as T) : undefined;
+}
+
+export async function saveJson(store: TranscriptStore, key: string, value: unknown): Promise<void> {
+  await store.put(key, encoder.encode(JSON.stringify(value)));
+}

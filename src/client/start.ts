@@ -1,0 +1,34 @@
+import type { Client, WorkflowStartOptions } from '@temporalio/client';
+import { parseAgentInput, type AgentDefinition } from '../core/agent';
+import { AgentHandle } from './agent-handle';
+
+export const DEFAULT_TASK_QUEUE = 'fabric-harness';
+/** Memo key that names the agent of a run (for `fh list` and audits). */
+export const AGENT_MEMO_KEY = 'fh.agent';
+
+export type StartAgentOptions = Partial<Omit<WorkflowStartOptions, 'args'>> & { workflowId: string };
+
+/**
+ * Starts an agent as a workflow. With a definition (not just a name) the input is validated here,
+ * before anything is started, against the agent's schema.
+ */
+export async function startAgent<I, O>(
+  client: Client,
+  agent: AgentDefinition<I, O> | string,
+  input: I,
+  options: StartAgentOptions,
+): Promise<AgentHandle<O>> {
+  const name = typeof agent === 'string' ? agent : agent.name;
+  const args = [typeof agent === 'string' ? input : parseAgentInput(agent, input)];
+  const handle = await client.workflow.start(name, {
+    taskQueue: DEFAULT_TASK_QUEUE,
+    ...options,
+    args,
+    memo: { [AGENT_MEMO_KEY]: name, ...options.memo },
+  });
+  return new AgentHandle<O>(handle, client);
+}
+
+export function getAgentHandle<O = unknown>(client: Client, workflowId: string, runId?: string): AgentHandle<O> {
+  return new AgentHandle<O>(client.workflow.getHandle(workflowId, runId), client);
+}

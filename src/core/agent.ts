@@ -1,0 +1,80 @@
+import type { z } from 'zod';
+import { FabricError } from './errors';
+import type { Flavour, Harness, InitOptions } from './harness';
+import { parseWith } from './validate';
+
+export type InitFn = (options?: InitOptions) => Promise<Harness>;
+
+export interface AgentRunContext<I> {
+  /** Makes a harness on whichever runtime runs this agent (inline, or the Temporal workflow). */
+  init: InitFn;
+  input: I;
+}
+
+export interface AgentConfig<I, O> {
+  name: string;
+  description?: string;
+  /** zod schema for the input; required by the strict entry. */
+  input?: z.ZodType<I>;
+  run: (ctx: AgentRunContext<I>) => Promise<O>;
+}
+
+/** Settings for an in-process run. The model key is read here, never from agent code. */
+export interface InvokeOptions {
+  apiKey?: string;
+  baseURL?: string;
+  model?: string;
+  /** Directory for built-in tools when init() gives no sandbox cwd (default: process.cwd()). */
+  cwd?: string;
+  onEvent?: InitOptions['onEvent'];
+}
+
+export interface AgentDefinition<I = any, O = any> {
+  readonly kind: 'agent';
+  readonly name: string;
+  readonly description?: string;
+  readonly input?: z.ZodType<I>;
+  readonly flavour: Flavour;
+  readonly run: (ctx: AgentRunContext<I>) => Promise<O>;
+  /** Runs the agent in this process and resolves to what `run` returns. */
+  invoke(input: I, options?: InvokeOptions): Promise<O>;
+}
+
+const AGENT_NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,99}$/;
+
+export class InvalidAgentDefinitionError extends FabricError {
+  constructor(message: string) {
+    super('INVALID_AGENT_DEFINITION', message);
+  }
+}
+
+export type InvokeImpl = (def: AgentDefinition, input: unknown, options?: InvokeOptions) => Promise<unknown>;
+
+export function defineAgent<I, O>(config: AgentConfig<I, O>, flavour: Flavour, invoke: InvokeImpl): AgentDefinition<I, O> {
+  if (typeof config?.name !== 'string' || !AGENT_NAME.test(config.name)) {
+    throw new InvalidAgentDefinitionError(`agent name must match ${AGENT_NAME} (it becomes the workflow type); got ${JSON.stringify(config?.name)}`);
+  }
+  if (typeof config.run !== 'function') throw new InvalidAgentDefinitionError(`agent '${config.name}' needs a run function`);
+  if (flavour === 'strict' && !config.input) {
+    throw new InvalidAgentDefinitionError(`agent '${config.name}': the strict entry requires an input schema (input: schema.object({...}))`);
+  }
+  const def: AgentDefinition<I, O> = {
+    kind: 'agent',
+    name: config.name,
+    description: config.description,
+    input: config.input,
+    flavour,
+    run: config.run,
+    invoke: (input, options) => invoke(def, input, options) as Promise<O>,
+  };
+  return def;
+}
+
+/** Validates input against the agent's schema (if any); throws InvalidInputError naming the field. */
+export function parseAgentInput<I>(def: AgentDefinition<I>, input: unknown): I {
+  return def.input ? parseWith(def.input, input, `input for agent '${def.name}'`) : (input as I);
+}
+
+export function isAgentDefinition(v: unknown): v is AgentDefinition {
+  return typeof v === 'object' && v !== null && (v as AgentDefinition).kind === 'agent';
+}

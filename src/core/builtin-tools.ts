@@ -1,0 +1,42 @@
+import { z } from 'zod';
+import type { ToolDefinition } from './tools';
+
+/**
+ * The local-sandbox tools, declared here without code: their schemas are pure, so workflow code can
+ * show them to the model; their implementations live in `activities/local-tools.ts` (Node only).
+ */
+function builtin<S extends z.ZodType>(name: string, description: string, input: S): ToolDefinition<z.infer<S>> {
+  return { kind: 'tool', name, description, input: input as z.ZodType<z.infer<S>> };
+}
+
+export const bashInput = z.object({
+  command: z.string().min(1).describe('The shell command to run (bash -c).'),
+  timeoutMs: z.number().int().positive().max(600_000).optional().describe('Kill the command after this long.'),
+});
+export const readFileInput = z.object({ path: z.string().min(1).describe('File path, relative to the sandbox directory.') });
+export const writeFileInput = z.object({
+  path: z.string().min(1).describe('File path, relative to the sandbox directory.'),
+  content: z.string().describe('The whole new content of the file.'),
+});
+export const editFileInput = z.object({
+  path: z.string().min(1),
+  old_string: z.string().min(1).describe('Exact text to replace; it must occur exactly once.'),
+  new_string: z.string().describe('Replacement text.'),
+});
+
+export const builtinTools = {
+  bash: builtin('bash', 'Run a shell command in the sandbox directory and return its exit code, stdout and stderr.', bashInput),
+  read_file: builtin('read_file', 'Read a text file from the sandbox directory.', readFileInput),
+  write_file: builtin('write_file', 'Create or overwrite a text file in the sandbox directory.', writeFileInput),
+  edit_file: builtin(
+    'edit_file',
+    'Replace one exact occurrence of old_string with new_string in a file of the sandbox directory.',
+    editFileInput,
+  ),
+} as const;
+
+export type BuiltinToolName = keyof typeof builtinTools;
+
+export function isBuiltinToolName(name: string): name is BuiltinToolName {
+  return Object.prototype.hasOwnProperty.call(builtinTools, name);
+}

@@ -1,0 +1,101 @@
+/**
+ * The threshold decision, made before each model call. Its result is recorded in Temporal history (a
+ * local activity), so it is plain data and says why in words. O(n) in entries.
+ */
+import type { Entry } from '../entries';
+import type { ResolvedCompactionSettings } from '../settings';
+import { anchoredEstimate, type EstimateMethod, type UsageAnchor } from '../tokens';
+import type { ToolSpec } from '../tools-spec';
+import { findCut } from './cut';
+
+export interface LastCompaction {
+  /** History length right after that compaction. */
+  entryCountAfter: number;
+  tokensAfter: number;
+  /** It left the context above the threshold. */
+  ineffective: boolean;
+}
+
+export interface CompactionDecisionInput {
+  entries: readonly Entry[];
+  system?: string;
+  tools?: ToolSpec[];
+  settings: ResolvedCompactionSettings;
+  anchor?: UsageAnchor;
+  lastCompaction?: LastCompaction;
+}
+
+export interface CompactionDecision {
+  compact: boolean;
+  reason: 'threshold' | null;
+  why: string;
+  estimatedTokens: number;
+  estimateMethod: EstimateMethod;
+  threshold: number;
+  contextWindowTokens: number;
+  usagePercent: number;
+  /** The estimate is at or above 80% of the window. */
+  warn: boolean;
+  cut: number;
+  entriesBefore: number;
+  keptEntries: number;
+  ineffectiveSkip: boolean;
+}
+
+export const WARN_FRACTION = 0.8;
+
+/** A compaction that leaves the context still above the threshold did not help. */
+export function isIneffective(tokensAfter: number, threshold: number): boolean {
+  return tokensAfter > threshold;
+}
+
+/** Percent with one decimal, so events and logs read cleanly. */
+export function percentOf(part: number, whole: number): number {
+  return whole > 0 ? Math.round((part / whole) * 1000) / 10 : 0;
+}
+
+export function decideCompaction(input: CompactionDecisionInput): CompactionDecision {
+  const { entries, settings, lastCompaction } = input;
+  const { total: estimatedTokens, method } = anchoredEstimate({
+    anchor: input.anchor,
+    entries,
+    system: input.system,
+    tools: input.tools,
+  });
+  const threshold = settings.compactAtTokens;
+  const window = settings.contextWindowTokens;
+  const keep = settings.keepRecentEntries;
+  const cut = findCut(entries, keep);
+  const over = estimatedTokens > threshold;
+  const addedSince = lastCompaction ? entries.length - lastCompaction.entryCountAfter : 0;
+  // No loops: compacting again right after a compaction that did not get under the threshold would
+  // summarise the summary over and over. Wait for more than keepRecentEntries new entries (new
+  // material to fold); until then the overflow path handles a request that really does not fit.
+  const ineffectiveSkip = settings.enabled && over && cut > 0 && !!lastCompaction?.ineffective && addedSince <= keep;
+
+  let why: string;
+  if (!settings.enabled) why = 'compaction is disabled';
+  else if (!over) why = `estimate ${estimatedTokens} tokens is within the threshold of ${threshold}`;
+  else if (cut === 0)
+    why = `estimate ${estimatedTokens} tokens is over the threshold of ${threshold}, but there is nothing to compact: all ${entries.length} entries fall in the keep-recent window (keepRecentEntries=${keep})`;
+  else if (ineffectiveSkip)
+    why = `estimate ${estimatedTokens} tokens is over the threshold of ${threshold}, but the last compaction left ${lastCompaction!.tokensAfter} tokens (still over) and only ${addedSince} entries were added since (need more than ${keep}); not compacting again`;
+  else why = `estimate ${estimatedTokens} tokens is over the threshold of ${threshold}; compacting ${cut} of ${entries.length} entries`;
+
+  const compact = settings.enabled && over && cut > 0 && !ineffectiveSkip;
+  return {
+    compact,
+    reason: compact ? 'threshold' : null,
+    why,
+    estimatedTokens,
+    estimateMethod: method,
+    threshold,
+    contextWindowTokens: window,
+    usagePercent: percentOf(estimatedTokens, window),
+    warn: estimatedTokens >= WARN_FRACTION * window,
+    cut,
+    entriesBefore: entries.length,
+    keptEntries: entries.length - cut,
+    ineffectiveSkip,
+  };
+}

@@ -1,0 +1,113 @@
+/**
+ * Errors users see. Each has a stable `code`; on Temporal the code is also the ApplicationFailure
+ * `type`, so a client can tell failures apart without parsing messages.
+ */
+export class FabricError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** Agent input (or any options object) failed its schema. `field` is the dotted path of the first issue. */
+export class InvalidInputError extends FabricError {
+  constructor(
+    readonly what: string,
+    readonly field: string,
+    readonly issues: Array<{ path: string; message: string }>,
+  ) {
+    super(
+      'INVALID_INPUT',
+      `Invalid ${what}: ${issues.map((i) => `${i.path || '(root)'}: ${i.message}`).join('; ')}`,
+    );
+  }
+}
+
+export class UnknownAgentError extends FabricError {
+  constructor(
+    readonly agent: string,
+    readonly known: string[],
+  ) {
+    super(
+      'UNKNOWN_AGENT',
+      `Unknown agent '${agent}'. Registered agents: ${known.length ? known.join(', ') : '(none)'}.`,
+    );
+  }
+}
+
+export class MissingApiKeyError extends FabricError {
+  constructor() {
+    super(
+      'MISSING_API_KEY',
+      'No Anthropic API key: set ANTHROPIC_API_KEY (on the worker, for Temporal runs) or pass { apiKey } to invoke()/createWorker().',
+    );
+  }
+}
+
+export class MaxTurnsExceededError extends FabricError {
+  constructor(readonly maxTurns: number) {
+    super('MAX_TURNS_EXCEEDED', `The model kept calling tools past maxTurns (${maxTurns}); raise maxTurns or give it a clearer task.`);
+  }
+}
+
+export class OutputParseError extends FabricError {
+  constructor(message: string) {
+    super('OUTPUT_PARSE', message);
+  }
+}
+
+/** Kinds of model-call failure, decided once where the provider's error is seen. */
+export type ModelErrorKind =
+  | 'context_overflow'
+  | 'invalid_request'
+  | 'authentication'
+  | 'permission'
+  | 'not_found'
+  | 'rate_limited'
+  | 'overloaded'
+  | 'server'
+  | 'network';
+
+export const RETRYABLE_MODEL_ERRORS: readonly ModelErrorKind[] = ['rate_limited', 'overloaded', 'server', 'network'];
+
+export class ModelCallError extends FabricError {
+  constructor(
+    readonly kind: ModelErrorKind,
+    message: string,
+    readonly status?: number,
+    readonly retryAfterMs?: number,
+  ) {
+    super(`MODEL_${kind.toUpperCase()}`, message);
+  }
+  get retryable(): boolean {
+    return RETRYABLE_MODEL_ERRORS.includes(this.kind);
+  }
+}
+
+export class ToolNotRegisteredError extends FabricError {
+  constructor(readonly tool: string) {
+    super(
+      'TOOL_NOT_REGISTERED',
+      `Tool '${tool}' is used by an agent but not registered on this worker: pass it to createWorker({ tools: [...] }) or the plugin's tools.`,
+    );
+  }
+}
+
+export class RuntimeUnavailableError extends FabricError {
+  constructor(message: string) {
+    super('RUNTIME_UNAVAILABLE', message);
+  }
+}
+
+export class PayloadTooLargeError extends FabricError {
+  constructor(
+    readonly what: string,
+    readonly bytes: number,
+    readonly limit: number,
+  ) {
+    super('PAYLOAD_TOO_LARGE', `${what} is ${bytes} bytes, over the ${limit}-byte payload limit; it was not scheduled.`);
+  }
+}

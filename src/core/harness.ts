@@ -1,0 +1,133 @@
+import { z } from 'zod';
+import { builtinTools, isBuiltinToolName, type BuiltinToolName } from './builtin-tools';
+import type { EventListener } from './events';
+import { builtinContextWindow } from './models';
+import type { RuntimePorts } from './ports';
+import { Session } from './session';
+import { compactionSettingsSchema, type CompactionSettings } from './settings';
+import type { ToolDefinition } from './tools';
+import { parseWith } from './validate';
+
+/** Which entrypoint defined the agent: it decides what is injected by default. */
+export type Flavour = 'default' | 'strict';
+
+const toolRef = z.union([
+  z.enum(Object.keys(builtinTools) as [BuiltinToolName, ...BuiltinToolName[]]),
+  z.custom<ToolDefinition>((v) => typeof v === 'object' && v !== null && (v as ToolDefinition).kind === 'tool', {
+    message: "expected a tool({...}) definition or a built-in tool name ('bash', 'read_file', 'write_file', 'edit_file')",
+  }),
+]);
+
+const sandboxSchema = z.union([
+  z.literal('local'),
+  z.object({ type: z.literal('local'), cwd: z.string().min(1).optional() }).strict(),
+]);
+
+export const initOptionsSchema = z
+  .object({
+    runtime: z.enum(['inline', 'temporal']).optional(),
+    sandbox: sandboxSchema.optional(),
+    model: z.string().min(1).optional(),
+    maxTokens: z.number().int().positive().optional(),
+    system: z.string().optional(),
+    tools: z.array(toolRef).optional(),
+    compaction: compactionSettingsSchema.optional(),
+    contextWindowTokens: z.number().int().positive().optional(),
+    maxTurns: z.number().int().positive().optional(),
+    onEvent: z.custom<EventListener>((v) => typeof v === 'function', { message: 'expected a function' }).optional(),
+  })
+  .strict();
+
+export type InitOptions = {
+  /** Informational inside a workflow (it always runs on Temporal there); 'temporal' outside one is an error at prompt time. */
+  runtime?: 'inline' | 'temporal';
+  /** Where built-in tools run: the local machine (the worker's, on Temporal), in `cwd`. */
+  sandbox?: 'local' | { type: 'local'; cwd?: string };
+  /** Defaults to the runtime's default model (ANTHROPIC_MODEL on the worker, else a current Claude model). */
+  model?: string;
+  maxTokens?: number;
+  system?: string;
+  tools?: Array<ToolDefinition | BuiltinToolName>;
+  compaction?: CompactionSettings;
+  /** Overrides the window from the Models API and the built-in table. */
+  contextWindowTokens?: number;
+  /** Tool rounds one prompt may take before MaxTurnsExceededError (default 50). */
+  maxTurns?: number;
+  onEvent?: EventListener;
+};
+
+export type SessionOptions = Pick<InitOptions, 'model' | 'system' | 'tools' | 'compaction' | 'maxTokens' | 'maxTurns'> & {
+  /** A name for the session, unique within the run (default: main, main-2, …). */
+  id?: string;
+};
+
+export const sessionOptionsSchema = initOptionsSchema
+  .pick({ model: true, system: true, tools: true, compaction: true, maxTokens: true, maxTurns: true })
+  .extend({ id: z.string().min(1).max(64).optional() })
+  .strict();
+
+const DEFAULT_MAX_TOKENS = 4096;
+const DEFAULT_MAX_TURNS = 50;
+
+/** What `init()` returns: makes sessions that share the runtime, tools and settings. */
+export class Harness {
+  private readonly list: Session[] = [];
+
+  constructor(
+    private readonly ports: RuntimePorts,
+    readonly options: InitOptions,
+    readonly flavour: Flavour,
+    private readonly defaultCwd: string,
+  ) {}
+
+  async session(options: SessionOptions = {}): Promise<Session> {
+    const opts = parseWith(sessionOptionsSchema, options, 'session options') as SessionOptions;
+    const merged: InitOptions = { ...this.options, ...stripUndefined(opts) };
+    const resolved = await this.ports.resolveModel(merged.model);
+    const window = merged.contextWindowTokens ?? resolved.contextWindowTokens ?? builtinContextWindow(resolved.model);
+    const id = opts.id ?? (this.list.length === 0 ? 'main' : `main-${this.list.length + 1}`);
+    const session = new Session(this.ports, {
+      id,
+      model: resolved.model,
+      maxTokens: merged.maxTokens ?? DEFAULT_MAX_TOKENS,
+      system: merged.system,
+      tools: resolveTools(merged.tools ?? []),
+      cwd: sandboxCwd(merged.sandbox) ?? this.defaultCwd,
+      maxTurns: merged.maxTurns ?? DEFAULT_MAX_TURNS,
+      compaction: merged.compaction,
+      compactionDefaultEnabled: this.flavour === 'default',
+      contextWindowTokens: window,
+    });
+    this.list.push(session);
+    return session;
+  }
+
+  sessions(): readonly Session[] {
+    return this.list;
+  }
+}
+
+export function parseInitOptions(options: unknown): InitOptions {
+  return parseWith(initOptionsSchema, options ?? {}, 'init options') as InitOptions;
+}
+
+function resolveTools(refs: Array<ToolDefinition | BuiltinToolName>): ToolDefinition[] {
+  return refs.map((ref) => (typeof ref === 'string' && isBuiltinToolName(ref) ? builtinTools[ref] : (ref as ToolDefinition)));
+}
+
+function sandboxCwd(sandbox: InitOptions['sandbox']): string | undefined {
+  return typeof sandbox === 'object' ? sandbox.cwd : undefined;
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** True when the user turned compaction off explicitly (the only thing that silences the Temporal warning). */
+export function compactionExplicitlyDisabled(options: InitOptions): boolean {
+  return options.compaction?.enabled === false;
+}
+
+export const TEMPORAL_COMPACTION_WARNING =
+  "[fabric-harness] runtime 'temporal' with the default import: auto-compaction is on, and it is decided at run time. " +
+  "Decisions are recorded in history so replays follow them, but for a conversation that must be exact, import from '@fabric-harness/sdk/strict' or pass compaction: { enabled: false }.";

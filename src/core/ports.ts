@@ -1,0 +1,73 @@
+import type { AssistantEntry, Entry, Usage } from './entries';
+import type { AgentEvent } from './events';
+import type { ToolDefinition } from './tools';
+import type { ToolSpec } from './tools-spec';
+import type { CompactionDecision, CompactionDecisionInput } from './compaction/decide';
+
+/**
+ * What a session needs from the world. The inline runtime calls Anthropic and runs tools directly;
+ * the Temporal runtime schedules activities. The session logic above these ports is the same code in
+ * both, and is deterministic given what the ports return.
+ */
+export interface ModelCallRequest {
+  sessionId: string;
+  model: string;
+  maxTokens: number;
+  system?: string;
+  tools: ToolSpec[];
+  entries: readonly Entry[];
+  /** Changes whenever history is rewritten (compaction), so a runtime knows its stored prefix is stale. */
+  historyVersion: number;
+}
+
+export interface ModelCallResult {
+  entry: AssistantEntry;
+  usage: Usage;
+  stopReason: string | null;
+  model: string;
+}
+
+export interface SummarizeRequest {
+  sessionId: string;
+  model: string;
+  system: string;
+  userText: string;
+  maxTokens: number;
+}
+
+export interface ToolCallRequest {
+  sessionId: string;
+  id: string;
+  name: string;
+  input: unknown;
+  cwd: string;
+  timeoutMs?: number;
+}
+
+export interface ToolCallResult {
+  content: string;
+  isError: boolean;
+}
+
+export interface ResolvedModel {
+  model: string;
+  contextWindowTokens?: number;
+}
+
+export interface RuntimePorts {
+  readonly runtime: 'inline' | 'temporal';
+  /** Throws ModelCallError (kind decides retry and overflow handling). */
+  callModel(req: ModelCallRequest): Promise<ModelCallResult>;
+  summarize(req: SummarizeRequest): Promise<{ text: string; usage: Usage }>;
+  runTool(call: ToolCallRequest, def: ToolDefinition): Promise<ToolCallResult>;
+  /** On Temporal a local activity, so the decision is recorded in history before it is acted on. */
+  decideCompaction(input: CompactionDecisionInput): Promise<CompactionDecision>;
+  /**
+   * Resolves the model (undefined: the runtime's default) and its input window from the Models API
+   * (undefined when the API cannot tell). Looked up once per model and cached.
+   */
+  resolveModel(model: string | undefined): Promise<ResolvedModel>;
+  /** Epoch ms; workflow time on Temporal. */
+  now(): number;
+  emit(event: AgentEvent): void;
+}

@@ -1,0 +1,22 @@
+/** Types and errors both entrypoints export. */
+export type { AgentDefinition, AgentConfig, AgentRunContext, InitFn, InvokeOptions } from './agent';
+export type { Harness, InitOptions, SessionOptions } from './harness';
+export type { Session, PromptOptions, CompactOptions, CompactResult, CompactionState, CompactionRecord } from './session';
+export type { AgentEvent, AgentEventType, EventOf, EventPayloads, CompactionReason, EventListener } from './events';
+export type { Entry, UserEntry, AssistantEntry, ToolResultsEntry, SummaryEntry, Usage } from './entries';
+export type { ToolDefinition, ToolContext } from './tools';
+export type { CompactionSettings, ResolvedCompactionSettings } from './settings';
+export type { ContextBudget } from './budget';
+export {
+  FabricError,
+  InvalidInputError,
+  UnknownAgentError,
+  MissingApiKeyError,
+  MaxTurnsExceededError,
+  ModelCallError,
+  OutputParseError,
+  ToolNotRegisteredError,
+  RuntimeUnavailableError,
+  PayloadTooLargeError,
+} from './errors';
+export { ContextWindowExceededError, InvalidCompactionSettingsError } from './compaction/errors';

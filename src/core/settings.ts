@@ -1,0 +1,101 @@
+/**
+ * Compaction settings: zod schemas are the source of truth for shape; `resolveCompactionSettings`
+ * merges session settings, per-prompt overrides and defaults into the numbers the decision uses.
+ */
+import { z } from 'zod';
+import { InvalidCompactionSettingsError } from './compaction/errors';
+
+export const compactionSettingsSchema = z
+  .object({
+    enabled: z.boolean().optional(),
+    compactAtTokens: z.number().int().positive().optional(),
+    reserveTokens: z.number().int().nonnegative().optional(),
+    keepRecentEntries: z.number().int().min(1).optional(),
+    recoverFromOverflow: z.boolean().optional(),
+  })
+  .strict();
+
+export type CompactionSettings = z.infer<typeof compactionSettingsSchema>;
+
+/** Per-prompt overrides: `session.prompt(text, { compactAtTokens, … })`. */
+export const promptCompactionOverridesSchema = z
+  .object({
+    compactAtTokens: z.number().int().positive().optional(),
+    reserveTokens: z.number().int().nonnegative().optional(),
+    compactionKeepRecentEntries: z.number().int().min(1).optional(),
+    recoverContextOverflow: z.boolean().optional(),
+  })
+  .strict();
+
+export type PromptCompactionOverrides = z.infer<typeof promptCompactionOverridesSchema>;
+
+export const COMPACTION_DEFAULTS = { reserveTokens: 4096, keepRecentEntries: 20, recoverFromOverflow: true } as const;
+
+export interface ResolvedCompactionSettings {
+  enabled: boolean;
+  compactAtTokens: number;
+  reserveTokens: number;
+  keepRecentEntries: number;
+  recoverFromOverflow: boolean;
+  contextWindowTokens: number;
+}
+
+function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, what: string): T | undefined {
+  if (value === undefined) return undefined;
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0]!;
+  // Unknown keys report the key itself; other issues report their path.
+  const keys = (issue as { keys?: string[] }).keys;
+  const field = keys?.[0] ?? (issue.path.length > 0 ? issue.path.map(String).join('.') : what);
+  throw new InvalidCompactionSettingsError(field, describeIssue(issue));
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case 'too_small':
+      return `must be ${issue.inclusive === false ? 'greater than' : 'at least'} ${String(issue.minimum)}`;
+    case 'unrecognized_keys':
+      return 'is not a compaction setting';
+    default:
+      return issue.message;
+  }
+}
+
+export function resolveCompactionSettings(
+  session: CompactionSettings | undefined,
+  overrides: PromptCompactionOverrides | undefined,
+  contextWindowTokens: number,
+  defaults: { enabled: boolean },
+): ResolvedCompactionSettings {
+  const s = parseOrThrow(compactionSettingsSchema, session, 'compaction') ?? {};
+  const o = parseOrThrow(promptCompactionOverridesSchema, overrides, 'prompt options') ?? {};
+  const window = contextWindowTokens;
+  if (!Number.isInteger(window) || window <= 0) {
+    throw new InvalidCompactionSettingsError('contextWindowTokens', `must be a positive integer, got ${window}`);
+  }
+
+  // Per-prompt values win.
+  const explicitReserve = o.reserveTokens ?? s.reserveTokens;
+  // The default reserve must not make tiny windows (fake models in tests) unusable: shrink it to a
+  // quarter of the window only when the default itself would not fit.
+  const reserveTokens =
+    explicitReserve ?? (COMPACTION_DEFAULTS.reserveTokens < window ? COMPACTION_DEFAULTS.reserveTokens : Math.floor(window / 4));
+  if (explicitReserve !== undefined && reserveTokens >= window) {
+    throw new InvalidCompactionSettingsError('reserveTokens', `must be below the context window (${window} tokens), got ${reserveTokens}`);
+  }
+
+  const compactAtTokens = o.compactAtTokens ?? s.compactAtTokens ?? window - reserveTokens;
+  if (compactAtTokens > window) {
+    throw new InvalidCompactionSettingsError('compactAtTokens', `must not exceed the context window (${window} tokens), got ${compactAtTokens}`);
+  }
+
+  return {
+    enabled: s.enabled ?? defaults.enabled,
+    compactAtTokens,
+    reserveTokens,
+    keepRecentEntries: o.compactionKeepRecentEntries ?? s.keepRecentEntries ?? COMPACTION_DEFAULTS.keepRecentEntries,
+    recoverFromOverflow: o.recoverContextOverflow ?? s.recoverFromOverflow ?? COMPACTION_DEFAULTS.recoverFromOverflow,
+    contextWindowTokens: window,
+  };
+}

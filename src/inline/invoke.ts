@@ -1,0 +1,20 @@
+import { parseAgentInput, type AgentDefinition, type InitFn, type InvokeOptions } from '../core/agent';
+import { Harness, parseInitOptions, type Flavour, type InitOptions } from '../core/harness';
+import { warnIfTemporalWithCompaction } from '../core/warnings';
+import { createInlinePorts } from './ports';
+
+/** `agent.invoke(input)`: runs `run` in this process against the model named by options or the environment. */
+export async function invokeInline(def: AgentDefinition, input: unknown, options: InvokeOptions = {}): Promise<unknown> {
+  const parsed = parseAgentInput(def, input);
+  return def.run({ init: inlineInit(def.flavour, options), input: parsed });
+}
+
+export function inlineInit(flavour: Flavour, defaults: InvokeOptions = {}): InitFn {
+  return async (raw?: InitOptions) => {
+    const options = parseInitOptions(raw);
+    warnIfTemporalWithCompaction(flavour, options);
+    const onEvent = options.onEvent ?? defaults.onEvent;
+    const ports = createInlinePorts({ apiKey: defaults.apiKey, baseURL: defaults.baseURL, model: defaults.model, onEvent });
+    return new Harness(ports, options, flavour, defaults.cwd ?? process.cwd());
+  };
+}

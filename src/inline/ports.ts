@@ -1,0 +1,69 @@
+import type Anthropic from '@anthropic-ai/sdk';
+import { decideCompaction } from '../core/compaction/decide';
+import type { EventListener } from '../core/events';
+import { ModelCallError } from '../core/errors';
+import { DEFAULT_MODEL } from '../core/models';
+import type { RuntimePorts } from '../core/ports';
+import { callMessages, createAnthropicClient, lookupContextWindow, type ModelConnection } from '../activities/anthropic';
+import { runToolImplementation } from '../activities/tool-runner';
+
+export interface InlinePortOptions extends ModelConnection {
+  model?: string;
+  onEvent?: EventListener;
+  /** Attempts for retryable model errors (429/529/5xx/network); Temporal's retry policy plays this role there. */
+  maxAttempts?: number;
+}
+
+/**
+ * The in-process runtime: the same activity code, called directly. Retryable model errors are retried
+ * here with backoff (honouring retry-after), as the Temporal retry policy does on a worker.
+ */
+export function createInlinePorts(opts: InlinePortOptions): RuntimePorts {
+  let client: Anthropic | undefined;
+  const anthropic = (): Anthropic => (client ??= createAnthropicClient(opts));
+  const windows = new Map<string, number | undefined>();
+  const abort = new AbortController();
+  const maxAttempts = opts.maxAttempts ?? 5;
+
+  return {
+    runtime: 'inline',
+    callModel: (req) =>
+      withRetries(maxAttempts, () =>
+        callMessages(anthropic(), { model: req.model, maxTokens: req.maxTokens, system: req.system, tools: req.tools, entries: req.entries }),
+      ),
+    async summarize(req) {
+      const res = await withRetries(maxAttempts, () =>
+        callMessages(anthropic(), {
+          model: req.model,
+          maxTokens: req.maxTokens,
+          system: req.system,
+          tools: [],
+          entries: [{ type: 'user', text: req.userText }],
+        }),
+      );
+      return { text: res.entry.content.map((b) => (b.type === 'text' ? b.text : '')).join(''), usage: res.usage };
+    },
+    runTool: (call, def) =>
+      runToolImplementation(def, call.name, call.input, { cwd: call.cwd, signal: abort.signal, heartbeat: () => undefined }),
+    decideCompaction: async (input) => decideCompaction(input),
+    async resolveModel(model) {
+      const name = model ?? opts.model ?? process.env.ANTHROPIC_MODEL ?? DEFAULT_MODEL;
+      if (!windows.has(name)) windows.set(name, await lookupContextWindow(anthropic(), name));
+      return { model: name, contextWindowTokens: windows.get(name) };
+    },
+    now: () => Date.now(),
+    emit: (event) => opts.onEvent?.(event),
+  };
+}
+
+async function withRetries<T>(maxAttempts: number, fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!(err instanceof ModelCallError) || !err.retryable || attempt >= maxAttempts) throw err;
+      const backoff = err.retryAfterMs ?? Math.min(30_000, 500 * 2 ** (attempt - 1));
+      await new Promise((r) => setTimeout(r, backoff));
+    }
+  }
+}

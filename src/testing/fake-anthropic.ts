@@ -1,0 +1,606 @@
+/**
+ * A scripted, protocol-faithful fake of the Anthropic Messages API.
+ *
+ * It is NOT a model: every reply comes from a script (or a `route` callback) written by the test, and
+ * every response says so in the `x-fake-anthropic: scripted` header. What it does reproduce faithfully is
+ * the protocol around the model: request validation and the real error shapes/messages, the
+ * "prompt is too long" rejection, rate-limit/overload/server errors, response bodies that satisfy the
+ * SDK's `Message` / `ModelInfo` types, and the models endpoints. The real `@anthropic-ai/sdk` client
+ * talks to it over loopback HTTP via `baseURL`.
+ *
+ * No dependencies beyond node:http. The SDK is imported for types only (erased at runtime).
+ */
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type Anthropic from '@anthropic-ai/sdk';
+
+type ContentBlock = Anthropic.ContentBlock;
+type Message = Anthropic.Message;
+type StopReason = Anthropic.StopReason;
+type ModelInfo = Anthropic.ModelInfo;
+
+// ---------------------------------------------------------------------------------------------------
+// Public types
+// ---------------------------------------------------------------------------------------------------
+
+export type FakeUsage = Partial<{ input_tokens: number; output_tokens: number }>;
+export type FakeErrorStatus = 400 | 401 | 403 | 404 | 413 | 429 | 500 | 529;
+
+export interface FakeTextStep {
+  kind: 'text';
+  text: string;
+  stopReason?: 'end_turn' | 'max_tokens' | 'stop_sequence';
+  /** Overrides the reported usage (e.g. to simulate a provider that under-reports input tokens). */
+  usage?: FakeUsage;
+}
+export interface FakeToolCall {
+  name: string;
+  input: unknown;
+  /** Defaults to `toolu_fake_<n>`. */
+  id?: string;
+}
+export interface FakeToolUseStep {
+  kind: 'tool_use';
+  calls: FakeToolCall[];
+  /** Optional text block emitted before the tool_use blocks. */
+  text?: string;
+  usage?: FakeUsage;
+}
+export interface FakeErrorStep {
+  kind: 'error';
+  status: FakeErrorStatus;
+  message?: string;
+  /** Only meaningful for 429: sent as the `retry-after` header. */
+  retryAfterSeconds?: number;
+}
+export type FakeStep = FakeTextStep | FakeToolUseStep | FakeErrorStep;
+
+export interface RecordedRequest {
+  method: string;
+  /** URL path without the query string, e.g. `/v1/messages`. */
+  path: string;
+  /** Lower-cased header names; repeated headers joined with `, `. */
+  headers: Record<string, string>;
+  /** Parsed JSON body; the raw string when it was not JSON; undefined when empty. */
+  body: any;
+  /** Counted input tokens, for any request whose body has a `messages` array. */
+  inputTokens?: number;
+  /** Date.now() at receipt. */
+  at: number;
+}
+
+export type FakeRoute = (req: RecordedRequest) => FakeStep | undefined;
+
+export interface FakeAnthropicOptions {
+  /** Played in order, one step per POST /v1/messages that passed validation. */
+  script?: FakeStep[];
+  /** Consulted before the queue (e.g. to answer summarisation requests); undefined = use the queue. */
+  route?: FakeRoute;
+  /** Default input-token window for any model not in `models`. Default 200_000. */
+  contextWindow?: number;
+  models?: Record<string, { maxInputTokens: number; maxTokens?: number; displayName?: string }>;
+  /** When set, `x-api-key` (or `authorization: Bearer …`) must equal it. */
+  apiKey?: string;
+  /** Default 0 (ephemeral). */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Builders
+// ---------------------------------------------------------------------------------------------------
+
+/** A plain text reply (stop_reason `end_turn` unless overridden). */
+export const say = (text: string, extra: Omit<FakeTextStep, 'kind' | 'text'> = {}): FakeStep => ({
+  kind: 'text',
+  text,
+  ...extra,
+});
+
+/** A reply that calls one or more tools (stop_reason `tool_use`). */
+export const callTools = (...calls: FakeToolCall[]): FakeStep => ({ kind: 'tool_use', calls });
+
+/** An HTTP error reply with the real error body for that status. */
+export const fail = (
+  status: FakeErrorStatus,
+  opts: { message?: string; retryAfterSeconds?: number } = {},
+): FakeStep => ({ kind: 'error', status, ...opts });
+
+// ---------------------------------------------------------------------------------------------------
+// Token counting
+// ---------------------------------------------------------------------------------------------------
+
+/**
+ * Deliberately not "characters / 4": letter runs of up to 6, digit runs of up to 3, and every other
+ * non-space character is a token of its own. So prose is ~1 token per word, while base64 / hex /
+ * punctuation-heavy text is much denser, as with real BPE tokenizers. Our estimator is benchmarked
+ * against this, so it must stay exactly as specified.
+ */
+const TOKEN_RE = /[A-Za-z]{1,6}|[0-9]{1,3}|[^\sA-Za-z0-9]/g;
+const PER_MESSAGE = 4;
+const PER_TOOL = 8;
+
+/** Tokens in one string under the fake tokenizer. */
+export function countFakeTextTokens(text: string): number {
+  return text.match(TOKEN_RE)?.length ?? 0;
+}
+
+/**
+ * Input tokens of a Messages request: the tokenizer over the JSON of `system`, of `tools` and of each
+ * message's `content` (so block structure, tool inputs, tool results and image data all count), plus
+ * 4 per message and 8 per tool. Tolerates malformed bodies (counts what it can).
+ */
+export function countFakeTokens(body: { system?: unknown; tools?: unknown; messages: unknown }): number {
+  let n = 0;
+  if (body.system !== undefined && body.system !== null) n += countFakeTextTokens(JSON.stringify(body.system));
+  if (Array.isArray(body.tools)) n += countFakeTextTokens(JSON.stringify(body.tools)) + PER_TOOL * body.tools.length;
+  if (Array.isArray(body.messages)) {
+    for (const m of body.messages) {
+      const content = (m as { content?: unknown } | null)?.content;
+      n += PER_MESSAGE + (content === undefined ? 0 : countFakeTextTokens(JSON.stringify(content)));
+    }
+  }
+  return n;
+}
+
+/** Output tokens of a reply: its text plus each tool call's name and JSON input (at least 1). */
+function countOutputTokens(content: ContentBlock[]): number {
+  let n = 0;
+  for (const b of content) {
+    if (b.type === 'text') n += countFakeTextTokens(b.text);
+    else if (b.type === 'tool_use') n += countFakeTextTokens(b.name) + countFakeTextTokens(JSON.stringify(b.input ?? {}));
+  }
+  return Math.max(1, n);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Validation (messages modelled on the real API's wording)
+// ---------------------------------------------------------------------------------------------------
+
+/**
+ * Block types accepted in request messages. Beyond the four the harness uses we also accept the other
+ * common ones the real API accepts (document, thinking, redacted_thinking), so the fake never rejects a
+ * request the real API would take.
+ */
+const KNOWN_BLOCKS = ['text', 'image', 'document', 'tool_use', 'tool_result', 'thinking', 'redacted_thinking'];
+
+const isObj = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const blocksOf = (m: any): any[] => (Array.isArray(m?.content) ? m.content : []);
+const toolUseIds = (m: any): string[] =>
+  m?.role === 'assistant' ? blocksOf(m).filter((b) => b?.type === 'tool_use').map((b) => b.id) : [];
+
+export interface ValidateMessagesOptions {
+  /** false for /v1/messages/count_tokens, which takes neither max_tokens nor stream. */
+  generation: boolean;
+  maxOutputTokens: number;
+}
+
+/** Returns the invalid_request_error message for the first violation, or undefined when valid. */
+export function validateMessagesRequest(body: unknown, opts: ValidateMessagesOptions): string | undefined {
+  if (!isObj(body)) return 'request body must be a JSON object';
+
+  // -- scalar fields
+  if (body.model === undefined) return 'model: Field required';
+  if (typeof body.model !== 'string') return 'model: Input should be a valid string';
+  if (body.model.length === 0) return 'model: String should have at least 1 character';
+  if (opts.generation) {
+    const mt = body.max_tokens;
+    if (mt === undefined) return 'max_tokens: Field required';
+    if (typeof mt !== 'number' || !Number.isInteger(mt)) return 'max_tokens: Input should be a valid integer';
+    if (mt < 1) return 'max_tokens: Input should be greater than or equal to 1';
+    if (mt > opts.maxOutputTokens) {
+      return `max_tokens: ${mt} > ${opts.maxOutputTokens}, which is the maximum allowed number of output tokens for ${body.model}`;
+    }
+  }
+  if (body.system !== undefined && typeof body.system !== 'string' && !Array.isArray(body.system)) {
+    return 'system: Input should be a valid string';
+  }
+
+  // -- messages: shape of every message and block
+  const msgs = body.messages;
+  if (msgs === undefined) return 'messages: Field required';
+  if (!Array.isArray(msgs)) return 'messages: Input should be a valid list';
+  if (msgs.length === 0) return 'messages: at least one message is required';
+  for (let i = 0; i < msgs.length; i++) {
+    const m = msgs[i];
+    if (!isObj(m)) return `messages.${i}: Input should be a valid dictionary`;
+    if (m.role !== 'user' && m.role !== 'assistant') return `messages.${i}.role: Input should be 'user' or 'assistant'`;
+    const c = m.content;
+    if (c === undefined) return `messages.${i}.content: Field required`;
+    if (typeof c !== 'string' && !Array.isArray(c)) return `messages.${i}.content: Input should be a valid list`;
+    const isFinalAssistant = i === msgs.length - 1 && m.role === 'assistant'; // prefill may be empty
+    if (c.length === 0 && !isFinalAssistant) {
+      return `messages.${i}: all messages must have non-empty content except for the optional final assistant message`;
+    }
+    if (typeof c === 'string') continue;
+    for (let j = 0; j < c.length; j++) {
+      const b = c[j];
+      const at = `messages.${i}.content.${j}`;
+      if (!isObj(b)) return `${at}: Input should be a valid dictionary`;
+      if (!KNOWN_BLOCKS.includes(b.type)) {
+        return `${at}: Input tag '${String(b.type)}' found using 'type' does not match any of the expected tags: ${KNOWN_BLOCKS.map((t) => `'${t}'`).join(', ')}`;
+      }
+      if (b.type === 'text') {
+        if (typeof b.text !== 'string') return `${at}.text: Field required`;
+        if (b.text.length === 0) return 'messages: text content blocks must be non-empty';
+      }
+      if (b.type === 'tool_use') {
+        if (typeof b.id !== 'string' || b.id.length === 0) return `${at}.id: Field required`;
+        if (typeof b.name !== 'string' || b.name.length === 0) return `${at}.name: Field required`;
+        // Wording is ours: the real API rejects this but we have no verbatim sample of its message.
+        if (m.role !== 'assistant') return `${at}: \`tool_use\` blocks can only be in \`assistant\` messages`;
+      }
+      if (b.type === 'tool_result') {
+        if (typeof b.tool_use_id !== 'string' || b.tool_use_id.length === 0) return `${at}.tool_use_id: Field required`;
+        if (m.role !== 'user') return `${at}: \`tool_result\` blocks can only be in \`user\` messages`;
+      }
+    }
+  }
+
+  // -- roles
+  if (msgs[0].role !== 'user') return 'messages: first message must use the "user" role';
+  for (let i = 1; i < msgs.length; i++) {
+    if (msgs[i].role === msgs[i - 1].role) {
+      return `messages: roles must alternate between "user" and "assistant", but found multiple "${msgs[i].role}" roles in a row`;
+    }
+  }
+
+  // -- tools
+  if (body.tools !== undefined) {
+    if (!Array.isArray(body.tools)) return 'tools: Input should be a valid list';
+    const names = new Set<string>();
+    for (let i = 0; i < body.tools.length; i++) {
+      const t = body.tools[i];
+      if (!isObj(t)) return `tools.${i}: Input should be a valid dictionary`;
+      if (typeof t.name !== 'string' || t.name.length === 0) return `tools.${i}.name: Field required`;
+      // Server tools (`type: 'web_search_20250305'`, …) carry no input_schema; custom tools must.
+      if (t.type === undefined || t.type === null || t.type === 'custom') {
+        if (!isObj(t.input_schema)) return `tools.${i}.input_schema: Field required`;
+        if (t.input_schema.type !== 'object') return `tools.${i}.input_schema.type: Input should be 'object'`;
+      }
+      if (names.has(t.name)) return 'tools: Tool names must be unique.';
+      names.add(t.name);
+    }
+  }
+
+  // -- tool_use / tool_result pairing, scanned in message order so the lowest index is reported, as the
+  // real API does. Only the *leading* run of tool_result blocks in a user message answers the previous
+  // assistant's tool_use blocks: a tool_result placed after a text block does not count (verified real
+  // behaviour), so [text, tool_result] after a tool_use reports the tool_use as unanswered.
+  for (let i = 0; i < msgs.length; i++) {
+    const m = msgs[i];
+    if (m.role === 'assistant') {
+      const ids = toolUseIds(m);
+      if (ids.length === 0 || i + 1 >= msgs.length) continue;
+      const answered = new Set<string>();
+      for (const b of blocksOf(msgs[i + 1])) {
+        if (b.type !== 'tool_result') break;
+        answered.add(b.tool_use_id);
+      }
+      const missing = ids.filter((id) => !answered.has(id));
+      if (missing.length > 0) {
+        return `messages.${i}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
+      }
+    } else {
+      const expected = new Set(i > 0 ? toolUseIds(msgs[i - 1]) : []);
+      const blocks = blocksOf(m);
+      const orphanAt = blocks.findIndex((b) => b.type === 'tool_result' && !expected.has(b.tool_use_id));
+      if (orphanAt >= 0) {
+        const orphans = blocks.filter((b) => b.type === 'tool_result' && !expected.has(b.tool_use_id)).map((b) => b.tool_use_id);
+        return `messages.${i}.content.${orphanAt}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${orphans.join(', ')}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
+      }
+      // Anything still out of order (a tool_result after other content that the checks above did not
+      // already report, e.g. a duplicate answer). Wording is ours.
+      const firstOther = blocks.findIndex((b) => b.type !== 'tool_result');
+      const lateResult = firstOther < 0 ? -1 : blocks.findIndex((b, j) => j > firstOther && b.type === 'tool_result');
+      if (lateResult >= 0) {
+        return `messages.${i}.content.${lateResult}: \`tool_result\` blocks must come before any other content in a \`user\` message`;
+      }
+    }
+  }
+
+  if (opts.generation && body.stream === true) {
+    return 'fake-anthropic: stream=true is not supported (scripted server, does not stream); send a non-streaming request';
+  }
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Server
+// ---------------------------------------------------------------------------------------------------
+
+const DEFAULT_CONTEXT_WINDOW = 200_000;
+/** max_tokens ceiling for models without an explicit `maxTokens` (Claude's largest output budget). */
+const DEFAULT_MAX_OUTPUT_TOKENS = 128_000;
+/** The real API's request size limit for the Messages endpoint. */
+const MAX_BODY_BYTES = 32 * 1024 * 1024;
+
+/** Error `type` and default message for each status a step may produce (the real API's values). */
+const ERRORS: Record<FakeErrorStatus, { type: string; message: string }> = {
+  400: { type: 'invalid_request_error', message: 'Invalid request (scripted)' },
+  401: { type: 'authentication_error', message: 'invalid x-api-key' },
+  403: { type: 'permission_error', message: 'Your API key does not have permission to use the specified resource.' },
+  404: { type: 'not_found_error', message: 'Not Found' },
+  413: { type: 'request_too_large', message: 'Request exceeds the maximum allowed number of bytes.' },
+  429: { type: 'rate_limit_error', message: 'Number of request tokens has exceeded your per-minute rate limit (scripted)' },
+  500: { type: 'api_error', message: 'Internal server error' },
+  529: { type: 'overloaded_error', message: 'Overloaded' },
+};
+
+interface Reply {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+export class FakeAnthropicServer {
+  /** Every request received, including rejected ones, in arrival order. */
+  readonly requests: RecordedRequest[] = [];
+  private readonly accepted: RecordedRequest[] = [];
+  private readonly queue: FakeStep[];
+  private route: FakeRoute | undefined;
+  private requestSeq = 0;
+  private messageSeq = 0;
+  private toolUseSeq = 0;
+
+  private constructor(
+    private readonly server: http.Server,
+    /** Base URL to pass as the client's `baseURL`, e.g. `http://127.0.0.1:41234`. */
+    readonly url: string,
+    private readonly opts: FakeAnthropicOptions,
+  ) {
+    this.queue = [...(opts.script ?? [])];
+    this.route = opts.route;
+  }
+
+  static async start(opts: FakeAnthropicOptions = {}): Promise<FakeAnthropicServer> {
+    let instance: FakeAnthropicServer | undefined;
+    const server = http.createServer((req, res) => void instance!.handle(req, res));
+    const host = opts.host ?? '127.0.0.1';
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(opts.port ?? 0, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    const { port } = server.address() as AddressInfo;
+    const urlHost = host.includes(':') ? `[${host}]` : host;
+    instance = new FakeAnthropicServer(server, `http://${urlHost}:${port}`, opts);
+    return instance;
+  }
+
+  /** Only the POST /v1/messages requests that passed validation (i.e. that consumed, or tried to consume, a step). */
+  messageRequests(): RecordedRequest[] {
+    return [...this.accepted];
+  }
+
+  enqueue(...steps: FakeStep[]): void {
+    this.queue.push(...steps);
+  }
+
+  remaining(): number {
+    return this.queue.length;
+  }
+
+  setRoute(route?: FakeRoute): void {
+    this.route = route;
+  }
+
+  /** The exact function the server uses for `input_tokens` and the prompt-too-long check. */
+  countTokens(body: { system?: unknown; tools?: unknown; messages: unknown }): number {
+    return countFakeTokens(body);
+  }
+
+  async stop(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve()); // resolves (with an error we ignore) if already closed
+      // The SDK's fetch keeps connections alive; without this close() would wait for them to idle out.
+      this.server.closeAllConnections();
+    });
+  }
+
+  // -------------------------------------------------------------------------------------------------
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    let reply: Reply;
+    const requestId = `req_fake_${String(++this.requestSeq).padStart(6, '0')}`;
+    try {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const raw = Buffer.concat(chunks);
+
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.headers)) {
+        if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+      }
+      let body: any;
+      let unparseable = false;
+      if (raw.length > 0) {
+        const text = raw.toString('utf8');
+        try {
+          body = JSON.parse(text);
+        } catch {
+          body = text;
+          unparseable = true;
+        }
+      }
+      const rec: RecordedRequest = {
+        method: req.method ?? 'GET',
+        path: new URL(req.url ?? '/', 'http://fake.invalid').pathname,
+        headers,
+        body,
+        at: Date.now(),
+      };
+      if (isObj(body) && Array.isArray(body.messages)) rec.inputTokens = countFakeTokens(body as { messages: unknown });
+      this.requests.push(rec);
+
+      reply =
+        raw.length > MAX_BODY_BYTES
+          ? errorReply(413, ERRORS[413].message)
+          : unparseable
+            ? errorReply(400, 'There was an error parsing the body of your request. Please check that the body is valid JSON.')
+            : this.dispatch(rec);
+    } catch (err) {
+      // A throwing `route` callback, for instance: surface it as a 500 rather than hanging the client.
+      reply = errorReply(500, `fake-anthropic internal error: ${err instanceof Error ? err.message : String(err)}`);
+    }
+
+    const payload = JSON.stringify(withRequestId(reply.body, requestId));
+    res.writeHead(reply.status, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(payload),
+      'request-id': requestId,
+      'x-fake-anthropic': 'scripted',
+      ...reply.headers,
+    });
+    res.end(payload);
+  }
+
+  private dispatch(rec: RecordedRequest): Reply {
+    // Authentication comes first, for every endpoint, as with the real API.
+    const bearer = /^Bearer\s+(.+)$/i.exec(rec.headers['authorization'] ?? '')?.[1];
+    const key = rec.headers['x-api-key'] ?? bearer;
+    if (key === undefined) return errorReply(401, 'x-api-key header is required');
+    if (this.opts.apiKey !== undefined && key !== this.opts.apiKey) return errorReply(401, 'invalid x-api-key');
+    if (rec.headers['anthropic-version'] === undefined) return errorReply(400, 'anthropic-version: header is required');
+
+    const { method, path } = rec;
+    if (method === 'POST' && path === '/v1/messages') return this.createMessage(rec);
+    if (method === 'POST' && path === '/v1/messages/count_tokens') return this.countTokensEndpoint(rec);
+    if (method === 'GET' && path === '/v1/models') return this.listModels();
+    const m = /^\/v1\/models\/([^/]+)$/.exec(path);
+    if (method === 'GET' && m) return { status: 200, body: this.modelInfo(decodeURIComponent(m[1])) };
+    return errorReply(404, 'Not Found');
+  }
+
+  private createMessage(rec: RecordedRequest): Reply {
+    const body = rec.body;
+    const model: unknown = isObj(body) ? body.model : undefined;
+    const invalid = validateMessagesRequest(body, {
+      generation: true,
+      maxOutputTokens: (typeof model === 'string' && this.opts.models?.[model]?.maxTokens) || DEFAULT_MAX_OUTPUT_TOKENS,
+    });
+    if (invalid) return errorReply(400, invalid);
+
+    // Counted the same way as rec.inputTokens; a too-long prompt is rejected before any step is consumed.
+    const inputTokens = rec.inputTokens ?? countFakeTokens(body);
+    const window = this.opts.models?.[body.model]?.maxInputTokens ?? this.opts.contextWindow ?? DEFAULT_CONTEXT_WINDOW;
+    if (inputTokens > window) return errorReply(400, `prompt is too long: ${inputTokens} tokens > ${window} maximum`);
+
+    this.accepted.push(rec);
+    const step = this.route?.(rec) ?? this.queue.shift();
+    if (!step) {
+      // 400 so the client does not retry: the test is wrong, and should fail loudly.
+      return errorReply(400, `fake-anthropic: script exhausted at request #${this.accepted.length} (scripted server, not a model)`);
+    }
+    if (step.kind === 'error') {
+      const spec = ERRORS[step.status];
+      const headers: Record<string, string> = {};
+      if (step.retryAfterSeconds !== undefined) headers['retry-after'] = String(step.retryAfterSeconds);
+      return errorReply(step.status, step.message ?? spec.message, headers);
+    }
+
+    const content: ContentBlock[] = [];
+    let stopReason: StopReason;
+    let stopSequence: string | null = null;
+    if (step.kind === 'text') {
+      content.push({ type: 'text', text: step.text, citations: null });
+      stopReason = step.stopReason ?? 'end_turn';
+      if (stopReason === 'stop_sequence') {
+        // The real API echoes which stop sequence matched; the first requested one is our best stand-in.
+        const seqs = body.stop_sequences;
+        stopSequence = Array.isArray(seqs) && typeof seqs[0] === 'string' ? seqs[0] : null;
+      }
+    } else {
+      if (step.text) content.push({ type: 'text', text: step.text, citations: null });
+      for (const call of step.calls) {
+        content.push({
+          type: 'tool_use',
+          id: call.id ?? `toolu_fake_${++this.toolUseSeq}`,
+          name: call.name,
+          input: call.input,
+          caller: { type: 'direct' },
+        });
+      }
+      stopReason = 'tool_use';
+    }
+
+    // Typed as the SDK's Message so the compiler keeps this in step with the real response shape.
+    const message: Message = {
+      id: `msg_fake_${++this.messageSeq}`,
+      type: 'message',
+      role: 'assistant',
+      model: body.model,
+      content,
+      stop_reason: stopReason,
+      stop_sequence: stopSequence,
+      stop_details: null,
+      container: null,
+      diagnostics: null,
+      usage: {
+        input_tokens: step.usage?.input_tokens ?? inputTokens,
+        output_tokens: step.usage?.output_tokens ?? countOutputTokens(content),
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+        cache_creation: { ephemeral_1h_input_tokens: 0, ephemeral_5m_input_tokens: 0 },
+        inference_geo: null,
+        output_tokens_details: null,
+        server_tool_use: null,
+        service_tier: 'standard',
+        speed: null,
+      },
+    };
+    return { status: 200, body: message };
+  }
+
+  private countTokensEndpoint(rec: RecordedRequest): Reply {
+    const invalid = validateMessagesRequest(rec.body, { generation: false, maxOutputTokens: DEFAULT_MAX_OUTPUT_TOKENS });
+    if (invalid) return errorReply(400, invalid);
+    return { status: 200, body: { input_tokens: rec.inputTokens ?? countFakeTokens(rec.body) } };
+  }
+
+  private modelInfo(id: string): ModelInfo {
+    const m = this.opts.models?.[id];
+    // The fake "knows" every model id: unknown ids get the default window rather than a 404.
+    return {
+      type: 'model',
+      id,
+      display_name: m?.displayName ?? `Scripted fake (${id})`,
+      created_at: '1970-01-01T00:00:00Z', // the API uses the epoch when a release date is unknown
+      max_input_tokens: m?.maxInputTokens ?? this.opts.contextWindow ?? DEFAULT_CONTEXT_WINDOW,
+      max_tokens: m?.maxTokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
+      capabilities: null,
+      deprecated_at: null,
+      lifecycle: 'active',
+      line: null,
+      retires_at: null,
+    };
+  }
+
+  private listModels(): Reply {
+    // Only configured models are listed (the fake cannot enumerate "every model"); no pagination.
+    const data = Object.keys(this.opts.models ?? {}).map((id) => this.modelInfo(id));
+    return {
+      status: 200,
+      body: { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null },
+    };
+  }
+}
+
+function errorReply(status: number, message: string, headers: Record<string, string> = {}): Reply {
+  const type = ERRORS[status as FakeErrorStatus]?.type ?? 'api_error';
+  // The real API tells the SDK whether to retry; mirror the SDK's own defaults for these statuses.
+  const retry = status === 429 || status >= 500;
+  return {
+    status,
+    body: { type: 'error', error: { type, message } },
+    headers: { 'x-should-retry': String(retry), ...headers },
+  };
+}
+
+/** Error bodies carry the request id too (`request_id`), as the real API's do. */
+function withRequestId(body: unknown, requestId: string): unknown {
+  return isObj(body) && body.type === 'error' ? { ...body, request_id: requestId } : body;
+}

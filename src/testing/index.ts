@@ -1,0 +1,7 @@
+/**
+ * @fabric-harness/sdk/testing — a scripted, protocol-faithful fake of the Anthropic Messages API (it
+ * is not a model: it plays the responses you script), and helpers that provision a real Temporal dev
+ * server.
+ */
+export * from './fake-anthropic';
+export * from './temporal-cli';

@@ -1,0 +1,421 @@
+/**
+ * Provision the Temporal CLI and run its dev server (`temporal server start-dev`) from the project's own files.
+ *
+ * Resolution order for the CLI binary:
+ *   1. `TEMPORAL_CLI_PATH` (must point at an executable, otherwise this is an error),
+ *   2. `temporal` on `PATH`,
+ *   3. `<projectDir>/.temporal/bin/temporal` (where {@link ensureTemporalCli} builds it),
+ *   4. when Go is on `PATH`: build it with `go install` into `<projectDir>/.temporal/bin`,
+ *   5. otherwise `undefined`: let `@temporalio/testing` download the CLI (needs internet access).
+ *
+ * The dev server is started through `TestWorkflowEnvironment.createLocal`, which waits until the frontend answers.
+ */
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+
+/**
+ * The CLI release built by {@link ensureTemporalCli}. Pinned to v1.5.1 on purpose: later tags declare a `replace`
+ * directive in their go.mod (`replace github.com/temporalio/cli/cliext => ./cliext`), and `go install module@version`
+ * refuses modules whose go.mod contains replace directives. v1.5.1 bundles Temporal Server 1.29.1 and UI 2.42.1.
+ */
+export const TEMPORAL_CLI_VERSION = 'v1.5.1';
+/** The Go package path of the CLI's main package. */
+export const TEMPORAL_CLI_PACKAGE = 'github.com/temporalio/cli/cmd/temporal';
+
+export type TemporalCliErrorCode =
+  /** `TEMPORAL_CLI_PATH` is set but does not name an executable file. */
+  | 'TemporalCliPathInvalid'
+  /** `go install` of the CLI failed (or its output is missing). */
+  | 'TemporalCliBuildFailed'
+  /** The port requested for the dev server (or its UI) is already taken. */
+  | 'TemporalDevServerPortInUse'
+  /** The dev server process did not start or did not become ready. */
+  | 'TemporalDevServerStartFailed';
+
+/** Error raised while finding, building or starting the Temporal CLI; `code` says which step failed. */
+export class TemporalCliError extends Error {
+  readonly code: TemporalCliErrorCode;
+
+  constructor(code: TemporalCliErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message);
+    this.name = 'TemporalCliError';
+    this.code = code;
+    if (options && 'cause' in options) (this as { cause?: unknown }).cause = options.cause;
+  }
+}
+
+export interface FindTemporalCliOptions {
+  /** Where `.temporal/bin` lives. Defaults to the nearest directory upward from `process.cwd()` with a package.json. */
+  projectDir?: string;
+}
+
+export interface EnsureTemporalCliOptions extends FindTemporalCliOptions {
+  /** Receives human-readable progress lines (the build takes a few minutes the first time). */
+  onProgress?: (line: string) => void;
+}
+
+export type SearchAttributeTypeName = 'Keyword' | 'Text' | 'Int' | 'Double' | 'Bool' | 'Datetime' | 'KeywordList';
+
+export interface StartDevServerOptions extends EnsureTemporalCliOptions {
+  /** Serve the Web UI. Default false. */
+  ui?: boolean;
+  /** UI port; a free loopback port when omitted (and `ui` is true). */
+  uiPort?: number;
+  /** Frontend gRPC port; a free loopback port when omitted. */
+  port?: number;
+  /** SQLite file to persist state in; in-memory when omitted. Relative paths resolve against `process.cwd()`. */
+  dbFilename?: string;
+  /** Namespace created at startup. Default `default`. */
+  namespace?: string;
+  /** Custom search attributes registered at startup, by name. */
+  searchAttributes?: Record<string, SearchAttributeTypeName>;
+  /** Server log level (`debug`, `info`, `warn`, `error`, `never`). Default `warn`. */
+  logLevel?: string;
+}
+
+export interface DevServer {
+  /** `host:port` of the frontend gRPC service, e.g. `127.0.0.1:7233`. */
+  address: string;
+  namespace: string;
+  /** Set when the UI is enabled, e.g. `http://127.0.0.1:8233`. */
+  uiUrl?: string;
+  /** Path of the CLI binary that runs the server, or `'downloaded'` when @temporalio/testing fetched it. */
+  executable: string | 'downloaded';
+  /** The underlying environment (connections, client) from @temporalio/testing. */
+  env: TestWorkflowEnvironment;
+  /** Close the environment's connections and stop the server. Idempotent. */
+  stop(): Promise<void>;
+}
+
+const EXE_NAME = process.platform === 'win32' ? 'temporal.exe' : 'temporal';
+
+/** The nearest directory upward from `from` (default `process.cwd()`) that has a package.json, else `from`. */
+export function findProjectDir(from: string = process.cwd()): string {
+  let dir = path.resolve(from);
+  for (;;) {
+    if (fs.existsSync(path.join(dir, 'package.json'))) return dir;
+    const parent = path.dirname(dir);
+    if (parent === dir) return path.resolve(from);
+    dir = parent;
+  }
+}
+
+/** Where {@link ensureTemporalCli} installs the CLI for a project. */
+export function localTemporalCliPath(projectDir: string = findProjectDir()): string {
+  return path.join(projectDir, '.temporal', 'bin', EXE_NAME);
+}
+
+function isExecutableFile(file: string): boolean {
+  try {
+    if (!fs.statSync(file).isFile()) return false;
+    if (process.platform !== 'win32') fs.accessSync(file, fs.constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function findOnPath(name: string): string | undefined {
+  const names = process.platform === 'win32' ? [`${name}.exe`, `${name}.cmd`, name] : [name];
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (!dir) continue;
+    for (const n of names) {
+      const candidate = path.join(dir, n);
+      if (isExecutableFile(candidate)) return candidate;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Find an existing Temporal CLI: `TEMPORAL_CLI_PATH`, then `temporal` on `PATH`, then
+ * `<projectDir>/.temporal/bin/temporal`. Returns undefined when none exists.
+ * Throws {@link TemporalCliError} `TemporalCliPathInvalid` when `TEMPORAL_CLI_PATH` is set to something unusable.
+ */
+export function findTemporalCli(opts: FindTemporalCliOptions = {}): string | undefined {
+  const fromEnv = process.env.TEMPORAL_CLI_PATH;
+  if (fromEnv) {
+    const resolved = path.resolve(fromEnv);
+    if (isExecutableFile(resolved)) return resolved;
+    throw new TemporalCliError(
+      'TemporalCliPathInvalid',
+      `TEMPORAL_CLI_PATH is set to ${fromEnv}, which is not an executable file. Point it at a Temporal CLI binary ` +
+        `(https://docs.temporal.io/cli), or unset it to use \`temporal\` on PATH or build one with \`npm run temporal:install\`.`,
+    );
+  }
+  const onPath = findOnPath('temporal');
+  if (onPath) return onPath;
+  const local = localTemporalCliPath(opts.projectDir ?? findProjectDir());
+  if (isExecutableFile(local)) return local;
+  return undefined;
+}
+
+/**
+ * Find the Temporal CLI, or build it with Go into `<projectDir>/.temporal/bin` when Go is on PATH.
+ * Resolves to the binary's path, or to `undefined` when there is no CLI and no Go: callers then let
+ * `@temporalio/testing` download the CLI (which needs internet access to temporal.download).
+ */
+export async function ensureTemporalCli(opts: EnsureTemporalCliOptions = {}): Promise<string | undefined> {
+  const projectDir = opts.projectDir ?? findProjectDir();
+  const onProgress = opts.onProgress ?? (() => undefined);
+  const found = findTemporalCli({ projectDir });
+  if (found) return found;
+
+  const go = findOnPath('go');
+  if (!go) {
+    onProgress(
+      'No Temporal CLI found (TEMPORAL_CLI_PATH, PATH, .temporal/bin) and Go is not on PATH: ' +
+        '@temporalio/testing will download the CLI when the dev server starts (needs internet access).',
+    );
+    return undefined;
+  }
+
+  const target = localTemporalCliPath(projectDir);
+  const binDir = path.dirname(target);
+  fs.mkdirSync(binDir, { recursive: true });
+  const release = await acquireBuildLock(binDir, onProgress);
+  try {
+    // Another process may have finished the build while we waited for the lock.
+    if (isExecutableFile(target)) return target;
+    await goInstall(go, binDir, onProgress);
+  } finally {
+    release();
+  }
+  if (!isExecutableFile(target)) {
+    throw new TemporalCliError(
+      'TemporalCliBuildFailed',
+      `go install reported success but ${target} does not exist. Check GOFLAGS/GOOS/GOARCH in your environment ` +
+        `(cross-compiled binaries go elsewhere), or install the Temporal CLI yourself and set TEMPORAL_CLI_PATH.`,
+    );
+  }
+  onProgress(`Temporal CLI ${TEMPORAL_CLI_VERSION} installed at ${target}`);
+  return target;
+}
+
+/** Serialize builds into one bin directory across processes (CI jobs, jest, `npm run server`). */
+async function acquireBuildLock(binDir: string, onProgress: (line: string) => void): Promise<() => void> {
+  const lock = path.join(binDir, '.install.lock');
+  const deadline = Date.now() + 30 * 60_000;
+  let announced = false;
+  for (;;) {
+    try {
+      fs.writeFileSync(lock, String(process.pid), { flag: 'wx' });
+      return () => fs.rmSync(lock, { force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const holder = Number.parseInt(fs.readFileSync(lock, 'utf8').trim(), 10);
+    if (!Number.isFinite(holder) || !isProcessAlive(holder)) {
+      fs.rmSync(lock, { force: true }); // stale: its owner died mid-build
+      continue;
+    }
+    if (!announced) {
+      onProgress(`Another process (pid ${holder}) is building the Temporal CLI into ${binDir}; waiting for it…`);
+      announced = true;
+    }
+    if (Date.now() > deadline) {
+      throw new TemporalCliError(
+        'TemporalCliBuildFailed',
+        `Gave up waiting for pid ${holder} to finish building the Temporal CLI (lock ${lock}). ` +
+          `If no build is running, delete the lock file and retry.`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
+function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function goInstall(go: string, binDir: string, onProgress: (line: string) => void): Promise<void> {
+  const spec = `${TEMPORAL_CLI_PACKAGE}@${TEMPORAL_CLI_VERSION}`;
+  // Stamp the version `temporal --version` prints (a plain go install reports 0.0.0-DEV).
+  const ldflags = `-ldflags=-X=github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_VERSION.replace(/^v/, '')}`;
+  const args = ['install', ldflags, spec];
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    GOBIN: binDir,
+    // The CLI is pure Go (SQLite via modernc.org); without cgo no C compiler is needed.
+    CGO_ENABLED: process.env.CGO_ENABLED ?? '0',
+  };
+  onProgress(
+    `Building the Temporal CLI ${TEMPORAL_CLI_VERSION} from source: go install ${spec} (GOBIN=${binDir}). ` +
+      `This takes a few minutes the first time; later runs reuse the binary.`,
+  );
+  const started = Date.now();
+  return new Promise<void>((resolve, reject) => {
+    const child = spawn(go, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const tail: string[] = [];
+    const onLine = (line: string): void => {
+      if (!line.trim()) return;
+      tail.push(line);
+      if (tail.length > 40) tail.shift();
+      onProgress(line);
+    };
+    for (const stream of [child.stdout, child.stderr]) {
+      let buffered = '';
+      stream.setEncoding('utf8');
+      stream.on('data', (chunk: string) => {
+        buffered += chunk;
+        const lines = buffered.split(/\r?\n/);
+        buffered = lines.pop() ?? '';
+        lines.forEach(onLine);
+      });
+      stream.on('end', () => onLine(buffered));
+    }
+    const heartbeat = setInterval(() => {
+      onProgress(`…still building the Temporal CLI (${Math.round((Date.now() - started) / 1000)}s elapsed)`);
+    }, 30_000);
+    heartbeat.unref();
+    child.on('error', (err) => {
+      clearInterval(heartbeat);
+      reject(
+        new TemporalCliError('TemporalCliBuildFailed', `Could not run ${go}: ${err.message}. Check your Go installation.`, {
+          cause: err,
+        }),
+      );
+    });
+    child.on('close', (code, signal) => {
+      clearInterval(heartbeat);
+      if (code === 0) {
+        onProgress(`Built the Temporal CLI in ${Math.round((Date.now() - started) / 1000)}s`);
+        resolve();
+        return;
+      }
+      reject(
+        new TemporalCliError(
+          'TemporalCliBuildFailed',
+          `\`go install ${spec}\` failed (${signal ? `signal ${signal}` : `exit code ${code}`}).\n` +
+            `${tail.join('\n')}\n` +
+            `What to do: check that this machine reaches the Go module proxy (GOPROXY=${process.env.GOPROXY ?? 'default'}) ` +
+            `and that Go is >= 1.25 or GOTOOLCHAIN allows fetching it; or install the Temporal CLI yourself ` +
+            `(https://docs.temporal.io/cli) and set TEMPORAL_CLI_PATH to it.`,
+        ),
+      );
+    });
+  });
+}
+
+/** A port the OS considers free on 127.0.0.1 right now (bound to port 0, then released). */
+export function getFreePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function isPortFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.unref();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+async function assertPortFree(port: number, what: string): Promise<void> {
+  if (!(await isPortFree(port))) {
+    throw new TemporalCliError(
+      'TemporalDevServerPortInUse',
+      `Port ${port} (${what}) on 127.0.0.1 is already in use, maybe by another Temporal server. ` +
+        `Stop that process, connect to it instead (TEMPORAL_ADDRESS=127.0.0.1:${port}), or choose another port.`,
+    );
+  }
+}
+
+/**
+ * Start a Temporal dev server on 127.0.0.1 and wait until it is ready. Uses the CLI found or built by
+ * {@link ensureTemporalCli}, or lets @temporalio/testing download one when neither a CLI nor Go is available.
+ */
+export async function startDevServer(opts: StartDevServerOptions = {}): Promise<DevServer> {
+  const projectDir = opts.projectDir ?? findProjectDir();
+  const onProgress = opts.onProgress ?? (() => undefined);
+  const executablePath = await ensureTemporalCli({ projectDir, onProgress });
+
+  const namespace = opts.namespace ?? 'default';
+  const ui = opts.ui ?? false;
+  if (opts.port !== undefined) await assertPortFree(opts.port, 'Temporal frontend');
+  const port = opts.port ?? (await getFreePort());
+  let uiPort: number | undefined;
+  if (ui) {
+    if (opts.uiPort !== undefined) await assertPortFree(opts.uiPort, 'Temporal UI');
+    uiPort = opts.uiPort ?? (await getFreePort());
+  }
+  let dbFilename: string | undefined;
+  if (opts.dbFilename) {
+    dbFilename = path.resolve(opts.dbFilename);
+    fs.mkdirSync(path.dirname(dbFilename), { recursive: true });
+  }
+  const extraArgs: string[] = [];
+  for (const [name, type] of Object.entries(opts.searchAttributes ?? {})) {
+    extraArgs.push('--search-attribute', `${name}=${type}`);
+  }
+
+  // Loaded lazily (a plain require, whatever the module setting): @temporalio/testing pulls in the native worker
+  // runtime, which `install` and `findTemporalCli` do not need.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { TestWorkflowEnvironment } = require('@temporalio/testing') as typeof import('@temporalio/testing');
+  const started = Date.now();
+  let env: TestWorkflowEnvironment;
+  try {
+    env = await TestWorkflowEnvironment.createLocal({
+      server: {
+        executable: executablePath
+          ? { type: 'existing-path', path: executablePath }
+          : { type: 'cached-download' },
+        ip: '127.0.0.1',
+        port,
+        ui,
+        uiPort,
+        dbFilename,
+        namespace,
+        // @temporalio/testing passes these as --log-format/--log-level itself; repeating them in extraArgs would
+        // make the CLI reject the duplicate flags.
+        log: { format: 'pretty', level: opts.logLevel ?? 'warn' },
+        extraArgs,
+      },
+    });
+  } catch (err) {
+    const detail = err instanceof Error ? err.message : String(err);
+    throw new TemporalCliError(
+      'TemporalDevServerStartFailed',
+      `The Temporal dev server (${executablePath ?? 'downloaded CLI'}) did not start on 127.0.0.1:${port}: ${detail}\n` +
+        `What to do: run \`${executablePath ?? 'temporal'} server start-dev --ip 127.0.0.1 --port ${port}\` by hand to see ` +
+        `its output; delete ${dbFilename ?? 'the db file'} if it is corrupt; or set TEMPORAL_CLI_PATH to another CLI.`,
+      { cause: err },
+    );
+  }
+  const address = env.address;
+  const uiUrl = uiPort !== undefined ? `http://127.0.0.1:${uiPort}` : undefined;
+  onProgress(
+    `Temporal dev server ready at ${address} (namespace ${namespace}${uiUrl ? `, UI ${uiUrl}` : ''}) ` +
+      `in ${Date.now() - started} ms`,
+  );
+
+  let stopping: Promise<void> | undefined;
+  return {
+    address,
+    namespace,
+    uiUrl,
+    executable: executablePath ?? 'downloaded',
+    env,
+    stop(): Promise<void> {
+      stopping ??= env.teardown();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,82 @@
+import type { DataConverter } from '@temporalio/common';
+import { SimplePlugin } from '@temporalio/plugin';
+import type { BundleOptions, ReplayWorkerOptions, WorkerOptions, InjectedSinks } from '@temporalio/worker';
+import { createActivities } from '../activities/activities';
+import type { ModelConnection } from '../activities/anthropic';
+import { externalStorageFor } from '../activities/external-storage';
+import { FileTranscriptStore, type TranscriptStore } from '../activities/transcript-store';
+import type { EventListener } from '../core/events';
+import type { ToolDefinition } from '../core/tools';
+import type { FabricSinks } from '../workflows/sinks';
+import { configureAgentBundler } from './bundle';
+
+export interface FabricHarnessPluginOptions {
+  /** Custom tools the agents use (built-ins are always there). */
+  tools?: ToolDefinition[];
+  /** Anthropic API key / base URL for this worker; default ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL. */
+  model?: ModelConnection & { defaultModel?: string };
+  /** Where transcripts and large payloads live; default a local directory (FH_STORE_DIR or the OS temp dir). */
+  store?: TranscriptStore;
+  /** Offload payloads above this many bytes to the store (Temporal external storage). */
+  offloadThresholdBytes?: number;
+  /** Agent events, in the worker process (never re-emitted on replay). */
+  onEvent?: EventListener;
+}
+
+/**
+ * The harness as a Temporal plugin: add it to your own `Worker.create({ plugins })` and
+ * `Client({ plugins })`. It registers the activities, the event sinks, the bundler settings agent
+ * modules need, and external storage on the data converter (client and worker must agree on it).
+ */
+export class FabricHarnessPlugin extends SimplePlugin {
+  readonly store: TranscriptStore;
+  private readonly harness: FabricHarnessPluginOptions;
+
+  constructor(options: FabricHarnessPluginOptions = {}) {
+    const store = options.store ?? new FileTranscriptStore();
+    const externalStorage = externalStorageFor(store, options.offloadThresholdBytes);
+    super({
+      name: 'fabric-harness',
+      activities: createActivities({
+        connection: options.model ?? {},
+        defaultModel: options.model?.defaultModel,
+        store,
+        tools: options.tools ?? [],
+      }),
+      dataConverter: (existing?: DataConverter) => ({ ...existing, externalStorage }),
+    });
+    this.store = store;
+    this.harness = options;
+  }
+
+  configureWorker(options: WorkerOptions): WorkerOptions {
+    return withSinks(super.configureWorker(options), this.harness.onEvent);
+  }
+
+  configureReplayWorker(options: ReplayWorkerOptions): ReplayWorkerOptions {
+    return withSinks(super.configureReplayWorker(options), undefined);
+  }
+
+  configureBundler(options: BundleOptions): BundleOptions {
+    return configureAgentBundler(super.configureBundler(options));
+  }
+}
+
+const warnedKeys = new Set<string>();
+
+function withSinks<T extends { sinks?: InjectedSinks<any> }>(options: T, onEvent: EventListener | undefined): T {
+  const sinks: InjectedSinks<FabricSinks> = {
+    fabric: {
+      event: { fn: (_info, event) => onEvent?.(event), callDuringReplay: false },
+      warnOnce: {
+        fn: (_info, key, message) => {
+          if (warnedKeys.has(key)) return;
+          warnedKeys.add(key);
+          console.warn(message);
+        },
+        callDuringReplay: false,
+      },
+    },
+  };
+  return { ...options, sinks: { ...options.sinks, ...sinks } };
+}

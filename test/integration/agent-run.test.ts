@@ -1,0 +1,94 @@
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Client } from '@temporalio/client';
+import type { Worker } from '@temporalio/worker';
+import { startAgent } from '@fabric-harness/sdk/client';
+import { FabricHarnessPlugin, createWorker, FileTranscriptStore } from '@fabric-harness/sdk/worker';
+import { FakeAnthropicServer, callTools, say } from '@fabric-harness/sdk/testing';
+import { calculator, testTools } from '../fixtures/agents';
+import { testConnection, type TestConnection } from '../support/temporal';
+import { testBundle } from '../support/bundle';
+
+const AGENTS = require.resolve('../fixtures/agents');
+
+function script() {
+  return [
+    callTools({ name: 'add', input: { a: 2, b: 3 } }),
+    callTools({ name: 'write_file', input: { path: 'sum.txt', content: '5' } }),
+    say('The sum is 5, written to sum.txt.'),
+  ];
+}
+
+describe('an agent with two tools', () => {
+  let t: TestConnection;
+  let fake: FakeAnthropicServer;
+  let worker: Worker;
+  let client: Client;
+  let dir: string;
+  const taskQueue = `agent-run-${process.pid}`;
+
+  beforeAll(async () => {
+    t = await testConnection();
+    fake = await FakeAnthropicServer.start();
+    const store = new FileTranscriptStore(await fs.mkdtemp(path.join(os.tmpdir(), 'fh-store-')));
+    worker = await createWorker({
+      agents: AGENTS,
+      tools: testTools,
+      connection: t.nativeConnection,
+      namespace: t.namespace,
+      taskQueue,
+      model: { apiKey: 'test-key', baseURL: fake.url },
+      store,
+      workflowBundle: await testBundle(),
+    });
+    client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [new FabricHarnessPlugin({ store })] });
+  });
+
+  beforeEach(async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-calc-'));
+  });
+
+  afterAll(async () => {
+    await fake?.stop();
+    await t?.close();
+  });
+
+  it('completes as a workflow: one activity per model call and per tool call', async () => {
+    fake.enqueue(...script());
+    const workflowId = `calc-${Date.now()}`;
+    const result = await worker.runUntil(async () => {
+      const handle = await startAgent(client, calculator, { task: 'Add 2 and 3, then save the sum', dir }, { workflowId, taskQueue });
+      return handle.result();
+    });
+    expect(result.reply).toBe('The sum is 5, written to sum.txt.');
+    expect(result.usage.modelCalls).toBe(3);
+    expect(await fs.readFile(path.join(dir, 'sum.txt'), 'utf8')).toBe('5');
+
+    const history = await client.workflow.getHandle(workflowId).fetchHistory();
+    const scheduled = history.events!.filter((e) => e.activityTaskScheduledEventAttributes).map(
+      (e) => e.activityTaskScheduledEventAttributes!.activityType!.name,
+    );
+    expect(scheduled.filter((n) => n === 'fhModel')).toHaveLength(3);
+    expect(scheduled.filter((n) => n === 'fhTool')).toHaveLength(2);
+
+    // What the model was sent: every tool_result answers the tool_use just before it.
+    const sent = fake.messageRequests().slice(-3).map((r) => r.body);
+    expect(sent).toHaveLength(3);
+    const last = sent[2].messages;
+    expect(last.map((m: any) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user']);
+    expect(last[2].content[0]).toMatchObject({ type: 'tool_result', tool_use_id: last[1].content[0].id, content: '5' });
+    expect(last[4].content[0]).toMatchObject({ type: 'tool_result', tool_use_id: last[3].content[0].id });
+    expect(sent[0].tools.map((tl: any) => tl.name)).toEqual(['add', 'write_file']);
+    expect(sent[0].system).toContain('careful calculator');
+  });
+
+  it('the same definition completes inline with the same result', async () => {
+    fake.enqueue(...script());
+    const before = fake.messageRequests().length;
+    const result = await calculator.invoke({ task: 'Add 2 and 3, then save the sum', dir }, { apiKey: 'test-key', baseURL: fake.url });
+    expect(result.reply).toBe('The sum is 5, written to sum.txt.');
+    expect(await fs.readFile(path.join(dir, 'sum.txt'), 'utf8')).toBe('5');
+    expect(fake.messageRequests().length - before).toBe(3);
+  });
+});

@@ -1,0 +1,253 @@
+/**
+ * Property tests: thousands of generated, API-valid histories compacted at random keepRecentEntries.
+ * Whatever the history, compaction must leave a valid API conversation, keep every tool pair whole,
+ * keep the recent window verbatim, and never lose a tracked file.
+ */
+import fc from 'fast-check';
+import { applyCompaction, buildSummaryEntry } from '../../src/core/compaction/build';
+import { findCut, splitForCompaction } from '../../src/core/compaction/cut';
+import { decideCompaction } from '../../src/core/compaction/decide';
+import { fallbackSummary } from '../../src/core/compaction/fallback';
+import { trackFileOperations } from '../../src/core/compaction/files';
+import { renderEntriesForSummary } from '../../src/core/compaction/render';
+import { planSummaryChunks } from '../../src/core/compaction/summary-prompt';
+import { validateApiMessages } from '../../src/core/compaction/validate';
+import { toApiMessages, type Entry, type FileOperations, type SummaryEntry } from '../../src/core/entries';
+import { hashEntry } from '../../src/core/hash';
+import { estimateTextTokens } from '../../src/core/tokens';
+
+// ---- generators -------------------------------------------------------------------------------
+
+const text = fc.oneof(
+  { weight: 4, arbitrary: fc.string({ minLength: 1, maxLength: 40 }) },
+  { weight: 1, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 20 }) },
+  { weight: 1, arbitrary: fc.string({ minLength: 300, maxLength: 900 }) }, // past the 500-char render cut
+);
+const path = fc.constantFrom('src/a.ts', 'src/b.ts', 'README.md', 'lib/x/y.js', 'pkg.json');
+const toolCall = fc.record({
+  name: fc.constantFrom('read_file', 'read_file', 'write_file', 'edit_file', 'bash'),
+  path,
+  isError: fc.boolean(),
+  result: text,
+});
+const round = fc.record({
+  calls: fc.array(toolCall, { minLength: 1, maxLength: 3 }),
+  text: fc.option(text, { nil: undefined }),
+  interjection: fc.option(text, { freq: 5, nil: undefined }), // a user message sent while tools ran
+});
+const turn = fc.record({
+  user: text,
+  rounds: fc.array(round, { maxLength: 3 }),
+  answer: fc.option(text, { freq: 6, nil: undefined }),
+});
+const leadingSummary = fc.record({
+  summary: text,
+  userMessages: fc.array(text, { maxLength: 3 }),
+  read: fc.uniqueArray(path, { maxLength: 3 }),
+  modified: fc.uniqueArray(path, { maxLength: 2 }),
+  compactedEntries: fc.integer({ min: 1, max: 500 }),
+  dropFirstUser: fc.boolean(), // after an earlier compaction the kept window may start with the assistant
+});
+const historySpec = fc.record({ lead: fc.option(leadingSummary, { freq: 3, nil: undefined }), turns: fc.array(turn, { minLength: 1, maxLength: 12 }) });
+
+type Turn = typeof turn extends fc.Arbitrary<infer T> ? T : never;
+type HistorySpec = typeof historySpec extends fc.Arbitrary<infer T> ? T : never;
+
+function appendTurns(out: Entry[], turns: Turn[], ids: { n: number }, skipFirstUser = false): void {
+  turns.forEach((t, ti) => {
+    if (!(skipFirstUser && ti === 0)) out.push({ type: 'user', text: t.user });
+    for (const r of t.rounds) {
+      const calls = r.calls.map((c) => ({ ...c, id: `toolu_${ids.n++}` }));
+      out.push({
+        type: 'assistant',
+        content: [
+          ...(r.text !== undefined ? [{ type: 'text' as const, text: r.text }] : []),
+          ...calls.map((c) => ({ type: 'tool_use' as const, id: c.id, name: c.name, input: c.name === 'bash' ? { command: 'ls' } : { path: c.path } })),
+        ],
+      });
+      out.push({
+        type: 'tool_results',
+        results: calls.map((c) => ({ type: 'tool_result' as const, tool_use_id: c.id, content: c.result, ...(c.isError ? { is_error: true } : {}) })),
+      });
+      if (r.interjection !== undefined) out.push({ type: 'user', text: r.interjection });
+    }
+    if (t.answer !== undefined) out.push({ type: 'assistant', content: [{ type: 'text', text: t.answer }] });
+  });
+}
+
+function buildHistory(spec: HistorySpec, ids = { n: 0 }): Entry[] {
+  const out: Entry[] = [];
+  const lead = spec.lead;
+  if (lead) {
+    const modified = lead.modified;
+    out.push({
+      type: 'summary',
+      summary: `## Goal\n${lead.summary}`,
+      userMessages: lead.userMessages,
+      files: { read: lead.read.filter((p) => !modified.includes(p)).sort(), modified: [...modified].sort() },
+      compactedEntries: lead.compactedEntries,
+      fallback: true,
+    });
+  }
+  // Dropping the first user only makes sense when the first turn starts with a tool round.
+  appendTurns(out, spec.turns, ids, !!lead?.dropFirstUser && spec.turns[0]!.rounds.length > 0);
+  return out;
+}
+
+// ---- helpers ----------------------------------------------------------------------------------
+
+const fileSet = (f: FileOperations) => new Set([...f.read, ...f.modified]);
+
+function toolIds(entries: readonly Entry[]): { uses: string[]; results: string[] } {
+  const uses: string[] = [];
+  const results: string[] = [];
+  for (const e of entries) {
+    if (e.type === 'assistant') for (const b of e.content) if (b.type === 'tool_use') uses.push(b.id);
+    if (e.type === 'tool_results') for (const r of e.results) results.push(r.tool_use_id);
+  }
+  return { uses, results };
+}
+
+/** Reference cut: the largest k <= n - keep that does not start on tool results and compacts something. */
+function referenceCut(entries: readonly Entry[], keep: number): number {
+  const min = entries[0]?.type === 'summary' ? 2 : 1;
+  for (let k = entries.length - keep; k >= min; k--) if (entries[k]!.type !== 'tool_results') return k;
+  return 0;
+}
+
+/** One compaction with the deterministic fallback, checked against every invariant. */
+function compactAndCheck(entries: Entry[], keep: number): Entry[] {
+  expect(validateApiMessages(toApiMessages(entries))).toEqual([]); // the generator makes valid histories
+
+  const split = splitForCompaction(entries, keep);
+  expect(split.cut).toBe(referenceCut(entries, keep));
+  expect(findCut(entries, keep)).toBe(split.cut);
+  if (split.cut === 0) {
+    expect(split.kept).toEqual(entries);
+    return entries;
+  }
+  const prev = split.previousSummary;
+  expect(split.kept.length).toBeGreaterThanOrEqual(keep);
+  expect(split.toCompact.length).toBeGreaterThan(0);
+  expect([...(prev ? [prev] : []), ...split.toCompact, ...split.kept]).toEqual(entries);
+
+  const files = trackFileOperations(split.toCompact, prev?.files);
+  const text = fallbackSummary(split.toCompact, prev, files);
+  const summary = buildSummaryEntry({ summaryText: text, toCompact: split.toCompact, previousSummary: prev, files, fallback: true });
+  const result = applyCompaction(entries, split.cut, summary);
+
+  // Valid for the API.
+  expect(validateApiMessages(toApiMessages(result))).toEqual([]);
+
+  // The kept window is verbatim (same objects, same order), after exactly one summary entry.
+  expect(result[0]).toBe(summary);
+  expect(result.length).toBe(1 + entries.length - split.cut);
+  result.slice(1).forEach((e, i) => expect(e).toBe(entries[split.cut + i]));
+  expect(result.slice(1).some((e) => e.type === 'summary')).toBe(false);
+
+  // No tool pair lost or split: every tool_use of the kept window is answered, and vice versa.
+  const kept = toolIds(split.kept);
+  expect(new Set(kept.uses)).toEqual(new Set(kept.results));
+  const after = toolIds(result);
+  expect(after.uses.sort()).toEqual(kept.uses.sort());
+
+  // Every user message of the kept window is still sent verbatim.
+  const sentTexts = new Set(toApiMessages(result).flatMap((m) => m.content.flatMap((b) => (b.type === 'text' ? [b.text] : []))));
+  for (const e of split.kept) if (e.type === 'user') expect(sentTexts.has(e.text)).toBe(true);
+
+  // Carried user messages are verbatim copies (only the newest may be cut, with a marker).
+  const originals = new Set([...split.toCompact.flatMap((e) => (e.type === 'user' ? [e.text] : [])), ...(prev?.userMessages ?? [])]);
+  summary.userMessages.forEach((m, i) => {
+    if (originals.has(m)) return;
+    expect(i).toBe(0);
+    expect(m).toMatch(/…\[truncated \d+ chars\]$/);
+  });
+
+  // No tracked file is lost: the compacted slice's files are in the summary, and overall after ⊇ before.
+  const summaryFiles = fileSet(summary.files);
+  for (const f of fileSet(files)) expect(summaryFiles.has(f)).toBe(true);
+  const afterFiles = fileSet(trackFileOperations(result));
+  for (const f of fileSet(trackFileOperations(entries))) expect(afterFiles.has(f)).toBe(true);
+  expect(summary.files.read.filter((p) => summary.files.modified.includes(p))).toEqual([]);
+
+  // Accounting, and determinism (it runs in the workflow sandbox).
+  expect(summary.compactedEntries).toBe(split.toCompact.length + (prev?.compactedEntries ?? 0));
+  const again = buildSummaryEntry({
+    summaryText: fallbackSummary(split.toCompact, prev, trackFileOperations(split.toCompact, prev?.files)),
+    toCompact: split.toCompact,
+    previousSummary: prev,
+    files,
+    fallback: true,
+  });
+  expect(hashEntry(again)).toBe(hashEntry(summary));
+  return result;
+}
+
+// ---- properties -------------------------------------------------------------------------------
+
+describe('compaction properties', () => {
+  it('a single compaction keeps every invariant', () => {
+    fc.assert(
+      fc.property(historySpec, fc.integer({ min: 1, max: 30 }), (spec, keep) => {
+        compactAndCheck(buildHistory(spec), keep);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('repeated compaction (summary of a summary) keeps every invariant', () => {
+    fc.assert(
+      fc.property(
+        historySpec,
+        fc.array(fc.tuple(fc.array(turn, { minLength: 1, maxLength: 5 }), fc.integer({ min: 1, max: 12 })), { minLength: 1, maxLength: 3 }),
+        fc.integer({ min: 1, max: 12 }),
+        (spec, rounds, keep) => {
+          const ids = { n: 0 };
+          let entries = compactAndCheck(buildHistory(spec, ids), keep);
+          for (const [turns, k] of rounds) {
+            const next = [...entries];
+            appendTurns(next, turns, ids);
+            const prev = next[0]?.type === 'summary' ? (next[0] as SummaryEntry) : undefined;
+            entries = compactAndCheck(next, k);
+            // A fold never loses what the earlier summary stood for.
+            if (prev && entries[0] !== prev && entries[0]!.type === 'summary') {
+              expect(entries[0].compactedEntries).toBeGreaterThan(prev.compactedEntries);
+            }
+          }
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('summary chunks fit the budget and join back to the rendered slice', () => {
+    fc.assert(
+      fc.property(historySpec, fc.integer({ min: 1, max: 400 }), fc.integer({ min: 0, max: 100 }), (spec, budget, overhead) => {
+        const rendered = renderEntriesForSummary(buildHistory(spec));
+        const chunks = planSummaryChunks(rendered, budget + overhead, overhead);
+        expect(chunks.join('')).toBe(rendered);
+        for (const c of chunks) {
+          expect(c.length).toBeGreaterThan(0);
+          expect(estimateTextTokens(c)).toBeLessThanOrEqual(budget);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('a threshold decision to compact always has something to compact', () => {
+    fc.assert(
+      fc.property(historySpec, fc.integer({ min: 1, max: 30 }), fc.integer({ min: 1, max: 5000 }), (spec, keep, threshold) => {
+        const entries = buildHistory(spec);
+        const d = decideCompaction({
+          entries,
+          settings: { enabled: true, compactAtTokens: threshold, reserveTokens: 0, keepRecentEntries: keep, recoverFromOverflow: true, contextWindowTokens: 5000 },
+        });
+        expect(d.compact).toBe(d.estimatedTokens > threshold && d.cut > 0);
+        if (d.compact) expect(d.keptEntries).toBeGreaterThanOrEqual(keep);
+        expect(d.keptEntries + d.cut).toBe(entries.length);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
