@@ -17,6 +17,8 @@ import { runToolImplementation } from './tool-runner';
 import type { TranscriptStore } from './transcript-store';
 import { loadJson, saveJson, Transcripts } from './transcripts';
 
+const TOOL_HEARTBEAT_MS = 2_000;
+
 export interface ActivityDeps {
   /** API key and base URL, resolved on the worker; never sent through workflow history. */
   connection: ModelConnection;
@@ -77,13 +79,20 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
 
     async fhTool(input) {
       const ctx = Context.current();
-      return asFailure(() =>
-        runToolImplementation(tools.get(input.name), input.name, input.input, {
-          cwd: input.cwd,
-          signal: ctx.cancellationSignal,
-          heartbeat: (details) => ctx.heartbeat(details),
-        }),
-      );
+      // Heartbeat while the tool runs, so a dead worker is noticed within the heartbeat timeout
+      // (not the much longer start-to-close timeout) even for tools that never heartbeat themselves.
+      const beat = setInterval(() => ctx.heartbeat(), TOOL_HEARTBEAT_MS);
+      try {
+        return await asFailure(() =>
+          runToolImplementation(tools.get(input.name), input.name, input.input, {
+            cwd: input.cwd,
+            signal: ctx.cancellationSignal,
+            heartbeat: (details) => ctx.heartbeat(details),
+          }),
+        );
+      } finally {
+        clearInterval(beat);
+      }
     },
 
     async fhResolveModel(input) {

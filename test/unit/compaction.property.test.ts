@@ -21,7 +21,8 @@ import { estimateTextTokens } from '../../src/core/tokens';
 const text = fc.oneof(
   { weight: 4, arbitrary: fc.string({ minLength: 1, maxLength: 40 }) },
   { weight: 1, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 20 }) },
-  { weight: 1, arbitrary: fc.string({ minLength: 300, maxLength: 900 }) }, // past the 500-char render cut
+  // Long texts (past the 500-char render cut), built by repetition: generating 900 random chars is slow.
+  { weight: 1, arbitrary: fc.tuple(fc.string({ minLength: 5, maxLength: 30 }), fc.integer({ min: 20, max: 60 })).map(([s, n]) => s.repeat(n)) },
 );
 const path = fc.constantFrom('src/a.ts', 'src/b.ts', 'README.md', 'lib/x/y.js', 'pkg.json');
 const toolCall = fc.record({
@@ -96,6 +97,17 @@ function buildHistory(spec: HistorySpec, ids = { n: 0 }): Entry[] {
 
 // ---- helpers ----------------------------------------------------------------------------------
 
+/** A plain assertion: jest's expect() is too slow for the inner loops of thousands of runs. */
+function check(cond: boolean, what: string): asserts cond {
+  if (!cond) throw new Error(`property violated: ${what}`);
+}
+
+function sameMembers(a: Iterable<string>, b: Iterable<string>): boolean {
+  const sa = new Set(a);
+  const sb = new Set(b);
+  return sa.size === sb.size && [...sa].every((x) => sb.has(x));
+}
+
 const fileSet = (f: FileOperations) => new Set([...f.read, ...f.modified]);
 
 function toolIds(entries: readonly Entry[]): { uses: string[]; results: string[] } {
@@ -116,80 +128,94 @@ function referenceCut(entries: readonly Entry[], keep: number): number {
 }
 
 /** One compaction with the deterministic fallback, checked against every invariant. */
-function compactAndCheck(entries: Entry[], keep: number): Entry[] {
-  expect(validateApiMessages(toApiMessages(entries))).toEqual([]); // the generator makes valid histories
+function compactAndCheck(entries: Entry[], keep: number, userMessageBudgetTokens?: number): Entry[] {
+  const before = validateApiMessages(toApiMessages(entries));
+  check(before.length === 0, `generated history is invalid: ${before.join('; ')}`);
 
   const split = splitForCompaction(entries, keep);
-  expect(split.cut).toBe(referenceCut(entries, keep));
-  expect(findCut(entries, keep)).toBe(split.cut);
+  check(split.cut === referenceCut(entries, keep), `cut ${split.cut} != reference ${referenceCut(entries, keep)}`);
+  check(findCut(entries, keep) === split.cut, 'findCut agrees with splitForCompaction');
   if (split.cut === 0) {
-    expect(split.kept).toEqual(entries);
+    check(split.kept.length === entries.length && split.toCompact.length === 0, 'nothing compacted when cut is 0');
     return entries;
   }
   const prev = split.previousSummary;
-  expect(split.kept.length).toBeGreaterThanOrEqual(keep);
-  expect(split.toCompact.length).toBeGreaterThan(0);
-  expect([...(prev ? [prev] : []), ...split.toCompact, ...split.kept]).toEqual(entries);
+  check(split.kept.length >= keep, 'at least keepRecentEntries are kept');
+  check(split.toCompact.length > 0, 'something is compacted');
+  const parts = [...(prev ? [prev] : []), ...split.toCompact, ...split.kept];
+  check(parts.length === entries.length && parts.every((e, i) => e === entries[i]), 'the split partitions the history in order');
 
   const files = trackFileOperations(split.toCompact, prev?.files);
   const text = fallbackSummary(split.toCompact, prev, files);
-  const summary = buildSummaryEntry({ summaryText: text, toCompact: split.toCompact, previousSummary: prev, files, fallback: true });
+  const summary = buildSummaryEntry({ summaryText: text, toCompact: split.toCompact, previousSummary: prev, files, fallback: true, userMessageBudgetTokens });
+  stats.compacted++;
+  if (prev) stats.folded++;
   const result = applyCompaction(entries, split.cut, summary);
 
   // Valid for the API.
-  expect(validateApiMessages(toApiMessages(result))).toEqual([]);
+  const problems = validateApiMessages(toApiMessages(result));
+  check(problems.length === 0, `compacted history is invalid: ${problems.join('; ')}`);
 
   // The kept window is verbatim (same objects, same order), after exactly one summary entry.
-  expect(result[0]).toBe(summary);
-  expect(result.length).toBe(1 + entries.length - split.cut);
-  result.slice(1).forEach((e, i) => expect(e).toBe(entries[split.cut + i]));
-  expect(result.slice(1).some((e) => e.type === 'summary')).toBe(false);
+  check(result[0] === summary, 'the summary comes first');
+  check(result.length === 1 + entries.length - split.cut, 'one summary plus the kept window');
+  check(result.slice(1).every((e, i) => e === entries[split.cut + i]), 'the kept window is verbatim');
+  check(!result.slice(1).some((e) => e.type === 'summary'), 'only one summary entry');
 
   // No tool pair lost or split: every tool_use of the kept window is answered, and vice versa.
   const kept = toolIds(split.kept);
-  expect(new Set(kept.uses)).toEqual(new Set(kept.results));
+  check(sameMembers(kept.uses, kept.results), 'kept tool uses and results pair up');
   const after = toolIds(result);
-  expect(after.uses.sort()).toEqual(kept.uses.sort());
+  check(sameMembers(after.uses, kept.uses) && after.uses.length === kept.uses.length, 'every kept tool pair survives');
 
   // Every user message of the kept window is still sent verbatim.
   const sentTexts = new Set(toApiMessages(result).flatMap((m) => m.content.flatMap((b) => (b.type === 'text' ? [b.text] : []))));
-  for (const e of split.kept) if (e.type === 'user') expect(sentTexts.has(e.text)).toBe(true);
+  for (const e of split.kept) if (e.type === 'user') check(sentTexts.has(e.text), 'kept user message is sent verbatim');
 
   // Carried user messages are verbatim copies (only the newest may be cut, with a marker).
   const originals = new Set([...split.toCompact.flatMap((e) => (e.type === 'user' ? [e.text] : [])), ...(prev?.userMessages ?? [])]);
   summary.userMessages.forEach((m, i) => {
     if (originals.has(m)) return;
-    expect(i).toBe(0);
-    expect(m).toMatch(/…\[truncated \d+ chars\]$/);
+    check(i === 0 && /…\[truncated \d+ chars\]$/.test(m), 'only the newest carried message may be truncated');
+    stats.truncated++;
   });
 
   // No tracked file is lost: the compacted slice's files are in the summary, and overall after ⊇ before.
   const summaryFiles = fileSet(summary.files);
-  for (const f of fileSet(files)) expect(summaryFiles.has(f)).toBe(true);
+  for (const f of fileSet(files)) check(summaryFiles.has(f), `file ${f} of the slice is in the summary`);
   const afterFiles = fileSet(trackFileOperations(result));
-  for (const f of fileSet(trackFileOperations(entries))) expect(afterFiles.has(f)).toBe(true);
-  expect(summary.files.read.filter((p) => summary.files.modified.includes(p))).toEqual([]);
+  for (const f of fileSet(trackFileOperations(entries))) check(afterFiles.has(f), `file ${f} is still tracked`);
+  check(!summary.files.read.some((p) => summary.files.modified.includes(p)), 'a modified file is not also listed as read');
 
   // Accounting, and determinism (it runs in the workflow sandbox).
-  expect(summary.compactedEntries).toBe(split.toCompact.length + (prev?.compactedEntries ?? 0));
+  check(summary.compactedEntries === split.toCompact.length + (prev?.compactedEntries ?? 0), 'compactedEntries accounting');
   const again = buildSummaryEntry({
     summaryText: fallbackSummary(split.toCompact, prev, trackFileOperations(split.toCompact, prev?.files)),
     toCompact: split.toCompact,
     previousSummary: prev,
     files,
     fallback: true,
+    userMessageBudgetTokens,
   });
-  expect(hashEntry(again)).toBe(hashEntry(summary));
+  check(hashEntry(again) === hashEntry(summary), 'compaction is deterministic');
   return result;
 }
 
 // ---- properties -------------------------------------------------------------------------------
 
+/** Coverage counters: the properties are only worth something if these paths are actually taken. */
+const stats = { compacted: 0, folded: 0, truncated: 0 };
+afterAll(() => {
+  expect(stats.compacted).toBeGreaterThan(1000);
+  expect(stats.folded).toBeGreaterThan(200);
+  expect(stats.truncated).toBeGreaterThan(5);
+});
+
 describe('compaction properties', () => {
   it('a single compaction keeps every invariant', () => {
     fc.assert(
-      fc.property(historySpec, fc.integer({ min: 1, max: 30 }), (spec, keep) => {
-        compactAndCheck(buildHistory(spec), keep);
+      fc.property(historySpec, fc.integer({ min: 1, max: 30 }), fc.option(fc.integer({ min: 0, max: 600 }), { nil: undefined }), (spec, keep, budget) => {
+        compactAndCheck(buildHistory(spec), keep, budget);
       }),
       { numRuns: 2000 },
     );
@@ -211,7 +237,7 @@ describe('compaction properties', () => {
             entries = compactAndCheck(next, k);
             // A fold never loses what the earlier summary stood for.
             if (prev && entries[0] !== prev && entries[0]!.type === 'summary') {
-              expect(entries[0].compactedEntries).toBeGreaterThan(prev.compactedEntries);
+              check(entries[0].compactedEntries > prev.compactedEntries, 'a fold counts the earlier summary');
             }
           }
         },
@@ -222,14 +248,11 @@ describe('compaction properties', () => {
 
   it('summary chunks fit the budget and join back to the rendered slice', () => {
     fc.assert(
-      fc.property(historySpec, fc.integer({ min: 1, max: 400 }), fc.integer({ min: 0, max: 100 }), (spec, budget, overhead) => {
+      fc.property(historySpec, fc.integer({ min: 8, max: 400 }), fc.integer({ min: 0, max: 100 }), (spec, budget, overhead) => {
         const rendered = renderEntriesForSummary(buildHistory(spec));
         const chunks = planSummaryChunks(rendered, budget + overhead, overhead);
-        expect(chunks.join('')).toBe(rendered);
-        for (const c of chunks) {
-          expect(c.length).toBeGreaterThan(0);
-          expect(estimateTextTokens(c)).toBeLessThanOrEqual(budget);
-        }
+        check(chunks.join('') === rendered, 'chunks join back to the slice');
+        for (const c of chunks) check(c.length > 0 && estimateTextTokens(c) <= budget, 'every chunk fits the budget');
       }),
       { numRuns: 500 },
     );
@@ -243,9 +266,9 @@ describe('compaction properties', () => {
           entries,
           settings: { enabled: true, compactAtTokens: threshold, reserveTokens: 0, keepRecentEntries: keep, recoverFromOverflow: true, contextWindowTokens: 5000 },
         });
-        expect(d.compact).toBe(d.estimatedTokens > threshold && d.cut > 0);
-        if (d.compact) expect(d.keptEntries).toBeGreaterThanOrEqual(keep);
-        expect(d.keptEntries + d.cut).toBe(entries.length);
+        check(d.compact === (d.estimatedTokens > threshold && d.cut > 0), 'compact iff over the threshold with a cut');
+        if (d.compact) check(d.keptEntries >= keep, 'keeps the recent window');
+        check(d.keptEntries + d.cut === entries.length, 'kept + cut = all');
       }),
       { numRuns: 500 },
     );

@@ -1,0 +1,148 @@
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { ApplicationFailure, Client, WorkflowFailedError } from '@temporalio/client';
+import type { Worker } from '@temporalio/worker';
+import { startAgent } from '@fabric-harness/sdk/client';
+import { createWorker, FabricHarnessPlugin, FileTranscriptStore } from '@fabric-harness/sdk/worker';
+import { FakeAnthropicServer, callTools, fail, say } from '@fabric-harness/sdk/testing';
+import { InvalidInputError, MissingApiKeyError } from '@fabric-harness/sdk';
+import { calculator, testTools } from '../fixtures/agents';
+import { testBundle } from '../support/bundle';
+import { testConnection, type TestConnection } from '../support/temporal';
+
+/** The ApplicationFailure at the root of a failed workflow (through any ActivityFailure). */
+async function rootFailure(p: Promise<unknown>): Promise<ApplicationFailure> {
+  const err = await p.then(
+    () => {
+      throw new Error('expected the workflow to fail');
+    },
+    (e) => e,
+  );
+  expect(err).toBeInstanceOf(WorkflowFailedError);
+  let cause = (err as WorkflowFailedError).cause;
+  while (cause && !(cause instanceof ApplicationFailure)) cause = (cause as Error & { cause?: Error }).cause;
+  expect(cause).toBeInstanceOf(ApplicationFailure);
+  return cause as ApplicationFailure;
+}
+
+describe('errors and retries', () => {
+  let t: TestConnection;
+  let fake: FakeAnthropicServer;
+  let worker: Worker;
+  let keylessWorker: Worker;
+  let client: Client;
+  let running: Promise<unknown>;
+  let dir: string;
+  const taskQueue = `errors-${process.pid}`;
+  const keylessQueue = `errors-keyless-${process.pid}`;
+  let n = 0;
+  const wid = () => `errors-${Date.now()}-${n++}`;
+
+  beforeAll(async () => {
+    t = await testConnection();
+    fake = await FakeAnthropicServer.start();
+    const store = new FileTranscriptStore(await fs.mkdtemp(path.join(os.tmpdir(), 'fh-store-')));
+    const common = { agents: require.resolve('../fixtures/agents'), tools: testTools, connection: t.nativeConnection, namespace: t.namespace, store, workflowBundle: await testBundle() };
+    worker = await createWorker({ ...common, taskQueue, model: { apiKey: 'test-key', baseURL: fake.url } });
+    keylessWorker = await createWorker({ ...common, taskQueue: keylessQueue, model: { baseURL: fake.url } });
+    client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [new FabricHarnessPlugin({ store })] });
+    running = Promise.all([worker.run(), keylessWorker.run()]);
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-errors-'));
+  });
+
+  afterAll(async () => {
+    worker?.shutdown();
+    keylessWorker?.shutdown();
+    await running;
+    await fake?.stop();
+    await t?.close();
+  });
+
+  const run = async (input: unknown, agent: any = calculator, queue = taskQueue) =>
+    (await startAgent(client, agent, input as any, { workflowId: wid(), taskQueue: queue })).result();
+
+  it('retries a 529 through Temporal and completes', async () => {
+    fake.enqueue(fail(529), say('fine now'));
+    const workflowId = wid();
+    const result = await (await startAgent(client, calculator, { task: 'hi', dir }, { workflowId, taskQueue })).result();
+    expect(result.reply).toBe('fine now');
+    const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events!;
+    const started = events.filter((e) => e.activityTaskStartedEventAttributes);
+    const modelStarted = started.at(-1)!.activityTaskStartedEventAttributes!;
+    expect(modelStarted.attempt).toBe(2);
+    expect(modelStarted.lastFailure?.applicationFailureInfo?.type).toBe('MODEL_OVERLOADED');
+  });
+
+  it("honours a 429's retry-after as the next retry delay", async () => {
+    fake.enqueue(fail(429, { retryAfterSeconds: 3 }), say('after the wait'));
+    const workflowId = wid();
+    await (await startAgent(client, calculator, { task: 'hi', dir }, { workflowId, taskQueue })).result();
+    const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events!;
+    const scheduled = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'fhModel').at(-1)!;
+    const started = events.find((e) => e.activityTaskStartedEventAttributes?.scheduledEventId?.toString() === scheduled.eventId!.toString())!;
+    const waitedMs = Number(started.eventTime!.seconds) * 1000 - Number(scheduled.eventTime!.seconds) * 1000;
+    expect(started.activityTaskStartedEventAttributes!.attempt).toBe(2);
+    expect(waitedMs).toBeGreaterThanOrEqual(2000); // default backoff would be 1 s
+  });
+
+  it('fails the run with a clear error on 401', async () => {
+    fake.enqueue(fail(401, { message: 'invalid x-api-key' }));
+    const failure = await rootFailure(run({ task: 'hi', dir }));
+    expect(failure.type).toBe('MODEL_AUTHENTICATION');
+    expect(failure.message).toContain('401');
+    expect(failure.nonRetryable).toBe(true);
+  });
+
+  it('fails with MISSING_API_KEY when the worker has no key', async () => {
+    const saved = process.env.ANTHROPIC_API_KEY;
+    delete process.env.ANTHROPIC_API_KEY;
+    try {
+      const failure = await rootFailure(run({ task: 'hi', dir }, calculator, keylessQueue));
+      expect(failure.type).toBe('MISSING_API_KEY');
+      expect(failure.message).toContain('ANTHROPIC_API_KEY');
+      await expect(calculator.invoke({ task: 'hi', dir }, { baseURL: fake.url })).rejects.toBeInstanceOf(MissingApiKeyError);
+    } finally {
+      if (saved !== undefined) process.env.ANTHROPIC_API_KEY = saved;
+    }
+  });
+
+  it('names the unknown agent and the registered ones', async () => {
+    const failure = await rootFailure(run({}, 'no-such-agent'));
+    expect(failure.type).toBe('UNKNOWN_AGENT');
+    expect(failure.message).toContain("Unknown agent 'no-such-agent'");
+    expect(failure.message).toContain('calculator');
+  });
+
+  it('rejects input that fails the schema, naming the field, before starting (definition) or in the workflow (name)', async () => {
+    await expect(startAgent(client, calculator, { task: 5, dir } as any, { workflowId: wid(), taskQueue })).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+      field: 'task',
+    });
+    await expect(startAgent(client, calculator, { task: 5, dir } as any, { workflowId: wid(), taskQueue })).rejects.toBeInstanceOf(
+      InvalidInputError,
+    );
+    const failure = await rootFailure(run({ task: 5, dir }, 'calculator'));
+    expect(failure.type).toBe('INVALID_INPUT');
+    expect(failure.message).toMatch(/task/);
+  });
+
+  it('sends an invented tool and invalid tool input back to the model as error results', async () => {
+    fake.enqueue(
+      callTools({ name: 'teleport', input: {} }),
+      callTools({ name: 'add', input: { a: 'two', b: 3 } }),
+      say('corrected'),
+    );
+    const before = fake.messageRequests().length;
+    const result = await run({ task: 'hi', dir });
+    expect(result.reply).toBe('corrected');
+    const sent = fake.messageRequests().slice(before).map((r) => r.body.messages);
+    const unknownResult = sent[1].at(-1).content[0];
+    expect(unknownResult).toMatchObject({ type: 'tool_result', is_error: true });
+    expect(unknownResult.content).toContain("Unknown tool 'teleport'");
+    expect(unknownResult.content).toContain('add');
+    const invalidResult = sent[2].at(-1).content[0];
+    expect(invalidResult).toMatchObject({ type: 'tool_result', is_error: true });
+    expect(invalidResult.content).toMatch(/Invalid input for tool 'add': a:/);
+  });
+});

@@ -1,0 +1,26 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as path from 'node:path';
+
+/** Starts test/support/worker-process.ts in a child process; resolves once it polls. */
+export function startWorkerProcess(env: { taskQueue: string; fakeUrl: string; storeDir: string }): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['-r', path.join(__dirname, 'swc-register.js'), path.join(__dirname, 'worker-process.ts')], {
+    env: { ...process.env, FH_TASK_QUEUE: env.taskQueue, FH_FAKE_URL: env.fakeUrl, FH_STORE_DIR: env.storeDir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => {
+      if (d.toString().includes('worker-ready')) resolve(child);
+    });
+    child.on('exit', (code) => reject(new Error(`worker process exited with ${code} before it was ready:\n${stderr}`)));
+  });
+}
+
+export function killHard(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}

@@ -1,0 +1,30 @@
+/**
+ * A worker in its own process, so a test can kill it (SIGKILL) mid-activity. Started by
+ * startWorkerProcess() below through test/support/swc-register.js.
+ */
+import { promises as fs } from 'node:fs';
+import { NativeConnection } from '@temporalio/worker';
+import { createWorker, FileTranscriptStore } from '../../src/worker';
+import { testTools } from '../fixtures/agents';
+
+async function main(): Promise<void> {
+  const env = process.env;
+  const connection = await NativeConnection.connect({ address: env.FH_TEST_TEMPORAL_ADDRESS! });
+  const worker = await createWorker({
+    agents: require.resolve('../fixtures/agents'),
+    tools: testTools,
+    connection,
+    namespace: env.FH_TEST_TEMPORAL_NAMESPACE,
+    taskQueue: env.FH_TASK_QUEUE!,
+    model: { apiKey: 'test-key', baseURL: env.FH_FAKE_URL },
+    store: new FileTranscriptStore(env.FH_STORE_DIR),
+    workflowBundle: { code: await fs.readFile(env.FH_TEST_WORKFLOW_BUNDLE!, 'utf8') },
+  });
+  process.stdout.write('worker-ready\n');
+  await worker.run();
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
