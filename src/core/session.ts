@@ -17,7 +17,7 @@ import {
   type PromptCompactionOverrides,
   type ResolvedCompactionSettings,
 } from './settings';
-import { anchoredEstimate, estimateContextTokens, estimateTextTokens } from './tokens';
+import { anchoredEstimate, estimateContextTokens, estimateTextTokens, usageAnchor, type UsageAnchor } from './tokens';
 import { contextBudget, type ContextBudget } from './budget';
 import { parseWith } from './validate';
 
@@ -77,12 +77,6 @@ export interface CompactionState {
   estimate: { tokens: number; method: 'heuristic' | 'usage-anchored' };
   contextWindowTokens: number | undefined;
   usagePercent: number | undefined;
-}
-
-interface UsageAnchor {
-  inputTokens: number;
-  outputTokens: number;
-  entryCount: number;
 }
 
 const EVENT_TEXT_LIMIT = 2000;
@@ -231,11 +225,7 @@ export class Session {
         throw this.exceeded(err, settings);
       }
       this.entries.push(result.entry);
-      this.anchor = {
-        inputTokens: result.usage.inputTokens,
-        outputTokens: result.usage.outputTokens,
-        entryCount: this.entries.length - 1,
-      };
+      this.anchor = usageAnchor(result.usage, this.entries.length - 1);
       const replyText = assistantText(result.entry);
       if (replyText) this.emit('text', { text: replyText });
 

@@ -134,7 +134,7 @@ describe('errors and retries', () => {
       say('corrected'),
     );
     const before = fake.messageRequests().length;
-    const result = await run({ task: 'hi', dir });
+    const result = (await run({ task: 'hi', dir })) as { reply: string };
     expect(result.reply).toBe('corrected');
     const sent = fake.messageRequests().slice(before).map((r) => r.body.messages);
     const unknownResult = sent[1].at(-1).content[0];

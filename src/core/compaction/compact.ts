@@ -117,7 +117,9 @@ async function summarizeInChunks(
   files: ReturnType<typeof trackFileOperations>,
   opts: CompactOptions,
 ): Promise<string> {
-  const overhead = estimateTextTokens(SUMMARIZER_SYSTEM_PROMPT) + estimateTextTokens(previousSummary ?? '') + 1024;
+  // From the second chunk on, the request carries the running summary (up to summaryMaxTokens long).
+  const summaryTokens = Math.max(estimateTextTokens(previousSummary ?? ''), opts.summaryMaxTokens);
+  const overhead = estimateTextTokens(SUMMARIZER_SYSTEM_PROMPT) + summaryTokens + 1024;
   const chunks = planSummaryChunks(rendered, Math.max(1024, opts.summarizerBudgetTokens - overhead - opts.summaryMaxTokens));
   let summary = previousSummary;
   for (const chunk of chunks) {
