@@ -3,7 +3,7 @@ import type { ContextBudget } from '../core/budget';
 import type { Entry } from '../core/entries';
 import type { AgentEvent } from '../core/events';
 import type { CompactionState, CompactResult } from '../core/session';
-import type { AgentUsage, CompactRequest } from '../workflows/agent-workflow';
+import type { AgentUsage, CompactRequest, PromptRequest } from '../workflows/agent-workflow';
 
 /** Query and update names: the wire contract with agent workflows (see workflows/agent-workflow.ts). */
 export const AGENT_QUERIES = {
@@ -15,6 +15,8 @@ export const AGENT_QUERIES = {
   sessions: 'fh.sessions',
 } as const;
 export const COMPACT_UPDATE = 'fh.compact';
+export const PROMPT_UPDATE = 'fh.prompt';
+export const CLOSE_SIGNAL = 'fh.close';
 
 /** A running (or finished) agent workflow, with typed queries. */
 export class AgentHandle<O = unknown> {
@@ -59,6 +61,19 @@ export class AgentHandle<O = unknown> {
   /** Compacts a session now (a workflow update: recorded in history, waits for a running prompt to end). */
   compact(request: CompactRequest = {}): Promise<CompactResult> {
     return this.workflow.executeUpdate<CompactResult, [CompactRequest]>(COMPACT_UPDATE, { args: [request] });
+  }
+
+  /**
+   * Sends a prompt to the run (a workflow update, so it is in history once accepted) and resolves to
+   * the model's reply. The agent answers it when its run calls `harness.serve()`, or between its own prompts.
+   */
+  prompt(text: string, options: { sessionId?: string } = {}): Promise<string> {
+    return this.workflow.executeUpdate<string, [PromptRequest]>(PROMPT_UPDATE, { args: [{ text, ...options }] });
+  }
+
+  /** Ends `harness.serve()` in the run once prompts in flight are answered. */
+  close(): Promise<void> {
+    return this.workflow.signal(CLOSE_SIGNAL);
   }
 
   fetchHistory() {

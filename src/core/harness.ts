@@ -66,6 +66,16 @@ export const sessionOptionsSchema = initOptionsSchema
   .extend({ id: z.string().min(1).max(64).optional() })
   .strict();
 
+export interface ServeOptions {
+  /** Stop after this long without a prompt (ms). Default: 10 minutes. */
+  idleTimeoutMs?: number;
+}
+
+/** Hosts that can take prompts from outside the run (the Temporal workflow) implement this. */
+export interface PromptHost {
+  serve(options: ServeOptions): Promise<number>;
+}
+
 const DEFAULT_MAX_TOKENS = 4096;
 const DEFAULT_MAX_TURNS = 50;
 
@@ -78,7 +88,17 @@ export class Harness {
     readonly options: InitOptions,
     readonly flavour: Flavour,
     private readonly defaultCwd: string,
+    private readonly host?: PromptHost,
   ) {}
+
+  /**
+   * Answers prompts that clients send to this run (`handle.prompt(text)`, a workflow update) until a
+   * client closes it (`handle.close()`) or no prompt arrives for `idleTimeoutMs`. Resolves to the
+   * number of prompts answered. Inline nothing can reach the run, so it resolves to 0 at once.
+   */
+  async serve(options: ServeOptions = {}): Promise<number> {
+    return this.host ? this.host.serve(options) : 0;
+  }
 
   async session(options: SessionOptions = {}): Promise<Session> {
     const opts = parseWith(sessionOptionsSchema, options, 'session options') as SessionOptions;

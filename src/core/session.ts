@@ -81,6 +81,8 @@ export interface CompactionState {
 
 const EVENT_TEXT_LIMIT = 2000;
 const SUMMARY_MAX_TOKENS = 4096;
+const USER_MESSAGE_BUDGET_TOKENS = 2000;
+const USER_MESSAGE_WINDOW_SHARE = 0.1;
 /** Under overflow the kept window shrinks to at most this many entries (emergency compaction). */
 const OVERFLOW_KEEP_RECENT = 4;
 
@@ -211,8 +213,8 @@ export class Session {
       }
       this.recordUsage(result.usage);
       const window = this.config.contextWindowTokens;
-      // Overflow the provider did not report as an error: treat it like one, once.
-      if (window && result.usage.inputTokens > window) {
+      // Overflow the provider did not report as an error: with compaction on, treat it like one, once.
+      if (settings?.enabled && window && result.usage.inputTokens > window) {
         const err = new ModelCallError(
           'context_overflow',
           `reported input tokens ${result.usage.inputTokens} exceed the context window ${window}`,
@@ -303,7 +305,14 @@ export class Session {
       this.emit('warning', { code: 'COMPACTION_INEFFECTIVE', message: decision.why });
     }
     if (!decision.compact) return;
-    await this.compactNow('threshold', { keepRecentEntries: settings.keepRecentEntries, generateSummary: true, settings, estimate: decision.estimatedTokens });
+    // Act on the recorded decision's cut, not a recomputed one: a replay under other settings then
+    // rebuilds exactly the history that ran.
+    await this.compactNow('threshold', {
+      keepRecentEntries: decision.keptEntries,
+      generateSummary: true,
+      settings,
+      estimate: decision.estimatedTokens,
+    });
   }
 
   private async recoverFromOverflow(settings: ResolvedCompactionSettings): Promise<void> {
@@ -338,8 +347,10 @@ export class Session {
       generateSummary: opts.generateSummary,
       model: this.config.model,
       summarizerBudgetTokens: window ?? 100_000,
-      summaryMaxTokens: SUMMARY_MAX_TOKENS,
+      summaryMaxTokens: Math.min(SUMMARY_MAX_TOKENS, Math.floor((window ?? 100_000) / 4)),
       fixedTokens,
+      // Verbatim user messages are what users miss most, but they must not undo the compaction.
+      userMessageBudgetTokens: Math.min(USER_MESSAGE_BUDGET_TOKENS, Math.floor((window ?? 20_000) * USER_MESSAGE_WINDOW_SHARE)),
     });
     if (!attempt.ok) return undefined;
     const outcome = attempt.outcome;
@@ -379,7 +390,11 @@ export class Session {
   private exceeded(err: unknown, settings: ResolvedCompactionSettings | undefined): Error {
     const window = this.config.contextWindowTokens ?? settings?.contextWindowTokens;
     if (!window) return err instanceof Error ? err : new Error(String(err));
-    return new ContextWindowExceededError({ contextWindowTokens: window, estimatedTokens: this.estimate().total });
+    return new ContextWindowExceededError({
+      contextWindowTokens: window,
+      estimatedTokens: this.estimate().total,
+      detail: `the provider said: ${err instanceof Error ? err.message : String(err)}`,
+    });
   }
 
   private resolveSettings(

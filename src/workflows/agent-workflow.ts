@@ -2,6 +2,7 @@ import {
   ApplicationFailure,
   condition,
   defineQuery,
+  defineSignal,
   defineUpdate,
   proxySinks,
   setHandler,
@@ -19,6 +20,8 @@ import {
   TEMPORAL_COMPACTION_WARNING,
   type Flavour,
   type InitOptions,
+  type PromptHost,
+  type ServeOptions,
 } from '../core/harness';
 import type { CompactionState, CompactOptions, CompactResult, Session } from '../core/session';
 import type { FabricSinks } from './sinks';
@@ -32,6 +35,13 @@ export const usageQuery = defineQuery<AgentUsage>('fh.usage');
 export const eventsQuery = defineQuery<AgentEvent[], [number?]>('fh.events');
 export const sessionsQuery = defineQuery<string[]>('fh.sessions');
 export const compactUpdate = defineUpdate<CompactResult, [CompactRequest?]>('fh.compact');
+export const promptUpdate = defineUpdate<string, [PromptRequest]>('fh.prompt');
+export const closeSignal = defineSignal('fh.close');
+
+export interface PromptRequest {
+  text: string;
+  sessionId?: string;
+}
 
 export interface CompactRequest extends CompactOptions {
   sessionId?: string;
@@ -73,15 +83,33 @@ function workflowInit(flavour: Flavour, state: WorkflowState): InitFn {
       proxySinks<FabricSinks>().fabric.warnOnce('temporal-compaction', TEMPORAL_COMPACTION_WARNING);
     }
     const ports = createTemporalPorts({ record: (e) => state.record(e) });
-    const harness = new Harness(ports, options, flavour, '.');
+    const harness = new Harness(ports, options, flavour, '.', state);
     state.harnesses.push(harness);
     return harness;
   };
 }
 
-class WorkflowState {
+const DEFAULT_IDLE_TIMEOUT_MS = 10 * 60_000;
+
+class WorkflowState implements PromptHost {
   readonly harnesses: Harness[] = [];
   private readonly events: AgentEvent[] = [];
+  private closed = false;
+  private promptsReceived = 0;
+  private promptsInFlight = 0;
+
+  async serve(options: ServeOptions): Promise<number> {
+    const start = this.promptsReceived;
+    const idle = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    while (!this.closed) {
+      const seen = this.promptsReceived;
+      const woke = await condition(() => this.closed || this.promptsReceived !== seen, idle);
+      if (!woke && this.promptsInFlight === 0) break;
+    }
+    // Prompts already accepted are in history: answer them before the run ends.
+    await condition(() => this.promptsInFlight === 0);
+    return this.promptsReceived - start;
+  }
 
   record(event: AgentEvent): void {
     this.events.push(event);
@@ -115,6 +143,27 @@ class WorkflowState {
         },
         { inputTokens: 0, outputTokens: 0, modelCalls: 0 },
       ),
+    );
+    setHandler(closeSignal, () => {
+      this.closed = true;
+    });
+    setHandler(
+      promptUpdate,
+      async ({ text, sessionId }) => {
+        this.promptsReceived += 1;
+        this.promptsInFlight += 1;
+        try {
+          await condition(() => this.session(sessionId) !== undefined);
+          return await this.session(sessionId)!.prompt<string>(text);
+        } finally {
+          this.promptsInFlight -= 1;
+        }
+      },
+      {
+        validator: (req) => {
+          if (typeof req?.text !== 'string' || req.text.length === 0) throw new Error('text must be a non-empty string');
+        },
+      },
     );
     setHandler(
       compactUpdate,

@@ -3,9 +3,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { bundleAgents } from '../../src/worker/bundle';
 
-/** Bundles test/fixtures/agents.ts and writes the code to a temp file; returns its path. */
+/** The agent modules every integration suite's worker runs. */
+export const TEST_AGENT_MODULES = ['agents.ts', 'compaction-agents.ts'].map((f) => path.resolve(__dirname, '../fixtures', f));
+
+/** Bundles the test agent modules and writes the code to a temp file; returns its path. */
 export async function bundleTestAgents(): Promise<string> {
-  const bundle = await bundleAgents(path.resolve(__dirname, '../fixtures/agents.ts'), { logger: quietLogger() });
+  const bundle = await bundleAgents(TEST_AGENT_MODULES, { logger: quietLogger() });
   const file = path.join(await fs.mkdtemp(path.join(os.tmpdir(), 'fh-bundle-')), 'workflows.js');
   await fs.writeFile(file, bundle.code);
   return file;

@@ -28,6 +28,8 @@ export interface CompactOptions {
   summaryMaxTokens: number;
   /** Tokens of everything that is not history (system prompt, tools), for before/after figures. */
   fixedTokens: number;
+  /** How much of the summary may be the user's own messages, verbatim. */
+  userMessageBudgetTokens: number;
 }
 
 export interface CompactOutcome {
@@ -43,6 +45,10 @@ export interface CompactOutcome {
 
 /** Result when nothing was compacted: too few entries, or a failed summary that must not be faked. */
 export type CompactAttempt = { ok: true; outcome: CompactOutcome } | { ok: false; why: 'nothing_to_compact' | 'summary_failed'; error?: string };
+
+/** Instructions and framing of a summary request beyond the system prompt and the summary itself. */
+const SUMMARY_REQUEST_SLACK_TOKENS = 256;
+const MIN_CHUNK_TOKENS = 128;
 
 export function historyTokens(entries: readonly Entry[]): number {
   let total = 0;
@@ -92,6 +98,7 @@ export async function compactHistory(
     previousSummary: previous,
     files,
     fallback: usedFallback,
+    userMessageBudgetTokens: opts.userMessageBudgetTokens,
   });
   const next = applyCompaction(entries, split.cut, summaryEntry);
   return {
@@ -119,8 +126,9 @@ async function summarizeInChunks(
 ): Promise<string> {
   // From the second chunk on, the request carries the running summary (up to summaryMaxTokens long).
   const summaryTokens = Math.max(estimateTextTokens(previousSummary ?? ''), opts.summaryMaxTokens);
-  const overhead = estimateTextTokens(SUMMARIZER_SYSTEM_PROMPT) + summaryTokens + 1024;
-  const chunks = planSummaryChunks(rendered, Math.max(1024, opts.summarizerBudgetTokens - overhead - opts.summaryMaxTokens));
+  const overhead = estimateTextTokens(SUMMARIZER_SYSTEM_PROMPT) + summaryTokens + SUMMARY_REQUEST_SLACK_TOKENS;
+  const chunkBudget = Math.max(MIN_CHUNK_TOKENS, opts.summarizerBudgetTokens - overhead - opts.summaryMaxTokens);
+  const chunks = planSummaryChunks(rendered, chunkBudget);
   let summary = previousSummary;
   for (const chunk of chunks) {
     const req = buildSummaryRequest({ renderedSlice: chunk, previousSummary: summary, files });

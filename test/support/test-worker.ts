@@ -1,0 +1,55 @@
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Client } from '@temporalio/client';
+import type { Worker } from '@temporalio/worker';
+import { createWorker, FabricHarnessPlugin, FileTranscriptStore } from '@fabric-harness/sdk/worker';
+import type { AgentEvent } from '@fabric-harness/sdk';
+import { testTools } from '../fixtures/agents';
+import { noteTool } from '../fixtures/compaction-agents';
+import { testBundle } from './bundle';
+import { TEST_AGENT_MODULES } from './bundle-once';
+import { testConnection, type TestConnection } from './temporal';
+
+export interface TestWorker {
+  t: TestConnection;
+  worker: Worker;
+  client: Client;
+  taskQueue: string;
+  /** Events the worker's onEvent received (never re-emitted on replay). */
+  events: AgentEvent[];
+  stop(): Promise<void>;
+}
+
+/** A running worker for the test agents, against the run's dev server and the given fake model. */
+export async function startTestWorker(opts: { name: string; baseURL: string }): Promise<TestWorker> {
+  const t = await testConnection();
+  const store = new FileTranscriptStore(await fs.mkdtemp(path.join(os.tmpdir(), 'fh-store-')));
+  const taskQueue = `${opts.name}-${process.pid}-${Date.now()}`;
+  const events: AgentEvent[] = [];
+  const worker = await createWorker({
+    agents: TEST_AGENT_MODULES,
+    tools: [...testTools, noteTool],
+    connection: t.nativeConnection,
+    namespace: t.namespace,
+    taskQueue,
+    model: { apiKey: 'test-key', baseURL: opts.baseURL },
+    store,
+    onEvent: (e) => events.push(e),
+    workflowBundle: await testBundle(),
+  });
+  const client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [new FabricHarnessPlugin({ store })] });
+  const running = worker.run();
+  return {
+    t,
+    worker,
+    client,
+    taskQueue,
+    events,
+    async stop() {
+      worker.shutdown();
+      await running;
+      await t.close();
+    },
+  };
+}
