@@ -11,6 +11,7 @@ import type { CompactionDecision } from './compaction/decide';
 import { ContextWindowExceededError } from './compaction/errors';
 import { isContextOverflowMessage } from './compaction/overflow';
 import {
+  COMPACTION_DEFAULTS,
   promptCompactionOverridesSchema,
   resolveCompactionSettings,
   type CompactionSettings,
@@ -83,8 +84,6 @@ const EVENT_TEXT_LIMIT = 2000;
 const SUMMARY_MAX_TOKENS = 4096;
 const USER_MESSAGE_BUDGET_TOKENS = 2000;
 const USER_MESSAGE_WINDOW_SHARE = 0.1;
-/** Under overflow the kept window shrinks to at most this many entries (emergency compaction). */
-const OVERFLOW_KEEP_RECENT = 4;
 
 /**
  * One conversation. `prompt` runs a turn: model → tools → model … until the model ends its turn,
@@ -134,11 +133,12 @@ export class Session {
   async compact(options: CompactOptions = {}): Promise<CompactResult> {
     return this.exclusive(async () => {
       const settings = this.resolveSettings(undefined, { allowDisabled: true });
-      const outcome = await this.compactNow(options.reason ?? 'manual', {
-        keepRecentEntries: options.keepRecentEntries ?? settings?.keepRecentEntries ?? 20,
-        generateSummary: options.generateSummary ?? true,
+      const outcome = await this.compactNow(
+        options.reason ?? 'manual',
+        { keptEntries: options.keepRecentEntries ?? settings?.keepRecentEntries ?? COMPACTION_DEFAULTS.keepRecentEntries },
         settings,
-      });
+        options.generateSummary ?? true,
+      );
       if (!outcome) return { summary: '', compactedEntries: 0 };
       return { summary: outcome.summaryEntry.summary, compactedEntries: outcome.cut };
     });
@@ -281,19 +281,7 @@ export class Session {
   }
 
   private async maybeCompactBeforeCall(settings: ResolvedCompactionSettings): Promise<void> {
-    const last = this.lastCompaction;
-    const decision = await this.ports.decideCompaction({
-      entries: this.entries,
-      system: this.config.system,
-      tools: this.toolSpecs,
-      settings,
-      anchor: this.currentAnchor(),
-      lastCompaction: last
-        ? { entryCountAfter: last.messagesAfter, tokensAfter: last.tokensAfter, ineffective: last.ineffective }
-        : undefined,
-    });
-    this.decisionCount += 1;
-    this.lastDecision = decision;
+    const decision = await this.decide(settings, 'threshold');
     if (decision.warn) {
       this.emit('context_window_warning', {
         estimatedTokens: decision.estimatedTokens,
@@ -305,46 +293,61 @@ export class Session {
       this.emit('warning', { code: 'COMPACTION_INEFFECTIVE', message: decision.why });
     }
     if (!decision.compact) return;
-    // Act on the recorded decision's cut, not a recomputed one: a replay under other settings then
-    // rebuilds exactly the history that ran.
-    await this.compactNow('threshold', {
-      keepRecentEntries: decision.keptEntries,
-      generateSummary: true,
-      settings,
-      estimate: decision.estimatedTokens,
-    });
+    await this.compactNow('threshold', decision, settings);
   }
 
   private async recoverFromOverflow(settings: ResolvedCompactionSettings): Promise<void> {
-    const outcome = await this.compactNow('overflow', {
-      keepRecentEntries: Math.min(settings.keepRecentEntries, OVERFLOW_KEEP_RECENT),
-      generateSummary: true,
-      settings,
-    });
+    const decision = await this.decide(settings, 'overflow');
+    const outcome = decision.compact ? await this.compactNow('overflow', decision, settings) : undefined;
     if (!outcome) {
       throw new ContextWindowExceededError({
         contextWindowTokens: settings.contextWindowTokens,
-        estimatedTokens: this.estimate().total,
+        estimatedTokens: decision.estimatedTokens,
+        detail: decision.why,
       });
     }
   }
 
+  /**
+   * Asks the runtime for the decision (on Temporal a local activity, so it is in history before it is
+   * acted on) and acts only on what it returns: a replay under other settings rebuilds the same history.
+   */
+  private async decide(settings: ResolvedCompactionSettings, trigger: 'threshold' | 'overflow'): Promise<CompactionDecision> {
+    const last = this.lastCompaction;
+    const decision = await this.ports.decideCompaction({
+      entries: this.entries,
+      system: this.config.system,
+      tools: this.toolSpecs,
+      settings,
+      anchor: this.currentAnchor(),
+      lastCompaction: last
+        ? { entryCountAfter: last.messagesAfter, tokensAfter: last.tokensAfter, ineffective: last.ineffective }
+        : undefined,
+      trigger,
+    });
+    this.decisionCount += 1;
+    this.lastDecision = decision;
+    return decision;
+  }
+
   private async compactNow(
     reason: CompactionReason,
-    opts: { keepRecentEntries: number; generateSummary: boolean; settings: ResolvedCompactionSettings | undefined; estimate?: number },
+    plan: { keptEntries: number; estimatedTokens?: number },
+    settings: ResolvedCompactionSettings | undefined,
+    generateSummary = true,
   ): Promise<CompactOutcome | undefined> {
-    const window = this.config.contextWindowTokens ?? opts.settings?.contextWindowTokens;
+    const window = this.config.contextWindowTokens ?? settings?.contextWindowTokens;
     const fixedTokens = this.fixedTokens();
     this.emit('compaction_started', {
       reason,
-      estimatedTokens: opts.estimate ?? this.estimate().total,
+      estimatedTokens: plan.estimatedTokens ?? this.estimate().total,
       contextWindowSize: window ?? 0,
     });
     const attempt = await compactHistory(this.ports, this.entries, {
       sessionId: this.id,
       reason,
-      keepRecentEntries: opts.keepRecentEntries,
-      generateSummary: opts.generateSummary,
+      keepRecentEntries: plan.keptEntries,
+      generateSummary,
       model: this.config.model,
       summarizerBudgetTokens: window ?? 100_000,
       summaryMaxTokens: Math.min(SUMMARY_MAX_TOKENS, Math.floor((window ?? 100_000) / 4)),
@@ -358,7 +361,7 @@ export class Session {
     this.historyVersion += 1;
     this.anchor = undefined; // the provider's count described a history that no longer exists
     this.compactionCount += 1;
-    const threshold = opts.settings?.compactAtTokens;
+    const threshold = settings?.compactAtTokens;
     this.lastCompaction = {
       reason,
       at: this.ports.now(),

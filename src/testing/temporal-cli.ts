@@ -238,8 +238,9 @@ function isProcessAlive(pid: number): boolean {
 
 function goInstall(go: string, binDir: string, onProgress: (line: string) => void): Promise<void> {
   const spec = `${TEMPORAL_CLI_PACKAGE}@${TEMPORAL_CLI_VERSION}`;
-  // Stamp the version `temporal --version` prints (a plain go install reports 0.0.0-DEV).
-  const ldflags = `-ldflags=-X=github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_VERSION.replace(/^v/, '')}`;
+  // Stamp the version `temporal --version` prints (a plain go install reports 0.0.0-DEV); -s -w drop the symbol and
+  // DWARF tables, which only serve debuggers, from a ~250 MB binary.
+  const ldflags = `-ldflags=-s -w -X=github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_VERSION.replace(/^v/, '')}`;
   const args = ['install', ldflags, spec];
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -391,11 +392,16 @@ export async function startDevServer(opts: StartDevServerOptions = {}): Promise<
     });
   } catch (err) {
     const detail = err instanceof Error ? err.message : String(err);
+    const next = executablePath
+      ? `run \`${executablePath} server start-dev --ip 127.0.0.1 --port ${port}\` by hand to see its output` +
+        `${dbFilename ? `; move ${dbFilename} away if it is corrupt` : ''}; or set TEMPORAL_CLI_PATH to another CLI.`
+      : `no local Temporal CLI, so @temporalio/testing tried to download one. Without internet access, install Go ` +
+        `>= 1.25 and run \`npm run temporal:install\` (builds it into .temporal/bin), or install the Temporal CLI ` +
+        `(https://docs.temporal.io/cli) and put it on PATH or in TEMPORAL_CLI_PATH.`;
     throw new TemporalCliError(
       'TemporalDevServerStartFailed',
       `The Temporal dev server (${executablePath ?? 'downloaded CLI'}) did not start on 127.0.0.1:${port}: ${detail}\n` +
-        `What to do: run \`${executablePath ?? 'temporal'} server start-dev --ip 127.0.0.1 --port ${port}\` by hand to see ` +
-        `its output; delete ${dbFilename ?? 'the db file'} if it is corrupt; or set TEMPORAL_CLI_PATH to another CLI.`,
+        `What to do: ${next}`,
       { cause: err },
     );
   }

@@ -108,21 +108,6 @@ describe('workflow history of a long conversation', () => {
         `(${history.events!.length} events); conversation ${(conversationBytes / 1e6).toFixed(2)} MB; ` +
         `largest fhModel input ${largestInput} B\n`,
     );
-    // TEMP-DIAG
-    {
-      const ts = (e: any) => Number(e.eventTime.seconds) * 1000 + Math.floor(e.eventTime.nanos / 1e6);
-      const evs = history.events!;
-      const byType: Record<string, number[]> = {};
-      for (let i = 1; i < evs.length; i++) {
-        const k = `${evs[i - 1].eventType}->${evs[i].eventType}`;
-        (byType[k] ??= []).push(ts(evs[i]) - ts(evs[i - 1]));
-      }
-      const avg = (v: number[]) => (v.reduce((a, b) => a + b, 0) / Math.max(1, v.length)).toFixed(1);
-      for (const [k, v] of Object.entries(byType)) {
-        const odd = v.filter((_, i) => i % 2 === 1), even = v.filter((_, i) => i % 2 === 0);
-        process.stderr.write(`${k}: n=${v.length} avg=${avg(v)} first100=${avg(v.slice(0, 100))} last100=${avg(v.slice(-100))} even=${avg(even)} odd=${avg(odd)}\n`);
-      }
-    }
     expect(conversationBytes).toBeGreaterThan(CALLS * GROW_TEXT_CHARS); // the conversation really grew
     expect(historyBytes).toBeLessThan(5_000_000);
     expect(largestInput).toBeLessThan(20_000);

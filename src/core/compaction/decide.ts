@@ -1,5 +1,6 @@
 /**
- * The threshold decision, made before each model call. Its result is recorded in Temporal history (a
+ * The compaction decision: before each model call (trigger 'threshold'), and after the provider
+ * reported an overflow (trigger 'overflow'). Its result is recorded in Temporal history (a
  * local activity), so it is plain data and says why in words. O(n) in entries.
  */
 import type { Entry } from '../entries';
@@ -23,11 +24,13 @@ export interface CompactionDecisionInput {
   settings: ResolvedCompactionSettings;
   anchor?: UsageAnchor;
   lastCompaction?: LastCompaction;
+  /** Default 'threshold'. 'overflow': the provider rejected the request as too long; compact if anything can be. */
+  trigger?: 'threshold' | 'overflow';
 }
 
 export interface CompactionDecision {
   compact: boolean;
-  reason: 'threshold' | null;
+  reason: 'threshold' | 'overflow' | null;
   why: string;
   estimatedTokens: number;
   estimateMethod: EstimateMethod;
@@ -43,6 +46,8 @@ export interface CompactionDecision {
 }
 
 export const WARN_FRACTION = 0.8;
+/** Under overflow the kept window shrinks to at most this many entries (emergency compaction). */
+export const OVERFLOW_KEEP_RECENT = 4;
 
 /** A compaction that leaves the context still above the threshold did not help. */
 export function isIneffective(tokensAfter: number, threshold: number): boolean {
@@ -64,7 +69,8 @@ export function decideCompaction(input: CompactionDecisionInput): CompactionDeci
   });
   const threshold = settings.compactAtTokens;
   const window = settings.contextWindowTokens;
-  const keep = settings.keepRecentEntries;
+  const overflow = input.trigger === 'overflow';
+  const keep = overflow ? Math.min(settings.keepRecentEntries, OVERFLOW_KEEP_RECENT) : settings.keepRecentEntries;
   const cut = findCut(entries, keep);
   const over = estimatedTokens > threshold;
   const addedSince = lastCompaction ? entries.length - lastCompaction.entryCountAfter : 0;
@@ -74,7 +80,12 @@ export function decideCompaction(input: CompactionDecisionInput): CompactionDeci
   const ineffectiveSkip = settings.enabled && over && cut > 0 && !!lastCompaction?.ineffective && addedSince <= keep;
 
   let why: string;
-  if (!settings.enabled) why = 'compaction is disabled';
+  if (overflow)
+    why =
+      cut > 0
+        ? `the provider reported a context overflow; compacting ${cut} of ${entries.length} entries, keeping ${keep}`
+        : `the provider reported a context overflow, but there is nothing to compact (${entries.length} entries, keeping ${keep})`;
+  else if (!settings.enabled) why = 'compaction is disabled';
   else if (!over) why = `estimate ${estimatedTokens} tokens is within the threshold of ${threshold}`;
   else if (cut === 0)
     why = `estimate ${estimatedTokens} tokens is over the threshold of ${threshold}, but there is nothing to compact: all ${entries.length} entries fall in the keep-recent window (keepRecentEntries=${keep})`;
@@ -82,10 +93,10 @@ export function decideCompaction(input: CompactionDecisionInput): CompactionDeci
     why = `estimate ${estimatedTokens} tokens is over the threshold of ${threshold}, but the last compaction left ${lastCompaction!.tokensAfter} tokens (still over) and only ${addedSince} entries were added since (need more than ${keep}); not compacting again`;
   else why = `estimate ${estimatedTokens} tokens is over the threshold of ${threshold}; compacting ${cut} of ${entries.length} entries`;
 
-  const compact = settings.enabled && over && cut > 0 && !ineffectiveSkip;
+  const compact = overflow ? cut > 0 : settings.enabled && over && cut > 0 && !ineffectiveSkip;
   return {
     compact,
-    reason: compact ? 'threshold' : null,
+    reason: compact ? (overflow ? 'overflow' : 'threshold') : null,
     why,
     estimatedTokens,
     estimateMethod: method,
