@@ -134,7 +134,14 @@ async function runOnce(ctx, label, calls, start, modelActivity) {
   clearTimeout(timer);
   if (outcome.stalled) await handle.terminate(`bench time limit (${limitMs / 1000} s)`).catch(() => undefined);
   const ms = Date.now() - started;
-  const m = await measure(handle, modelActivity);
+  let m;
+  try {
+    m = await measure(handle, modelActivity);
+  } catch (err) {
+    const result = `${outcome.ok ? 'completed' : 'failed'}, but its history could not be fetched: ${describeError(err)}`;
+    ctx.log(`${label} N=${calls}: ${result}`);
+    return { bytes: NaN, events: 0, modelCalls: 0, largestModelInput: NaN, ms, ok: false, result };
+  }
   let result;
   if (outcome.ok && m.modelCalls === calls) {
     result = 'ok';
@@ -184,7 +191,11 @@ module.exports = {
 
       const nativeConnection = await NativeConnection.connect({ address: server.address });
       cleanups.push(() => nativeConnection.close());
-      const connection = await Connection.connect({ address: server.address });
+      // The naive design's history pages pass gRPC's default 4 MB message limit: raise it for this client.
+      const connection = await Connection.connect({
+        address: server.address,
+        channelArgs: { 'grpc.max_receive_message_length': 512 * 1024 * 1024 },
+      });
       cleanups.push(() => connection.close());
       const namespace = server.namespace;
 

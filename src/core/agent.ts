@@ -54,6 +54,9 @@ export function defineAgent<I, O>(config: AgentConfig<I, O>, flavour: Flavour, i
   if (typeof config?.name !== 'string' || !AGENT_NAME.test(config.name)) {
     throw new InvalidAgentDefinitionError(`agent name must match ${AGENT_NAME} (it becomes the workflow type); got ${JSON.stringify(config?.name)}`);
   }
+  if (config.name === 'default') {
+    throw new InvalidAgentDefinitionError("agent name 'default' is reserved (the workflow module's default export answers unknown agent names)");
+  }
   if (typeof config.run !== 'function') throw new InvalidAgentDefinitionError(`agent '${config.name}' needs a run function`);
   if (flavour === 'strict' && !config.input) {
     throw new InvalidAgentDefinitionError(`agent '${config.name}': the strict entry requires an input schema (input: schema.object({...}))`);

@@ -1,4 +1,5 @@
 import { parseAgentInput, type AgentDefinition, type InitFn, type InvokeOptions } from '../core/agent';
+import { RuntimeUnavailableError } from '../core/errors';
 import { Harness, parseInitOptions, type Flavour, type InitOptions } from '../core/harness';
 import { warnIfTemporalWithCompaction } from '../core/warnings';
 import { createInlinePorts } from './ports';
@@ -13,6 +14,11 @@ export function inlineInit(flavour: Flavour, defaults: InvokeOptions = {}): Init
   return async (raw?: InitOptions) => {
     const options = parseInitOptions(raw);
     warnIfTemporalWithCompaction(flavour, options);
+    if (options.runtime === 'temporal') {
+      throw new RuntimeUnavailableError(
+        "runtime 'temporal' runs inside an agent workflow: start the agent with startAgent() (or `fh run`) against a worker. Here, outside a workflow, use runtime 'inline' or leave it out.",
+      );
+    }
     const onEvent = options.onEvent ?? defaults.onEvent;
     const ports = createInlinePorts({ apiKey: defaults.apiKey, baseURL: defaults.baseURL, model: defaults.model, onEvent });
     return new Harness(ports, options, flavour, defaults.cwd ?? process.cwd());

@@ -1,0 +1,108 @@
+/**
+ * Argument parsing for `fh` on node:util parseArgs (no dependencies): each command declares its
+ * options with help text, and the connection options are shared by every command that talks to
+ * Temporal. Help is generated from the same declarations, so it cannot drift from the parser.
+ */
+import { parseArgs } from 'node:util';
+import type { ConnectionFlags } from '../client/connection';
+import { usage } from './errors';
+
+export interface OptionSpec {
+  type: 'string' | 'boolean';
+  short?: string;
+  multiple?: boolean;
+  /** Shown in help after the flag, e.g. `<module>`. */
+  value?: string;
+  help: string;
+  /** The environment variable that sets it (for help). */
+  env?: string;
+  default?: string;
+}
+
+export type Options = Record<string, OptionSpec>;
+
+export interface Parsed {
+  values: Record<string, string | boolean | string[] | undefined>;
+  positionals: string[];
+}
+
+export const CONNECTION_OPTIONS: Options = {
+  address: { type: 'string', value: '<host:port>', help: 'Temporal frontend address', env: 'TEMPORAL_ADDRESS', default: 'localhost:7233' },
+  namespace: { type: 'string', short: 'n', value: '<name>', help: 'namespace', env: 'TEMPORAL_NAMESPACE', default: 'default' },
+  'api-key': { type: 'string', value: '<key>', help: 'API key (Temporal Cloud); turns TLS on', env: 'TEMPORAL_API_KEY' },
+  tls: { type: 'boolean', help: 'connect with TLS', env: 'TEMPORAL_TLS' },
+  'tls-cert-path': { type: 'string', value: '<file>', help: 'client certificate for mTLS', env: 'TEMPORAL_TLS_CLIENT_CERT_PATH' },
+  'tls-key-path': { type: 'string', value: '<file>', help: 'client private key for mTLS', env: 'TEMPORAL_TLS_CLIENT_KEY_PATH' },
+  'tls-ca-path': { type: 'string', value: '<file>', help: 'server CA certificate', env: 'TEMPORAL_TLS_SERVER_CA_CERT_PATH' },
+  'tls-server-name': { type: 'string', value: '<name>', help: 'override the TLS server name (SNI)', env: 'TEMPORAL_TLS_SERVER_NAME' },
+  profile: { type: 'string', value: '<name>', help: 'profile of the Temporal config file (needs @temporalio/envconfig)', env: 'TEMPORAL_PROFILE' },
+  'config-file': { type: 'string', value: '<file>', help: 'Temporal config file (TOML)', env: 'TEMPORAL_CONFIG_FILE' },
+};
+
+export const HELP_OPTION: Options = { help: { type: 'boolean', short: 'h', help: 'show this help' } };
+export const JSON_OPTION: Options = { json: { type: 'boolean', help: 'print JSON instead of text' } };
+
+/** Parses argv against the options; unknown options and missing values are usage errors naming the command. */
+export function parse(argv: string[], options: Options, command: string): Parsed {
+  const config = Object.fromEntries(
+    Object.entries(options).map(([name, o]) => [name, { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) }]),
+  );
+  try {
+    const { values, positionals } = parseArgs({ args: argv, options: config as never, allowPositionals: true, strict: true });
+    return { values: values as Parsed['values'], positionals };
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    const msg = (e.message ?? String(err)).replace(/\. To specify a positional argument.*$/s, '').replace(/\.$/, '');
+    throw usage(`${msg} (fh ${command}); run \`fh ${command} --help\` for its options`);
+  }
+}
+
+export function str(p: Parsed, name: string): string | undefined {
+  const v = p.values[name];
+  return typeof v === 'string' ? v : undefined;
+}
+
+export function strs(p: Parsed, name: string): string[] {
+  const v = p.values[name];
+  return Array.isArray(v) ? v : typeof v === 'string' ? [v] : [];
+}
+
+export function flag(p: Parsed, name: string): boolean {
+  return p.values[name] === true;
+}
+
+export function int(p: Parsed, name: string, def: number, min = 1): number {
+  const v = str(p, name);
+  if (v === undefined) return def;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min) throw usage(`--${name} must be an integer >= ${min}, got '${v}'`);
+  return n;
+}
+
+export function connectionFlags(p: Parsed): ConnectionFlags {
+  return {
+    address: str(p, 'address'),
+    namespace: str(p, 'namespace'),
+    apiKey: str(p, 'api-key'),
+    tls: p.values.tls === true ? true : undefined,
+    tlsCertPath: str(p, 'tls-cert-path'),
+    tlsKeyPath: str(p, 'tls-key-path'),
+    tlsCaPath: str(p, 'tls-ca-path'),
+    tlsServerName: str(p, 'tls-server-name'),
+    profile: str(p, 'profile'),
+    configFile: str(p, 'config-file'),
+  };
+}
+
+/** Help lines for options: `  --name <value>   help (ENV, default x)`. */
+export function optionsHelp(options: Options): string {
+  const left = (name: string, o: OptionSpec) => `${o.short ? `-${o.short}, ` : '    '}--${name}${o.value ? ` ${o.value}` : ''}`;
+  const entries = Object.entries(options);
+  const width = Math.max(...entries.map(([n, o]) => left(n, o).length));
+  return entries
+    .map(([name, o]) => {
+      const extra = [o.env, o.default !== undefined ? `default ${o.default}` : undefined].filter(Boolean).join(', ');
+      return `  ${left(name, o).padEnd(width)}  ${o.help}${o.multiple ? ' (repeatable)' : ''}${extra ? ` [${extra}]` : ''}`;
+    })
+    .join('\n');
+}

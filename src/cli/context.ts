@@ -1,0 +1,167 @@
+/**
+ * What the commands share: connecting (with errors that say what to do), the store, the Temporal
+ * runtime's log level, and turning SDK errors into one-line `fh` errors with exit codes.
+ */
+import * as path from 'node:path';
+import type { Client } from '@temporalio/client';
+import {
+  connectClient,
+  ConnectionSettingsError,
+  resolveConnectionSettings,
+  ServerUnreachableError,
+  type ConnectionSettings,
+} from '../client/connection';
+import { HistoryFormatError } from '../client/replay';
+import { FileTranscriptStore, defaultStoreDir } from '../activities/transcript-store';
+import type { Options, Parsed } from './args';
+import { connectionFlags, str } from './args';
+import { CliError, EXIT, failure, GRPC, grpcCode, notFound, oneLine, usage } from './errors';
+
+export interface Io {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+export const stdio: Io = {
+  out: (t) => void process.stdout.write(t.endsWith('\n') ? t : `${t}\n`),
+  err: (t) => void process.stderr.write(t.endsWith('\n') ? t : `${t}\n`),
+};
+
+export interface Command {
+  name: string;
+  /** One line for `fh --help`. */
+  summary: string;
+  /** Usage lines, without the leading `fh `. */
+  usage: string[];
+  description?: string;
+  options: Options;
+  /** Whether the connection options apply (and are listed in its help). */
+  connects: boolean;
+  examples: string[];
+  run(p: Parsed, io: Io): Promise<number>;
+}
+
+export const STORE_OPTION: Options = {
+  'store-dir': {
+    type: 'string',
+    value: '<dir>',
+    help: 'transcript store of the workers: where offloaded large payloads live',
+    env: 'FH_STORE_DIR',
+    default: 'the OS temp dir',
+  },
+};
+
+export function storeFrom(p: Parsed): FileTranscriptStore {
+  const dir = str(p, 'store-dir');
+  return new FileTranscriptStore(dir ? path.resolve(dir) : defaultStoreDir());
+}
+
+export function settingsFrom(p: Parsed): ConnectionSettings {
+  try {
+    return resolveConnectionSettings(connectionFlags(p));
+  } catch (err) {
+    if (err instanceof ConnectionSettingsError) throw usage(err.message);
+    throw err;
+  }
+}
+
+export interface Connected {
+  client: Client;
+  settings: ConnectionSettings;
+  close(): Promise<void>;
+}
+
+/** Connects with the harness plugin; a server that does not answer is exit 4 with what to do. */
+export async function connect(p: Parsed): Promise<Connected> {
+  const settings = settingsFrom(p);
+  let client: Client;
+  try {
+    client = await connectClient(settings, { store: storeFrom(p), connectTimeoutMs: 10_000 });
+  } catch (err) {
+    throw asCliError(err, { settings });
+  }
+  // Fail now, with a clear message, when the namespace does not exist (every later call would).
+  try {
+    await client.workflowService.describeNamespace({ namespace: settings.namespace });
+  } catch (err) {
+    await client.connection.close().catch(() => undefined);
+    if (grpcCode(err) === GRPC.NOT_FOUND) {
+      throw notFound(`namespace '${settings.namespace}' does not exist on ${settings.address}; pick one with --namespace / TEMPORAL_NAMESPACE`);
+    }
+    // Permission to describe namespaces is not universal (API keys scoped to a namespace): go on.
+    if (grpcCode(err) !== GRPC.PERMISSION_DENIED) throw asCliError(err, { settings });
+  }
+  return { client, settings, close: () => client.connection.close() };
+}
+
+export interface ErrorContext {
+  settings?: ConnectionSettings;
+  workflowId?: string;
+}
+
+/** Maps any error to a CliError (exit code + one line saying what to do). */
+export function asCliError(err: unknown, ctx: ErrorContext = {}): CliError {
+  if (err instanceof CliError) return err;
+  const e = err as Error & { code?: unknown; name?: string };
+  const where = ctx.settings ? ` in namespace '${ctx.settings.namespace}' at ${ctx.settings.address}` : '';
+  if (err instanceof ServerUnreachableError) {
+    return new CliError(
+      EXIT.UNREACHABLE,
+      `${err.message}; start a local server with \`fh server\`, or point --address / TEMPORAL_ADDRESS at yours`,
+    );
+  }
+  if (err instanceof ConnectionSettingsError) return usage(err.message);
+  if (err instanceof HistoryFormatError) {
+    return usage(`${err.message}; export one with \`fh history export <workflow-id> <file>\` (or \`temporal workflow show -w <id> --output json\`)`);
+  }
+  if (e?.name === 'WorkflowNotFoundError' || (grpcCode(err) === GRPC.NOT_FOUND && ctx.workflowId)) {
+    const id = ctx.workflowId ?? (err as { workflowId?: string }).workflowId ?? '?';
+    return notFound(`no workflow '${id}'${where}; list runs with \`fh list\``);
+  }
+  if (e?.name === 'NamespaceNotFoundError') {
+    return notFound(`namespace '${ctx.settings?.namespace ?? '?'}' does not exist${ctx.settings ? ` on ${ctx.settings.address}` : ''}; pick one with --namespace / TEMPORAL_NAMESPACE`);
+  }
+  const code = grpcCode(err);
+  if (code === GRPC.UNAVAILABLE) {
+    return new CliError(
+      EXIT.UNREACHABLE,
+      `the Temporal server${ctx.settings ? ` at ${ctx.settings.address}` : ''} is unavailable (${oneLine(e.message)}); check that it is running, or start one with \`fh server\``,
+    );
+  }
+  if (code === GRPC.UNAUTHENTICATED || code === GRPC.PERMISSION_DENIED) {
+    return failure(`the server refused the request (${oneLine(e.message)}); check --api-key / TEMPORAL_API_KEY and the TLS settings`);
+  }
+  if ((e as NodeJS.ErrnoException)?.code === 'ENOENT') return notFound(oneLine(e.message));
+  return failure(oneLine(e?.message ?? String(err)));
+}
+
+let runtimeInstalled = false;
+
+/**
+ * Installs the Temporal runtime with quiet logging (the worker's and core's INFO lines drown what
+ * `fh` prints). Call before creating any worker; `level` from --log-level.
+ */
+export function installRuntime(level: 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' = 'WARN'): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { Runtime, DefaultLogger, makeTelemetryFilterString } = require('@temporalio/worker') as typeof import('@temporalio/worker');
+  try {
+    Runtime.install({
+      logger: new DefaultLogger(level),
+      telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: level, other: level }) } },
+    });
+  } catch {
+    // already installed (a library user's own runtime): keep theirs
+  }
+}
+
+export function logLevel(p: Parsed, def: 'WARN' | 'ERROR' = 'WARN'): 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' {
+  const v = (str(p, 'log-level') ?? def).toUpperCase();
+  if (!['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'].includes(v)) throw usage(`--log-level must be one of trace, debug, info, warn, error; got '${str(p, 'log-level')}'`);
+  return v as 'WARN';
+}
+
+export function printJson(io: Io, value: unknown): void {
+  io.out(JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), 2));
+}

@@ -1,0 +1,63 @@
+/**
+ * Exit codes and the one-line error messages of `fh`. Every error a user can cause or meet says what
+ * happened and what to do next, on one line.
+ */
+
+export const EXIT = {
+  /** Success (replay: the code matches the history). */
+  OK: 0,
+  /** The run failed, a replay diverged, a query got no answer, the server refused the request. */
+  FAILURE: 1,
+  /** Unknown command or option, a missing argument, bad --input JSON, a malformed history file. */
+  USAGE: 2,
+  /** No such workflow, namespace or file. */
+  NOT_FOUND: 3,
+  /** The Temporal server cannot be reached. */
+  UNREACHABLE: 4,
+  /** Interrupted (Ctrl-C). */
+  INTERRUPTED: 130,
+} as const;
+
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+export const EXIT_CODES_HELP = [
+  'Exit status:',
+  '  0    success (replay: the current code makes the same decisions as the recorded run)',
+  '  1    failure: the run failed, replay found a divergence, a query got no answer from a worker',
+  '  2    usage error: unknown command or option, missing argument, bad --input JSON, malformed history file',
+  '  3    not found: no such workflow, namespace or file',
+  '  4    the Temporal server cannot be reached (check --address / TEMPORAL_ADDRESS, or start one with `fh server`)',
+  '  130  interrupted (Ctrl-C)',
+].join('\n');
+
+/** An error with its exit code; `message` is the one line printed after `fh: `. */
+export class CliError extends Error {
+  constructor(
+    readonly exitCode: ExitCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'CliError';
+  }
+}
+
+export const usage = (message: string): CliError => new CliError(EXIT.USAGE, message);
+export const notFound = (message: string): CliError => new CliError(EXIT.NOT_FOUND, message);
+export const failure = (message: string): CliError => new CliError(EXIT.FAILURE, message);
+
+/** gRPC status codes seen from the server. */
+export const GRPC = { DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, PERMISSION_DENIED: 7, UNAVAILABLE: 14, UNAUTHENTICATED: 16 } as const;
+
+/** The gRPC status code of an error from @temporalio/client (directly or as its cause), if any. */
+export function grpcCode(err: unknown): number | undefined {
+  for (let e: any = err, depth = 0; e && depth < 4; e = e.cause, depth++) {
+    if (typeof e.code === 'number') return e.code;
+  }
+  return undefined;
+}
+
+/** Makes an error one line: the first line, trimmed, without a trailing period. */
+export function oneLine(message: string): string {
+  const line = message.split('\n').find((l) => l.trim()) ?? message;
+  return line.trim().replace(/\s+/g, ' ');
+}

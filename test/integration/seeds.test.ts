@@ -1,0 +1,142 @@
+/**
+ * The code samples of the product docs (shared/seeds/002) are our API contract: each is kept verbatim
+ * under test/seeds/ (checked here against the doc), type-checked by `npm run typecheck`, and run here
+ * against the scripted fake Anthropic server — inline, and the default-entry agent on Temporal.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { transformSync } from '@swc/core';
+import { startAgent } from '@fabric-harness/sdk/client';
+import { bundleAgents, createWorker, FileTranscriptStore, FabricHarnessPlugin } from '@fabric-harness/sdk/worker';
+import { FakeAnthropicServer, say } from '@fabric-harness/sdk/testing';
+import { Client } from '@temporalio/client';
+import longRunning from '../seeds/long-running';
+import longRunningStrict from '../seeds/long-running-strict';
+import { manualCompaction } from '../seeds/manual-compaction';
+import { disabled } from '../seeds/disable';
+import { init, isEvent } from '@fabric-harness/sdk';
+import { testConnection } from '../support/temporal';
+
+const ROOT = path.resolve(__dirname, '../..');
+const SEEDS = path.resolve(ROOT, '../shared/seeds/002_ba199d7a3a81ee3f.txt');
+const SAMPLES = ['long-running.ts', 'long-running-strict.ts', 'events.mts', 'manual-compaction.ts', 'disable.ts'];
+const squash = (s: string) => s.replace(/\s+/g, '');
+
+describe('the compaction doc samples (shared/seeds/002)', () => {
+  let fake: FakeAnthropicServer;
+  const conn = { apiKey: 'test-key', baseURL: '' };
+
+  beforeAll(async () => {
+    fake = await FakeAnthropicServer.start();
+    conn.baseURL = fake.url;
+    fake.setRoute((req) => (String(req.body?.system ?? '').startsWith('[fabric-harness:summarize]') ? say('## Goal\nTest.') : undefined));
+  });
+  afterAll(() => fake?.stop());
+
+  it('are kept verbatim', async () => {
+    expect(existsSync(SEEDS)).toBe(true);
+    const doc = squash(await fs.readFile(SEEDS, 'utf8'));
+    for (const file of SAMPLES) {
+      const text = await fs.readFile(path.join(ROOT, 'test/seeds', file), 'utf8');
+      const sample = /\/\/ seed:begin\n([\s\S]*?)\/\/ seed:end/.exec(text)![1];
+      const code = sample.replace(/^\s*\/\/ seed:(begin|end)\s*$/gm, '');
+      expect({ file, found: doc.includes(squash(code)) }).toEqual({ file, found: true });
+    }
+  });
+
+  it('the default-entry agent runs inline', async () => {
+    fake.enqueue(say('hello back'));
+    expect(await longRunning.invoke({ message: 'hello' }, conn)).toEqual({ reply: 'hello back' });
+    const sent = fake.messageRequests().at(-1)!.body;
+    expect(sent.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'hello' }] }]);
+  });
+
+  it('the strict-entry agent runs inline, and rejects input that fails its schema', async () => {
+    fake.enqueue(say('strict hello'));
+    expect(await longRunningStrict.invoke({ message: 'hello' }, conn)).toBe('strict hello');
+    await expect(longRunningStrict.invoke({ msg: 'hello' } as any, conn)).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'message' });
+  });
+
+  it('the default-entry agent runs on Temporal with the same result', async () => {
+    const t = await testConnection();
+    const store = new FileTranscriptStore(path.join(ROOT, 'test/seeds/.out/store'));
+    const taskQueue = `seeds-${process.pid}`;
+    const worker = await createWorker({
+      agents: path.join(ROOT, 'test/seeds/long-running.ts'),
+      connection: t.nativeConnection,
+      namespace: t.namespace,
+      taskQueue,
+      model: conn,
+      store,
+      workflowBundle: await bundleAgents(path.join(ROOT, 'test/seeds/long-running.ts'), { logger: quiet }),
+    });
+    const client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [new FabricHarnessPlugin({ store })] });
+    fake.enqueue(say('hello back'));
+    try {
+      const result = await worker.runUntil(async () =>
+        (await startAgent(client, longRunning, { message: 'hello' }, { workflowId: `seed-${Date.now()}`, taskQueue })).result(),
+      );
+      expect(result).toEqual({ reply: 'hello back' });
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('the event-subscription module runs as written (an ES module with top-level await)', async () => {
+    expect(existsSync(path.join(ROOT, 'dist/index.js'))).toBe(true); // built by `npm test`'s pretest
+    const source = await fs.readFile(path.join(ROOT, 'test/seeds/events.mts'), 'utf8');
+    const { code } = transformSync(source, { filename: 'events.mts', jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'es6' } });
+    const out = path.join(ROOT, 'test/seeds/.out/events.mjs');
+    await fs.mkdir(path.dirname(out), { recursive: true });
+    await fs.writeFile(out, code);
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [out], { cwd: ROOT });
+    expect({ stdout, stderr }).toEqual({ stdout: '', stderr: '' });
+  });
+
+  describe('with a harness from the imported init (model settings from the environment)', () => {
+    const saved = { key: process.env.ANTHROPIC_API_KEY, url: process.env.ANTHROPIC_BASE_URL };
+    beforeAll(() => {
+      process.env.ANTHROPIC_API_KEY = 'test-key';
+      process.env.ANTHROPIC_BASE_URL = fake.url;
+    });
+    afterAll(() => {
+      for (const [k, v] of [['ANTHROPIC_API_KEY', saved.key], ['ANTHROPIC_BASE_URL', saved.url]] as const) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    });
+
+    it('manual compaction, as the doc writes it, on a live session', async () => {
+      const reasons: string[] = [];
+      const session = await (
+        await init({ contextWindowTokens: 50_000, onEvent: (e) => void (isEvent(e, 'compaction') && reasons.push(e.data.reason)) })
+      ).session();
+      for (let i = 0; i < 7; i++) {
+        fake.enqueue(say(`answer ${i}`));
+        await session.prompt(`question ${i}`);
+      }
+      const printed: unknown[][] = [];
+      const spy = jest.spyOn(console, 'log').mockImplementation((...args: unknown[]) => void printed.push(args));
+      try {
+        await manualCompaction(session);
+      } finally {
+        spy.mockRestore();
+      }
+      expect(printed).toHaveLength(1);
+      expect(printed[0][0]).toContain('## Goal');
+      expect(printed[0][1]).toBe(4); // 14 entries, the 10 most recent kept
+      expect(reasons).toEqual(['manual']);
+      expect(session.messages()[0].type).toBe('summary');
+    });
+
+    it('"To disable" turns compaction off', async () => {
+      const session = await (await disabled()).session();
+      expect(session.compactionState()).toMatchObject({ enabled: false, count: 0 });
+    });
+  });
+});
+
+const noop = () => undefined;
+const quiet = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: noop };

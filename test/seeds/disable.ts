@@ -1,0 +1,8 @@
+// "To disable:" from shared/seeds/002, as an expression the test evaluates.
+import { init } from '@fabric-harness/sdk';
+
+export const disabled = () =>
+  // seed:begin
+  init({ compaction: { enabled: false } })
+  // seed:end
+;
