@@ -212,6 +212,12 @@ export class Session {
         throw this.exceeded(err, settings);
       }
       this.recordUsage(result.usage);
+      this.emit('model_call', {
+        model: result.model,
+        stopReason: result.stopReason,
+        inputTokens: result.usage.inputTokens,
+        outputTokens: result.usage.outputTokens,
+      });
       const window = this.config.contextWindowTokens;
       // Overflow the provider did not report as an error: with compaction on, treat it like one, once.
       if (settings?.enabled && window && result.usage.inputTokens > window) {

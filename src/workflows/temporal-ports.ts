@@ -121,6 +121,7 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
       return hit;
     },
 
+    // The workflow sandbox's Date is workflow time: deterministic, identical on replay.
     now: () => Date.now(),
 
     emit(event) {

@@ -1,0 +1,115 @@
+import * as path from 'node:path';
+import type { SearchAttributeTypeName } from '../../testing/temporal-cli';
+import { flag, int, str, strs, type Parsed } from '../args';
+import { stdio, type Command, type Io } from '../context';
+import { CliError, EXIT, usage } from '../errors';
+
+/** Search attributes `fh server` registers: agent runs are searchable by agent in the Web UI. */
+export const FH_SEARCH_ATTRIBUTES: Record<string, SearchAttributeTypeName> = { FhAgent: 'Keyword' };
+
+const TYPES: SearchAttributeTypeName[] = ['Keyword', 'Text', 'Int', 'Double', 'Bool', 'Datetime', 'KeywordList'];
+
+export const serverCommand: Command = {
+  name: 'server',
+  summary: 'start a local Temporal dev server with the Web UI (state kept in .fh/temporal.db)',
+  usage: ['server [--port 7233] [--ui-port 8233] [--db .fh/temporal.db | --ephemeral]'],
+  description:
+    'Runs `temporal server start-dev` on 127.0.0.1 with the Web UI and a persistent database, and registers the\n' +
+    'FhAgent search attribute. Finds the Temporal CLI on TEMPORAL_CLI_PATH, PATH or .temporal/bin, or builds it with Go\n' +
+    '(minutes, once; progress is printed). Stops on Ctrl-C.',
+  connects: false,
+  options: {
+    port: { type: 'string', value: '<n>', help: 'frontend (gRPC) port', default: '7233' },
+    'ui-port': { type: 'string', value: '<n>', help: 'Web UI port', default: '8233' },
+    db: { type: 'string', value: '<file>', help: 'SQLite database file', default: '.fh/temporal.db' },
+    ephemeral: { type: 'boolean', help: 'keep state in memory only (no database file)' },
+    namespace: { type: 'string', short: 'n', value: '<name>', help: 'namespace to create', default: 'default' },
+    'search-attribute': { type: 'string', multiple: true, value: '<Name=Type>', help: 'register another search attribute' },
+    'log-level': { type: 'string', value: '<level>', help: 'server log level (debug, info, warn, error)', default: 'warn' },
+  },
+  examples: [
+    'fh server',
+    'fh server --port 7234 --ui-port 8234 --db /tmp/fh.db',
+    'TEMPORAL_ADDRESS=127.0.0.1:7233 fh worker --agents ./agents.js   # in another terminal',
+  ],
+  run: (p, io) => runServer(p, io),
+};
+
+async function runServer(p: Parsed, io: Io = stdio): Promise<number> {
+  if (p.positionals.length > 0) throw usage(`unexpected argument '${p.positionals[0]}' (fh server takes only options)`);
+  const port = int(p, 'port', 7233, 1);
+  const uiPort = int(p, 'ui-port', 8233, 1);
+  if (port > 65535 || uiPort > 65535) throw usage('ports must be between 1 and 65535');
+  const ephemeral = flag(p, 'ephemeral');
+  if (ephemeral && str(p, 'db')) throw usage('--db and --ephemeral contradict each other: pick one');
+  const searchAttributes = { ...FH_SEARCH_ATTRIBUTES };
+  for (const spec of strs(p, 'search-attribute')) {
+    const m = /^([A-Za-z_][A-Za-z0-9_]*)=(\w+)$/.exec(spec);
+    const type = m && TYPES.find((t) => t.toLowerCase() === m[2]!.toLowerCase());
+    if (!m || !type) throw usage(`--search-attribute must be Name=Type with Type one of ${TYPES.join(', ')}; got '${spec}'`);
+    searchAttributes[m[1]!] = type;
+  }
+  const dbFilename = ephemeral ? undefined : path.resolve(str(p, 'db') ?? path.join('.fh', 'temporal.db'));
+
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { startDevServer, TemporalCliError } = require('../../testing/temporal-cli') as typeof import('../../testing/temporal-cli');
+  io.err(`[fh server] starting the Temporal dev server on 127.0.0.1:${port}…`);
+  let server: Awaited<ReturnType<typeof startDevServer>>;
+  try {
+    server = await startDevServer({
+      ui: true,
+      port,
+      uiPort,
+      dbFilename,
+      namespace: str(p, 'namespace') ?? 'default',
+      searchAttributes,
+      logLevel: str(p, 'log-level') ?? 'warn',
+      onProgress: (line) => io.err(`[fh server] ${line}`),
+    });
+  } catch (err) {
+    if (err instanceof TemporalCliError) throw new CliError(EXIT.FAILURE, err.message.split('\n').join(' '));
+    throw err;
+  }
+
+  io.out(
+    [
+      'Temporal dev server is running',
+      `  address:     ${server.address}    (workers and clients: TEMPORAL_ADDRESS=${server.address})`,
+      `  namespace:   ${server.namespace}`,
+      `  web UI:      ${server.uiUrl}`,
+      `  database:    ${dbFilename ? path.relative(process.cwd(), dbFilename) || dbFilename : '(in memory)'}`,
+      `  search attr: ${Object.entries(searchAttributes)
+        .map(([n, t]) => `${n} (${t})`)
+        .join(', ')}`,
+      `  executable:  ${server.executable}`,
+      'Press Ctrl+C to stop.',
+    ].join('\n'),
+  );
+
+  return new Promise<number>((resolve) => {
+    const keepAlive = setInterval(() => undefined, 1 << 30);
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) {
+        io.err(`[fh server] ${signal} again: exiting without waiting`);
+        process.exit(EXIT.INTERRUPTED);
+      }
+      stopping = true;
+      io.err(`[fh server] ${signal}: stopping the dev server…`);
+      server.stop().then(
+        () => {
+          clearInterval(keepAlive);
+          io.err('[fh server] stopped');
+          resolve(EXIT.OK);
+        },
+        (err: unknown) => {
+          clearInterval(keepAlive);
+          io.err(`fh: error while stopping the dev server: ${err instanceof Error ? err.message : String(err)}`);
+          resolve(EXIT.FAILURE);
+        },
+      );
+    };
+    process.on('SIGINT', () => stop('SIGINT'));
+    process.on('SIGTERM', () => stop('SIGTERM'));
+  });
+}
