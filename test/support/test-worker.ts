@@ -7,6 +7,7 @@ import { createWorker, FabricHarnessPlugin, FileTranscriptStore } from '@fabric-
 import type { AgentEvent } from '@fabric-harness/sdk';
 import { testTools } from '../fixtures/agents';
 import { noteTool } from '../fixtures/compaction-agents';
+import { bigOutputTool } from '../fixtures/payload-agents';
 import { testBundle } from './bundle';
 import { TEST_AGENT_MODULES } from './bundle-once';
 import { testConnection, type TestConnection } from './temporal';
@@ -29,7 +30,7 @@ export async function startTestWorker(opts: { name: string; baseURL: string }): 
   const events: AgentEvent[] = [];
   const worker = await createWorker({
     agents: TEST_AGENT_MODULES,
-    tools: [...testTools, noteTool],
+    tools: [...testTools, noteTool, bigOutputTool],
     connection: t.nativeConnection,
     namespace: t.namespace,
     taskQueue,

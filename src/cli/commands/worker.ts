@@ -111,7 +111,7 @@ async function runWorker(p: Parsed, io: Io): Promise<number> {
   await probeServer(settings).catch((err) => {
     throw asCliError(err, { settings });
   });
-  let connection: InstanceType<typeof NativeConnection>;
+  let connection: Awaited<ReturnType<typeof NativeConnection.connect>>;
   try {
     connection = await NativeConnection.connect(connectionOptions(settings));
   } catch (err) {

@@ -1,0 +1,144 @@
+/** fh history (audit transcript), fh history export, fh replay. */
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { auditTranscript } from '../../client/audit';
+import { historyToJSONString, looksLikeFile, readHistoryFile, replayHistory, type History } from '../../client/replay';
+import { flag, int, JSON_OPTION, str, type Parsed } from '../args';
+import { asCliError, connect, installRuntime, printJson, STORE_OPTION, storeFrom, type Command, type Io } from '../context';
+import { EXIT, failure, notFound, usage } from '../errors';
+import { agentModules } from './worker';
+
+export const historyCommand: Command = {
+  name: 'history',
+  summary: "print a run's audit transcript: model calls, tool calls, compaction decisions, user actions",
+  usage: ['history <workflow-id|file> [--md | --json] [--truncate 400]', 'history export <workflow-id> <file>'],
+  description:
+    'Renders the run from its Temporal history alone (nothing is re-run): each model call (model, tokens, stop reason,\n' +
+    'reply, tool calls asked for), each tool call (arguments, result), each compaction decision and summary, and\n' +
+    'everything a user sent (input, signals, updates such as fh.compact), with timestamps. Markdown by default;\n' +
+    '--json keeps every text in full. `history export` saves the history as Temporal proto-JSON (the format of\n' +
+    '`temporal workflow show --output json`) for `fh replay` and for audits off the server.',
+  connects: true,
+  options: {
+    md: { type: 'boolean', help: 'print Markdown (the default)' },
+    ...JSON_OPTION,
+    truncate: { type: 'string', value: '<n>', help: 'characters of a tool result or reply shown in Markdown', default: '400' },
+    'run-id': { type: 'string', value: '<run-id>', help: 'a specific run (default: the latest)' },
+    ...STORE_OPTION,
+  },
+  examples: [
+    'fh history research-42',
+    'fh history research-42 --json > audit.json',
+    'fh history export research-42 research-42.json',
+    'fh history research-42.json          # a saved history, no server needed',
+  ],
+  run: (p, io) => (p.positionals[0] === 'export' ? runExport(p, io) : runHistory(p, io)),
+};
+
+export const replayCommand: Command = {
+  name: 'replay',
+  summary: 'replay a run against the current agent code; non-zero exit on divergence',
+  usage: ['replay <workflow-id|file> --agents <module> [--agents <module>…]'],
+  description:
+    'Runs the recorded history through the workflow code bundled from --agents, without calling the model or any\n' +
+    'tool, and reports whether the code makes the same decisions. On a divergence it names the event and what was\n' +
+    'recorded versus what the code does now, and exits 1. Use it in CI before deploying agent changes.',
+  connects: true,
+  options: {
+    agents: { type: 'string', multiple: true, value: '<module>', help: 'module(s) with the current agent definitions', env: 'FH_AGENTS' },
+    ...JSON_OPTION,
+    'run-id': { type: 'string', value: '<run-id>', help: 'a specific run (default: the latest)' },
+    ...STORE_OPTION,
+  },
+  examples: [
+    'fh replay research-42 --agents ./dist/agents.js',
+    'fh replay research-42.json --agents ./dist/agents.js --json',
+    'for f in histories/*.json; do fh replay "$f" --agents ./dist/agents.js || exit 1; done',
+  ],
+  run: (p, io) => runReplay(p, io),
+};
+
+/** A history from a file, or fetched by workflow id (connecting only then). */
+async function loadSource(p: Parsed, source: string): Promise<{ history: History; workflowId?: string; fromFile: boolean }> {
+  if (looksLikeFile(source)) {
+    try {
+      return { history: await readHistoryFile(source), fromFile: true };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw notFound(`history file ${source} not found`);
+      throw asCliError(err);
+    }
+  }
+  const conn = await connect(p);
+  try {
+    const history = (await conn.client.workflow.getHandle(source, str(p, 'run-id')).fetchHistory()) as History;
+    return { history, workflowId: source, fromFile: false };
+  } catch (err) {
+    throw asCliError(err, { settings: conn.settings, workflowId: source });
+  } finally {
+    await conn.close();
+  }
+}
+
+async function runHistory(p: Parsed, io: Io): Promise<number> {
+  const [source, ...extra] = p.positionals;
+  if (!source) throw usage('fh history needs a workflow id or a history file: fh history <workflow-id|file> (find ids with `fh list`)');
+  if (extra.length > 0) throw usage(`unexpected argument '${extra[0]}' (to save a history: fh history export <workflow-id> <file>)`);
+  if (flag(p, 'json') && flag(p, 'md')) throw usage('--json and --md contradict each other: pick one');
+  const truncateAt = int(p, 'truncate', 400, 10);
+  const { history, workflowId } = await loadSource(p, source);
+  const audit = await auditTranscript(history, { store: storeFrom(p), truncateAt, workflowId });
+  if (flag(p, 'json')) printJson(io, audit.json);
+  else io.out(audit.markdown);
+  return EXIT.OK;
+}
+
+async function runExport(p: Parsed, io: Io): Promise<number> {
+  const [, workflowId, file, ...extra] = p.positionals;
+  if (!workflowId || !file) throw usage('fh history export needs a workflow id and a file: fh history export <workflow-id> <file>');
+  if (extra.length > 0) throw usage(`unexpected argument '${extra[0]}'`);
+  const { history } = await loadSource(p, workflowId);
+  const target = path.resolve(file);
+  try {
+    await fs.mkdir(path.dirname(target), { recursive: true });
+    await fs.writeFile(target, `${historyToJSONString(history)}\n`);
+  } catch (err) {
+    throw failure(`cannot write ${file}: ${(err as Error).message}`);
+  }
+  const events = history.events?.length ?? 0;
+  if (flag(p, 'json')) printJson(io, { workflowId, file: target, events });
+  else io.out(`wrote ${events} events of ${workflowId} to ${file}`);
+  return EXIT.OK;
+}
+
+async function runReplay(p: Parsed, io: Io): Promise<number> {
+  const [source, ...extra] = p.positionals;
+  if (!source) throw usage('fh replay needs a workflow id or a history file: fh replay <workflow-id|file> --agents <module>');
+  if (extra.length > 0) throw usage(`unexpected argument '${extra[0]}'`);
+  const agents = agentModules(p, 'replay');
+  for (const m of agents) {
+    try {
+      require.resolve(m);
+    } catch {
+      throw notFound(`agents module ${m} not found; check the --agents path`);
+    }
+  }
+  const { history, workflowId } = await loadSource(p, source);
+  installRuntime('ERROR');
+  let result;
+  try {
+    result = await replayHistory(history, { agents, store: storeFrom(p), workflowId });
+  } catch (err) {
+    throw failure(`cannot replay: ${(err as Error).message.split('\n')[0]}`);
+  }
+  if (flag(p, 'json')) {
+    printJson(io, result);
+    return result.ok ? EXIT.OK : EXIT.FAILURE;
+  }
+  const label = workflowId ?? source;
+  if (result.ok) {
+    io.out(`ok: replayed ${result.events} events of ${label} against ${agents.map((a) => path.relative(process.cwd(), a) || a).join(', ')}: the current code makes the same decisions`);
+    return EXIT.OK;
+  }
+  io.out(`divergence${result.eventId !== undefined ? ` at event ${result.eventId}` : ''} replaying ${label}: ${result.explanation}`);
+  return EXIT.FAILURE;
+}

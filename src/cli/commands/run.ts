@@ -1,0 +1,133 @@
+import { randomBytes } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import type { Client, Connection } from '@temporalio/client';
+import { DEFAULT_TASK_QUEUE, startAgent } from '../../client/start';
+import { flag, JSON_OPTION, str, type Parsed } from '../args';
+import { asCliError, connect, printJson, STORE_OPTION, type Command, type Io } from '../context';
+import { CliError, EXIT, failure, notFound, oneLine, usage } from '../errors';
+import { FH_SEARCH_ATTRIBUTES } from './server';
+
+export const runCommand: Command = {
+  name: 'run',
+  summary: 'start an agent as a durable workflow and wait for its result',
+  usage: ['run <agent> --input <json|@file|-> [--workflow-id <id>] [--task-queue <name>] [--no-wait]'],
+  description:
+    'Starts the agent named <agent> (its workflow type) with the input, on the task queue a `fh worker` serves, and\n' +
+    'prints its result. With --no-wait it prints the workflow id and returns at once; the run goes on either way\n' +
+    '(Ctrl-C only stops waiting). Inspect it with fh state / fh budget / fh history.',
+  connects: true,
+  options: {
+    input: { type: 'string', short: 'i', value: '<json|@file|->', help: "the agent's input: JSON, @file with JSON, or - for stdin", default: '{}' },
+    'workflow-id': { type: 'string', short: 'w', value: '<id>', help: 'workflow id', default: '<agent>-<time>-<random>' },
+    'task-queue': { type: 'string', short: 'q', value: '<name>', help: 'task queue of the worker', default: DEFAULT_TASK_QUEUE },
+    'no-wait': { type: 'boolean', help: 'print the workflow id and return without waiting for the result' },
+    ...JSON_OPTION,
+    ...STORE_OPTION,
+  },
+  examples: [
+    'fh run researcher --input \'{"task":"Summarise README.md"}\'',
+    'fh run researcher --input @task.json --workflow-id research-42 --no-wait',
+    'echo \'{"task":"hi"}\' | fh run researcher --input - --json',
+  ],
+  run: (p, io) => runRun(p, io),
+};
+
+async function readInput(spec: string | undefined): Promise<unknown> {
+  if (spec === undefined) return {};
+  let text = spec;
+  let what = '--input';
+  if (spec === '-') {
+    const chunks: Buffer[] = [];
+    for await (const c of process.stdin) chunks.push(c as Buffer);
+    text = Buffer.concat(chunks).toString('utf8');
+    what = 'the input on stdin';
+  } else if (spec.startsWith('@')) {
+    const file = spec.slice(1);
+    try {
+      text = await fs.readFile(file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw notFound(`input file ${file} not found`);
+      throw failure(`cannot read input file ${file}: ${(err as Error).message}`);
+    }
+    what = `input file ${file}`;
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw usage(`${what} is not JSON (${oneLine((err as Error).message)}); pass e.g. --input '{"task":"…"}' or --input @input.json`);
+  }
+}
+
+function defaultWorkflowId(agent: string): string {
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z').replace('T', '-');
+  return `${agent}-${stamp}-${randomBytes(3).toString('hex')}`;
+}
+
+/** The FhAgent search attribute, when the namespace has it (fh server registers it); else nothing. */
+async function agentSearchAttribute(client: Client, namespace: string, agent: string) {
+  try {
+    const res = await (client.connection as Connection).operatorService.listSearchAttributes({ namespace });
+    if (!res.customAttributes || !('FhAgent' in res.customAttributes)) return undefined;
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { defineSearchAttributeKey, SearchAttributeType } = require('@temporalio/common') as typeof import('@temporalio/common');
+    return [{ key: defineSearchAttributeKey(Object.keys(FH_SEARCH_ATTRIBUTES)[0]!, SearchAttributeType.KEYWORD), value: agent }];
+  } catch {
+    return undefined; // not allowed to list them (cloud API keys), or an old server: skip the attribute
+  }
+}
+
+async function runRun(p: Parsed, io: Io): Promise<number> {
+  const [agent, ...extra] = p.positionals;
+  if (!agent) throw usage('fh run needs the agent name: fh run <agent> --input <json>');
+  if (extra.length > 0) throw usage(`unexpected argument '${extra[0]}' (quote the --input JSON for the shell)`);
+  const input = await readInput(str(p, 'input'));
+  const workflowId = str(p, 'workflow-id') ?? defaultWorkflowId(agent);
+  const taskQueue = str(p, 'task-queue') ?? DEFAULT_TASK_QUEUE;
+  const json = flag(p, 'json');
+
+  const conn = await connect(p);
+  const ctx = { settings: conn.settings, workflowId };
+  try {
+    const typedSearchAttributes = await agentSearchAttribute(conn.client, conn.settings.namespace, agent);
+    let handle;
+    try {
+      handle = await startAgent(conn.client, agent, input, { workflowId, taskQueue, ...(typedSearchAttributes ? { typedSearchAttributes } : {}) });
+    } catch (err) {
+      if ((err as Error).name === 'WorkflowExecutionAlreadyStartedError') {
+        throw failure(`a workflow with id '${workflowId}' already exists; choose another --workflow-id, or inspect it with \`fh state ${workflowId}\``);
+      }
+      throw asCliError(err, { settings: conn.settings });
+    }
+    const runId = (handle.workflow as { firstExecutionRunId?: string }).firstExecutionRunId;
+    if (flag(p, 'no-wait')) {
+      if (json) printJson(io, { workflowId, runId, agent, taskQueue, status: 'running' });
+      else io.out(workflowId);
+      return EXIT.OK;
+    }
+    if (!json) io.err(`[fh run] started ${agent} as workflow ${workflowId} on task queue '${taskQueue}'; waiting for the result (Ctrl-C stops waiting, the run goes on)`);
+    const hint = setTimeout(() => {
+      io.err(`[fh run] still waiting after 15 s: is a worker serving task queue '${taskQueue}'? Start one with \`fh worker --agents <module>\``);
+    }, 15_000);
+    hint.unref();
+    try {
+      const result = await handle.result();
+      if (json) printJson(io, { workflowId, runId, agent, status: 'completed', result });
+      else io.out(typeof result === 'string' ? result : (JSON.stringify(result, null, 2) ?? 'undefined'));
+      return EXIT.OK;
+    } catch (err) {
+      const e = err as Error & { cause?: Error & { type?: string; cause?: Error } };
+      if (e.name !== 'WorkflowFailedError') throw asCliError(err, ctx);
+      const cause = e.cause;
+      const detail = cause ? `${cause.message}${cause.type ? ` [${cause.type}]` : ''}` : e.message;
+      if (json) {
+        printJson(io, { workflowId, runId, agent, status: 'failed', error: detail });
+        return EXIT.FAILURE;
+      }
+      throw new CliError(EXIT.FAILURE, `run ${workflowId} failed: ${oneLine(detail)}; see \`fh history ${workflowId}\``);
+    } finally {
+      clearTimeout(hint);
+    }
+  } finally {
+    await conn.close();
+  }
+}

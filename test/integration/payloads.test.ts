@@ -1,0 +1,80 @@
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { WorkflowFailedError } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { startAgent } from '@fabric-harness/sdk/client';
+import { FakeAnthropicServer, callTools, say } from '@fabric-harness/sdk/testing';
+import { workbench } from '../fixtures/payload-agents';
+import { startTestWorker, type TestWorker } from '../support/test-worker';
+
+describe('large payloads, secrets and cancellation', () => {
+  let fake: FakeAnthropicServer;
+  let w: TestWorker;
+  let dir: string;
+  let n = 0;
+  const wid = (p: string) => `${p}-${Date.now()}-${n++}`;
+
+  beforeAll(async () => {
+    fake = await FakeAnthropicServer.start({ contextWindow: 2_000_000 });
+    w = await startTestWorker({ name: 'payloads', baseURL: fake.url });
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-payloads-'));
+  });
+  afterAll(async () => {
+    await w?.stop();
+    await fake?.stop();
+  });
+
+  it('a big tool output goes to external storage: history holds a claim, the model gets the full text', async () => {
+    fake.enqueue(callTools({ name: 'big_output', input: { kb: 600 } }), say('summarised'));
+    const handle = await startAgent(w.client, workbench, { task: 'report', dir }, { workflowId: wid('big'), taskQueue: w.taskQueue });
+    expect(await handle.result()).toBe('summarised');
+    const json = historyToJSON(await handle.fetchHistory());
+    expect(json.length).toBeLessThan(200_000); // 600 KB result, twice (tool result and model input), offloaded
+    // Offloaded payloads are ExternalStorageReference claims (metadata is base64 in history JSON).
+    expect(json).toContain(Buffer.from('temporal.api.sdk.v1.ExternalStorageReference').toString('base64'));
+    const sent = fake.messageRequests().at(-1)!.body.messages.at(-1).content[0].content as string;
+    expect(sent.length).toBeGreaterThanOrEqual(600 * 1024);
+    // The API key is a worker setting: it never appears in history.
+    expect(json).not.toContain('test-key');
+  });
+
+  it('refuses to schedule an activity whose input is over the payload limit, with a clear error', async () => {
+    fake.enqueue(callTools({ name: 'bash', input: { command: `echo ${'x'.repeat(2_100_000)}` } }));
+    const handle = await startAgent(w.client, workbench, { task: 'huge command', dir }, { workflowId: wid('huge'), taskQueue: w.taskQueue });
+    const err = await handle.result().catch((e) => e);
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    expect(err.cause.type).toBe('PAYLOAD_TOO_LARGE');
+    expect(err.cause.message).toMatch(/tool bash input is \d+ bytes, over the 1900000-byte payload limit/);
+  });
+
+  it('cancelling the workflow cancels the running tool (its process group is killed)', async () => {
+    const marker = path.join(dir, `cancel-${Date.now()}`);
+    fake.enqueue(callTools({ name: 'bash', input: { command: `echo $$ > ${marker}; sleep 60; echo finished >> ${marker}` } }));
+    const handle = await startAgent(w.client, workbench, { task: 'long', dir }, { workflowId: wid('cancel'), taskQueue: w.taskQueue });
+    let pid = 0;
+    for (let i = 0; i < 100 && !pid; i++) {
+      pid = Number(await fs.readFile(marker, 'utf8').catch(() => '0'));
+      if (!pid) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(pid).toBeGreaterThan(0);
+    await handle.workflow.cancel();
+    const err = await handle.result().catch((e) => e);
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    expect(err.cause.name).toBe('CancelledFailure');
+    const history = await handle.fetchHistory();
+    expect(history.events!.some((e) => e.activityTaskCancelRequestedEventAttributes)).toBe(true);
+    // The tool learns of the cancellation at its next heartbeat (every 2 s) and kills the process group.
+    const alive = () => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    for (let i = 0; i < 100 && alive(); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(alive()).toBe(false);
+    expect(await fs.readFile(marker, 'utf8')).toBe(`${pid}\n`); // never reached "finished"
+  }, 60_000);
+});
