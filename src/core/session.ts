@@ -243,8 +243,17 @@ export class Session {
       }
       turn += 1;
       if (turn > maxTurns) throw new MaxTurnsExceededError(maxTurns);
-      const results = await Promise.all(calls.map((call) => this.runToolCall(call.id, call.name, call.input)));
+      const settled = await Promise.allSettled(calls.map((call) => this.runToolCall(call.id, call.name, call.input)));
+      // Every tool_use gets its tool_result even when a call failed outright (cancelled, a tool not
+      // registered on the worker): the history stays valid for the API if the session is used again.
+      const results = settled.map((r, i): ToolResultBlock =>
+        r.status === 'fulfilled'
+          ? r.value
+          : { type: 'tool_result', tool_use_id: calls[i]!.id, content: `Tool call failed: ${errorMessage(r.reason)}`, is_error: true },
+      );
       this.entries.push({ type: 'tool_results', results });
+      const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failure) throw failure.reason;
     }
   }
 
@@ -402,7 +411,7 @@ export class Session {
     return new ContextWindowExceededError({
       contextWindowTokens: window,
       estimatedTokens: this.estimate().total,
-      detail: `the provider said: ${err instanceof Error ? err.message : String(err)}`,
+      detail: `the provider said: ${errorMessage(err)}`,
     });
   }
 
@@ -473,6 +482,10 @@ export function isOverflowError(err: unknown): boolean {
     return err.kind === 'context_overflow' || (err.kind === 'invalid_request' && isContextOverflowMessage(err.message));
   }
   return false;
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
 
 function round1(n: number): number {

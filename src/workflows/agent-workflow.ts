@@ -155,6 +155,8 @@ class WorkflowState implements PromptHost {
         try {
           await condition(() => this.session(sessionId) !== undefined);
           return await this.session(sessionId)!.prompt<string>(text);
+        } catch (err) {
+          throw asWorkflowFailure(err); // rejects the update; a plain Error would fail the workflow task
         } finally {
           this.promptsInFlight -= 1;
         }
@@ -171,7 +173,11 @@ class WorkflowState implements PromptHost {
         // A client may ask before run() made its session; wait for it rather than fail.
         await condition(() => this.session(req.sessionId) !== undefined);
         const { sessionId, ...opts } = req;
-        return this.session(sessionId)!.compact({ ...opts, reason: 'manual' });
+        try {
+          return await this.session(sessionId)!.compact({ ...opts, reason: 'manual' });
+        } catch (err) {
+          throw asWorkflowFailure(err);
+        }
       },
       {
         validator: (req = {}) => {
