@@ -169,6 +169,10 @@ function quietLogger() {
 
 module.exports = {
   name: 'history-growth',
+  // For other benches: the fake's route for the grower agent, and the history measurement.
+  growerRoute,
+  measure,
+
   description: 'history bytes after 10/100/300 model calls (~2 KB added per call): ours (reference + delta) vs naive (full conversation per call)',
 
   async run(ctx) {

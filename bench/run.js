@@ -49,7 +49,7 @@ function formatTable(rows) {
 }
 
 function isNumeric(s) {
-  return /^[\d,.\s]+(x|%| ?[kKMG]?B| s)?$/.test(s) && /\d/.test(s);
+  return /^(>=? |<=? |~)?[\d,.\s]+(x|%| ?[kKMG]?B| s)?$/.test(s) && /\d/.test(s);
 }
 
 /** 1234567 -> "1,234,567 B"; with `mb`, "1.23 MB". */
