@@ -62,7 +62,8 @@ export async function callMessages(client: Anthropic, call: MessagesCall, signal
 export async function lookupContextWindow(client: Anthropic, model: string): Promise<number | undefined> {
   try {
     const info = (await client.models.retrieve(model)) as { max_input_tokens?: number | null };
-    return info.max_input_tokens ?? undefined;
+    // null (or a nonsensical 0) means the API does not know: fall back to the table / explicit setting.
+    return info.max_input_tokens && info.max_input_tokens > 0 ? info.max_input_tokens : undefined;
   } catch (err) {
     const classified = classifyAnthropicError(err);
     // A bad key must surface now, not as a silent fallback to the built-in table.

@@ -53,7 +53,7 @@ export function parse(argv: string[], options: Options, command: string): Parsed
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     const msg = (e.message ?? String(err)).replace(/\. To specify a positional argument.*$/s, '').replace(/\.$/, '');
-    throw usage(`${msg} (fh ${command}); run \`fh ${command} --help\` for its options`);
+    throw usage(`${msg.charAt(0).toLowerCase()}${msg.slice(1)} (fh ${command}); run \`fh ${command} --help\` for its options`);
   }
 }
 

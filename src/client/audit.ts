@@ -152,6 +152,8 @@ export interface UpdateRecord extends RecordBase {
   args: unknown[];
   /** A manual compaction requested through `fh.compact`. */
   manualCompaction: boolean;
+  /** The prompt text of an `fh.prompt` update (a user talking to the running agent). */
+  prompt?: string;
   status: 'accepted' | 'completed' | 'failed';
   completedAt?: string;
   result?: unknown;
@@ -269,8 +271,10 @@ export async function auditTranscript(history: History, opts: AuditOptions = {})
   };
 
   // Compaction context for summaries: what asked for the compaction they belong to.
-  let pendingThreshold = false;
+  let pendingCompaction: 'threshold' | 'overflow' | undefined;
   let overflowSeen = false;
+  /** Prompt texts users sent through fh.prompt, not yet seen in a model call (so they are listed once). */
+  const promptsFromUpdates: string[] = [];
   let lastPrompt: { text: string; completed: boolean } | undefined;
   const openManual = new Set<UpdateRecord>();
 
@@ -304,7 +308,9 @@ export async function auditTranscript(history: History, opts: AuditOptions = {})
         const delta: Entry[] = Array.isArray(mi.delta) ? mi.delta : [];
         // A new prompt is the user entry the session just added (the last one sent); a retry resends it.
         const last = delta[delta.length - 1];
-        if (last?.type === 'user' && !(lastPrompt && !lastPrompt.completed && lastPrompt.text === last.text)) {
+        const fromUpdate = last?.type === 'user' ? promptsFromUpdates.indexOf(last.text) : -1;
+        if (fromUpdate >= 0) promptsFromUpdates.splice(fromUpdate, 1); // listed with its fh.prompt update
+        else if (last?.type === 'user' && !(lastPrompt && !lastPrompt.completed && lastPrompt.text === last.text)) {
           // The prompt came before the compaction decision made for it: list it there.
           let pos = records.length;
           while (pos > 0 && (records[pos - 1]!.type === 'compaction_decision' || records[pos - 1]!.type === 'summary')) pos--;
@@ -327,7 +333,7 @@ export async function auditTranscript(history: History, opts: AuditOptions = {})
             : {}),
           status: 'pending',
         });
-        pendingThreshold = false;
+        pendingCompaction = undefined;
         run.totals.modelCalls += 1;
       } else if (name === 'fhTool' && isPlain(input)) {
         const ti = input as unknown as ToolActivityInput;
@@ -344,8 +350,8 @@ export async function auditTranscript(history: History, opts: AuditOptions = {})
         run.totals.toolCalls += 1;
       } else if (name === 'fhSummarize') {
         const si = isPlain(input) ? (input as unknown as SummarizeActivityInput) : undefined;
-        const trigger: SummaryRecord['trigger'] = pendingThreshold
-          ? 'threshold'
+        const trigger: SummaryRecord['trigger'] = pendingCompaction
+          ? pendingCompaction
           : overflowSeen
             ? 'overflow'
             : openManual.size > 0
@@ -482,7 +488,7 @@ export async function auditTranscript(history: History, opts: AuditOptions = {})
         const d = result as unknown as CompactionDecision;
         push<CompactionDecisionRecord>({ type: 'compaction_decision', eventId, at, recorded: true, ...d });
         if (d.compact) {
-          pendingThreshold = true;
+          pendingCompaction = d.reason === 'overflow' ? 'overflow' : 'threshold';
           run.totals.compactions += 1;
         }
       } else {
@@ -514,6 +520,13 @@ export async function auditTranscript(history: History, opts: AuditOptions = {})
       });
       updatesByAccepted.set(eventId, rec);
       if (rec.manualCompaction) openManual.add(rec);
+      if (name === 'fh.prompt') {
+        const text = (rec.args[0] as { text?: unknown } | undefined)?.text;
+        if (typeof text === 'string') {
+          rec.prompt = text;
+          promptsFromUpdates.push(text);
+        }
+      }
       run.totals.userActions += 1;
       continue;
     }
@@ -710,6 +723,10 @@ function formatBytes(b: number): string {
   return b >= 1024 * 1024 ? `${(b / 1024 / 1024).toFixed(1)} MB` : b >= 1024 ? `${(b / 1024).toFixed(1)} KB` : `${b} B`;
 }
 
+function plural(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
 function time(at: string | undefined): string {
   return at ? at.replace('T', ' ').replace(/\.(\d{3})\d*Z$/, '.$1Z') : '?';
 }
@@ -770,7 +787,7 @@ export function renderAuditMarkdown(audit: { run: AuditRun; records: AuditRecord
         out.push(head(`Model call: ${r.model}`, events(r)));
         const lines = [
           `- Status: ${r.status}${r.attempts && r.attempts > 1 ? ` after ${r.attempts} attempts` : ''}${r.error ? ` — ${r.error}` : ''}`,
-          `- Context: ${r.context.storedEntries + r.context.newEntries} entries (${r.context.storedEntries} stored + ${r.context.newEntries} new${r.context.summaries ? `, ${r.context.summaries} summary` : ''})`,
+          `- Context: ${plural(r.context.storedEntries + r.context.newEntries, 'entry', 'entries')} (${r.context.storedEntries} stored + ${r.context.newEntries} new${r.context.summaries ? `, ${plural(r.context.summaries, 'summary', 'summaries')}` : ''})`,
         ];
         if (r.usage) {
           lines.push(
@@ -826,19 +843,25 @@ export function renderAuditMarkdown(audit: { run: AuditRun; records: AuditRecord
         break;
       }
       case 'update': {
-        const title = r.manualCompaction ? 'Manual compaction requested (update fh.compact)' : `Update ${r.name}`;
+        const title = r.manualCompaction
+          ? 'Manual compaction requested (update fh.compact)'
+          : r.prompt !== undefined
+            ? 'Prompt from a user (update fh.prompt)'
+            : `Update ${r.name}`;
         out.push(head(title));
-        const lines = [
-          `- From: ${r.identity ?? 'unknown'}${r.updateId ? ` · update id ${r.updateId}` : ''}`,
-          `- Arguments: \`${truncate(JSON.stringify(r.args), n)}\``,
-          `- Status: ${r.status}${r.completedAt ? ` ${time(r.completedAt)}` : ''}${r.error ? ` — ${r.error}` : ''}`,
-        ];
-        if (r.result !== undefined) lines.push(`- Result: \`${describeValue(r.result, n)}\``);
+        const lines = [`- From: ${r.identity ?? 'unknown'}${r.updateId ? ` · update id ${r.updateId}` : ''}`];
+        if (r.prompt !== undefined) lines.push(`- Prompt:\n\n${quote(truncate(r.prompt, n * 4))}\n`);
+        else lines.push(`- Arguments: \`${truncate(JSON.stringify(r.args), n)}\``);
+        lines.push(`- Status: ${r.status}${r.completedAt ? ` ${time(r.completedAt)}` : ''}${r.error ? ` — ${r.error}` : ''}`);
+        if (r.result !== undefined) {
+          if (r.prompt !== undefined && typeof r.result === 'string') lines.push(`- Reply:\n\n${quote(truncate(r.result, n))}\n`);
+          else lines.push(`- Result: \`${describeValue(r.result, n)}\``);
+        }
         out.push(lines.join('\n'));
         break;
       }
       case 'signal':
-        out.push(head(`Signal ${r.name}`));
+        out.push(head(r.name === 'fh.close' ? 'Close requested (signal fh.close: stop serving prompts)' : `Signal ${r.name}`));
         out.push(`- From: ${r.identity ?? 'unknown'}\n- Arguments: \`${truncate(JSON.stringify(r.args), n)}\``);
         break;
       case 'cancel_requested':

@@ -47,7 +47,7 @@ export function parseHistoryJSON(json: string | unknown, what = 'the input'): Hi
     try {
       value = JSON.parse(json);
     } catch (err) {
-      throw new HistoryFormatError(`${what} is not JSON (${(err as Error).message})`);
+      throw new HistoryFormatError(`${what} is not JSON (${(err as Error).message.replace(/\s+/g, ' ')})`);
     }
   }
   // Some tools wrap the history: { history: { events } } (the gRPC response shape).
@@ -60,7 +60,7 @@ export function parseHistoryJSON(json: string | unknown, what = 'the input'): Hi
   try {
     history = historyFromJSONCompat(value);
   } catch (err) {
-    throw new HistoryFormatError(`${what} is not a valid workflow history: ${(err as Error).message}`);
+    throw new HistoryFormatError(`${what} is not a valid workflow history: ${(err as Error).message.replace(/\s+/g, ' ')}`);
   }
   const first = history.events?.[0];
   if (!first?.workflowExecutionStartedEventAttributes) {
@@ -440,7 +440,7 @@ export function explainReplayFailure(error: Error, history: History, trace?: Rep
     ...(eventId !== undefined ? { eventId } : {}),
     ...(recorded ? { recorded: stripEventId(recorded) } : {}),
     ...(current ? { current } : {}),
-    error: message,
+    error: /message: "(\[TMPRL\d+\][^"]*)"/.exec(message)?.[1] ?? message,
     explanation,
   };
 }

@@ -102,6 +102,15 @@ export class RuntimeUnavailableError extends FabricError {
   }
 }
 
+export class UnknownContextWindowError extends FabricError {
+  constructor(readonly model: string) {
+    super(
+      'UNKNOWN_CONTEXT_WINDOW',
+      `No context window known for model '${model}': the Models API did not say and it is not in the built-in table. Pass contextWindowTokens to init(), or disable compaction.`,
+    );
+  }
+}
+
 export class PayloadTooLargeError extends FabricError {
   constructor(
     readonly what: string,

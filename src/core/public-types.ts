@@ -17,6 +17,7 @@ export {
   OutputParseError,
   ToolNotRegisteredError,
   RuntimeUnavailableError,
+  UnknownContextWindowError,
   PayloadTooLargeError,
 } from './errors';
 export { ContextWindowExceededError, InvalidCompactionSettingsError } from './compaction/errors';

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { assistantText, toolUses, type Entry, type ToolResultBlock, type Usage } from './entries';
 import { makeEvent, type AgentEventType, type CompactionReason, type EventPayloads } from './events';
-import { ModelCallError, MaxTurnsExceededError, OutputParseError, RuntimeUnavailableError } from './errors';
+import { ModelCallError, MaxTurnsExceededError, OutputParseError, UnknownContextWindowError } from './errors';
 import type { RuntimePorts } from './ports';
 import { checkToolInput, type ToolDefinition } from './tools';
 import { toolSpec } from './tools';
@@ -428,9 +428,7 @@ export class Session {
       if (opts.allowDisabled) return undefined;
       const wantsCompaction = session?.enabled ?? enabledByDefault;
       if (!wantsCompaction) return undefined;
-      throw new RuntimeUnavailableError(
-        `No context window known for model '${this.config.model}': the Models API did not say and it is not in the built-in table. Pass contextWindowTokens to init().`,
-      );
+      throw new UnknownContextWindowError(this.config.model);
     }
     return resolveCompactionSettings(session, overrides, window, { enabled: enabledByDefault });
   }

@@ -122,11 +122,11 @@ async function runReplay(p: Parsed, io: Io): Promise<number> {
       throw notFound(`agents module ${m} not found; check the --agents path`);
     }
   }
-  const { history, workflowId } = await loadSource(p, source);
+  const { history, workflowId, fromFile } = await loadSource(p, source);
   installRuntime('ERROR');
   let result;
   try {
-    result = await replayHistory(history, { agents, store: storeFrom(p), workflowId });
+    result = { ...(await replayHistory(history, { agents, store: storeFrom(p), workflowId })), source: fromFile ? 'file' : 'workflow' };
   } catch (err) {
     throw failure(`cannot replay: ${(err as Error).message.split('\n')[0]}`);
   }
