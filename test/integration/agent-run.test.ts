@@ -1,16 +1,10 @@
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Client } from '@temporalio/client';
-import type { Worker } from '@temporalio/worker';
 import { startAgent } from '@fabric-harness/sdk/client';
-import { FabricHarnessPlugin, createWorker, FileTranscriptStore } from '@fabric-harness/sdk/worker';
 import { FakeAnthropicServer, callTools, say } from '@fabric-harness/sdk/testing';
-import { calculator, testTools } from '../fixtures/agents';
-import { testConnection, type TestConnection } from '../support/temporal';
-import { testBundle } from '../support/bundle';
-
-const AGENTS = require.resolve('../fixtures/agents');
+import { calculator } from '../fixtures/agents';
+import { startTestWorker, type TestWorker } from '../support/test-worker';
 
 function script() {
   return [
@@ -21,28 +15,13 @@ function script() {
 }
 
 describe('an agent with two tools', () => {
-  let t: TestConnection;
   let fake: FakeAnthropicServer;
-  let worker: Worker;
-  let client: Client;
+  let w: TestWorker;
   let dir: string;
-  const taskQueue = `agent-run-${process.pid}`;
 
   beforeAll(async () => {
-    t = await testConnection();
     fake = await FakeAnthropicServer.start();
-    const store = new FileTranscriptStore(await fs.mkdtemp(path.join(os.tmpdir(), 'fh-store-')));
-    worker = await createWorker({
-      agents: AGENTS,
-      tools: testTools,
-      connection: t.nativeConnection,
-      namespace: t.namespace,
-      taskQueue,
-      model: { apiKey: 'test-key', baseURL: fake.url },
-      store,
-      workflowBundle: await testBundle(),
-    });
-    client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [new FabricHarnessPlugin({ store })] });
+    w = await startTestWorker({ name: 'agent-run', baseURL: fake.url });
   });
 
   beforeEach(async () => {
@@ -50,22 +29,20 @@ describe('an agent with two tools', () => {
   });
 
   afterAll(async () => {
+    await w?.stop();
     await fake?.stop();
-    await t?.close();
   });
 
   it('completes as a workflow: one activity per model call and per tool call', async () => {
     fake.enqueue(...script());
     const workflowId = `calc-${Date.now()}`;
-    const result = await worker.runUntil(async () => {
-      const handle = await startAgent(client, calculator, { task: 'Add 2 and 3, then save the sum', dir }, { workflowId, taskQueue });
-      return handle.result();
-    });
+    const handle = await startAgent(w.client, calculator, { task: 'Add 2 and 3, then save the sum', dir }, { workflowId, taskQueue: w.taskQueue });
+    const result = await handle.result();
     expect(result.reply).toBe('The sum is 5, written to sum.txt.');
     expect(result.usage.modelCalls).toBe(3);
     expect(await fs.readFile(path.join(dir, 'sum.txt'), 'utf8')).toBe('5');
 
-    const history = await client.workflow.getHandle(workflowId).fetchHistory();
+    const history = await handle.fetchHistory();
     const scheduled = history.events!.filter((e) => e.activityTaskScheduledEventAttributes).map(
       (e) => e.activityTaskScheduledEventAttributes!.activityType!.name,
     );

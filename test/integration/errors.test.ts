@@ -1,15 +1,12 @@
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ApplicationFailure, Client, WorkflowFailedError } from '@temporalio/client';
-import type { Worker } from '@temporalio/worker';
+import { ApplicationFailure, WorkflowFailedError, type Client } from '@temporalio/client';
 import { startAgent } from '@fabric-harness/sdk/client';
-import { createWorker, FabricHarnessPlugin, FileTranscriptStore } from '@fabric-harness/sdk/worker';
 import { FakeAnthropicServer, callTools, fail, say } from '@fabric-harness/sdk/testing';
 import { InvalidInputError, MissingApiKeyError } from '@fabric-harness/sdk';
-import { calculator, testTools } from '../fixtures/agents';
-import { testBundle } from '../support/bundle';
-import { testConnection, type TestConnection } from '../support/temporal';
+import { calculator } from '../fixtures/agents';
+import { startTestWorker, type TestWorker } from '../support/test-worker';
 
 /** The ApplicationFailure at the root of a failed workflow (through any ActivityFailure). */
 async function rootFailure(p: Promise<unknown>): Promise<ApplicationFailure> {
@@ -27,36 +24,28 @@ async function rootFailure(p: Promise<unknown>): Promise<ApplicationFailure> {
 }
 
 describe('errors and retries', () => {
-  let t: TestConnection;
   let fake: FakeAnthropicServer;
-  let worker: Worker;
-  let keylessWorker: Worker;
+  let w: TestWorker;
+  let keyless: TestWorker;
   let client: Client;
-  let running: Promise<unknown>;
+  let taskQueue: string;
   let dir: string;
-  const taskQueue = `errors-${process.pid}`;
-  const keylessQueue = `errors-keyless-${process.pid}`;
   let n = 0;
   const wid = () => `errors-${Date.now()}-${n++}`;
 
   beforeAll(async () => {
-    t = await testConnection();
     fake = await FakeAnthropicServer.start();
-    const store = new FileTranscriptStore(await fs.mkdtemp(path.join(os.tmpdir(), 'fh-store-')));
-    const common = { agents: require.resolve('../fixtures/agents'), tools: testTools, connection: t.nativeConnection, namespace: t.namespace, store, workflowBundle: await testBundle() };
-    worker = await createWorker({ ...common, taskQueue, model: { apiKey: 'test-key', baseURL: fake.url } });
-    keylessWorker = await createWorker({ ...common, taskQueue: keylessQueue, model: { baseURL: fake.url } });
-    client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [new FabricHarnessPlugin({ store })] });
-    running = Promise.all([worker.run(), keylessWorker.run()]);
+    w = await startTestWorker({ name: 'errors', baseURL: fake.url });
+    keyless = await startTestWorker({ name: 'errors-keyless', baseURL: fake.url, apiKey: null });
+    client = w.client;
+    taskQueue = w.taskQueue;
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-errors-'));
   });
 
   afterAll(async () => {
-    worker?.shutdown();
-    keylessWorker?.shutdown();
-    await running;
+    await w?.stop();
+    await keyless?.stop();
     await fake?.stop();
-    await t?.close();
   });
 
   const run = async (input: unknown, agent: any = calculator, queue = taskQueue) =>
@@ -98,7 +87,7 @@ describe('errors and retries', () => {
     const saved = process.env.ANTHROPIC_API_KEY;
     delete process.env.ANTHROPIC_API_KEY;
     try {
-      const failure = await rootFailure(run({ task: 'hi', dir }, calculator, keylessQueue));
+      const failure = await rootFailure(run({ task: 'hi', dir }, calculator, keyless.taskQueue));
       expect(failure.type).toBe('MISSING_API_KEY');
       expect(failure.message).toContain('ANTHROPIC_API_KEY');
       await expect(calculator.invoke({ task: 'hi', dir }, { baseURL: fake.url })).rejects.toBeInstanceOf(MissingApiKeyError);

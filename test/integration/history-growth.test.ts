@@ -5,20 +5,12 @@
  * 300 model calls, each adding a ~2 KB tool result. Sending the whole conversation every call would put
  * ~90 MB of activity inputs in history (over Temporal's 50 MB limit); we stay far below 5 MB.
  */
-import { promises as fs } from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import type { Worker } from '@temporalio/worker';
 import { startAgent } from '@fabric-harness/sdk/client';
-import { FabricHarnessPlugin, createWorker, FileTranscriptStore } from '@fabric-harness/sdk/worker';
 import { FakeAnthropicServer, callTools, say, type RecordedRequest } from '@fabric-harness/sdk/testing';
-import { GROW_TEXT_CHARS, growText, grower, testTools } from '../fixtures/agents';
-import { testConnection, type TestConnection } from '../support/temporal';
-import { testBundle } from '../support/bundle';
+import { GROW_TEXT_CHARS, growText, grower } from '../fixtures/agents';
+import { startTestWorker, type TestWorker } from '../support/test-worker';
 
-const AGENTS = require.resolve('../fixtures/agents');
 const CALLS = 300;
 
 /**
@@ -42,32 +34,17 @@ function encodedBytes(message: temporal.api.common.v1.IPayload): number {
 }
 
 describe('workflow history of a long conversation', () => {
-  let t: TestConnection;
   let fake: FakeAnthropicServer;
-  let worker: Worker;
-  let client: Client;
-  const taskQueue = `history-growth-${process.pid}`;
+  let w: TestWorker;
 
   beforeAll(async () => {
-    t = await testConnection();
     fake = await FakeAnthropicServer.start({ route: growerRoute, contextWindow: 10_000_000 });
-    const store = new FileTranscriptStore(await fs.mkdtemp(path.join(os.tmpdir(), 'fh-store-')));
-    worker = await createWorker({
-      agents: AGENTS,
-      tools: testTools,
-      connection: t.nativeConnection,
-      namespace: t.namespace,
-      taskQueue,
-      model: { apiKey: 'test-key', baseURL: fake.url },
-      store,
-      workflowBundle: await testBundle(),
-    });
-    client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [new FabricHarnessPlugin({ store })] });
+    w = await startTestWorker({ name: 'history-growth', baseURL: fake.url });
   });
 
   afterAll(async () => {
+    await w?.stop();
     await fake?.stop();
-    await t?.close();
   });
 
   it('the grow tool returns ~2 KB of deterministic prose', () => {
@@ -80,15 +57,13 @@ describe('workflow history of a long conversation', () => {
   it(`${CALLS} model calls stay under 5 MB of history, each model input a small delta`, async () => {
     const workflowId = `grower-${Date.now()}`;
     const started = Date.now();
-    const result = await worker.runUntil(async () => {
-      const handle = await startAgent(client, grower, { calls: CALLS }, { workflowId, taskQueue });
-      return handle.result();
-    });
+    const handle = await startAgent(w.client, grower, { calls: CALLS }, { workflowId, taskQueue: w.taskQueue });
+    const result = await handle.result();
     const seconds = (Date.now() - started) / 1000;
     expect(result.reply).toBe('done');
     expect(result.usage.modelCalls).toBe(CALLS);
 
-    const history = await client.workflow.getHandle(workflowId).fetchHistory();
+    const history = await handle.fetchHistory();
     const historyBytes = temporal.api.history.v1.History.encode(history).finish().length;
     const scheduled = history.events!.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes] : []));
     const model = scheduled.filter((a) => a.activityType!.name === 'fhModel');

@@ -22,8 +22,11 @@ export interface TestWorker {
   stop(): Promise<void>;
 }
 
-/** A running worker for the test agents, against the run's dev server and the given fake model. */
-export async function startTestWorker(opts: { name: string; baseURL: string }): Promise<TestWorker> {
+/**
+ * A running worker for the test agents, against the run's dev server and the given fake model.
+ * `apiKey: null` leaves the key out (to test a worker without one).
+ */
+export async function startTestWorker(opts: { name: string; baseURL: string; apiKey?: string | null }): Promise<TestWorker> {
   const t = await testConnection();
   const store = new FileTranscriptStore(await fs.mkdtemp(path.join(os.tmpdir(), 'fh-store-')));
   const taskQueue = `${opts.name}-${process.pid}-${Date.now()}`;
@@ -34,7 +37,7 @@ export async function startTestWorker(opts: { name: string; baseURL: string }): 
     connection: t.nativeConnection,
     namespace: t.namespace,
     taskQueue,
-    model: { apiKey: 'test-key', baseURL: opts.baseURL },
+    model: { apiKey: opts.apiKey === null ? undefined : (opts.apiKey ?? 'test-key'), baseURL: opts.baseURL },
     store,
     onEvent: (e) => events.push(e),
     workflowBundle: await testBundle(),
