@@ -79,8 +79,16 @@ export function configureAgentBundler(options: BundleOptions): BundleOptions {
   };
 }
 
+/**
+ * A `workflowsPath` for `Worker.create` with the FabricHarnessPlugin: the generated entry that turns
+ * these agent modules into workflow types.
+ */
+export async function workflowsPathFor(agents: string | string[]): Promise<string> {
+  return writeWorkflowEntry(resolveAgentModules(agents));
+}
+
 /** Bundles workflow code for these agent modules once (for tests, replay, or several workers). */
 export async function bundleAgents(agents: string | string[], options: Partial<BundleOptions> = {}): Promise<WorkflowBundle> {
-  const workflowsPath = await writeWorkflowEntry(resolveAgentModules(agents));
+  const workflowsPath = await workflowsPathFor(agents);
   return bundleWorkflowCode(configureAgentBundler({ ...options, workflowsPath }));
 }

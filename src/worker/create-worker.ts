@@ -3,7 +3,7 @@ import type { ModelConnection } from '../activities/anthropic';
 import type { TranscriptStore } from '../activities/transcript-store';
 import type { EventListener } from '../core/events';
 import type { ToolDefinition } from '../core/tools';
-import { resolveAgentModules, writeWorkflowEntry } from './bundle';
+import { workflowsPathFor } from './bundle';
 import { FabricHarnessPlugin } from './plugin';
 
 import { DEFAULT_TASK_QUEUE } from '../client/start';
@@ -32,13 +32,12 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   const { agents, tools, connection, taskQueue, model, store, offloadThresholdBytes, onEvent, workflowBundle, plugins, ...rest } =
     options;
   const plugin = new FabricHarnessPlugin({ tools, model, store, offloadThresholdBytes, onEvent });
-  const modules = resolveAgentModules(agents);
   return Worker.create({
     ...rest,
     connection: connection ?? (await NativeConnection.connect({ address: process.env.TEMPORAL_ADDRESS ?? 'localhost:7233' })),
     namespace: rest.namespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default',
     taskQueue: taskQueue ?? DEFAULT_TASK_QUEUE,
     plugins: [plugin, ...(plugins ?? [])],
-    ...(workflowBundle ? { workflowBundle } : { workflowsPath: await writeWorkflowEntry(modules) }),
+    ...(workflowBundle ? { workflowBundle } : { workflowsPath: await workflowsPathFor(agents) }),
   });
 }

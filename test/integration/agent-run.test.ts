@@ -1,9 +1,13 @@
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { Client } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
 import { startAgent } from '@fabric-harness/sdk/client';
 import { FakeAnthropicServer, callTools, say } from '@fabric-harness/sdk/testing';
-import { calculator } from '../fixtures/agents';
+import { FabricHarnessPlugin, workflowsPathFor } from '@fabric-harness/sdk/worker';
+import { addTool, calculator } from '../fixtures/agents';
+import { testConnection } from '../support/temporal';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
 
 function script() {
@@ -67,5 +71,33 @@ describe('an agent with two tools', () => {
     expect(result.reply).toBe('The sum is 5, written to sum.txt.');
     expect(await fs.readFile(path.join(dir, 'sum.txt'), 'utf8')).toBe('5');
     expect(fake.messageRequests().length - before).toBe(3);
+  });
+});
+
+describe('the harness as a plugin on a plain Worker.create and Client', () => {
+  it('runs an agent with nothing but the plugin and workflowsPathFor', async () => {
+    const fake = await FakeAnthropicServer.start({ script: [callTools({ name: 'add', input: { a: 20, b: 22 } }), say('42')] });
+    const t = await testConnection();
+    try {
+      const plugin = new FabricHarnessPlugin({ tools: [addTool], model: { apiKey: 'test-key', baseURL: fake.url } });
+      const taskQueue = `plugin-${process.pid}`;
+      const worker = await Worker.create({
+        connection: t.nativeConnection,
+        namespace: t.namespace,
+        taskQueue,
+        plugins: [plugin],
+        workflowsPath: await workflowsPathFor(require.resolve('../fixtures/agents')),
+        bundlerOptions: { logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined } },
+      });
+      const client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [plugin] });
+      const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-plugin-'));
+      const result = await worker.runUntil(async () =>
+        (await startAgent(client, calculator, { task: 'add 20 and 22', dir }, { workflowId: `plugin-${Date.now()}`, taskQueue })).result(),
+      );
+      expect(result.reply).toBe('42');
+    } finally {
+      await t.close();
+      await fake.stop();
+    }
   });
 });
