@@ -87,7 +87,6 @@ describe('the harness as a plugin on a plain Worker.create and Client', () => {
         taskQueue,
         plugins: [plugin],
         workflowsPath: await workflowsPathFor(require.resolve('../fixtures/agents')),
-        bundlerOptions: { logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined } },
       });
       const client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [plugin] });
       const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-plugin-'));
