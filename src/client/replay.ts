@@ -260,8 +260,11 @@ export type ReplayResult =
       workflowId: string;
       events: number;
       source: LoadedHistory['source'];
-      /** nondeterminism: the code issues different commands; workflow_task_failure: the code threw; replay_error: anything else. */
-      kind: 'nondeterminism' | 'workflow_task_failure' | 'replay_error';
+      /**
+       * nondeterminism: the code issues different commands; unknown_agent: the modules do not define the
+       * run's agent; workflow_task_failure: the code threw; replay_error: anything else.
+       */
+      kind: 'nondeterminism' | 'unknown_agent' | 'workflow_task_failure' | 'replay_error';
       /** The history event at which the run and the code diverge, when known. */
       eventId?: number;
       recorded?: ReplayCommand;
@@ -382,7 +385,7 @@ export function explainReplayFailure(error: Error, history: History, trace?: Rep
   const core = /Nondeterminism error: (.*?)(?:", source:|$)/s.exec(message)?.[1] ?? message;
   const isNondeterminism = error.name === 'DeterminismViolationError' || /nondeterminism/i.test(message);
   const recordedCmds = recordedCommands(history);
-  const coreEventId = numberOr(/HistoryEvent\(id: (\d+)/.exec(core)?.[1]);
+  const coreEventId = toNumber(/HistoryEvent\(id: (\d+)/.exec(core)?.[1]);
 
   if (!isNondeterminism) {
     const taskFailure = /workflow task failure/i.test(message);
@@ -426,6 +429,14 @@ export function explainReplayFailure(error: Error, history: History, trace?: Rep
     if (ev) recorded = { eventId, kind: 'other', name: eventTypeName(ev) };
   }
 
+  if (current?.kind === 'fail' && /^Unknown agent '/.test(current.detail ?? '')) {
+    return {
+      kind: 'unknown_agent',
+      error: /message: "(\[TMPRL\d+\][^"]*)"/.exec(message)?.[1] ?? message,
+      explanation: `The current code does not define this run's agent: ${firstLine(current.detail!)}. Replay against the module that defines it (--agents / options.agents).`,
+    };
+  }
+
   const at = eventId !== undefined ? ` at event ${eventId}` : '';
   const recordedText = recorded ? describeCommand(recorded) : 'something else';
   const currentText = current ? (current.kind === 'other' && !current.name ? 'issues no command there' : describeCommand(current)) : undefined;
@@ -460,14 +471,14 @@ export function recordedCommands(history: History): RecordedCommand[] {
       const name = a.activityType?.name ?? undefined;
       let detail: string | undefined;
       if (name === 'fhTool') detail = safeDecode(a.input?.payloads?.[0])?.name;
-      out.push({ eventId, kind: 'activity', seq: numberOr(a.activityId), name, ...(detail ? { detail } : {}) });
+      out.push({ eventId, kind: 'activity', seq: toNumber(a.activityId), name, ...(detail ? { detail } : {}) });
     } else if (e.markerRecordedEventAttributes) {
       const m = e.markerRecordedEventAttributes;
       if (m.markerName !== 'core_local_activity') continue; // patch markers are the SDK's business
       const data = safeDecode(m.details?.data?.payloads?.[0]) as { seq?: number; activity_type?: string } | undefined;
       out.push({ eventId, kind: 'local_activity', seq: data?.seq, name: data?.activity_type });
     } else if (e.timerStartedEventAttributes) {
-      out.push({ eventId, kind: 'timer', seq: numberOr(e.timerStartedEventAttributes.timerId) });
+      out.push({ eventId, kind: 'timer', seq: toNumber(e.timerStartedEventAttributes.timerId) });
     } else if (e.startChildWorkflowExecutionInitiatedEventAttributes) {
       out.push({ eventId, kind: 'child_workflow', name: e.startChildWorkflowExecutionInitiatedEventAttributes.workflowType?.name ?? undefined });
     } else if (e.signalExternalWorkflowExecutionInitiatedEventAttributes) {
@@ -574,11 +585,6 @@ function toNumber(v: unknown): number | undefined {
   if (v === null || v === undefined) return undefined;
   const n = typeof v === 'object' && 'toNumber' in (v as object) ? (v as { toNumber(): number }).toNumber() : Number(v);
   return Number.isFinite(n) ? n : undefined;
-}
-
-function numberOr(v: unknown): number | undefined {
-  const n = toNumber(v);
-  return n === undefined ? undefined : n;
 }
 
 function firstLine(s: string): string {

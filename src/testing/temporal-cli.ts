@@ -13,6 +13,7 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 
@@ -92,13 +93,17 @@ export interface DevServer {
 
 const EXE_NAME = process.platform === 'win32' ? 'temporal.exe' : 'temporal';
 
-/** The nearest directory upward from `from` (default `process.cwd()`) that has a package.json, else `from`. */
+/**
+ * The nearest directory upward from `from` (default `process.cwd()`) that has a package.json. Outside
+ * any package (e.g. `fh server` run from a scratch directory) a per-user directory, so the CLI is
+ * built once per user rather than once per directory it was started from.
+ */
 export function findProjectDir(from: string = process.cwd()): string {
   let dir = path.resolve(from);
   for (;;) {
     if (fs.existsSync(path.join(dir, 'package.json'))) return dir;
     const parent = path.dirname(dir);
-    if (parent === dir) return path.resolve(from);
+    if (parent === dir) return path.join(os.homedir(), '.fabric-harness');
     dir = parent;
   }
 }

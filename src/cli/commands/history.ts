@@ -139,6 +139,7 @@ async function runReplay(p: Parsed, io: Io): Promise<number> {
     io.out(`ok: replayed ${result.events} events of ${label} against ${agents.map((a) => path.relative(process.cwd(), a) || a).join(', ')}: the current code makes the same decisions`);
     return EXIT.OK;
   }
-  io.out(`divergence${result.eventId !== undefined ? ` at event ${result.eventId}` : ''} replaying ${label}: ${result.explanation}`);
+  const what = result.kind === 'nondeterminism' ? 'divergence' : result.kind === 'unknown_agent' ? 'wrong agents module' : 'replay failed';
+  io.out(`${what}${result.eventId !== undefined ? ` at event ${result.eventId}` : ''} replaying ${label}: ${result.explanation}`);
   return EXIT.FAILURE;
 }

@@ -1,0 +1,515 @@
+/**
+ * The `fh` command as users run it: the BUILT binary (dist/cli/main.js) in subprocesses, against the
+ * integration dev server. A `fh worker` subprocess serves test/fixtures/cli-agents.js (plain JS that
+ * requires @fabric-harness/sdk, i.e. this checkout's dist/ by package self-reference), with the
+ * scripted fake Anthropic server of this process as its model. What `fh history` reports is checked
+ * against the requests the fake actually received.
+ */
+import { spawn, execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { FakeAnthropicServer, callTools, say, type RecordedRequest } from '@fabric-harness/sdk/testing';
+import { getFreePort } from '../../src/testing/temporal-cli';
+import {
+  ConnectionSettingsError,
+  resolveConnectionSettings,
+  type EnvconfigModule,
+} from '../../src/client/connection';
+
+const ROOT = path.resolve(__dirname, '../..');
+const FH = path.join(ROOT, 'dist/cli/main.js');
+const AGENTS = 'test/fixtures/cli-agents.js';
+const CHANGED = 'test/fixtures/changed-agents.ts';
+const MARKER = '[fabric-harness:summarize]';
+const SUMMARY = '## Goal\nRead the outputs.\n## Progress\nRead two long outputs.\n## Key Decisions\nNone.\n## Failed Approaches\nNone.\n## Open Issues\nNone.\n## Next Steps\nAdd 2 and 3.';
+
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Builds dist/ when it is missing or older than src/ (npm test builds first anyway, via pretest). */
+function ensureBuilt(): void {
+  const newest = (dir: string): number =>
+    fs.readdirSync(dir, { withFileTypes: true }).reduce((m, e) => {
+      const p = path.join(dir, e.name);
+      return Math.max(m, e.isDirectory() ? newest(p) : fs.statSync(p).mtimeMs);
+    }, 0);
+  const built = fs.existsSync(FH) ? fs.statSync(FH).mtimeMs : 0;
+  if (built >= newest(path.join(ROOT, 'src'))) return;
+  execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
+}
+
+let env: NodeJS.ProcessEnv;
+
+/** Runs `fh …` to completion. */
+function fh(args: string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [FH, ...args], { cwd: ROOT, env: { ...env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`fh ${args.join(' ')} timed out\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, opts.timeoutMs ?? 60_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** A long-running `fh …` (worker, server), resolved once a line matching `ready` was printed. */
+async function fhBackground(args: string[], ready: RegExp, extraEnv: NodeJS.ProcessEnv = {}) {
+  const child = spawn(process.execPath, [FH, ...args], { cwd: ROOT, env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = { stdout: '', stderr: '' };
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`fh ${args[0]} never got ready\nstdout: ${out.stdout}\nstderr: ${out.stderr}`)), 90_000);
+    const check = () => {
+      if (ready.test(out.stdout) || ready.test(out.stderr)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout.on('data', (d) => ((out.stdout += d), check()));
+    child.stderr.on('data', (d) => ((out.stderr += d), check()));
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`fh ${args[0]} exited (${code}) before it was ready\nstdout: ${out.stdout}\nstderr: ${out.stderr}`));
+    });
+  });
+  return {
+    child,
+    out,
+    /** Ctrl-C, then the exit code. */
+    async interrupt(): Promise<number | null> {
+      child.kill('SIGINT');
+      return exited;
+    },
+    exited,
+  };
+}
+
+function json<T = any>(r: Ran): T {
+  try {
+    return JSON.parse(r.stdout) as T;
+  } catch {
+    throw new Error(`not JSON (exit ${r.code}):\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+  }
+}
+
+/** An error the way `fh` promises it: exactly one line on stderr, starting with `fh: `. */
+function expectOneLineError(r: Ran, code: number, pattern: RegExp): void {
+  expect({ code: r.code, stderr: r.stderr }).toEqual({ code, stderr: expect.stringMatching(pattern) });
+  const lines = r.stderr.trim().split('\n');
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatch(/^fh: /);
+}
+
+const isSummarize = (r: RecordedRequest) => typeof r.body?.system === 'string' && r.body.system.split('\n')[0].includes(MARKER);
+
+describe('the fh command', () => {
+  let fake: FakeAnthropicServer;
+  let worker: Awaited<ReturnType<typeof fhBackground>>;
+  let tmp: string;
+  const taskQueue = `cli-${process.pid}-${Date.now()}`;
+  const id = (name: string) => `${name}-${process.pid}-${Date.now()}`;
+  const calcId = id('cli-calc');
+  const compactorId = id('cli-compactor');
+
+  beforeAll(async () => {
+    ensureBuilt();
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'fh-cli-'));
+    const address = process.env.FH_TEST_TEMPORAL_ADDRESS;
+    if (!address) throw new Error('FH_TEST_TEMPORAL_ADDRESS is not set: run through the jest integration project');
+    const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TEMPORAL_') && !k.startsWith('ANTHROPIC_') && k !== 'FH_AGENTS'));
+    env = {
+      ...clean,
+      TEMPORAL_ADDRESS: address,
+      TEMPORAL_NAMESPACE: process.env.FH_TEST_TEMPORAL_NAMESPACE ?? 'default',
+      FH_STORE_DIR: path.join(tmp, 'store'),
+    };
+    fake = await FakeAnthropicServer.start({ route: (req) => (isSummarize(req) ? say(SUMMARY) : undefined) });
+    worker = await fhBackground(['worker', '--agents', AGENTS, '--task-queue', taskQueue], /ready on task queue/, {
+      ANTHROPIC_API_KEY: 'test-key',
+      ANTHROPIC_BASE_URL: fake.url,
+    });
+  });
+
+  afterAll(async () => {
+    if (worker) {
+      const code = await worker.interrupt();
+      expect(worker.out.stderr).toMatch(/\[fh worker\] stopped/);
+      expect(code).toBe(0);
+    }
+    await fake?.stop();
+  });
+
+  it('prints help with commands, examples and exit codes', async () => {
+    const top = await fh(['--help']);
+    expect(top.code).toBe(0);
+    for (const c of ['server', 'worker', 'run', 'list', 'state', 'budget', 'history', 'history export', 'replay']) expect(top.stdout).toContain(`  ${c}`);
+    expect(top.stdout).toMatch(/Exit status:[\s\S]*0 +success[\s\S]*1 +failure[\s\S]*2 +usage error[\s\S]*3 +not found[\s\S]*4 +the Temporal server cannot be reached/);
+    expect(top.stdout).toContain('TEMPORAL_ADDRESS');
+
+    const state = await fh(['state', '--help']);
+    expect(state.code).toBe(0);
+    expect(state.stdout).toMatch(/Usage: fh state <workflow-id>/);
+    expect(state.stdout).toMatch(/Examples:\n {2}fh state /);
+    expect(state.stdout).toContain('--address');
+
+    expectOneLineError(await fh(['frob']), 2, /unknown command 'frob'.*fh --help/);
+    expectOneLineError(await fh(['state', 'x', '--bogus']), 2, /unknown option '--bogus'.*fh state --help/);
+    expectOneLineError(await fh(['state']), 2, /needs a workflow id/);
+  });
+
+  it('fh run starts an agent as a workflow and prints its result; fh list shows it', async () => {
+    fake.enqueue(callTools({ name: 'add', input: { a: 2, b: 3 } }), say('The sum is 5.'));
+    const r = await fh(['run', 'cli-calc', '--input', '{"task":"Add 2 and 3"}', '--workflow-id', calcId, '--task-queue', taskQueue, '--json']);
+    expect(r.code).toBe(0);
+    expect(json(r)).toMatchObject({ workflowId: calcId, agent: 'cli-calc', status: 'completed', result: { reply: 'The sum is 5.', usage: { modelCalls: 2 } } });
+
+    // Visibility is eventually consistent: give it a moment.
+    let listed: any[] = [];
+    for (let i = 0; i < 50 && !listed.some((w) => w.workflowId === calcId && w.status === 'COMPLETED'); i++) {
+      listed = json(await fh(['list', '--agent', 'cli-calc', '--json', '--limit', '100']));
+      await new Promise((res) => setTimeout(res, 200));
+    }
+    expect(listed.find((w) => w.workflowId === calcId)).toMatchObject({ agent: 'cli-calc', status: 'COMPLETED', taskQueue, startTime: expect.any(String) });
+    const text = await fh(['list', '--agent', 'cli-calc']);
+    expect(text.stdout).toMatch(new RegExp(`WORKFLOW ID +AGENT +STATUS +STARTED[\\s\\S]*${calcId} +cli-calc +completed`));
+  });
+
+  it('a run that fails says why, with exit 1', async () => {
+    const r = await fh(['run', 'no-such-agent', '--input', '{}', '--task-queue', taskQueue]);
+    expect(r.code).toBe(1);
+    // A progress note while waiting, then the error: one line.
+    const errors = r.stderr.trim().split('\n').filter((l) => l.startsWith('fh: '));
+    expect(errors).toEqual([expect.stringMatching(/^fh: run no-such-agent-\S+ failed: Unknown agent 'no-such-agent'\. Registered agents: cli-calc, cli-compactor\. \[UNKNOWN_AGENT\]; see `fh history /)]);
+    expect(r.stderr.trim().split('\n').pop()).toBe(errors[0]);
+  });
+
+  it('fh history export + fh replay: ok against the same code, divergence (exit 1) against changed code', async () => {
+    const file = path.join(tmp, 'calc.json');
+    const exported = await fh(['history', 'export', calcId, file]);
+    expect(exported.code).toBe(0);
+    expect(exported.stdout).toMatch(new RegExp(`wrote \\d+ events of ${calcId} to`));
+    const saved = JSON.parse(fs.readFileSync(file, 'utf8'));
+    expect(saved.events[0]).toMatchObject({ eventId: '1', eventType: 'EVENT_TYPE_WORKFLOW_EXECUTION_STARTED' }); // Temporal's proto-JSON
+
+    const same = await fh(['replay', file, '--agents', AGENTS]);
+    expect(same.stderr).toBe('');
+    expect(same.stdout).toMatch(/^ok: replayed \d+ events of .*calc\.json against test\/fixtures\/cli-agents\.js/);
+    expect(same.code).toBe(0);
+
+    const changed = await fh(['replay', file, '--agents', CHANGED]);
+    expect(changed.stdout).toMatch(
+      /^divergence at event \d+ replaying .*: The workflow code now issues a different command at event \d+ than the recorded run did: recorded a model call \(activity fhModel\), code now a compaction decision \(local activity fhDecideCompaction\)/,
+    );
+    expect(changed.code).toBe(1);
+
+    const asJson = await fh(['replay', file, '--agents', CHANGED, '--json']);
+    expect(asJson.code).toBe(1);
+    const result = json(asJson);
+    const modelEvent = saved.events.find((e: any) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'fhModel');
+    expect(result).toMatchObject({
+      ok: false,
+      kind: 'nondeterminism',
+      eventId: Number(modelEvent.eventId),
+      recorded: { kind: 'activity', name: 'fhModel' },
+      current: { kind: 'local_activity', name: 'fhDecideCompaction' },
+      error: expect.stringContaining('Nondeterminism'),
+    });
+
+    // By workflow id, fetched from the server.
+    const live = await fh(['replay', calcId, '--agents', AGENTS, '--json']);
+    expect(live.code).toBe(0);
+    expect(json(live)).toMatchObject({ ok: true, workflowId: calcId, source: 'workflow' });
+  });
+
+  it('a run that compacts: fh state, fh budget, and an audit transcript that matches what the model saw', async () => {
+    fake.enqueue(
+      callTools({ name: 'pad', input: { words: 300 } }),
+      callTools({ name: 'pad', input: { words: 300 } }),
+      callTools({ name: 'add', input: { a: 2, b: 3 } }),
+      say('Done: 5.'),
+    );
+    const before = fake.messageRequests().length;
+    const r = await fh(['run', 'cli-compactor', '--input', '{"task":"Read the outputs, then add 2 and 3"}', '--workflow-id', compactorId, '--task-queue', taskQueue, '--json']);
+    expect(r.code).toBe(0);
+    const result = json(r).result;
+    expect(result.reply).toBe('Done: 5.');
+    expect(result.compaction.count).toBeGreaterThanOrEqual(1);
+    const sent = fake.messageRequests().slice(before);
+    const modelRequests = sent.filter((q) => !isSummarize(q));
+    const summaryRequests = sent.filter(isSummarize);
+    expect(summaryRequests.length).toBeGreaterThanOrEqual(1);
+
+    // fh state / fh budget (queries answered by the worker subprocess).
+    const state = await fh(['state', compactorId]);
+    expect(state.code).toBe(0);
+    expect(state.stdout).toContain(`Compaction state of ${compactorId} (session main)`);
+    expect(state.stdout).toMatch(/enabled +yes: compacts above 900 of 4000 tokens, keeps 2 recent entries/);
+    expect(state.stdout).toMatch(new RegExp(`compactions +${result.compaction.count} \\(after ${result.compaction.decisions} decisions\\)`));
+    expect(json(await fh(['state', compactorId, '--json']))).toMatchObject({ sessionId: 'main', count: result.compaction.count, enabled: true });
+    const budget = await fh(['budget', compactorId]);
+    expect(budget.code).toBe(0);
+    for (const layer of ['system prompt', 'tool definitions', 'summaries', 'history', 'reserved for reply', 'free']) {
+      expect(budget.stdout).toMatch(new RegExp(`^ +${layer} +[█░]{40} +\\d+ +\\d+\\.\\d%$`, 'm'));
+    }
+    expect(json(await fh(['budget', compactorId, '--json']))).toMatchObject({ contextWindowTokens: 4000, layers: { summaries: expect.any(Number) } });
+
+    // The audit, from history alone.
+    const h = await fh(['history', compactorId, '--json']);
+    expect(h.code).toBe(0);
+    const audit = json(h);
+    const records: any[] = audit.records;
+    const of = (type: string) => records.filter((x) => x.type === type);
+    expect(audit.run).toMatchObject({ workflowId: compactorId, agent: 'cli-compactor', status: 'completed', taskQueue });
+
+    // Every model call the fake answered, in order, with the usage it reported.
+    const calls = of('model_call');
+    expect(calls).toHaveLength(modelRequests.length);
+    expect(calls.map((c) => c.usage.inputTokens)).toEqual(modelRequests.map((q) => q.inputTokens));
+    expect(calls.map((c) => c.stopReason)).toEqual(['tool_use', 'tool_use', 'tool_use', 'end_turn']);
+    expect(calls.every((c) => c.model === modelRequests[0]!.body.model && c.status === 'completed')).toBe(true);
+    expect(calls[0].tools).toEqual(['pad', 'add']);
+    expect(calls[3].response.text).toBe('Done: 5.');
+    expect(audit.run.totals).toMatchObject({
+      modelCalls: modelRequests.length,
+      inputTokens: modelRequests.reduce((s, q) => s + q.inputTokens!, 0),
+      summaries: summaryRequests.length,
+    });
+
+    // Every tool call: the tool_use blocks the model sent back, and the tool_result contents the model then saw.
+    const toolUses = new Map<string, any>();
+    const toolResults = new Map<string, string>();
+    for (const q of modelRequests) {
+      for (const m of q.body.messages) {
+        for (const b of Array.isArray(m.content) ? m.content : []) {
+          if (b.type === 'tool_use') toolUses.set(b.id, { callId: b.id, name: b.name, arguments: b.input });
+          if (b.type === 'tool_result') toolResults.set(b.tool_use_id, b.content);
+        }
+      }
+    }
+    const tools = of('tool_call');
+    expect(tools.map((t) => ({ callId: t.callId, name: t.name, arguments: t.arguments }))).toEqual([...toolUses.values()]);
+    expect(tools.map((t) => t.name)).toEqual(['pad', 'pad', 'add']);
+    for (const t of tools) expect(t.result).toBe(toolResults.get(t.callId)); // full text kept in the JSON
+    expect(tools[0].result.length).toBeGreaterThan(1000);
+    expect(tools[0].resultPreview.length).toBeLessThan(tools[0].result.length);
+    expect(tools[2].result).toBe('5');
+
+    // Every compaction decision (one before each model call), and the summaries of the compactions.
+    const decisions = of('compaction_decision');
+    expect(decisions).toHaveLength(modelRequests.length);
+    expect(decisions.every((d) => d.recorded && typeof d.estimatedTokens === 'number' && d.threshold === 900)).toBe(true);
+    const compacted = decisions.filter((d) => d.compact);
+    expect(compacted).toHaveLength(result.compaction.count);
+    expect(compacted[0]).toMatchObject({ reason: 'threshold', cut: expect.any(Number), why: expect.stringMatching(/over the threshold of 900; compacting/) });
+    const summaries = of('summary');
+    expect(summaries.map((s) => s.request)).toEqual(summaryRequests.map((q) => q.body.messages[0].content[0].text));
+    expect(summaries.every((s) => s.trigger === 'threshold' && s.text === SUMMARY)).toBe(true);
+    // The model call after a compaction was sent the summary.
+    const firstCompaction = records.indexOf(compacted[0]);
+    expect(records.slice(firstCompaction).find((x) => x.type === 'model_call').context.summaries).toBe(1);
+
+    // What the user sent, and timestamps throughout.
+    expect(records[0]).toMatchObject({ type: 'input', input: { task: 'Read the outputs, then add 2 and 3' } });
+    expect(of('prompt').map((p) => p.text)).toEqual(['Read the outputs, then add 2 and 3']);
+    expect(records.every((x) => !Number.isNaN(Date.parse(x.at)))).toBe(true);
+
+    // The Markdown view says the same.
+    const md = await fh(['history', compactorId]);
+    expect(md.code).toBe(0);
+    expect(md.stdout).toContain(`# Audit: cli-compactor — ${compactorId}`);
+    expect(md.stdout.match(/^## \d+\. Model call: /gm)).toHaveLength(calls.length);
+    expect(md.stdout.match(/^## \d+\. Tool call: (pad|add) /gm)).toHaveLength(3);
+    expect(md.stdout.match(/^## \d+\. Compaction decision: compact \(threshold\)/gm)).toHaveLength(compacted.length);
+    expect(md.stdout.match(/^## \d+\. Compaction summary \(threshold\)/gm)).toHaveLength(summaries.length);
+    expect(md.stdout).toContain('truncated here; full text in --json');
+
+    // The same audit from an exported file, without the server.
+    const file = path.join(tmp, 'compactor.json');
+    expect((await fh(['history', 'export', compactorId, file])).code).toBe(0);
+    const offline = json(await fh(['history', file, '--json'], { env: { TEMPORAL_ADDRESS: '127.0.0.1:1' } }));
+    expect(offline.records).toEqual(records);
+    // And it replays against the code that recorded it.
+    expect((await fh(['replay', file, '--agents', AGENTS])).code).toBe(0);
+  });
+
+  describe('errors: one line, documented exit codes', () => {
+    it('unknown workflow id: exit 3', async () => {
+      for (const cmd of [['state'], ['budget'], ['history'], ['replay']]) {
+        const args = [...cmd, `no-such-workflow-${process.pid}`, ...(cmd[0] === 'replay' ? ['--agents', AGENTS] : [])];
+        expectOneLineError(await fh(args), 3, new RegExp(`no workflow 'no-such-workflow-${process.pid}' in namespace 'default' at .*fh list`));
+      }
+      expectOneLineError(await fh(['history', 'export', 'no-such-workflow', path.join(tmp, 'x.json')]), 3, /no workflow 'no-such-workflow'/);
+    });
+
+    it('unreachable server (a closed port): exit 4', async () => {
+      const port = await getFreePort(); // free now: nothing listens there
+      for (const args of [['list'], ['state', 'x'], ['run', 'cli-calc', '--input', '{}'], ['history', 'x']]) {
+        expectOneLineError(
+          await fh([...args, '--address', `127.0.0.1:${port}`]),
+          4,
+          new RegExp(`cannot reach the Temporal server at 127\\.0\\.0\\.1:${port} \\(from --address\\): connection refused.*fh server`),
+        );
+      }
+      // From the environment, the message says so.
+      expectOneLineError(await fh(['list'], { env: { TEMPORAL_ADDRESS: `127.0.0.1:${port}` } }), 4, /\(from TEMPORAL_ADDRESS\)/);
+    });
+
+    it('malformed history files: exit 2; a missing one: exit 3', async () => {
+      const notJson = path.join(tmp, 'not-json.json');
+      fs.writeFileSync(notJson, '{"events": [ oops');
+      const noEvents = path.join(tmp, 'no-events.json');
+      fs.writeFileSync(noEvents, '{"workflowId": "x"}');
+      const badEvent = path.join(tmp, 'bad-event.json');
+      fs.writeFileSync(badEvent, '{"events": [{"eventId": "1"}]}');
+      for (const [file, why] of [
+        [notJson, /is not JSON/],
+        [noEvents, /is not a workflow history: expected a JSON object with an "events" array/],
+        [badEvent, /is not a valid workflow history/],
+      ] as const) {
+        expectOneLineError(await fh(['replay', file, '--agents', AGENTS]), 2, why);
+        expectOneLineError(await fh(['history', file]), 2, new RegExp(`${why.source}.*fh history export`));
+      }
+      expectOneLineError(await fh(['replay', path.join(tmp, 'missing.json'), '--agents', AGENTS]), 3, /history file .*missing\.json not found/);
+    });
+
+    it('bad input: exit 2 before anything is started', async () => {
+      expectOneLineError(await fh(['run', 'cli-calc', '--input', '{bad']), 2, /--input is not JSON/);
+      expectOneLineError(await fh(['run', 'cli-calc', '--input', `@${path.join(tmp, 'nope.json')}`]), 3, /input file .* not found/);
+      expectOneLineError(await fh(['replay', 'x.json']), 2, /needs --agents <module>/);
+    });
+
+    it('a query nobody answers: exit 1 with what to do', async () => {
+      const queue = `nobody-${process.pid}`;
+      const started = await fh(['run', 'cli-calc', '--input', '{"task":"x"}', '--task-queue', queue, '--no-wait']);
+      expect(started.code).toBe(0);
+      const workflowId = started.stdout.trim();
+      expect(workflowId).toMatch(/^cli-calc-\d{8}-\d{6}Z-[0-9a-f]{6}$/);
+      expectOneLineError(await fh(['state', workflowId, '--timeout', '1']), 1, new RegExp(`no worker answered within 1 s.*task queue '${queue}'.*fh worker`));
+      // Nobody will ever run it: do not leave it behind on a shared server.
+      const connection = await Connection.connect({ address: env.TEMPORAL_ADDRESS! });
+      try {
+        await new Client({ connection, namespace: env.TEMPORAL_NAMESPACE }).workflow.getHandle(workflowId).terminate('cli.test cleanup');
+      } finally {
+        await connection.close();
+      }
+    });
+  });
+
+  it('fh server: a dev server with the Web UI, a database file and the FhAgent search attribute; stops on Ctrl-C', async () => {
+    const port = await getFreePort();
+    const uiPort = await getFreePort();
+    const db = path.join(tmp, 'server', 'temporal.db');
+    const server = await fhBackground(['server', '--port', String(port), '--ui-port', String(uiPort), '--db', db], /Press Ctrl\+C to stop/);
+    try {
+      expect(server.out.stdout).toContain(`address:     127.0.0.1:${port}`);
+      expect(server.out.stdout).toContain(`web UI:      http://127.0.0.1:${uiPort}`);
+      expect(server.out.stderr).toMatch(/\[fh server\] .*ready/);
+      expect(fs.existsSync(db)).toBe(true);
+      const connection = await Connection.connect({ address: `127.0.0.1:${port}` });
+      try {
+        const attrs = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
+        expect(Object.keys(attrs.customAttributes ?? {})).toContain('FhAgent');
+      } finally {
+        await connection.close();
+      }
+      const listed = await fh(['list', '--address', `127.0.0.1:${port}`]);
+      expect(listed.code).toBe(0);
+      expect(listed.stdout).toMatch(/No agent runs found/);
+    } finally {
+      expect(await server.interrupt()).toBe(0);
+    }
+    expect(server.out.stderr).toMatch(/\[fh server\] stopped/);
+  });
+});
+
+describe('connection settings (Temporal environment conventions)', () => {
+  const none = null; // act as if @temporalio/envconfig were not installed
+
+  it('defaults, environment, and flags over environment', () => {
+    expect(resolveConnectionSettings({}, {}, none)).toMatchObject({
+      address: 'localhost:7233',
+      namespace: 'default',
+      sources: { address: 'default', namespace: 'default' },
+    });
+    const fromEnv = resolveConnectionSettings({}, { TEMPORAL_ADDRESS: 'tmp.example:7233', TEMPORAL_NAMESPACE: 'ns1' }, none);
+    expect(fromEnv).toMatchObject({ address: 'tmp.example:7233', namespace: 'ns1', sources: { address: 'environment', namespace: 'environment' } });
+    expect(fromEnv.tls).toBeUndefined();
+    const flagged = resolveConnectionSettings({ address: 'flag.example:7233', namespace: 'ns2' }, { TEMPORAL_ADDRESS: 'env:1', TEMPORAL_NAMESPACE: 'x' }, none);
+    expect(flagged).toMatchObject({ address: 'flag.example:7233', namespace: 'ns2', sources: { address: 'flag', namespace: 'flag' } });
+  });
+
+  it('an API key turns TLS on unless TLS is turned off; TEMPORAL_GRPC_META_* become metadata', () => {
+    expect(resolveConnectionSettings({}, { TEMPORAL_API_KEY: 'k' }, none)).toMatchObject({ apiKey: 'k', tls: true });
+    expect(resolveConnectionSettings({ apiKey: 'flag-key' }, { TEMPORAL_API_KEY: 'k', TEMPORAL_TLS: 'false' }, none)).toMatchObject({
+      apiKey: 'flag-key',
+      tls: false,
+    });
+    expect(resolveConnectionSettings({}, { TEMPORAL_TLS: 'true' }, none).tls).toBe(true);
+    expect(resolveConnectionSettings({}, { TEMPORAL_GRPC_META_X_TENANT: 'a' }, none).metadata).toEqual({ 'x-tenant': 'a' });
+    expect(() => resolveConnectionSettings({}, { TEMPORAL_TLS: 'maybe' }, none)).toThrow(/TEMPORAL_TLS must be true or false/);
+  });
+
+  it('mTLS files from the environment or flags (flags win); a cert without its key is an error', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fh-tls-'));
+    for (const f of ['env.crt', 'env.key', 'flag.crt', 'flag.key', 'ca.pem']) fs.writeFileSync(path.join(dir, f), `-- ${f} --`);
+    const p = (f: string) => path.join(dir, f);
+    const fromEnv = resolveConnectionSettings(
+      {},
+      {
+        TEMPORAL_TLS_CLIENT_CERT_PATH: p('env.crt'),
+        TEMPORAL_TLS_CLIENT_KEY_PATH: p('env.key'),
+        TEMPORAL_TLS_SERVER_CA_CERT_PATH: p('ca.pem'),
+        TEMPORAL_TLS_SERVER_NAME: 'sni.example',
+      },
+      none,
+    );
+    const tls = fromEnv.tls as any;
+    expect(Buffer.from(tls.clientCertPair.crt).toString()).toBe('-- env.crt --');
+    expect(Buffer.from(tls.clientCertPair.key).toString()).toBe('-- env.key --');
+    expect(Buffer.from(tls.serverRootCACertificate).toString()).toBe('-- ca.pem --');
+    expect(tls.serverNameOverride).toBe('sni.example');
+    const flagged = resolveConnectionSettings(
+      { tlsCertPath: p('flag.crt'), tlsKeyPath: p('flag.key') },
+      { TEMPORAL_TLS_CLIENT_CERT_PATH: p('env.crt'), TEMPORAL_TLS_CLIENT_KEY_PATH: p('env.key') },
+      none,
+    ).tls as any;
+    expect(Buffer.from(flagged.clientCertPair.crt).toString()).toBe('-- flag.crt --');
+    expect(() => resolveConnectionSettings({ tlsCertPath: p('flag.crt') }, {}, none)).toThrow(ConnectionSettingsError);
+    expect(() => resolveConnectionSettings({ tlsCaPath: p('missing.pem') }, {}, none)).toThrow(/cannot read --tls-ca-path .*missing\.pem: ENOENT/);
+  });
+
+  it('uses @temporalio/envconfig when installed (config-file profiles), flags still win', () => {
+    const calls: unknown[] = [];
+    const envconfig: EnvconfigModule = {
+      loadClientConnectConfig(options) {
+        calls.push(options);
+        return { namespace: 'from-profile', connectionOptions: { address: 'profile.example:7233', apiKey: 'profile-key' } };
+      },
+    };
+    const s = resolveConnectionSettings({ profile: 'prod', namespace: 'flag-ns' }, { HOME: '/x' }, envconfig);
+    expect(s).toMatchObject({
+      address: 'profile.example:7233',
+      namespace: 'flag-ns',
+      apiKey: 'profile-key',
+      tls: true,
+      resolvedWith: 'envconfig',
+      sources: { address: 'config file', namespace: 'flag' },
+    });
+    expect(calls).toEqual([{ profile: 'prod', configSource: undefined, overrideEnvVars: { HOME: '/x' } }]);
+    // Without the package, a profile cannot be honoured: say how to get it.
+    expect(() => resolveConnectionSettings({ profile: 'prod' }, {}, none)).toThrow(/npm install @temporalio\/envconfig/);
+  });
+});

@@ -1,0 +1,155 @@
+/**
+ * The pure parts of audit replay: reading history files, and explaining a replay failure in words
+ * (the replays themselves run in test/integration/cli.test.ts).
+ */
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import {
+  describeCommand,
+  explainReplayFailure,
+  historyToJSONString,
+  HistoryFormatError,
+  parseHistoryJSON,
+  recordedCommands,
+  type History,
+} from '../../src/client/replay';
+
+const HISTORIES = path.resolve(__dirname, '../histories');
+
+async function calculator(): Promise<History> {
+  return parseHistoryJSON(await fs.readFile(path.join(HISTORIES, 'calculator-tools.json'), 'utf8'));
+}
+
+/** The message Worker.runReplayHistory's DeterminismViolationError carries for this core error. */
+function determinismError(coreMessage: string): Error {
+  const err = new Error(
+    'Replay failed with a nondeterminism error. This means that the workflow code as written is not compatible with the history that was fed in. ' +
+      `Details: Workflow activation completion failed: Failure { failure: Some(Failure { message: "[TMPRL1100] Nondeterminism error: ${coreMessage}", source: "", stack_trace: "" }) }`,
+  );
+  err.name = 'DeterminismViolationError';
+  return err;
+}
+
+describe('history files', () => {
+  it('round-trips through Temporal proto-JSON', async () => {
+    const h = await calculator();
+    const again = parseHistoryJSON(historyToJSONString(h));
+    expect(again.events).toHaveLength(h.events!.length);
+    expect(JSON.parse(historyToJSONString(again))).toEqual(JSON.parse(historyToJSONString(h)));
+  });
+
+  it('accepts the gRPC response shape ({ history: { events } }) and the old enum spellings', async () => {
+    const raw = JSON.parse(await fs.readFile(path.join(HISTORIES, 'calculator-tools.json'), 'utf8'));
+    expect(parseHistoryJSON({ history: raw }).events).toHaveLength(raw.events.length);
+    const old = { events: raw.events.map((e: any) => ({ ...e, eventType: e.eventType.replace(/^EVENT_TYPE_/, '').toLowerCase().replace(/(^|_)(\w)/g, (_: string, __: string, c: string) => c.toUpperCase()) })) };
+    expect(old.events[0].eventType).toBe('WorkflowExecutionStarted');
+    expect(parseHistoryJSON(old).events).toHaveLength(raw.events.length);
+  });
+
+  it.each([
+    ['not JSON', '{"events": [', /^f\.json is not JSON \(/],
+    ['no events array', '{"foo": 1}', /^f\.json is not a workflow history: expected a JSON object with an "events" array$/],
+    ['no events', '{"events": []}', /^f\.json is not a workflow history: it has no events$/],
+    ['an event without attributes', '{"events": [{"eventId": "1"}]}', /^f\.json is not a valid workflow history: Missing attributes/],
+    [
+      'a history that does not start with WorkflowExecutionStarted',
+      '{"events": [{"eventId": "1", "eventType": "EVENT_TYPE_TIMER_FIRED", "timerFiredEventAttributes": {"timerId": "1"}}]}',
+      /first event is not WorkflowExecutionStarted/,
+    ],
+  ])('rejects %s with a one-line HistoryFormatError', (_what, text, message) => {
+    let err: unknown;
+    try {
+      parseHistoryJSON(text, 'f.json');
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(HistoryFormatError);
+    expect((err as Error).message).toMatch(message);
+    expect((err as Error).message).not.toContain('\n');
+  });
+});
+
+describe('recorded commands', () => {
+  it('lists the commands history recorded, with activity ids as sequence numbers', async () => {
+    const cmds = recordedCommands(await calculator());
+    expect(cmds.map((c) => [c.kind, c.name, c.detail])).toEqual([
+      ['activity', 'fhResolveModel', undefined],
+      ['activity', 'fhModel', undefined],
+      ['activity', 'fhTool', 'add'],
+      ['activity', 'fhModel', undefined],
+      ['activity', 'fhTool', 'write_file'],
+      ['activity', 'fhModel', undefined],
+      ['complete', undefined, undefined],
+    ]);
+    expect(cmds.filter((c) => c.kind === 'activity').map((c) => c.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
+  it('describes commands in plain words', () => {
+    expect(describeCommand({ kind: 'activity', name: 'fhModel' })).toBe('a model call (activity fhModel)');
+    expect(describeCommand({ kind: 'activity', name: 'fhTool', detail: 'add' })).toBe("a tool call 'add' (activity fhTool)");
+    expect(describeCommand({ kind: 'local_activity', name: 'fhDecideCompaction' })).toBe('a compaction decision (local activity fhDecideCompaction)');
+    expect(describeCommand({ kind: 'timer', seq: 1, detail: '1 ms' })).toBe('a timer (1 ms)');
+    expect(describeCommand({ kind: 'activity', name: 'sendEmail' })).toBe('an activity (activity sendEmail)');
+  });
+});
+
+describe('explaining a replay failure', () => {
+  it('names the event and both sides from the command trace', async () => {
+    const h = await calculator();
+    const modelEvent = recordedCommands(h).find((c) => c.name === 'fhModel')!.eventId;
+    const trace = [
+      { kind: 'activity' as const, seq: 1, name: 'fhResolveModel' },
+      { kind: 'local_activity' as const, seq: 2, name: 'fhDecideCompaction' },
+    ];
+    const r = explainReplayFailure(determinismError(`No command scheduled for event HistoryEvent(id: ${modelEvent}, ActivityTaskScheduled)`), h, trace);
+    expect(r).toMatchObject({
+      kind: 'nondeterminism',
+      eventId: modelEvent,
+      recorded: { kind: 'activity', seq: 2, name: 'fhModel' },
+      current: { kind: 'local_activity', seq: 2, name: 'fhDecideCompaction' },
+      error: `[TMPRL1100] Nondeterminism error: No command scheduled for event HistoryEvent(id: ${modelEvent}, ActivityTaskScheduled)`,
+    });
+    expect(r.explanation).toMatch(
+      new RegExp(`^The workflow code now issues a different command at event ${modelEvent} than the recorded run did: recorded a model call \\(activity fhModel\\), code now a compaction decision \\(local activity fhDecideCompaction\\)\\. `),
+    );
+  });
+
+  it('a timer added before everything: recorded the model lookup, code now a timer', async () => {
+    const h = await calculator();
+    const first = recordedCommands(h)[0]!;
+    const r = explainReplayFailure(determinismError(`No command scheduled for event HistoryEvent(id: ${first.eventId}, ActivityTaskScheduled)`), h, [
+      { kind: 'timer', seq: 1, detail: '1 ms' },
+    ]);
+    expect(r.eventId).toBe(first.eventId);
+    expect(r.explanation).toContain('recorded a model lookup (activity fhResolveModel), code now a timer (1 ms)');
+  });
+
+  it('without a trace, uses what the SDK says', async () => {
+    const h = await calculator();
+    const r = explainReplayFailure(determinismError("Activity type of scheduled event 'fhModel' does not match activity type of activity command 'fhTool'"), h);
+    expect(r.recorded).toMatchObject({ kind: 'activity', name: 'fhModel' });
+    expect(r.current).toEqual({ kind: 'activity', name: 'fhTool' });
+    expect(r.explanation).toContain('recorded a model call (activity fhModel), code now a tool call (activity fhTool)');
+  });
+
+  it('an agents module without the run\'s agent: says so, not "a different command"', async () => {
+    const h = await calculator();
+    const first = recordedCommands(h)[0]!;
+    const r = explainReplayFailure(determinismError(`No command scheduled for event HistoryEvent(id: ${first.eventId}, ActivityTaskScheduled)`), h, [
+      { kind: 'fail', detail: "Unknown agent 'calculator'. Registered agents: other." },
+    ]);
+    expect(r.kind).toBe('unknown_agent');
+    expect(r.explanation).toBe(
+      "The current code does not define this run's agent: Unknown agent 'calculator'. Registered agents: other. Replay against the module that defines it (--agents / options.agents).",
+    );
+  });
+
+  it('a workflow task failure is not a divergence: it says the code failed', async () => {
+    const err = new Error('Replay failed due workflow task failure. Details: TypeError: boom\n    at run (agents.js:3:9)');
+    err.name = 'ReplayError';
+    const r = explainReplayFailure(err, await calculator());
+    expect(r.kind).toBe('workflow_task_failure');
+    expect(r.explanation).toMatch(/^The workflow code failed while replaying the recorded run: TypeError: boom\. A worker running this code would fail/);
+    expect(r.eventId).toBeUndefined();
+  });
+});
