@@ -170,7 +170,7 @@ export class Session {
       tools: this.toolSpecs,
       entries: this.entries,
       contextWindowTokens: window,
-      reserveTokens: this.safeSettings()?.reserveTokens ?? 4096,
+      reserveTokens: this.safeSettings()?.reserveTokens ?? COMPACTION_DEFAULTS.reserveTokens,
       anchor: this.currentAnchor(),
     });
   }
