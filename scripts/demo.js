@@ -4,7 +4,8 @@
  * Starts (building it first if needed) a Temporal dev server with its UI, a worker, and the agent;
  * prints the workflow id, each tool call as it happens, the result and where to look in the UI.
  * With ANTHROPIC_API_KEY set it talks to Claude; without, to the scripted fake Anthropic server.
- * Keeps the server up for the UI until Ctrl-C when run in a terminal (pass --exit to stop at once).
+ * Keeps the server up for the UI until Ctrl-C when run in a terminal (--exit stops at once, --stay keeps
+ * it up even without a terminal).
  */
 'use strict';
 
@@ -48,7 +49,7 @@ async function main() {
     store,
     onEvent: (event) => {
       if (event.type === 'tool_call') console.log(`  → tool ${event.data.name} ${JSON.stringify(event.data.input).slice(0, 120)}`);
-      if (event.type === 'tool_result') console.log(`  ← ${event.data.isError ? 'error' : 'ok'}: ${event.data.content.split('\n')[0].slice(0, 100)}`);
+      if (event.type === 'tool_result') console.log(`  ← ${event.data.isError ? 'error' : 'ok'}: ${event.data.content.replace(/\s+/g, ' ').slice(0, 100)}`);
       if (event.type === 'model_call' || event.type === 'compaction') console.log(`  · ${event.type} ${JSON.stringify(event.data)}`);
     },
   });
@@ -68,7 +69,7 @@ async function main() {
   console.log(`notes.md now reads:\n${await fs.readFile(path.join(dir, 'notes.md'), 'utf8').catch(() => '(missing)')}`);
   console.log(`Temporal UI: ${server.uiUrl}/namespaces/${server.namespace}/workflows/${workflowId}`);
 
-  const stay = process.stdout.isTTY && !process.argv.includes('--exit');
+  const stay = process.argv.includes('--stay') || (process.stdout.isTTY && !process.argv.includes('--exit'));
   if (stay) {
     console.log('\nThe dev server stays up for the UI. Press Ctrl-C to stop.');
     await new Promise((resolve) => process.once('SIGINT', resolve));
