@@ -72,7 +72,10 @@ async function main() {
   const stay = process.argv.includes('--stay') || (process.stdout.isTTY && !process.argv.includes('--exit'));
   if (stay) {
     console.log('\nThe dev server stays up for the UI. Press Ctrl-C to stop.');
-    await new Promise((resolve) => process.once('SIGINT', resolve));
+    await new Promise((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
   }
   await server.stop();
   await fake?.stop();
