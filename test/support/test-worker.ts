@@ -26,10 +26,16 @@ export interface TestWorker {
  * A running worker for the test agents, against the run's dev server and the given fake model.
  * `apiKey: null` leaves the key out (to test a worker without one).
  */
-export async function startTestWorker(opts: { name: string; baseURL: string; apiKey?: string | null }): Promise<TestWorker> {
+export async function startTestWorker(opts: {
+  name: string;
+  baseURL: string;
+  apiKey?: string | null;
+  /** Join an existing task queue (another worker's) instead of a new one. */
+  taskQueue?: string;
+}): Promise<TestWorker> {
   const t = await testConnection();
   const store = new FileTranscriptStore(await fs.mkdtemp(path.join(os.tmpdir(), 'fh-store-')));
-  const taskQueue = `${opts.name}-${process.pid}-${Date.now()}`;
+  const taskQueue = opts.taskQueue ?? `${opts.name}-${process.pid}-${Date.now()}`;
   const events: AgentEvent[] = [];
   const worker = await createWorker({
     agents: TEST_AGENT_MODULES,
