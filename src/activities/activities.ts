@@ -1,7 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { decideCompaction } from '../core/compaction/decide';
+import { decideFromFacts } from '../core/compaction/decide';
 import { FabricError, ModelCallError } from '../core/errors';
 import { DEFAULT_MODEL } from '../core/models';
 import type { ToolDefinition } from '../core/tools';
@@ -101,8 +101,8 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
       return { model, contextWindowTokens: windows.get(model) };
     },
 
-    async fhDecideCompaction(input) {
-      return decideCompaction(input);
+    async fhDecideCompaction(facts) {
+      return decideFromFacts(facts);
     },
   };
 }

@@ -3,7 +3,7 @@
  * imports only types from here (erased at build), so nothing Node-only reaches the workflow bundle.
  */
 import type { Entry, Usage, AssistantEntry } from '../core/entries';
-import type { CompactionDecision, CompactionDecisionInput } from '../core/compaction/decide';
+import type { CompactionDecision, DecisionFacts } from '../core/compaction/decide';
 import type { ToolSpec } from '../core/tools-spec';
 
 export interface TranscriptRefPayload {
@@ -59,7 +59,7 @@ export interface FabricActivities {
   fhSummarize(input: SummarizeActivityInput): Promise<{ text: string; usage: Usage }>;
   fhTool(input: ToolActivityInput): Promise<ToolActivityResult>;
   fhResolveModel(input: { model?: string }): Promise<ResolveModelResult>;
-  fhDecideCompaction(input: CompactionDecisionInput): Promise<CompactionDecision>;
+  fhDecideCompaction(facts: DecisionFacts): Promise<CompactionDecision>;
 }
 
 /** ApplicationFailure types the workflow reacts to. */

@@ -2,7 +2,7 @@ import type { AssistantEntry, Entry, Usage } from './entries';
 import type { AgentEvent } from './events';
 import type { ToolDefinition } from './tools';
 import type { ToolSpec } from './tools-spec';
-import type { CompactionDecision, CompactionDecisionInput } from './compaction/decide';
+import type { CompactionDecision, DecisionFacts } from './compaction/decide';
 
 /**
  * What a session needs from the world. The inline runtime calls Anthropic and runs tools directly;
@@ -61,7 +61,7 @@ export interface RuntimePorts {
   summarize(req: SummarizeRequest): Promise<{ text: string; usage: Usage }>;
   runTool(call: ToolCallRequest, def: ToolDefinition): Promise<ToolCallResult>;
   /** On Temporal a local activity, so the decision is recorded in history before it is acted on. */
-  decideCompaction(input: CompactionDecisionInput): Promise<CompactionDecision>;
+  decideCompaction(facts: DecisionFacts): Promise<CompactionDecision>;
   /**
    * Resolves the model (undefined: the runtime's default) and its input window from the Models API
    * (undefined when the API cannot tell). Looked up once per model and cached.

@@ -7,7 +7,7 @@ import { checkToolInput, type ToolDefinition } from './tools';
 import { toolSpec } from './tools';
 import type { ToolSpec } from './tools-spec';
 import { compactHistory, type CompactOutcome } from './compaction/compact';
-import type { CompactionDecision } from './compaction/decide';
+import { decisionFacts, type CompactionDecision } from './compaction/decide';
 import { ContextWindowExceededError } from './compaction/errors';
 import { isContextOverflowMessage } from './compaction/overflow';
 import {
@@ -329,7 +329,7 @@ export class Session {
    */
   private async decide(settings: ResolvedCompactionSettings, trigger: 'threshold' | 'overflow'): Promise<CompactionDecision> {
     const last = this.lastCompaction;
-    const decision = await this.ports.decideCompaction({
+    const decision = await this.ports.decideCompaction(decisionFacts({
       entries: this.entries,
       system: this.config.system,
       tools: this.toolSpecs,
@@ -339,7 +339,7 @@ export class Session {
         ? { entryCountAfter: last.messagesAfter, tokensAfter: last.tokensAfter, ineffective: last.ineffective }
         : undefined,
       trigger,
-    });
+    }));
     this.decisionCount += 1;
     this.lastDecision = decision;
     return decision;

@@ -1,5 +1,5 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import { decideCompaction } from '../core/compaction/decide';
+import { decideFromFacts } from '../core/compaction/decide';
 import type { EventListener } from '../core/events';
 import { ModelCallError } from '../core/errors';
 import { DEFAULT_MODEL } from '../core/models';
@@ -45,7 +45,7 @@ export function createInlinePorts(opts: InlinePortOptions): RuntimePorts {
     },
     runTool: (call, def) =>
       runToolImplementation(def, call.name, call.input, { cwd: call.cwd, signal: abort.signal, heartbeat: () => undefined }),
-    decideCompaction: async (input) => decideCompaction(input),
+    decideCompaction: async (facts) => decideFromFacts(facts),
     async resolveModel(model) {
       const name = model ?? opts.model ?? process.env.ANTHROPIC_MODEL ?? DEFAULT_MODEL;
       if (!windows.has(name)) windows.set(name, await lookupContextWindow(anthropic(), name));

@@ -109,7 +109,7 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
       return activities(options, `tool ${call.name}`).fhTool(input);
     },
 
-    decideCompaction: (input) => local.fhDecideCompaction(input),
+    decideCompaction: (facts) => local.fhDecideCompaction(facts),
 
     async resolveModel(model) {
       const key = model ?? '';

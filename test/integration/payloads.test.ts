@@ -3,9 +3,11 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { temporal } from '@temporalio/proto';
 import { startAgent } from '@fabric-harness/sdk/client';
 import { FakeAnthropicServer, callTools, say } from '@fabric-harness/sdk/testing';
 import { workbench } from '../fixtures/payload-agents';
+import { chatter } from '../fixtures/compaction-agents';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
 
 describe('large payloads, secrets and cancellation', () => {
@@ -37,6 +39,28 @@ describe('large payloads, secrets and cancellation', () => {
     expect(sent.length).toBeGreaterThanOrEqual(600 * 1024);
     // The API key is a worker setting: it never appears in history.
     expect(json).not.toContain('test-key');
+  });
+
+  it('a long conversation with compaction on offloads nothing: decisions get a few numbers, not the transcript', async () => {
+    const reply = (i: number) => `part ${i} `.repeat(4000); // ~32 KB each, under the offload threshold
+    const dir = path.join(w.storeDir, 'payloads');
+    const list = () => fs.readdir(dir).catch(() => [] as string[]);
+    const before = new Set(await list());
+    fake.enqueue(...Array.from({ length: 8 }, (_, i) => say(reply(i))));
+    const handle = await startAgent(
+      w.client,
+      chatter,
+      { prompts: Array.from({ length: 8 }, (_, i) => `q${i}`), contextWindowTokens: 1_000_000 },
+      { workflowId: wid('decisions'), taskQueue: w.taskQueue },
+    );
+    const result = await handle.result();
+    expect(result.state.decisions).toBe(8); // one recorded decision per model call, over a ~250 KB transcript
+    // Only the run's result (eight 32 KB replies) is big enough to be offloaded; no decision input is.
+    const offloaded = (await list()).filter((f) => !before.has(f));
+    const contents = await Promise.all(
+      offloaded.map(async (f) => JSON.parse(Buffer.from(temporal.api.common.v1.Payload.decode(await fs.readFile(path.join(dir, f))).data!).toString())),
+    );
+    expect(contents.map((c) => Object.keys(c).sort())).toEqual([['entries', 'replies', 'served', 'state']]);
   });
 
   it('refuses to schedule an activity whose input is over the payload limit, with a clear error', async () => {

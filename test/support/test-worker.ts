@@ -19,6 +19,8 @@ export interface TestWorker {
   taskQueue: string;
   /** Events the worker's onEvent received (never re-emitted on replay). */
   events: AgentEvent[];
+  /** The worker's transcript store directory. */
+  storeDir: string;
   stop(): Promise<void>;
 }
 
@@ -34,7 +36,8 @@ export async function startTestWorker(opts: {
   taskQueue?: string;
 }): Promise<TestWorker> {
   const t = await testConnection();
-  const store = new FileTranscriptStore(await fs.mkdtemp(path.join(os.tmpdir(), 'fh-store-')));
+  const storeDir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-store-'));
+  const store = new FileTranscriptStore(storeDir);
   const taskQueue = opts.taskQueue ?? `${opts.name}-${process.pid}-${Date.now()}`;
   const events: AgentEvent[] = [];
   const worker = await createWorker({
@@ -56,6 +59,7 @@ export async function startTestWorker(opts: {
     client,
     taskQueue,
     events,
+    storeDir,
     async stop() {
       worker.shutdown();
       await running;

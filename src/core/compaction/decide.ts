@@ -59,21 +59,53 @@ export function percentOf(part: number, whole: number): number {
   return whole > 0 ? Math.round((part / whole) * 1000) / 10 : 0;
 }
 
+/**
+ * What a decision needs, reduced to a few numbers. Computing them reads the whole history (O(n)); the
+ * decision itself does not, so on Temporal only these facts travel to the recording local activity —
+ * the transcript never does (a large activity input would be offloaded to the store on every call).
+ */
+export interface DecisionFacts {
+  trigger: 'threshold' | 'overflow';
+  settings: ResolvedCompactionSettings;
+  estimatedTokens: number;
+  estimateMethod: EstimateMethod;
+  entryCount: number;
+  /** Entries kept verbatim for this trigger. */
+  keep: number;
+  /** Where the history would be cut (0: nothing to compact). */
+  cut: number;
+  lastCompaction?: LastCompaction;
+}
+
+export function decisionFacts(input: CompactionDecisionInput): DecisionFacts {
+  const { entries, settings } = input;
+  const { total, method } = anchoredEstimate({ anchor: input.anchor, entries, system: input.system, tools: input.tools });
+  const trigger = input.trigger ?? 'threshold';
+  const keep = trigger === 'overflow' ? Math.min(settings.keepRecentEntries, OVERFLOW_KEEP_RECENT) : settings.keepRecentEntries;
+  return {
+    trigger,
+    settings,
+    estimatedTokens: total,
+    estimateMethod: method,
+    entryCount: entries.length,
+    keep,
+    cut: findCut(entries, keep),
+    lastCompaction: input.lastCompaction,
+  };
+}
+
 export function decideCompaction(input: CompactionDecisionInput): CompactionDecision {
-  const { entries, settings, lastCompaction } = input;
-  const { total: estimatedTokens, method } = anchoredEstimate({
-    anchor: input.anchor,
-    entries,
-    system: input.system,
-    tools: input.tools,
-  });
+  return decideFromFacts(decisionFacts(input));
+}
+
+export function decideFromFacts(facts: DecisionFacts): CompactionDecision {
+  const { settings, lastCompaction, estimatedTokens, keep, cut, entryCount } = facts;
+  const method = facts.estimateMethod;
   const threshold = settings.compactAtTokens;
   const window = settings.contextWindowTokens;
-  const overflow = input.trigger === 'overflow';
-  const keep = overflow ? Math.min(settings.keepRecentEntries, OVERFLOW_KEEP_RECENT) : settings.keepRecentEntries;
-  const cut = findCut(entries, keep);
+  const overflow = facts.trigger === 'overflow';
   const over = estimatedTokens > threshold;
-  const addedSince = lastCompaction ? entries.length - lastCompaction.entryCountAfter : 0;
+  const addedSince = lastCompaction ? entryCount - lastCompaction.entryCountAfter : 0;
   // No loops: compacting again right after a compaction that did not get under the threshold would
   // summarise the summary over and over. Wait for more than keepRecentEntries new entries (new
   // material to fold); until then the overflow path handles a request that really does not fit.
@@ -83,15 +115,15 @@ export function decideCompaction(input: CompactionDecisionInput): CompactionDeci
   if (overflow)
     why =
       cut > 0
-        ? `the provider reported a context overflow; compacting ${cut} of ${entries.length} entries, keeping ${keep}`
-        : `the provider reported a context overflow, but there is nothing to compact (${entries.length} entries, keeping ${keep})`;
+        ? `the provider reported a context overflow; compacting ${cut} of ${entryCount} entries, keeping ${keep}`
+        : `the provider reported a context overflow, but there is nothing to compact (${entryCount} entries, keeping ${keep})`;
   else if (!settings.enabled) why = 'compaction is disabled';
   else if (!over) why = `estimate ${estimatedTokens} tokens is within the threshold of ${threshold}`;
   else if (cut === 0)
-    why = `estimate ${estimatedTokens} tokens is over the threshold of ${threshold}, but there is nothing to compact: all ${entries.length} entries fall in the keep-recent window (keepRecentEntries=${keep})`;
+    why = `estimate ${estimatedTokens} tokens is over the threshold of ${threshold}, but there is nothing to compact: all ${entryCount} entries fall in the keep-recent window (keepRecentEntries=${keep})`;
   else if (ineffectiveSkip)
     why = `estimate ${estimatedTokens} tokens is over the threshold of ${threshold}, but the last compaction left ${lastCompaction!.tokensAfter} tokens (still over) and only ${addedSince} entries were added since (need more than ${keep}); not compacting again`;
-  else why = `estimate ${estimatedTokens} tokens is over the threshold of ${threshold}; compacting ${cut} of ${entries.length} entries`;
+  else why = `estimate ${estimatedTokens} tokens is over the threshold of ${threshold}; compacting ${cut} of ${entryCount} entries`;
 
   const compact = overflow ? cut > 0 : settings.enabled && over && cut > 0 && !ineffectiveSkip;
   return {
@@ -105,8 +137,8 @@ export function decideCompaction(input: CompactionDecisionInput): CompactionDeci
     usagePercent: percentOf(estimatedTokens, window),
     warn: estimatedTokens >= WARN_FRACTION * window,
     cut,
-    entriesBefore: entries.length,
-    keptEntries: entries.length - cut,
+    entriesBefore: entryCount,
+    keptEntries: entryCount - cut,
     ineffectiveSkip,
   };
 }
