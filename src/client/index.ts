@@ -2,6 +2,7 @@ export { startAgent, getAgentHandle, DEFAULT_TASK_QUEUE, AGENT_MEMO_KEY, type St
 export { AgentHandle, AGENT_QUERIES, COMPACT_UPDATE, PROMPT_UPDATE, CLOSE_SIGNAL } from './agent-handle';
 export { FabricHarnessPlugin } from '../worker/plugin';
 export type { AgentUsage, CompactRequest, PromptRequest } from '../workflows/agent-workflow';
-export { replayHistory, loadHistory, parseHistoryJSON, historyToJSONString, readHistoryFile, HistoryFormatError, type ReplayOptions, type ReplayResult, type ReplayCommand } from './replay';
+export { replayHistory, type ReplayOptions, type ReplayResult, type ReplayCommand } from './replay';
+export { loadHistory, parseHistoryJSON, historyToJSONString, readHistoryFile, HistoryFormatError } from './history-file';
 export { auditTranscript, renderAuditMarkdown, type AuditOptions, type AuditRecord, type AuditRun, type AuditTranscript } from './audit';
 export { connectClient, resolveConnectionSettings, ConnectionSettingsError, ServerUnreachableError, type ConnectionFlags, type ConnectionSettings } from './connection';

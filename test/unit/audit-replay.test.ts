@@ -4,15 +4,8 @@
  */
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import {
-  describeCommand,
-  explainReplayFailure,
-  historyToJSONString,
-  HistoryFormatError,
-  parseHistoryJSON,
-  recordedCommands,
-  type History,
-} from '../../src/client/replay';
+import { historyToJSONString, HistoryFormatError, parseHistoryJSON, type History } from '../../src/client/history-file';
+import { describeCommand, explainReplayFailure, recordedCommands } from '../../src/client/replay-explain';
 
 const HISTORIES = path.resolve(__dirname, '../histories');
 
