@@ -26,6 +26,9 @@ const COMMANDS: Record<string, () => Command> = {
   budget: () => (require('./commands/inspect') as typeof import('./commands/inspect')).budgetCommand,
   history: () => (require('./commands/history') as typeof import('./commands/history')).historyCommand,
   replay: () => (require('./commands/history') as typeof import('./commands/history')).replayCommand,
+  prompt: () => (require('./commands/interact') as typeof import('./commands/interact')).promptCommand,
+  compact: () => (require('./commands/interact') as typeof import('./commands/interact')).compactCommand,
+  close: () => (require('./commands/interact') as typeof import('./commands/interact')).closeCommand,
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
 
@@ -39,6 +42,9 @@ const SUMMARY_LINES: Array<[string, string]> = [
   ['history <workflow-id|file>', "print a run's audit transcript (Markdown, or --json)"],
   ['history export <id> <file>', "save a run's history as JSON (for replay and offline audits)"],
   ['replay <id|file> --agents <m>', 'replay a run against the current code; exit 1 on divergence'],
+  ['prompt <workflow-id> <text>', 'send a prompt to a running agent and print its reply'],
+  ['compact <workflow-id>', "compact a running agent's session now"],
+  ['close <workflow-id>', 'tell a serving agent to finish'],
 ];
 
 export function mainHelp(): string {

@@ -155,7 +155,8 @@ describe('the fh command', () => {
   it('prints help with commands, examples and exit codes', async () => {
     const top = await fh(['--help']);
     expect(top.code).toBe(0);
-    for (const c of ['server', 'worker', 'run', 'list', 'state', 'budget', 'history', 'history export', 'replay']) expect(top.stdout).toContain(`  ${c}`);
+    for (const c of ['server', 'worker', 'run', 'list', 'state', 'budget', 'history', 'history export', 'replay', 'prompt', 'compact', 'close'])
+      expect(top.stdout).toContain(`  ${c}`);
     expect(top.stdout).toMatch(/Exit status:[\s\S]*0 +success[\s\S]*1 +failure[\s\S]*2 +usage error[\s\S]*3 +not found[\s\S]*4 +the Temporal server cannot be reached/);
     expect(top.stdout).toContain('TEMPORAL_ADDRESS');
 
@@ -192,7 +193,7 @@ describe('the fh command', () => {
     expect(r.code).toBe(1);
     // A progress note while waiting, then the error: one line.
     const errors = r.stderr.trim().split('\n').filter((l) => l.startsWith('fh: '));
-    expect(errors).toEqual([expect.stringMatching(/^fh: run no-such-agent-\S+ failed: Unknown agent 'no-such-agent'\. Registered agents: cli-calc, cli-compactor\. \[UNKNOWN_AGENT\]; see `fh history /)]);
+    expect(errors).toEqual([expect.stringMatching(/^fh: run no-such-agent-\S+ failed: Unknown agent 'no-such-agent'\. Registered agents: cli-calc, cli-compactor, cli-chat\. \[UNKNOWN_AGENT\]; see `fh history /)]);
     expect(r.stderr.trim().split('\n').pop()).toBe(errors[0]);
   });
 
@@ -343,6 +344,28 @@ describe('the fh command', () => {
     expect(offline.records).toEqual(records);
     // And it replays against the code that recorded it.
     expect((await fh(['replay', file, '--agents', AGENTS])).code).toBe(0);
+  });
+
+  it('fh prompt, fh compact, fh close: talk to a running agent', async () => {
+    const chatId = id('cli-chat');
+    fake.enqueue(say('first reply'), say('second reply'));
+    const started = await fh(['run', 'cli-chat', '--input', '{"task":"hello"}', '--workflow-id', chatId, '--task-queue', taskQueue, '--no-wait']);
+    expect(started.code).toBe(0);
+    const prompted = await fh(['prompt', chatId, 'and again?']);
+    expect(prompted).toMatchObject({ code: 0, stdout: 'second reply\n' });
+    expect(fake.messageRequests().at(-1)!.body.messages.at(-1).content[0].text).toBe('and again?');
+
+    const compacted = await fh(['compact', chatId, '--keep', '2', '--no-summary', '--json']);
+    expect(compacted.code).toBe(0);
+    expect(json(compacted)).toMatchObject({ compactedEntries: 2, summary: expect.stringContaining('## Goal') });
+
+    expect((await fh(['close', chatId])).code).toBe(0);
+    const history = json(await fh(['history', chatId, '--json']));
+    expect(history.run.status).toBe('completed');
+    expect(history.records.filter((r: any) => r.type === 'update').map((r: any) => r.name)).toEqual(['fh.prompt', 'fh.compact']);
+
+    expectOneLineError(await fh(['prompt', 'no-such-run', 'hi']), 3, /no workflow 'no-such-run'/);
+    expectOneLineError(await fh(['prompt', chatId]), 2, /needs the text/);
   });
 
   describe('errors: one line, documented exit codes', () => {

@@ -1,0 +1,116 @@
+/** fh prompt, fh compact, fh close: talk to a running agent (workflow updates and a signal). */
+import { promises as fs } from 'node:fs';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { getAgentHandle, type AgentHandle } from '../../client';
+import { flag, int, JSON_OPTION, str, type Parsed } from '../args';
+import { asCliError, connect, printJson, type Command, type Io } from '../context';
+import { EXIT, failure, oneLine, usage } from '../errors';
+
+const SESSION_OPTION = { session: { type: 'string' as const, value: '<id>', help: 'session id (default: the first session)' } };
+
+export const promptCommand: Command = {
+  name: 'prompt',
+  summary: 'send a prompt to a running agent and print its reply',
+  usage: ['prompt <workflow-id> <text|@file|-> [--session <id>] [--timeout 600]'],
+  description:
+    'Sends the text as a workflow update (fh.prompt): once accepted it is in the run\'s history. The agent answers it when its run ' +
+    'calls harness.serve(), or between its own prompts. Waits for the reply.',
+  connects: true,
+  options: {
+    ...SESSION_OPTION,
+    timeout: { type: 'string', value: '<seconds>', help: 'how long to wait for the reply', default: '600' },
+    ...JSON_OPTION,
+  },
+  examples: ["fh prompt support-7 'And the refund policy?'", 'fh prompt support-7 @question.txt --session main'],
+  run: (p, io) => runPrompt(p, io),
+};
+
+export const compactCommand: Command = {
+  name: 'compact',
+  summary: "compact a running agent's session now",
+  usage: ['compact <workflow-id> [--keep <n>] [--no-summary] [--session <id>]'],
+  description: 'Manual compaction through the workflow update fh.compact: it waits for a prompt in progress, and is recorded in history.',
+  connects: true,
+  options: {
+    ...SESSION_OPTION,
+    keep: { type: 'string', value: '<n>', help: 'recent entries to keep verbatim (default: the session setting)' },
+    'no-summary': { type: 'boolean', help: 'use the deterministic summary instead of asking the model' },
+    ...JSON_OPTION,
+  },
+  examples: ['fh compact support-7', 'fh compact support-7 --keep 6 --no-summary'],
+  run: (p, io) => runCompact(p, io),
+};
+
+export const closeCommand: Command = {
+  name: 'close',
+  summary: 'tell a serving agent to finish once prompts in flight are answered',
+  usage: ['close <workflow-id>'],
+  description: 'Signals fh.close: harness.serve() returns and the run goes on to its end.',
+  connects: true,
+  options: {},
+  examples: ['fh close support-7'],
+  run: (p, io) => runClose(p, io),
+};
+
+async function withHandle(p: Parsed, command: string, fn: (handle: AgentHandle, workflowId: string) => Promise<number>): Promise<number> {
+  const workflowId = p.positionals[0];
+  if (!workflowId) throw usage(`fh ${command} needs a workflow id (find one with \`fh list\`)`);
+  const conn = await connect(p);
+  try {
+    const handle = getAgentHandle(conn.client, workflowId);
+    try {
+      await handle.workflow.describe(); // an unknown id is a clear "not found" before anything is sent
+      return await fn(handle, workflowId);
+    } catch (err) {
+      if (err instanceof WorkflowUpdateFailedError) throw failure(`the run rejected it: ${oneLine(err.cause?.message ?? err.message)}`);
+      throw asCliError(err, { settings: conn.settings, workflowId });
+    }
+  } finally {
+    await conn.close();
+  }
+}
+
+async function readText(spec: string): Promise<string> {
+  if (spec === '-') {
+    const chunks: Buffer[] = [];
+    for await (const c of process.stdin) chunks.push(c as Buffer);
+    return Buffer.concat(chunks).toString('utf8');
+  }
+  return spec.startsWith('@') ? fs.readFile(spec.slice(1), 'utf8') : spec;
+}
+
+async function runPrompt(p: Parsed, io: Io): Promise<number> {
+  const [, spec, ...extra] = p.positionals;
+  if (spec === undefined) throw usage('fh prompt needs the text: fh prompt <workflow-id> <text|@file|->');
+  if (extra.length > 0) throw usage(`unexpected argument '${extra[0]}' (quote the prompt)`);
+  const text = await readText(spec);
+  if (!text.trim()) throw usage('the prompt is empty');
+  const timeoutMs = int(p, 'timeout', 600, 1) * 1000;
+  return withHandle(p, 'prompt', async (handle) => {
+    const reply = await handle.client.connection.withDeadline(Date.now() + timeoutMs, () => handle.prompt(text, { sessionId: str(p, 'session') }));
+    if (flag(p, 'json')) printJson(io, { reply });
+    else io.out(reply);
+    return EXIT.OK;
+  });
+}
+
+async function runCompact(p: Parsed, io: Io): Promise<number> {
+  if (p.positionals.length > 1) throw usage(`unexpected argument '${p.positionals[1]}'`);
+  const keep = str(p, 'keep') !== undefined ? int(p, 'keep', 20, 1) : undefined;
+  return withHandle(p, 'compact', async (handle, workflowId) => {
+    const result = await handle.compact({ sessionId: str(p, 'session'), keepRecentEntries: keep, generateSummary: !flag(p, 'no-summary') });
+    if (flag(p, 'json')) printJson(io, result);
+    else if (result.compactedEntries === 0) io.out(`${workflowId}: nothing to compact (the session is within its keep-recent window)`);
+    else io.out(`${workflowId}: compacted ${result.compactedEntries} entries into a summary:\n\n${result.summary}`);
+    return EXIT.OK;
+  });
+}
+
+async function runClose(p: Parsed, io: Io): Promise<number> {
+  if (p.positionals.length > 1) throw usage(`unexpected argument '${p.positionals[1]}'`);
+  return withHandle(p, 'close', async (handle, workflowId) => {
+    await handle.close();
+    io.out(`${workflowId}: asked to close; \`fh history ${workflowId}\` shows the run`);
+    return EXIT.OK;
+  });
+}
