@@ -5,3 +5,4 @@
  */
 export * from './fake-anthropic';
 export * from './temporal-cli';
+export * from './prose';
