@@ -15,7 +15,7 @@ import {
 } from './contract';
 import { runToolImplementation } from './tool-runner';
 import type { TranscriptStore } from './transcript-store';
-import { loadJson, saveJson, Transcripts } from './transcripts';
+import { loadJson, saveJson, ToolResultStore, Transcripts } from './transcripts';
 
 const TOOL_HEARTBEAT_MS = 2_000;
 
@@ -35,6 +35,7 @@ export interface ActivityDeps {
  */
 export function createActivities(deps: ActivityDeps): FabricActivities {
   const transcripts = new Transcripts(deps.store);
+  const toolResults = new ToolResultStore(deps.store);
   const tools = new Map(deps.tools.map((t) => [t.name, t]));
   const windows = new Map<string, number | undefined>();
   let client: Anthropic | undefined;
@@ -51,7 +52,15 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
           nonRetryable: true,
         });
       }
-      const entries = base.concat(input.delta);
+      const delta = await toolResults.resolve(input.delta);
+      if (!delta) {
+        throw ApplicationFailure.create({
+          type: TRANSCRIPT_STORE_MISS,
+          message: "a tool result the workflow refers to is not in this worker's store; the workflow resends it in full",
+          nonRetryable: true,
+        });
+      }
+      const entries = base.concat(delta);
       const result = await asFailure(() =>
         callMessages(
           anthropic(),
@@ -59,7 +68,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
           Context.current().cancellationSignal,
         ),
       );
-      const stored = await transcripts.append(input.base, base, [...input.delta, result.entry]);
+      const stored = await transcripts.append(input.base, base, [...delta, result.entry]);
       return { ...result, stored };
     },
 
@@ -83,13 +92,16 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
       // (not the much longer start-to-close timeout) even for tools that never heartbeat themselves.
       const beat = setInterval(() => ctx.heartbeat(), TOOL_HEARTBEAT_MS);
       try {
-        return await asFailure(() =>
+        const result = await asFailure(() =>
           runToolImplementation(tools.get(input.name), input.name, input.input, {
             cwd: input.cwd,
             signal: ctx.cancellationSignal,
             heartbeat: (details) => ctx.heartbeat(details),
           }),
         );
+        // Stored here, so the next model call can refer to it instead of carrying it through history again.
+        const contentRef = await toolResults.save(result.content);
+        return contentRef ? { ...result, contentRef } : result;
       } finally {
         clearInterval(beat);
       }

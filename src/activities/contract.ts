@@ -16,9 +16,17 @@ export interface ModelActivityInput {
   maxTokens: number;
   /** System prompt and tool specs, by content hash; `value` only when the store may not have them. */
   prelude: { hash: string; value?: { system?: string; tools: ToolSpec[] } };
-  /** The transcript stored so far (null: none), and the entries added since. */
+  /**
+   * The transcript stored so far (null: none), and the entries added since. In the delta, a tool result
+   * the tool activity already stored may come as `{ content: '', contentRef }`: it is in history once.
+   */
   base: TranscriptRefPayload | null;
   delta: Entry[];
+}
+
+/** A tool result in a model call's delta, by reference to what the tool activity stored. */
+export interface ToolResultRef {
+  contentRef: string;
 }
 
 export interface ModelActivityResult {
@@ -47,6 +55,8 @@ export interface ToolActivityInput {
 export interface ToolActivityResult {
   content: string;
   isError: boolean;
+  /** The content's key in the transcript store (set for results worth referring to). */
+  contentRef?: string;
 }
 
 export interface ResolveModelResult {

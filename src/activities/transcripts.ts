@@ -1,4 +1,6 @@
-import type { Entry } from '../core/entries';
+import { createHash } from 'node:crypto';
+import type { Entry, ToolResultBlock } from '../core/entries';
+import type { ToolResultRef } from './contract';
 import { chainHash, hashEntry } from '../core/hash';
 import type { TranscriptStore } from './transcript-store';
 
@@ -88,4 +90,53 @@ export async function loadJson<T>(store: TranscriptStore, key: string): Promise<
 
 export async function saveJson(store: TranscriptStore, key: string, value: unknown): Promise<void> {
   await store.put(key, encoder.encode(JSON.stringify(value)));
+}
+
+/** Results shorter than this travel inline: a store round trip costs more than they do. */
+const MIN_REF_CHARS = 256;
+
+/** Tool results by content hash, so a model call's delta can refer to what the tool activity stored. */
+export class ToolResultStore {
+  constructor(private readonly store: TranscriptStore) {}
+
+  /** Stores `content` when it is worth referring to; returns its reference. */
+  async save(content: string): Promise<string | undefined> {
+    if (content.length < MIN_REF_CHARS) return undefined;
+    const ref = createHash('sha256').update(content).digest('hex');
+    const key = toolResultKey(ref);
+    if (!(await this.store.get(key))) await this.store.put(key, encoder.encode(content));
+    return ref;
+  }
+
+  /** The delta with every referenced tool result filled in, or undefined when one is missing. */
+  async resolve(delta: Entry[]): Promise<Entry[] | undefined> {
+    const out: Entry[] = [];
+    for (const entry of delta) {
+      if (entry.type !== 'tool_results' || !entry.results.some(isRef)) {
+        out.push(entry);
+        continue;
+      }
+      const results: ToolResultBlock[] = [];
+      for (const r of entry.results) {
+        if (!isRef(r)) {
+          results.push(r);
+          continue;
+        }
+        const blob = await this.store.get(toolResultKey(r.contentRef));
+        if (!blob) return undefined;
+        const { contentRef: _ref, ...rest } = r;
+        results.push({ ...rest, content: decoder.decode(blob) });
+      }
+      out.push({ ...entry, results });
+    }
+    return out;
+  }
+}
+
+function isRef(r: ToolResultBlock): r is ToolResultBlock & ToolResultRef {
+  return typeof (r as Partial<ToolResultRef>).contentRef === 'string';
+}
+
+function toolResultKey(ref: string): string {
+  return `tool-results/${ref.slice(0, 2)}/${ref}`;
 }

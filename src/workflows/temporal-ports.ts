@@ -8,6 +8,7 @@ import {
 } from '@temporalio/workflow';
 import type { FabricActivities, ModelActivityInput, TranscriptRefPayload } from '../activities/contract';
 import { TRANSCRIPT_STORE_MISS } from '../activities/contract';
+import type { Entry } from '../core/entries';
 import type { AgentEvent } from '../core/events';
 import { ModelCallError, PayloadTooLargeError, type ModelErrorKind } from '../core/errors';
 import { canonicalJson, hashString } from '../core/hash';
@@ -40,6 +41,21 @@ interface SessionTransport {
   base: TranscriptRefPayload | null;
 }
 
+/** The delta with tool results the tool activity stored replaced by their references. */
+function withToolResultRefs(delta: Entry[], refs: ReadonlyMap<string, string>): Entry[] {
+  return delta.map((entry) =>
+    entry.type === 'tool_results' && entry.results.some((r) => refs.has(r.tool_use_id))
+      ? {
+          ...entry,
+          results: entry.results.map((r) => {
+            const contentRef = refs.get(r.tool_use_id);
+            return contentRef ? { ...r, content: '', contentRef } : r;
+          }),
+        }
+      : entry,
+  );
+}
+
 /**
  * Ports for workflow code: every model call, summary and tool call is an activity; the compaction
  * decision is a local activity, so it is recorded in history before it is acted on.
@@ -49,6 +65,8 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
   const transports = new Map<string, SessionTransport>();
   const sentPreludes = new Set<string>();
   const resolved = new Map<string, { model: string; contextWindowTokens?: number }>();
+  /** tool_use id → where its tool activity stored the result. */
+  const toolResultRefs = new Map<string, string>();
 
   return {
     runtime: 'temporal',
@@ -60,26 +78,31 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
       }
       const prelude = { system: req.system, tools: req.tools };
       const preludeHash = hashString(canonicalJson(prelude));
-      const build = (base: TranscriptRefPayload | null, withPrelude: boolean): ModelActivityInput => ({
-        model: req.model,
-        maxTokens: req.maxTokens,
-        prelude: withPrelude ? { hash: preludeHash, value: prelude } : { hash: preludeHash },
-        base,
-        delta: req.entries.slice(base?.count ?? 0),
-      });
       const base = t.base && t.base.count <= req.entries.length ? t.base : null;
+      // After a store miss nothing goes by reference: not the transcript, the prelude or tool results.
+      const build = (byReference: boolean): ModelActivityInput => {
+        const from = byReference ? base : null;
+        const delta = req.entries.slice(from?.count ?? 0);
+        return {
+          model: req.model,
+          maxTokens: req.maxTokens,
+          prelude: byReference && sentPreludes.has(preludeHash) ? { hash: preludeHash } : { hash: preludeHash, value: prelude },
+          base: from,
+          delta: byReference ? withToolResultRefs(delta, toolResultRefs) : delta,
+        };
+      };
       const call = (input: ModelActivityInput) => {
         assertFits('model call input', input);
         return activities(modelOptions, `model ${req.model}`).fhModel(input);
       };
       let result;
       try {
-        result = await call(build(base, !sentPreludes.has(preludeHash)));
+        result = await call(build(true));
       } catch (err) {
         // A worker without this transcript (another machine, a cleared store): send it whole, once.
         if (failureType(err) !== TRANSCRIPT_STORE_MISS) throw toModelError(err);
         try {
-          result = await call(build(null, true));
+          result = await call(build(false));
         } catch (err2) {
           throw toModelError(err2);
         }
@@ -106,7 +129,9 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
       const input = { name: call.name, callId: call.id, input: call.input, cwd: call.cwd };
       assertFits(`tool ${call.name} input`, input);
       const options = def.timeoutMs ? { ...toolOptions, startToCloseTimeout: def.timeoutMs } : toolOptions;
-      return activities(options, `tool ${call.name}`).fhTool(input);
+      const result = await activities(options, `tool ${call.name}`).fhTool(input);
+      if (result.contentRef) toolResultRefs.set(call.id, result.contentRef);
+      return { content: result.content, isError: result.isError };
     },
 
     decideCompaction: (facts) => local.fhDecideCompaction(facts),
