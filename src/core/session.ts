@@ -7,7 +7,7 @@ import { checkToolInput, type ToolDefinition } from './tools';
 import { toolSpec } from './tools';
 import type { ToolSpec } from './tools-spec';
 import { compactHistory, type CompactOutcome } from './compaction/compact';
-import { decisionFacts, type CompactionDecision } from './compaction/decide';
+import { decisionFacts, isIneffective, type CompactionDecision } from './compaction/decide';
 import { ContextWindowExceededError } from './compaction/errors';
 import { isContextOverflowMessage } from './compaction/overflow';
 import {
@@ -387,7 +387,7 @@ export class Session {
       tokensAfter: outcome.tokensAfter,
       summary: outcome.summaryEntry.summary,
       fallback: outcome.summaryEntry.fallback,
-      ineffective: threshold !== undefined && outcome.tokensAfter > threshold,
+      ineffective: threshold !== undefined && isIneffective(outcome.tokensAfter, threshold),
     };
     this.emit('compaction', {
       reason,

@@ -3,7 +3,6 @@
  * the final fix-up that makes the File Operations section exactly the tracked block.
  */
 import { renderFileOperations, type FileOperations } from '../entries';
-import { estimateTextTokens } from '../tokens';
 
 export const SUMMARY_SECTIONS = [
   'Goal',
@@ -181,10 +180,4 @@ export function finalizeSummaryText(modelText: string, files: FileOperations): s
     body = stripFileOperationsSection(body);
   }
   return `${body}\n\n${filesBlock(files)}`.trim();
-}
-
-/** Estimated tokens of the fixed parts of a summarisation request (everything but slice and summary). */
-export function summaryRequestOverheadTokens(files: FileOperations): number {
-  const req = buildSummaryRequest({ renderedSlice: '', previousSummary: 'x', files });
-  return estimateTextTokens(req.system) + estimateTextTokens(req.userText);
 }
