@@ -1,8 +1,8 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import { encodeFailure } from '../wire/failures';
 import { decideFromFacts } from '../core/compaction/decide';
-import { FabricError, ModelCallError } from '../core/errors';
 import { DEFAULT_MODEL } from '../core/models';
 import type { ToolDefinition } from '../core/tools';
 import type { ToolSpec } from '../core/tools-spec';
@@ -17,7 +17,7 @@ import { runToolImplementation } from './tool-runner';
 import type { TranscriptStore } from './transcript-store';
 import { loadJson, saveJson, ToolResultStore, Transcripts } from './transcripts';
 
-const TOOL_HEARTBEAT_MS = 2_000;
+const HEARTBEAT_MS = 2_000;
 
 export interface ActivityDeps {
   /** API key and base URL, resolved on the worker; never sent through workflow history. */
@@ -62,11 +62,11 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
       }
       const entries = base.concat(delta);
       const result = await asFailure(() =>
-        callMessages(
+        heartbeating(() => callMessages(
           anthropic(),
           { model: input.model, maxTokens: input.maxTokens, system: prelude.system, tools: prelude.tools, entries },
           Context.current().cancellationSignal,
-        ),
+        )),
       );
       const stored = await transcripts.append(input.base, base, [...delta, result.entry]);
       return { ...result, stored };
@@ -74,13 +74,19 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
 
     async fhSummarize(input) {
       const result = await asFailure(() =>
-        callMessages(anthropic(), {
-          model: input.model,
-          maxTokens: input.maxTokens,
-          system: input.system,
-          tools: [],
-          entries: [{ type: 'user', text: input.userText }],
-        }),
+        heartbeating(() =>
+          callMessages(
+            anthropic(),
+            {
+              model: input.model,
+              maxTokens: input.maxTokens,
+              system: input.system,
+              tools: [],
+              entries: [{ type: 'user', text: input.userText }],
+            },
+            Context.current().cancellationSignal,
+          ),
+        ),
       );
       const text = result.entry.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
       return { text, usage: result.usage };
@@ -90,7 +96,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
       const ctx = Context.current();
       // Heartbeat while the tool runs, so a dead worker is noticed within the heartbeat timeout
       // (not the much longer start-to-close timeout) even for tools that never heartbeat themselves.
-      const beat = setInterval(() => ctx.heartbeat(), TOOL_HEARTBEAT_MS);
+      const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_MS);
       try {
         const result = await asFailure(() =>
           runToolImplementation(tools.get(input.name), input.name, input.input, {
@@ -109,7 +115,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
 
     async fhResolveModel(input) {
       const model = input.model ?? deps.defaultModel ?? process.env.ANTHROPIC_MODEL ?? DEFAULT_MODEL;
-      if (!windows.has(model)) windows.set(model, await asFailure(() => lookupContextWindow(anthropic(), model)));
+      if (!windows.has(model)) windows.set(model, await asFailure(() => heartbeating(() => lookupContextWindow(anthropic(), model))));
       return { model, contextWindowTokens: windows.get(model) };
     },
 
@@ -139,23 +145,25 @@ async function resolvePrelude(
   return stored;
 }
 
-/** Runs `fn`, turning our typed errors into ApplicationFailures with the error code as `type`. */
+/** Runs `fn`, turning our typed errors into ApplicationFailures (the one codec: wire/failures). */
 async function asFailure<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    if (err instanceof ModelCallError) {
-      throw ApplicationFailure.create({
-        type: err.code,
-        message: err.message,
-        nonRetryable: !err.retryable,
-        nextRetryDelay: err.retryable && err.retryAfterMs !== undefined ? err.retryAfterMs : undefined,
-        details: [{ kind: err.kind, status: err.status ?? null }],
-      });
-    }
-    if (err instanceof FabricError) {
-      throw ApplicationFailure.create({ type: err.code, message: err.message, nonRetryable: true });
-    }
-    throw err;
+    throw encodeFailure(err);
+  }
+}
+
+/**
+ * Runs `fn` heartbeating every few seconds: a model call waits on the provider for up to minutes, and
+ * a worker that dies meanwhile must be noticed within the heartbeat timeout, not the start-to-close one.
+ */
+async function heartbeating<T>(fn: () => Promise<T>): Promise<T> {
+  const ctx = Context.current();
+  const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_MS);
+  try {
+    return await fn();
+  } finally {
+    clearInterval(beat);
   }
 }

@@ -3,22 +3,34 @@ import type { ContextBudget } from '../core/budget';
 import type { Entry } from '../core/entries';
 import type { AgentEvent } from '../core/events';
 import type { CompactionState, CompactResult } from '../core/session';
-import type { AgentUsage, CompactRequest, PromptRequest } from '../workflows/agent-workflow';
+import { decodeFailure } from '../wire/failures';
+import {
+  closeSignal,
+  compactionStateQuery,
+  compactUpdate,
+  contextBudgetQuery,
+  eventsQuery,
+  messagesQuery,
+  promptUpdate,
+  sessionsQuery,
+  usageQuery,
+  type AgentUsage,
+  type CompactRequest,
+} from '../wire/messages';
 
-/** Query and update names: the wire contract with agent workflows (see workflows/agent-workflow.ts). */
-export const AGENT_QUERIES = {
-  messages: 'fh.messages',
-  compactionState: 'fh.compactionState',
-  contextBudget: 'fh.contextBudget',
-  usage: 'fh.usage',
-  events: 'fh.events',
-  sessions: 'fh.sessions',
-} as const;
-export const COMPACT_UPDATE = 'fh.compact';
-export const PROMPT_UPDATE = 'fh.prompt';
-export const CLOSE_SIGNAL = 'fh.close';
+export { AGENT_QUERIES, CLOSE_SIGNAL, COMPACT_UPDATE, PROMPT_UPDATE } from '../wire/messages';
 
-/** A running (or finished) agent workflow, with typed queries. */
+export interface PromptOptions {
+  /** The session to prompt (default: the run's first). */
+  sessionId?: string;
+  /**
+   * Idempotency key: Temporal's update id. A retry with the same id (after a timeout, a lost
+   * connection) returns the first attempt's reply and does not run the prompt again.
+   */
+  updateId?: string;
+}
+
+/** A running (or finished) agent workflow, with typed queries; a refused or failed update rejects with our typed error. */
 export class AgentHandle<O = unknown> {
   constructor(
     readonly workflow: WorkflowHandle,
@@ -29,54 +41,73 @@ export class AgentHandle<O = unknown> {
     return this.workflow.workflowId;
   }
 
+  /** The run's result. A failed run rejects with Temporal's WorkflowFailedError: `decodeFailure(err)` gives our typed error. */
   result(): Promise<O> {
     return this.workflow.result() as Promise<O>;
   }
 
   /** The conversation of a session (default: the first), as the model sees it now. */
   messages(sessionId?: string): Promise<Entry[]> {
-    return this.workflow.query<Entry[], [string?]>(AGENT_QUERIES.messages, sessionId);
+    return this.workflow.query(messagesQuery, sessionId);
   }
 
   compactionState(sessionId?: string): Promise<CompactionState | null> {
-    return this.workflow.query<CompactionState | null, [string?]>(AGENT_QUERIES.compactionState, sessionId);
+    return this.workflow.query(compactionStateQuery, sessionId);
   }
 
   contextBudget(sessionId?: string): Promise<ContextBudget | null> {
-    return this.workflow.query<ContextBudget | null, [string?]>(AGENT_QUERIES.contextBudget, sessionId);
+    return this.workflow.query(contextBudgetQuery, sessionId);
   }
 
   usage(): Promise<AgentUsage> {
-    return this.workflow.query<AgentUsage>(AGENT_QUERIES.usage);
+    return this.workflow.query(usageQuery);
   }
 
   events(limit?: number): Promise<AgentEvent[]> {
-    return this.workflow.query<AgentEvent[], [number?]>(AGENT_QUERIES.events, limit);
+    return this.workflow.query(eventsQuery, limit);
   }
 
   sessions(): Promise<string[]> {
-    return this.workflow.query<string[]>(AGENT_QUERIES.sessions);
+    return this.workflow.query(sessionsQuery);
   }
 
   /** Compacts a session now (a workflow update: recorded in history, waits for a running prompt to end). */
   compact(request: CompactRequest = {}): Promise<CompactResult> {
-    return this.workflow.executeUpdate<CompactResult, [CompactRequest]>(COMPACT_UPDATE, { args: [request] });
+    return typed(this.workflow.executeUpdate(compactUpdate, { args: [request] }));
   }
 
   /**
-   * Sends a prompt to the run (a workflow update, so it is in history once accepted) and resolves to
-   * the model's reply. The agent answers it when its run calls `harness.serve()`, or between its own prompts.
+   * Sends a prompt to the run (a workflow update: in history once accepted) and resolves to the
+   * model's reply. A run answers prompts while its `run` is in `harness.serve()`; a prompt that arrives
+   * earlier waits for it. Refused at once (typed errors): a run that has returned or stopped serving
+   * (NOT_SERVING), an unknown session (UNKNOWN_SESSION), a prompt over 256 KiB (PROMPT_TOO_LARGE).
    */
-  prompt(text: string, options: { sessionId?: string } = {}): Promise<string> {
-    return this.workflow.executeUpdate<string, [PromptRequest]>(PROMPT_UPDATE, { args: [{ text, ...options }] });
+  prompt(text: string, options: PromptOptions = {}): Promise<string> {
+    const { updateId, sessionId } = options;
+    const args: [{ text: string; sessionId?: string }] = [sessionId === undefined ? { text } : { text, sessionId }];
+    return typed(this.workflow.executeUpdate(promptUpdate, updateId === undefined ? { args } : { args, updateId }));
   }
 
   /** Ends `harness.serve()` in the run once prompts in flight are answered. */
   close(): Promise<void> {
-    return this.workflow.signal(CLOSE_SIGNAL);
+    return this.workflow.signal(closeSignal);
   }
 
   fetchHistory() {
     return this.workflow.fetchHistory();
+  }
+}
+
+/** Rejects with the FabricError a Temporal failure carries (its code, message and fields), if any. */
+async function typed<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (err) {
+    const fabric = decodeFailure(err);
+    if (fabric) {
+      (fabric as { cause?: unknown }).cause = err;
+      throw fabric;
+    }
+    throw err;
   }
 }

@@ -1,7 +1,9 @@
 export { startAgent, getAgentHandle, DEFAULT_TASK_QUEUE, AGENT_MEMO_KEY, type StartAgentOptions } from './start';
 export { AgentHandle, AGENT_QUERIES, COMPACT_UPDATE, PROMPT_UPDATE, CLOSE_SIGNAL } from './agent-handle';
 export { FabricHarnessPlugin } from '../worker/plugin';
-export type { AgentUsage, CompactRequest, PromptRequest } from '../workflows/agent-workflow';
+export type { AgentUsage, CompactRequest, PromptRequest } from '../wire/messages';
+export { decodeFailure } from '../wire/failures';
+export type { PromptOptions } from './agent-handle';
 export { replayHistory, type ReplayOptions, type ReplayResult, type ReplayCommand } from './replay';
 export { loadHistory, parseHistoryJSON, historyToJSONString, readHistoryFile, HistoryFormatError } from './history-file';
 export { auditTranscript, renderAuditMarkdown, type AuditOptions, type AuditRecord, type AuditRun, type AuditTranscript } from './audit';

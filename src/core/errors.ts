@@ -120,3 +120,41 @@ export class PayloadTooLargeError extends FabricError {
     super('PAYLOAD_TOO_LARGE', `${what} is ${bytes} bytes, over the ${limit}-byte payload limit; it was not scheduled.`);
   }
 }
+
+/** A prompt or compaction named a session the run does not have. */
+export class UnknownSessionError extends FabricError {
+  constructor(
+    readonly sessionId: string,
+    readonly known: string[],
+  ) {
+    super('UNKNOWN_SESSION', `Unknown session '${sessionId}'. This run's sessions: ${known.length ? known.join(', ') : '(none yet)'}.`);
+  }
+}
+
+/** A client prompt reached a run that does not answer prompts (now, or any more). */
+export class NotServingError extends FabricError {
+  constructor(readonly reason: 'returned' | 'never-served' | 'serving-ended') {
+    super('NOT_SERVING', NOT_SERVING_MESSAGES[reason]);
+  }
+}
+
+const NOT_SERVING_MESSAGES = {
+  returned: "This run's `run` has returned: it answers no more prompts. Start a new run (or a run that calls harness.serve()).",
+  'never-served':
+    "This run returned without calling harness.serve(), so the prompt was not run. Only a run that calls harness.serve() answers client prompts.",
+  'serving-ended': "This run has stopped serving prompts (closed, or idle past its timeout). Start a new run to continue.",
+} as const;
+
+/** A prompt over the size a workflow update may carry. */
+export class PromptTooLargeError extends FabricError {
+  constructor(
+    readonly bytes: number,
+    readonly limit: number,
+  ) {
+    super(
+      'PROMPT_TOO_LARGE',
+      `The prompt is ${bytes} bytes, over the ${limit}-byte limit for a prompt. Send large content another way: ` +
+        'write it to a file in the sandbox and ask the agent to read it (read_file), or pass it in the run input by reference.',
+    );
+  }
+}

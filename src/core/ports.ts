@@ -15,9 +15,11 @@ export interface ModelCallRequest {
   maxTokens: number;
   system?: string;
   tools: ToolSpec[];
+  /**
+   * The conversation. Between two calls of a session it is either the same array with entries
+   * appended (or, after a rolled-back prompt, cut back), or a new array when history was rewritten.
+   */
   entries: readonly Entry[];
-  /** Changes whenever history is rewritten (compaction), so a runtime knows its stored prefix is stale. */
-  historyVersion: number;
 }
 
 export interface ModelCallResult {

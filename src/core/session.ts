@@ -1,26 +1,18 @@
 import type { z } from 'zod';
 import { assistantText, toolUses, type Entry, type ToolResultBlock, type Usage } from './entries';
 import { makeEvent, type AgentEventType, type CompactionReason, type EventPayloads } from './events';
-import { ModelCallError, MaxTurnsExceededError, OutputParseError, UnknownContextWindowError } from './errors';
-import type { RuntimePorts } from './ports';
-import { checkToolInput, type ToolDefinition } from './tools';
-import { toolSpec } from './tools';
+import { FabricError, MaxTurnsExceededError, ModelCallError, OutputParseError } from './errors';
+import type { ModelCallResult, RuntimePorts } from './ports';
+import { checkToolInput, toolSpec, type ToolDefinition } from './tools';
 import type { ToolSpec } from './tools-spec';
-import { compactHistory, type CompactOutcome } from './compaction/compact';
-import { decisionFacts, isIneffective, type CompactionDecision } from './compaction/decide';
-import { ContextWindowExceededError } from './compaction/errors';
+import { CompactionController, type SummarizerUsage } from './compaction/controller';
 import { isContextOverflowMessage } from './compaction/overflow';
-import {
-  COMPACTION_DEFAULTS,
-  promptCompactionOverridesSchema,
-  resolveCompactionSettings,
-  type CompactionSettings,
-  type PromptCompactionOverrides,
-  type ResolvedCompactionSettings,
-} from './settings';
-import { anchoredEstimate, estimateContextTokens, estimateTextTokens, usageAnchor, type UsageAnchor } from './tokens';
-import { contextBudget, type ContextBudget } from './budget';
+import { promptCompactionOverridesSchema, type CompactionSettings, type PromptCompactionOverrides } from './settings';
+import type { ContextBudget } from './budget';
 import { parseWith } from './validate';
+
+export type { CompactionRecord, CompactionState } from './compaction/controller';
+import type { CompactionState } from './compaction/controller';
 
 export interface SessionConfig {
   id: string;
@@ -54,55 +46,32 @@ export interface CompactResult {
   compactedEntries: number;
 }
 
-export interface CompactionRecord {
-  reason: CompactionReason;
-  at: number;
-  cut: number;
-  messagesBefore: number;
-  messagesAfter: number;
-  tokensBefore: number;
-  tokensAfter: number;
-  summary: string;
-  fallback: boolean;
-  ineffective: boolean;
-}
-
-export interface CompactionState {
-  sessionId: string;
-  enabled: boolean;
-  settings: ResolvedCompactionSettings | undefined;
-  count: number;
-  decisions: number;
-  last: CompactionRecord | undefined;
-  lastDecision: CompactionDecision | undefined;
-  estimate: { tokens: number; method: 'heuristic' | 'usage-anchored' };
-  contextWindowTokens: number | undefined;
-  usagePercent: number | undefined;
+export interface SessionUsage extends Usage {
+  modelCalls: number;
+  /** The summariser's calls (compaction), counted apart from the conversation's model calls. */
+  summarizer: SummarizerUsage;
 }
 
 const EVENT_TEXT_LIMIT = 2000;
-const SUMMARY_MAX_TOKENS = 4096;
-const USER_MESSAGE_BUDGET_TOKENS = 2000;
-const USER_MESSAGE_WINDOW_SHARE = 0.1;
 
 /**
- * One conversation. `prompt` runs a turn: model → tools → model … until the model ends its turn,
- * compacting before a model call when the estimate passes the threshold, and once more (then retrying)
- * when the provider reports an overflow anyway. Everything here is deterministic given the ports.
+ * One conversation. `prompt` runs a turn: model → tools → model … until the model ends its turn. The
+ * compaction controller keeps the history inside the window (before each model call, and once when the
+ * provider reports an overflow). A prompt that fails leaves the conversation as it was before it, so
+ * one bad prompt cannot break the session. Deterministic given what the ports return.
+ *
+ * The conversation is an array of entries (user, assistant, tool_results, summary). It is appended to
+ * in place during a turn and replaced by a new array whenever history is rewritten (compaction,
+ * rollback): runtimes rely on that to send only what was added since their last call.
  */
 export class Session {
   private entries: Entry[] = [];
   private readonly toolSpecs: ToolSpec[];
   private readonly toolsByName: Map<string, ToolDefinition>;
-  private anchor: UsageAnchor | undefined;
+  private readonly compaction: CompactionController;
   private usageTotals: Usage = { inputTokens: 0, outputTokens: 0 };
   private modelCalls = 0;
-  private compactionCount = 0;
-  private decisionCount = 0;
-  private lastCompaction: CompactionRecord | undefined;
-  private lastDecision: CompactionDecision | undefined;
-  private historyVersion = 0;
-  /** A prompt or compaction in progress; a manual compaction from a client waits for it. */
+  /** A prompt or compaction in progress; the next one waits for it. */
   private busy: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -111,6 +80,15 @@ export class Session {
   ) {
     this.toolSpecs = config.tools.map(toolSpec);
     this.toolsByName = new Map(config.tools.map((t) => [t.name, t]));
+    this.compaction = new CompactionController(ports, {
+      sessionId: config.id,
+      model: config.model,
+      system: config.system,
+      tools: this.toolSpecs,
+      settings: config.compaction,
+      enabledByDefault: config.compactionDefaultEnabled,
+      contextWindowTokens: config.contextWindowTokens,
+    });
   }
 
   get id(): string {
@@ -122,57 +100,29 @@ export class Session {
     return this.entries;
   }
 
-  usage(): Usage & { modelCalls: number } {
-    return { ...this.usageTotals, modelCalls: this.modelCalls };
+  usage(): SessionUsage {
+    return { ...this.usageTotals, modelCalls: this.modelCalls, summarizer: this.compaction.summarizerUsage() };
   }
 
   async prompt<T = string>(text: string, options: PromptOptions<T> = {}): Promise<T> {
-    return this.exclusive(() => this.runPrompt(text, options));
+    return this.exclusive(() => this.rollingBackOnFailure(() => this.runPrompt(text, options)));
   }
 
   async compact(options: CompactOptions = {}): Promise<CompactResult> {
     return this.exclusive(async () => {
-      const settings = this.resolveSettings(undefined, { allowDisabled: true });
-      const outcome = await this.compactNow(
-        options.reason ?? 'manual',
-        { keptEntries: options.keepRecentEntries ?? settings?.keepRecentEntries ?? COMPACTION_DEFAULTS.keepRecentEntries },
-        settings,
-        options.generateSummary ?? true,
-      );
+      const outcome = await this.compaction.compactManually(this.entries, options);
       if (!outcome) return { summary: '', compactedEntries: 0 };
+      this.entries = outcome.entries;
       return { summary: outcome.summaryEntry.summary, compactedEntries: outcome.cut };
     });
   }
 
   compactionState(): CompactionState {
-    const settings = this.safeSettings();
-    const estimate = this.estimate();
-    const window = this.config.contextWindowTokens;
-    return {
-      sessionId: this.id,
-      enabled: settings?.enabled ?? false,
-      settings,
-      count: this.compactionCount,
-      decisions: this.decisionCount,
-      last: this.lastCompaction,
-      lastDecision: this.lastDecision,
-      estimate: { tokens: estimate.total, method: estimate.method },
-      contextWindowTokens: window,
-      usagePercent: window ? round1((estimate.total / window) * 100) : undefined,
-    };
+    return this.compaction.state(this.entries);
   }
 
   contextBudget(): ContextBudget | undefined {
-    const window = this.config.contextWindowTokens;
-    if (!window) return undefined;
-    return contextBudget({
-      system: this.config.system,
-      tools: this.toolSpecs,
-      entries: this.entries,
-      contextWindowTokens: window,
-      reserveTokens: this.safeSettings()?.reserveTokens ?? COMPACTION_DEFAULTS.reserveTokens,
-      anchor: this.currentAnchor(),
-    });
+    return this.compaction.budget(this.entries);
   }
 
   private async exclusive<R>(fn: () => Promise<R>): Promise<R> {
@@ -181,80 +131,102 @@ export class Session {
     return run;
   }
 
+  /**
+   * A failed prompt (the API refused it, it overflowed with compaction off, a tool broke the run…)
+   * must not stay in the conversation, or every later prompt fails the same way. The failure itself
+   * stays visible where it happened (an error event here; the failed activity in Temporal history).
+   */
+  private async rollingBackOnFailure<T>(fn: () => Promise<T>): Promise<T> {
+    const before = this.entries;
+    const length = before.length;
+    const anchor = this.compaction.anchorMark();
+    try {
+      return await fn();
+    } catch (err) {
+      // In place when nothing rewrote history meanwhile: what the runtime stored up to here stays usable.
+      before.length = length;
+      this.entries = before;
+      this.compaction.restoreAnchor(anchor);
+      const code = err instanceof FabricError ? err.code : 'PROMPT_FAILED';
+      const message = err instanceof Error ? err.message : String(err);
+      this.emit('error', { code, message: `The prompt failed and was rolled back: ${message}`, recoverable: true });
+      throw err;
+    }
+  }
+
   private async runPrompt<T>(text: string, options: PromptOptions<T>): Promise<T> {
     const { output, maxTurns: turnsOverride, ...rawOverrides } = options;
     const overrides = parseWith(promptCompactionOverridesSchema, rawOverrides, 'prompt options');
-    const settings = this.resolveSettings(overrides);
+    const settings = this.compaction.settingsFor(overrides);
     const maxTurns = turnsOverride ?? this.config.maxTurns;
     this.entries.push({ type: 'user', text });
 
-    let overflowRecovered = false;
+    let overflowTried = false;
     for (let turn = 0; ; ) {
-      if (settings?.enabled) await this.maybeCompactBeforeCall(settings);
-      let result;
+      if (settings?.enabled) this.entries = await this.compaction.beforeModelCall(this.entries, settings);
+      let result: ModelCallResult;
       try {
-        result = await this.ports.callModel({
-          sessionId: this.id,
-          model: this.config.model,
-          maxTokens: this.config.maxTokens,
-          system: this.config.system,
-          tools: this.toolSpecs,
-          entries: this.entries,
-          historyVersion: this.historyVersion,
-        });
+        result = await this.callModel();
       } catch (err) {
         if (!isOverflowError(err)) throw err;
-        if (settings?.enabled && settings.recoverFromOverflow && !overflowRecovered) {
-          overflowRecovered = true;
-          await this.recoverFromOverflow(settings);
-          continue;
-        }
-        throw this.exceeded(err, settings);
+        this.entries = await this.compaction.recoverFromOverflow(this.entries, settings, err, overflowTried);
+        overflowTried = true;
+        continue;
       }
-      this.recordUsage(result.usage);
-      this.emit('model_call', {
-        model: result.model,
-        stopReason: result.stopReason,
-        inputTokens: result.usage.inputTokens,
-        outputTokens: result.usage.outputTokens,
-      });
       const window = this.config.contextWindowTokens;
-      // Overflow the provider did not report as an error: with compaction on, treat it like one, once.
+      // Overflow the provider did not report as an error: with compaction on, treat it like one.
       if (settings?.enabled && window && result.usage.inputTokens > window) {
-        const err = new ModelCallError(
-          'context_overflow',
-          `reported input tokens ${result.usage.inputTokens} exceed the context window ${window}`,
-        );
-        if (settings?.enabled && settings.recoverFromOverflow && !overflowRecovered) {
-          overflowRecovered = true;
-          await this.recoverFromOverflow(settings);
-          continue;
-        }
-        throw this.exceeded(err, settings);
+        const err = new ModelCallError('context_overflow', `reported input tokens ${result.usage.inputTokens} exceed the context window ${window}`);
+        this.entries = await this.compaction.recoverFromOverflow(this.entries, settings, err, overflowTried);
+        overflowTried = true;
+        continue;
       }
       this.entries.push(result.entry);
-      this.anchor = usageAnchor(result.usage, this.entries.length - 1);
+      this.compaction.anchorOn(result.usage, this.entries.length - 1);
       const replyText = assistantText(result.entry);
       if (replyText) this.emit('text', { text: replyText });
 
       const calls = toolUses(result.entry);
-      if (calls.length === 0 || result.stopReason !== 'tool_use') {
-        return this.finish<T>(replyText, output);
-      }
+      if (calls.length === 0 || result.stopReason !== 'tool_use') return this.finish<T>(replyText, output);
       turn += 1;
       if (turn > maxTurns) throw new MaxTurnsExceededError(maxTurns);
-      const settled = await Promise.allSettled(calls.map((call) => this.runToolCall(call.id, call.name, call.input)));
-      // Every tool_use gets its tool_result even when a call failed outright (cancelled, a tool not
-      // registered on the worker): the history stays valid for the API if the session is used again.
-      const results = settled.map((r, i): ToolResultBlock =>
-        r.status === 'fulfilled'
-          ? r.value
-          : { type: 'tool_result', tool_use_id: calls[i]!.id, content: `Tool call failed: ${errorMessage(r.reason)}`, is_error: true },
-      );
-      this.entries.push({ type: 'tool_results', results });
-      const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-      if (failure) throw failure.reason;
+      await this.runToolCalls(calls);
     }
+  }
+
+  private async callModel(): Promise<ModelCallResult> {
+    const result = await this.ports.callModel({
+      sessionId: this.id,
+      model: this.config.model,
+      maxTokens: this.config.maxTokens,
+      system: this.config.system,
+      tools: this.toolSpecs,
+      entries: this.entries,
+    });
+    this.recordUsage(result.usage);
+    this.emit('model_call', {
+      model: result.model,
+      stopReason: result.stopReason,
+      inputTokens: result.usage.inputTokens,
+      outputTokens: result.usage.outputTokens,
+    });
+    return result;
+  }
+
+  /**
+   * Runs a reply's tool calls side by side. Every tool_use gets its tool_result even when a call failed
+   * outright (cancelled, no implementation on the worker), so the history stays valid for the API.
+   */
+  private async runToolCalls(calls: Array<{ id: string; name: string; input: unknown }>): Promise<void> {
+    const settled = await Promise.allSettled(calls.map((call) => this.runToolCall(call.id, call.name, call.input)));
+    const results = settled.map((r, i): ToolResultBlock =>
+      r.status === 'fulfilled'
+        ? r.value
+        : { type: 'tool_result', tool_use_id: calls[i]!.id, content: `Tool call failed: ${errorMessage(r.reason)}`, is_error: true },
+    );
+    this.entries.push({ type: 'tool_results', results });
+    const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failure) throw failure.reason;
   }
 
   private finish<T>(text: string, output: z.ZodType<T> | undefined): T {
@@ -295,171 +267,6 @@ export class Session {
     return isError ? { type: 'tool_result', tool_use_id: id, content, is_error: true } : { type: 'tool_result', tool_use_id: id, content };
   }
 
-  private async maybeCompactBeforeCall(settings: ResolvedCompactionSettings): Promise<void> {
-    const decision = await this.decide(settings, 'threshold');
-    if (decision.warn) {
-      this.emit('context_window_warning', {
-        estimatedTokens: decision.estimatedTokens,
-        contextWindowSize: decision.contextWindowTokens,
-        usagePercent: decision.usagePercent,
-      });
-    }
-    if (decision.ineffectiveSkip) {
-      this.emit('warning', { code: 'COMPACTION_INEFFECTIVE', message: decision.why });
-    }
-    if (!decision.compact) return;
-    await this.compactNow('threshold', decision, settings);
-  }
-
-  private async recoverFromOverflow(settings: ResolvedCompactionSettings): Promise<void> {
-    const decision = await this.decide(settings, 'overflow');
-    const outcome = decision.compact ? await this.compactNow('overflow', decision, settings) : undefined;
-    if (!outcome) {
-      throw new ContextWindowExceededError({
-        contextWindowTokens: settings.contextWindowTokens,
-        estimatedTokens: decision.estimatedTokens,
-        detail: decision.why,
-      });
-    }
-  }
-
-  /**
-   * Asks the runtime for the decision (on Temporal a local activity, so it is in history before it is
-   * acted on) and acts only on what it returns: a replay under other settings rebuilds the same history.
-   */
-  private async decide(settings: ResolvedCompactionSettings, trigger: 'threshold' | 'overflow'): Promise<CompactionDecision> {
-    const last = this.lastCompaction;
-    const decision = await this.ports.decideCompaction(decisionFacts({
-      entries: this.entries,
-      system: this.config.system,
-      tools: this.toolSpecs,
-      settings,
-      anchor: this.currentAnchor(),
-      lastCompaction: last
-        ? { entryCountAfter: last.messagesAfter, tokensAfter: last.tokensAfter, ineffective: last.ineffective }
-        : undefined,
-      trigger,
-    }));
-    this.decisionCount += 1;
-    this.lastDecision = decision;
-    return decision;
-  }
-
-  private async compactNow(
-    reason: CompactionReason,
-    plan: { keptEntries: number; estimatedTokens?: number },
-    settings: ResolvedCompactionSettings | undefined,
-    generateSummary = true,
-  ): Promise<CompactOutcome | undefined> {
-    const window = this.config.contextWindowTokens ?? settings?.contextWindowTokens;
-    const fixedTokens = this.fixedTokens();
-    this.emit('compaction_started', {
-      reason,
-      estimatedTokens: plan.estimatedTokens ?? this.estimate().total,
-      contextWindowSize: window ?? 0,
-    });
-    const attempt = await compactHistory(this.ports, this.entries, {
-      sessionId: this.id,
-      reason,
-      keepRecentEntries: plan.keptEntries,
-      generateSummary,
-      model: this.config.model,
-      summarizerBudgetTokens: window ?? 100_000,
-      summaryMaxTokens: Math.min(SUMMARY_MAX_TOKENS, Math.floor((window ?? 100_000) / 4)),
-      fixedTokens,
-      // Verbatim user messages are what users miss most, but they must not undo the compaction.
-      userMessageBudgetTokens: Math.min(USER_MESSAGE_BUDGET_TOKENS, Math.floor((window ?? 20_000) * USER_MESSAGE_WINDOW_SHARE)),
-    });
-    if (!attempt.ok) return undefined;
-    const outcome = attempt.outcome;
-    this.entries = outcome.entries;
-    this.historyVersion += 1;
-    this.anchor = undefined; // the provider's count described a history that no longer exists
-    this.compactionCount += 1;
-    const threshold = settings?.compactAtTokens;
-    this.lastCompaction = {
-      reason,
-      at: this.ports.now(),
-      cut: outcome.cut,
-      messagesBefore: outcome.messagesBefore,
-      messagesAfter: outcome.messagesAfter,
-      tokensBefore: outcome.tokensBefore,
-      tokensAfter: outcome.tokensAfter,
-      summary: outcome.summaryEntry.summary,
-      fallback: outcome.summaryEntry.fallback,
-      ineffective: threshold !== undefined && isIneffective(outcome.tokensAfter, threshold),
-    };
-    this.emit('compaction', {
-      reason,
-      messagesBefore: outcome.messagesBefore,
-      messagesAfter: outcome.messagesAfter,
-      tokensBefore: outcome.tokensBefore,
-      tokensAfter: outcome.tokensAfter,
-    });
-    this.emit('compaction_completed', {
-      originalTurnCount: outcome.messagesBefore,
-      preservedTurnCount: outcome.messagesAfter - 1,
-      summaryTokenEstimate: estimateTextTokens(outcome.summaryEntry.summary),
-      trackedFileCount: outcome.trackedFileCount,
-    });
-    return outcome;
-  }
-
-  private exceeded(err: unknown, settings: ResolvedCompactionSettings | undefined): Error {
-    const window = this.config.contextWindowTokens ?? settings?.contextWindowTokens;
-    if (!window) return err instanceof Error ? err : new Error(String(err));
-    return new ContextWindowExceededError({
-      contextWindowTokens: window,
-      estimatedTokens: this.estimate().total,
-      detail: `the provider said: ${errorMessage(err)}`,
-    });
-  }
-
-  private resolveSettings(
-    overrides: PromptCompactionOverrides | undefined,
-    opts: { allowDisabled?: boolean } = {},
-  ): ResolvedCompactionSettings | undefined {
-    const session = this.config.compaction;
-    const enabledByDefault = this.config.compactionDefaultEnabled;
-    // Strict entry: nothing is injected; without session settings compaction stays off.
-    if (session === undefined && !enabledByDefault && !opts.allowDisabled) return undefined;
-    const window = this.config.contextWindowTokens;
-    if (window === undefined) {
-      if (opts.allowDisabled) return undefined;
-      const wantsCompaction = session?.enabled ?? enabledByDefault;
-      if (!wantsCompaction) return undefined;
-      throw new UnknownContextWindowError(this.config.model);
-    }
-    return resolveCompactionSettings(session, overrides, window, { enabled: enabledByDefault });
-  }
-
-  private safeSettings(): ResolvedCompactionSettings | undefined {
-    try {
-      return this.resolveSettings(undefined, { allowDisabled: true });
-    } catch {
-      return undefined;
-    }
-  }
-
-  private currentAnchor(): UsageAnchor | undefined {
-    const a = this.anchor;
-    return a && a.entryCount < this.entries.length ? a : undefined;
-  }
-
-  private estimate(): { total: number; method: 'heuristic' | 'usage-anchored' } {
-    return anchoredEstimate({
-      anchor: this.currentAnchor(),
-      entries: this.entries,
-      system: this.config.system,
-      tools: this.toolSpecs,
-    });
-  }
-
-  private fixedTokens(): number {
-    const c = estimateContextTokens({ system: this.config.system, tools: this.toolSpecs, entries: [] });
-    return c.system + c.tools;
-  }
-
   private recordUsage(usage: Usage): void {
     this.modelCalls += 1;
     this.usageTotals = {
@@ -484,10 +291,6 @@ export function isOverflowError(err: unknown): boolean {
 
 function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
-}
-
-function round1(n: number): number {
-  return Math.round(n * 10) / 10;
 }
 
 /** Accepts a bare JSON reply or one fenced in ```json … ```. */

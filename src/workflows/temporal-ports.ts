@@ -1,18 +1,12 @@
-import {
-  ActivityFailure,
-  ApplicationFailure,
-  proxyActivities,
-  proxyLocalActivities,
-  proxySinks,
-  type ActivityOptions,
-} from '@temporalio/workflow';
-import type { FabricActivities, ModelActivityInput, TranscriptRefPayload } from '../activities/contract';
+import { proxyActivities, proxyLocalActivities, proxySinks, type ActivityOptions } from '@temporalio/workflow';
+import type { FabricActivities, ModelActivityInput } from '../activities/contract';
 import { TRANSCRIPT_STORE_MISS } from '../activities/contract';
-import type { Entry } from '../core/entries';
+import { jsonBytes } from '../core/bytes';
 import type { AgentEvent } from '../core/events';
-import { ModelCallError, PayloadTooLargeError, type ModelErrorKind } from '../core/errors';
-import { canonicalJson, hashString } from '../core/hash';
+import { PayloadTooLargeError } from '../core/errors';
 import type { RuntimePorts } from '../core/ports';
+import { decodeFailure, innermostApplicationFailure } from '../wire/failures';
+import { ModelTransport } from './model-transport';
 import type { FabricSinks } from './sinks';
 
 /** Temporal's limit for one payload is 2 MB; stay clear of it (external storage offloads large ones). */
@@ -24,7 +18,12 @@ export interface TemporalPortOptions {
 }
 
 const retry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '60s', maximumAttempts: 10 } as const;
-const modelOptions: ActivityOptions = { startToCloseTimeout: '10 minutes', retry };
+/**
+ * Model activities heartbeat while they wait for the provider (activities.ts), so a worker that dies
+ * mid-call is noticed within the heartbeat timeout and the call is retried elsewhere in seconds, not
+ * after the 10-minute start-to-close timeout.
+ */
+const modelOptions: ActivityOptions = { startToCloseTimeout: '10 minutes', heartbeatTimeout: '10s', retry };
 const toolOptions: ActivityOptions = { startToCloseTimeout: '30 minutes', heartbeatTimeout: '15s', retry };
 
 function activities(options: ActivityOptions, summary: string) {
@@ -36,24 +35,13 @@ const local = proxyLocalActivities<Pick<FabricActivities, 'fhDecideCompaction'>>
   summary: 'compaction decision',
 });
 
-interface SessionTransport {
-  version: number;
-  base: TranscriptRefPayload | null;
-}
-
-/** The delta with tool results the tool activity stored replaced by their references. */
-function withToolResultRefs(delta: Entry[], refs: ReadonlyMap<string, string>): Entry[] {
-  return delta.map((entry) =>
-    entry.type === 'tool_results' && entry.results.some((r) => refs.has(r.tool_use_id))
-      ? {
-          ...entry,
-          results: entry.results.map((r) => {
-            const contentRef = refs.get(r.tool_use_id);
-            return contentRef ? { ...r, content: '', contentRef } : r;
-          }),
-        }
-      : entry,
-  );
+/** An activity's typed failure, decoded (the session reasons about model errors by kind). */
+async function decoded<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw decodeFailure(err) ?? err;
+  }
 }
 
 /**
@@ -62,75 +50,46 @@ function withToolResultRefs(delta: Entry[], refs: ReadonlyMap<string, string>): 
  */
 export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
   const sinks = proxySinks<FabricSinks>();
-  const transports = new Map<string, SessionTransport>();
-  const sentPreludes = new Set<string>();
+  const transport = new ModelTransport();
   const resolved = new Map<string, { model: string; contextWindowTokens?: number }>();
-  /** tool_use id → where its tool activity stored the result. */
-  const toolResultRefs = new Map<string, string>();
 
   return {
     runtime: 'temporal',
     async callModel(req) {
-      let t = transports.get(req.sessionId);
-      if (!t || t.version !== req.historyVersion) {
-        t = { version: req.historyVersion, base: null };
-        transports.set(req.sessionId, t);
-      }
-      const prelude = { system: req.system, tools: req.tools };
-      const preludeHash = hashString(canonicalJson(prelude));
-      const base = t.base && t.base.count <= req.entries.length ? t.base : null;
-      // After a store miss nothing goes by reference: not the transcript, the prelude or tool results.
-      const build = (byReference: boolean): ModelActivityInput => {
-        const from = byReference ? base : null;
-        const delta = req.entries.slice(from?.count ?? 0);
-        return {
-          model: req.model,
-          maxTokens: req.maxTokens,
-          prelude: byReference && sentPreludes.has(preludeHash) ? { hash: preludeHash } : { hash: preludeHash, value: prelude },
-          base: from,
-          delta: byReference ? withToolResultRefs(delta, toolResultRefs) : delta,
-        };
-      };
       const call = (input: ModelActivityInput) => {
         assertFits('model call input', input);
         return activities(modelOptions, `model ${req.model}`).fhModel(input);
       };
+      let input = transport.input(req, true);
       let result;
       try {
-        result = await call(build(true));
+        result = await call(input);
       } catch (err) {
         // A worker without this transcript (another machine, a cleared store): send it whole, once.
-        if (failureType(err) !== TRANSCRIPT_STORE_MISS) throw toModelError(err);
-        try {
-          result = await call(build(false));
-        } catch (err2) {
-          throw toModelError(err2);
-        }
+        if (innermostApplicationFailure(err)?.type !== TRANSCRIPT_STORE_MISS) throw decodeFailure(err) ?? err;
+        input = transport.input(req, false);
+        result = await decoded(() => call(input));
       }
-      sentPreludes.add(preludeHash);
-      t.base = result.stored;
+      transport.called(req, input, result.stored, result.entry);
       return { entry: result.entry, usage: result.usage, stopReason: result.stopReason, model: result.model };
     },
 
-    async summarize(req) {
-      try {
-        return await activities(modelOptions, `summarize with ${req.model}`).fhSummarize({
+    summarize: (req) =>
+      decoded(() =>
+        activities(modelOptions, `summarize with ${req.model}`).fhSummarize({
           model: req.model,
           system: req.system,
           userText: req.userText,
           maxTokens: req.maxTokens,
-        });
-      } catch (err) {
-        throw toModelError(err);
-      }
-    },
+        }),
+      ),
 
     async runTool(call, def) {
       const input = { name: call.name, callId: call.id, input: call.input, cwd: call.cwd };
       assertFits(`tool ${call.name} input`, input);
       const options = def.timeoutMs ? { ...toolOptions, startToCloseTimeout: def.timeoutMs } : toolOptions;
-      const result = await activities(options, `tool ${call.name}`).fhTool(input);
-      if (result.contentRef) toolResultRefs.set(call.id, result.contentRef);
+      const result = await decoded(() => activities(options, `tool ${call.name}`).fhTool(input));
+      if (result.contentRef) transport.toolResultStored(call.id, result.contentRef);
       return { content: result.content, isError: result.isError };
     },
 
@@ -140,7 +99,8 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
       const key = model ?? '';
       let hit = resolved.get(key);
       if (!hit) {
-        hit = await activities(modelOptions, `resolve model ${model ?? '(worker default)'}`).fhResolveModel({ model });
+        const lookup = activities(modelOptions, `resolve model ${model ?? '(worker default)'}`);
+        hit = await decoded(() => lookup.fhResolveModel({ model }));
         resolved.set(key, hit);
       }
       return hit;
@@ -156,32 +116,7 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
   };
 }
 
-function failureType(err: unknown): string | undefined {
-  if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) return err.cause.type ?? undefined;
-  return undefined;
-}
-
-/** Maps a failed model activity back to the ModelCallError the session logic reasons about. */
-function toModelError(err: unknown): unknown {
-  if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) {
-    const details = err.cause.details?.[0] as { kind?: ModelErrorKind; status?: number | null } | undefined;
-    if (details?.kind) return new ModelCallError(details.kind, err.cause.message, details.status ?? undefined);
-  }
-  return err;
-}
-
 function assertFits(what: string, value: unknown): void {
   const bytes = jsonBytes(value);
   if (bytes > MAX_SCHEDULED_PAYLOAD_BYTES) throw new PayloadTooLargeError(what, bytes, MAX_SCHEDULED_PAYLOAD_BYTES);
-}
-
-/** UTF-8 length of the JSON, without TextEncoder (not every sandbox version has it). */
-function jsonBytes(value: unknown): number {
-  const s = JSON.stringify(value) ?? '';
-  let bytes = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : c >= 0xd800 && c <= 0xdbff ? (i++, 4) : 3;
-  }
-  return bytes;
 }

@@ -5,6 +5,7 @@ import type { RuntimePorts } from '../ports';
 import { estimateEntryTokens, estimateTextTokens } from '../tokens';
 import { buildSummaryEntry, applyCompaction } from './build';
 import { splitForCompaction } from './cut';
+import { CURRENT_SUMMARY_PLAN, type SummaryPlan } from './summary-plan';
 import { fallbackSummary } from './fallback';
 import { trackFileOperations } from './files';
 import { renderEntriesForSummary } from './render';
@@ -30,6 +31,8 @@ export interface CompactOptions {
   fixedTokens: number;
   /** How much of the summary may be the user's own messages, verbatim. */
   userMessageBudgetTokens: number;
+  /** The chunking numbers the recorded decision carries (absent: a decision recorded before they were). */
+  summaryPlan?: SummaryPlan;
 }
 
 export interface CompactOutcome {
@@ -46,9 +49,6 @@ export interface CompactOutcome {
 /** Result when nothing was compacted: too few entries, or a failed summary that must not be faked. */
 export type CompactAttempt = { ok: true; outcome: CompactOutcome } | { ok: false; why: 'nothing_to_compact' | 'summary_failed'; error?: string };
 
-/** Instructions and framing of a summary request beyond the system prompt and the summary itself. */
-const SUMMARY_REQUEST_SLACK_TOKENS = 256;
-const MIN_CHUNK_TOKENS = 128;
 
 export function historyTokens(entries: readonly Entry[]): number {
   let total = 0;
@@ -126,8 +126,9 @@ async function summarizeInChunks(
 ): Promise<string> {
   // From the second chunk on, the request carries the running summary (up to summaryMaxTokens long).
   const summaryTokens = Math.max(estimateTextTokens(previousSummary ?? ''), opts.summaryMaxTokens);
-  const overhead = estimateTextTokens(SUMMARIZER_SYSTEM_PROMPT) + summaryTokens + SUMMARY_REQUEST_SLACK_TOKENS;
-  const chunkBudget = Math.max(MIN_CHUNK_TOKENS, opts.summarizerBudgetTokens - overhead - opts.summaryMaxTokens);
+  const plan = opts.summaryPlan ?? CURRENT_SUMMARY_PLAN;
+  const overhead = estimateTextTokens(SUMMARIZER_SYSTEM_PROMPT) + summaryTokens + plan.requestSlackTokens;
+  const chunkBudget = Math.max(plan.minChunkTokens, opts.summarizerBudgetTokens - overhead - opts.summaryMaxTokens);
   const chunks = planSummaryChunks(rendered, chunkBudget);
   let summary = previousSummary;
   for (const chunk of chunks) {

@@ -8,6 +8,7 @@ import type { ResolvedCompactionSettings } from '../settings';
 import { anchoredEstimate, type EstimateMethod, type UsageAnchor } from '../tokens';
 import type { ToolSpec } from '../tools-spec';
 import { findCut } from './cut';
+import { CURRENT_SUMMARY_PLAN, type SummaryPlan } from './summary-plan';
 
 export interface LastCompaction {
   /** History length right after that compaction. */
@@ -43,6 +44,8 @@ export interface CompactionDecision {
   entriesBefore: number;
   keptEntries: number;
   ineffectiveSkip: boolean;
+  /** How the summary would be chunked (recorded, so a later change to the numbers replays the same). */
+  summaryPlan: SummaryPlan;
 }
 
 export const WARN_FRACTION = 0.8;
@@ -140,5 +143,6 @@ export function decideFromFacts(facts: DecisionFacts): CompactionDecision {
     entriesBefore: entryCount,
     keptEntries: entryCount - cut,
     ineffectiveSkip,
+    summaryPlan: CURRENT_SUMMARY_PLAN,
   };
 }

@@ -1,0 +1,344 @@
+import type { Entry, Usage } from '../entries';
+import { makeEvent, type AgentEventType, type CompactionReason, type EventPayloads } from '../events';
+import { UnknownContextWindowError } from '../errors';
+import type { RuntimePorts } from '../ports';
+import {
+  COMPACTION_DEFAULTS,
+  resolveCompactionSettings,
+  type CompactionSettings,
+  type PromptCompactionOverrides,
+  type ResolvedCompactionSettings,
+} from '../settings';
+import { anchoredEstimate, estimateContextTokens, estimateTextTokens, usageAnchor, type UsageAnchor } from '../tokens';
+import type { ToolSpec } from '../tools-spec';
+import { contextBudget, type ContextBudget } from '../budget';
+import { compactHistory, type CompactOutcome } from './compact';
+import { decisionFacts, isIneffective, type CompactionDecision } from './decide';
+import { ContextWindowExceededError } from './errors';
+
+export interface CompactionRecord {
+  reason: CompactionReason;
+  at: number;
+  cut: number;
+  messagesBefore: number;
+  messagesAfter: number;
+  tokensBefore: number;
+  tokensAfter: number;
+  summary: string;
+  fallback: boolean;
+  ineffective: boolean;
+}
+
+export interface CompactionState {
+  sessionId: string;
+  enabled: boolean;
+  /** undefined on the strict entry until the agent sets compaction settings (nothing is injected). */
+  settings: ResolvedCompactionSettings | undefined;
+  count: number;
+  decisions: number;
+  last: CompactionRecord | undefined;
+  lastDecision: CompactionDecision | undefined;
+  estimate: { tokens: number; method: 'heuristic' | 'usage-anchored' };
+  contextWindowTokens: number | undefined;
+  usagePercent: number | undefined;
+}
+
+export interface CompactionContext {
+  sessionId: string;
+  model: string;
+  system?: string;
+  tools: ToolSpec[];
+  /** undefined: not injected (strict entry); compaction is then off. */
+  settings: CompactionSettings | undefined;
+  /** Whether compaction is on when `settings.enabled` is not said (default entry: true). */
+  enabledByDefault: boolean;
+  contextWindowTokens: number | undefined;
+}
+
+/** Where the usage anchor stood, so a rolled-back prompt can put it back. */
+export type AnchorMark = UsageAnchor | undefined;
+
+export interface SummarizerUsage {
+  inputTokens: number;
+  outputTokens: number;
+  calls: number;
+}
+
+const SUMMARY_MAX_TOKENS = 4096;
+const USER_MESSAGE_BUDGET_TOKENS = 2000;
+const USER_MESSAGE_WINDOW_SHARE = 0.1;
+
+/**
+ * Owns everything about keeping one session's history inside the window: settings resolution, the
+ * usage anchor that sharpens estimates, the recorded decisions, carrying out compactions (threshold,
+ * overflow, manual), their counters and the summariser's usage. The session's turn loop asks it
+ * before each model call and on an overflow; it hands back the rewritten history.
+ */
+export class CompactionController {
+  private anchor: UsageAnchor | undefined;
+  private compactionCount = 0;
+  private decisionCount = 0;
+  private lastCompaction: CompactionRecord | undefined;
+  private lastDecision: CompactionDecision | undefined;
+  private readonly summarizer: SummarizerUsage = { inputTokens: 0, outputTokens: 0, calls: 0 };
+  /** The runtime with summaries counted, for compactHistory. */
+  private readonly countingPorts: RuntimePorts;
+
+  constructor(
+    private readonly ports: RuntimePorts,
+    private readonly ctx: CompactionContext,
+  ) {
+    this.countingPorts = {
+      ...ports,
+      summarize: async (req) => {
+        const res = await ports.summarize(req);
+        this.summarizer.inputTokens += res.usage.inputTokens;
+        this.summarizer.outputTokens += res.usage.outputTokens;
+        this.summarizer.calls += 1;
+        return res;
+      },
+    };
+  }
+
+  /**
+   * Settings for a prompt: session settings, per-prompt overrides and defaults; undefined when
+   * compaction is off and nothing needs the numbers.
+   */
+  settingsFor(overrides: PromptCompactionOverrides | undefined): ResolvedCompactionSettings | undefined {
+    const { settings, enabledByDefault, contextWindowTokens } = this.ctx;
+    // Strict entry: nothing is injected; without session settings compaction stays off.
+    if (settings === undefined && !enabledByDefault) return undefined;
+    if (contextWindowTokens === undefined) {
+      if (!(settings?.enabled ?? enabledByDefault)) return undefined;
+      throw new UnknownContextWindowError(this.ctx.model);
+    }
+    return resolveCompactionSettings(settings, overrides, contextWindowTokens, { enabled: enabledByDefault });
+  }
+
+  /** Settings a manual compaction uses: it runs even where automatic compaction is off. */
+  private manualSettings(): ResolvedCompactionSettings | undefined {
+    const window = this.ctx.contextWindowTokens;
+    return window === undefined ? undefined : resolveCompactionSettings(this.ctx.settings, undefined, window, { enabled: this.ctx.enabledByDefault });
+  }
+
+  /** Settings for the state query: never throws (a query must answer). */
+  private visibleSettings(): ResolvedCompactionSettings | undefined {
+    if (this.ctx.settings === undefined && !this.ctx.enabledByDefault) return undefined;
+    try {
+      return this.manualSettings();
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Before a model call: decide (recorded on Temporal) and compact if the decision says so. */
+  async beforeModelCall(entries: Entry[], settings: ResolvedCompactionSettings): Promise<Entry[]> {
+    const decision = await this.decide(entries, settings, 'threshold');
+    if (decision.warn) {
+      this.emit('context_window_warning', {
+        estimatedTokens: decision.estimatedTokens,
+        contextWindowSize: decision.contextWindowTokens,
+        usagePercent: decision.usagePercent,
+      });
+    }
+    if (decision.ineffectiveSkip) this.emit('warning', { code: 'COMPACTION_INEFFECTIVE', message: decision.why });
+    if (!decision.compact) return entries;
+    return (await this.compactNow(entries, 'threshold', decision, settings))?.entries ?? entries;
+  }
+
+  /**
+   * The provider said the request does not fit (an error, or reported input over the window). With
+   * recovery on and not yet tried this prompt, compact hard (the decision is recorded) and hand back
+   * the history to retry with; otherwise throw ContextWindowExceededError.
+   */
+  async recoverFromOverflow(
+    entries: Entry[],
+    settings: ResolvedCompactionSettings | undefined,
+    providerError: unknown,
+    alreadyTried: boolean,
+  ): Promise<Entry[]> {
+    if (!settings?.enabled || !settings.recoverFromOverflow || alreadyTried) throw this.exceeded(entries, providerError, settings);
+    const decision = await this.decide(entries, settings, 'overflow');
+    const outcome = decision.compact ? await this.compactNow(entries, 'overflow', decision, settings) : undefined;
+    if (!outcome) {
+      throw new ContextWindowExceededError({
+        contextWindowTokens: settings.contextWindowTokens,
+        estimatedTokens: decision.estimatedTokens,
+        detail: decision.why,
+      });
+    }
+    return outcome.entries;
+  }
+
+  /** A manual compaction (session.compact or a client's update). */
+  async compactManually(
+    entries: Entry[],
+    options: { keepRecentEntries?: number; generateSummary?: boolean; reason?: CompactionReason },
+  ): Promise<CompactOutcome | undefined> {
+    const settings = this.manualSettings();
+    const keep = options.keepRecentEntries ?? settings?.keepRecentEntries ?? COMPACTION_DEFAULTS.keepRecentEntries;
+    return this.compactNow(entries, options.reason ?? 'manual', { keptEntries: keep }, settings, options.generateSummary ?? true);
+  }
+
+  /** The provider's count of the history up to `entryCount` entries sharpens later estimates. */
+  anchorOn(usage: Usage, entryCount: number): void {
+    this.anchor = usageAnchor(usage, entryCount);
+  }
+
+  anchorMark(): AnchorMark {
+    return this.anchor;
+  }
+
+  restoreAnchor(mark: AnchorMark): void {
+    this.anchor = mark;
+  }
+
+  summarizerUsage(): SummarizerUsage {
+    return { ...this.summarizer };
+  }
+
+  state(entries: readonly Entry[]): CompactionState {
+    const settings = this.visibleSettings();
+    const estimate = this.estimate(entries);
+    const window = this.ctx.contextWindowTokens;
+    return {
+      sessionId: this.ctx.sessionId,
+      enabled: settings?.enabled ?? false,
+      settings,
+      count: this.compactionCount,
+      decisions: this.decisionCount,
+      last: this.lastCompaction,
+      lastDecision: this.lastDecision,
+      estimate: { tokens: estimate.total, method: estimate.method },
+      contextWindowTokens: window,
+      usagePercent: window ? Math.round((estimate.total / window) * 1000) / 10 : undefined,
+    };
+  }
+
+  budget(entries: readonly Entry[]): ContextBudget | undefined {
+    const window = this.ctx.contextWindowTokens;
+    if (!window) return undefined;
+    return contextBudget({
+      system: this.ctx.system,
+      tools: this.ctx.tools,
+      entries,
+      contextWindowTokens: window,
+      reserveTokens: this.visibleSettings()?.reserveTokens ?? COMPACTION_DEFAULTS.reserveTokens,
+      anchor: this.currentAnchor(entries),
+    });
+  }
+
+  /** The overflow error users see, with the window and estimate (when a window is known). */
+  exceeded(entries: readonly Entry[], providerError: unknown, settings: ResolvedCompactionSettings | undefined): Error {
+    const window = this.ctx.contextWindowTokens ?? settings?.contextWindowTokens;
+    if (!window) return providerError instanceof Error ? providerError : new Error(String(providerError));
+    return new ContextWindowExceededError({
+      contextWindowTokens: window,
+      estimatedTokens: this.estimate(entries).total,
+      detail: `the provider said: ${providerError instanceof Error ? providerError.message : String(providerError)}`,
+    });
+  }
+
+  /**
+   * Asks the runtime for the decision (on Temporal a local activity, so it is in history before it is
+   * acted on) and acts only on what it returns: a replay under other settings rebuilds the same history.
+   */
+  private async decide(
+    entries: readonly Entry[],
+    settings: ResolvedCompactionSettings,
+    trigger: 'threshold' | 'overflow',
+  ): Promise<CompactionDecision> {
+    const last = this.lastCompaction;
+    const decision = await this.ports.decideCompaction(
+      decisionFacts({
+        entries,
+        system: this.ctx.system,
+        tools: this.ctx.tools,
+        settings,
+        anchor: this.currentAnchor(entries),
+        lastCompaction: last ? { entryCountAfter: last.messagesAfter, tokensAfter: last.tokensAfter, ineffective: last.ineffective } : undefined,
+        trigger,
+      }),
+    );
+    this.decisionCount += 1;
+    this.lastDecision = decision;
+    return decision;
+  }
+
+  private async compactNow(
+    entries: Entry[],
+    reason: CompactionReason,
+    plan: { keptEntries: number; estimatedTokens?: number; summaryPlan?: CompactionDecision['summaryPlan'] },
+    settings: ResolvedCompactionSettings | undefined,
+    generateSummary = true,
+  ): Promise<CompactOutcome | undefined> {
+    const window = this.ctx.contextWindowTokens ?? settings?.contextWindowTokens;
+    this.emit('compaction_started', {
+      reason,
+      estimatedTokens: plan.estimatedTokens ?? this.estimate(entries).total,
+      contextWindowSize: window ?? 0,
+    });
+    const attempt = await compactHistory(this.countingPorts, entries, {
+      sessionId: this.ctx.sessionId,
+      reason,
+      keepRecentEntries: plan.keptEntries,
+      generateSummary,
+      model: this.ctx.model,
+      summarizerBudgetTokens: window ?? 100_000,
+      summaryMaxTokens: Math.min(SUMMARY_MAX_TOKENS, Math.floor((window ?? 100_000) / 4)),
+      summaryPlan: plan.summaryPlan,
+      fixedTokens: this.fixedTokens(),
+      // Verbatim user messages are what users miss most, but they must not undo the compaction.
+      userMessageBudgetTokens: Math.min(USER_MESSAGE_BUDGET_TOKENS, Math.floor((window ?? 20_000) * USER_MESSAGE_WINDOW_SHARE)),
+    });
+    if (!attempt.ok) return undefined;
+    const outcome = attempt.outcome;
+    this.anchor = undefined; // the provider's count described a history that no longer exists
+    this.compactionCount += 1;
+    const threshold = settings?.compactAtTokens;
+    this.lastCompaction = {
+      reason,
+      at: this.ports.now(),
+      cut: outcome.cut,
+      messagesBefore: outcome.messagesBefore,
+      messagesAfter: outcome.messagesAfter,
+      tokensBefore: outcome.tokensBefore,
+      tokensAfter: outcome.tokensAfter,
+      summary: outcome.summaryEntry.summary,
+      fallback: outcome.summaryEntry.fallback,
+      ineffective: threshold !== undefined && isIneffective(outcome.tokensAfter, threshold),
+    };
+    this.emit('compaction', {
+      reason,
+      messagesBefore: outcome.messagesBefore,
+      messagesAfter: outcome.messagesAfter,
+      tokensBefore: outcome.tokensBefore,
+      tokensAfter: outcome.tokensAfter,
+    });
+    this.emit('compaction_completed', {
+      originalTurnCount: outcome.messagesBefore,
+      preservedTurnCount: outcome.messagesAfter - 1,
+      summaryTokenEstimate: estimateTextTokens(outcome.summaryEntry.summary),
+      trackedFileCount: outcome.trackedFileCount,
+    });
+    return outcome;
+  }
+
+  private currentAnchor(entries: readonly Entry[]): UsageAnchor | undefined {
+    const a = this.anchor;
+    return a && a.entryCount < entries.length ? a : undefined;
+  }
+
+  estimate(entries: readonly Entry[]): { total: number; method: 'heuristic' | 'usage-anchored' } {
+    return anchoredEstimate({ anchor: this.currentAnchor(entries), entries, system: this.ctx.system, tools: this.ctx.tools });
+  }
+
+  private fixedTokens(): number {
+    const c = estimateContextTokens({ system: this.ctx.system, tools: this.ctx.tools, entries: [] });
+    return c.system + c.tools;
+  }
+
+  private emit<K extends AgentEventType>(type: K, data: EventPayloads[K]): void {
+    this.ports.emit(makeEvent(type, data, this.ports.now()));
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * The one codec between our typed errors and Temporal failures. Activities and workflow code encode a
+ * FabricError as an ApplicationFailure whose `type` is the error's `code` and whose details carry its
+ * fields; workflow code and clients decode it back into the same class, wherever it sits in a cause
+ * chain (WorkflowFailedError → ActivityFailure → ApplicationFailure, WorkflowUpdateFailedError → …).
+ * Workflow-safe: imports only @temporalio/common.
+ */
+import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
+import { FabricError, ModelCallError, RETRYABLE_MODEL_ERRORS, type ModelErrorKind } from '../core/errors';
+
+type Fields = Record<string, unknown>;
+
+function fieldsOf(err: FabricError): Fields {
+  return Object.fromEntries(Object.entries(err).filter(([k]) => k !== 'message' && k !== 'stack' && k !== 'cause'));
+}
+
+/**
+ * A FabricError as an ApplicationFailure (other values pass through unchanged). Retryable model errors
+ * stay retryable, with the provider's `retry-after` as the next retry delay; everything else is final.
+ */
+export function encodeFailure(err: unknown): unknown {
+  if (!(err instanceof FabricError)) return err;
+  const retryable = err instanceof ModelCallError && err.retryable;
+  return ApplicationFailure.create({
+    type: err.code,
+    message: err.message,
+    nonRetryable: !retryable,
+    nextRetryDelay: err instanceof ModelCallError && retryable && err.retryAfterMs !== undefined ? err.retryAfterMs : undefined,
+    details: [{ ...fieldsOf(err), name: err.name }],
+  });
+}
+
+/** The innermost ApplicationFailure in a failure's cause chain (the one that says what went wrong). */
+export function innermostApplicationFailure(err: unknown): ApplicationFailure | undefined {
+  let found: ApplicationFailure | undefined;
+  for (let cur: unknown = err, depth = 0; cur && depth < 20; depth++) {
+    if (cur instanceof ApplicationFailure) found = cur;
+    cur = cur instanceof TemporalFailure || cur instanceof Error ? (cur as { cause?: unknown }).cause : undefined;
+  }
+  return found;
+}
+
+/**
+ * The FabricError a failure carries, rebuilt as its class where the class matters to callers (model
+ * errors: the session reasons about their kind), else a FabricError with the same code, message and
+ * fields. undefined when the chain holds none of ours.
+ */
+export function decodeFailure(err: unknown): FabricError | undefined {
+  if (err instanceof FabricError) return err;
+  const failure = innermostApplicationFailure(err);
+  if (!failure?.type || !/^[A-Z][A-Z0-9_]*$/.test(failure.type)) return undefined;
+  const fields = (failure.details?.[0] ?? {}) as Fields;
+  const kind = fields.kind as ModelErrorKind | undefined;
+  if (failure.type.startsWith('MODEL_') && kind && isModelErrorKind(kind)) {
+    return new ModelCallError(kind, failure.message, numberOr(fields.status), numberOr(fields.retryAfterMs));
+  }
+  const revived = new FabricError(failure.type, failure.message);
+  const { name, ...rest } = fields;
+  Object.assign(revived, rest);
+  if (typeof name === 'string') revived.name = name;
+  return revived;
+}
+
+function isModelErrorKind(kind: string): kind is ModelErrorKind {
+  return (
+    (RETRYABLE_MODEL_ERRORS as readonly string[]).includes(kind) ||
+    ['context_overflow', 'invalid_request', 'authentication', 'permission', 'not_found'].includes(kind)
+  );
+}
+
+function numberOr(v: unknown): number | undefined {
+  return typeof v === 'number' ? v : undefined;
+}

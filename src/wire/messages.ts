@@ -1,0 +1,57 @@
+/**
+ * The wire contract between agent workflows and clients: every query, update and signal an agent
+ * workflow answers, defined once and imported by both sides (the workflow's handlers and the client
+ * handle), so a name or a payload shape cannot drift between them. `@temporalio/workflow`'s define*
+ * functions are plain data constructors, safe to import outside a workflow.
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { ContextBudget } from '../core/budget';
+import type { Entry, Usage } from '../core/entries';
+import type { AgentEvent } from '../core/events';
+import type { CompactionState, CompactOptions, CompactResult } from '../core/session';
+
+export interface PromptRequest {
+  text: string;
+  /** The session to prompt (default: the run's first session). */
+  sessionId?: string;
+}
+
+export interface CompactRequest extends Omit<CompactOptions, 'reason'> {
+  sessionId?: string;
+}
+
+/** Token totals of a run: model calls, and the summariser's calls counted apart. */
+export interface AgentUsage extends Usage {
+  modelCalls: number;
+  summarizer: { inputTokens: number; outputTokens: number; calls: number };
+}
+
+export const messagesQuery = defineQuery<Entry[], [string?]>('fh.messages');
+export const compactionStateQuery = defineQuery<CompactionState | null, [string?]>('fh.compactionState');
+export const contextBudgetQuery = defineQuery<ContextBudget | null, [string?]>('fh.contextBudget');
+export const usageQuery = defineQuery<AgentUsage>('fh.usage');
+export const eventsQuery = defineQuery<AgentEvent[], [number?]>('fh.events');
+export const sessionsQuery = defineQuery<string[]>('fh.sessions');
+export const promptUpdate = defineUpdate<string, [PromptRequest]>('fh.prompt');
+export const compactUpdate = defineUpdate<CompactResult, [CompactRequest]>('fh.compact');
+export const closeSignal = defineSignal('fh.close');
+
+/** Names, for tools that speak the protocol without the definitions (the CLI, audits). */
+export const AGENT_QUERIES = {
+  messages: messagesQuery.name,
+  compactionState: compactionStateQuery.name,
+  contextBudget: contextBudgetQuery.name,
+  usage: usageQuery.name,
+  events: eventsQuery.name,
+  sessions: sessionsQuery.name,
+} as const;
+export const PROMPT_UPDATE = promptUpdate.name;
+export const COMPACT_UPDATE = compactUpdate.name;
+export const CLOSE_SIGNAL = closeSignal.name;
+
+/**
+ * Largest prompt text (UTF-8 bytes) an update may carry. Temporal refuses payloads over 2 MB (and
+ * terminates a run whose accepted update is too large), so the validator refuses well below that;
+ * large content belongs in a file the agent reads, or an artifact.
+ */
+export const MAX_PROMPT_BYTES = 256 * 1024;

@@ -1,0 +1,95 @@
+/**
+ * How a model call travels to the model activity without growing history: the transcript already
+ * stored goes by reference (its head and entry count), the system prompt and tool specs (the prelude)
+ * by hash once the store has them, and tool results the tool activity stored by their key; only the
+ * entries added since the last call travel in full. Pure bookkeeping: no Temporal imports, unit-tested.
+ */
+import type { ModelActivityInput, TranscriptRefPayload } from '../activities/contract';
+import type { Entry } from '../core/entries';
+import { canonicalJson, hashString } from '../core/hash';
+import type { ModelCallRequest } from '../core/ports';
+
+interface StoredPrefix {
+  ref: TranscriptRefPayload;
+  /** The entry the stored transcript ends with: still at `ref.count - 1` iff the prefix is unchanged. */
+  last: Entry;
+}
+
+interface SessionTransport {
+  /** The entries array the stored transcripts were built from: a new array means history was rewritten. */
+  entries: readonly Entry[];
+  /** Stored transcripts of this array's prefixes, newest last (a rolled-back prompt cuts back to an older one). */
+  stored: StoredPrefix[];
+}
+
+/** Stored prefixes remembered per session: enough to fall back past a rolled-back prompt's calls. */
+const REMEMBERED_PREFIXES = 16;
+
+export class ModelTransport {
+  private readonly sessions = new Map<string, SessionTransport>();
+  private readonly sentPreludes = new Set<string>();
+  /** tool_use id → where its tool activity stored the result. */
+  private readonly toolResultRefs = new Map<string, string>();
+
+  /**
+   * The activity input for a call. `byReference: false` sends everything in full: the answer to a
+   * worker whose store lacks what a reference points at (another machine, a cleared store).
+   */
+  input(req: ModelCallRequest, byReference: boolean): ModelActivityInput {
+    const base = byReference ? this.storedPrefix(req) : null;
+    const prelude = { system: req.system, tools: req.tools };
+    const hash = hashString(canonicalJson(prelude));
+    const delta = req.entries.slice(base?.count ?? 0);
+    return {
+      model: req.model,
+      maxTokens: req.maxTokens,
+      prelude: byReference && this.sentPreludes.has(hash) ? { hash } : { hash, value: prelude },
+      base,
+      delta: byReference ? this.withToolResultRefs(delta) : delta,
+    };
+  }
+
+  /** After a call succeeded: the worker now has this prelude and this transcript. */
+  called(req: ModelCallRequest, input: ModelActivityInput, stored: TranscriptRefPayload, reply: Entry): void {
+    this.sentPreludes.add(input.prelude.hash);
+    let t = this.sessions.get(req.sessionId);
+    if (!t || t.entries !== req.entries) this.sessions.set(req.sessionId, (t = { entries: req.entries, stored: [] }));
+    t.stored.push({ ref: stored, last: reply });
+    if (t.stored.length > REMEMBERED_PREFIXES) t.stored.shift();
+  }
+
+  /**
+   * The longest stored transcript that is still a prefix of the conversation. Sessions append to their
+   * entries array and replace it when they rewrite history (compaction); a rolled-back prompt cuts the
+   * array back in place, which the identity of the entry at the prefix's end reveals.
+   */
+  private storedPrefix(req: ModelCallRequest): TranscriptRefPayload | null {
+    const t = this.sessions.get(req.sessionId);
+    if (!t || t.entries !== req.entries) return null;
+    for (let i = t.stored.length - 1; i >= 0; i--) {
+      const { ref, last } = t.stored[i]!;
+      if (ref.count <= req.entries.length && req.entries[ref.count - 1] === last) return ref;
+    }
+    return null;
+  }
+
+  toolResultStored(toolUseId: string, contentRef: string): void {
+    this.toolResultRefs.set(toolUseId, contentRef);
+  }
+
+  /** The delta with tool results the tool activity stored replaced by their references. */
+  private withToolResultRefs(delta: Entry[]): Entry[] {
+    const refs = this.toolResultRefs;
+    return delta.map((entry) =>
+      entry.type === 'tool_results' && entry.results.some((r) => refs.has(r.tool_use_id))
+        ? {
+            ...entry,
+            results: entry.results.map((r) => {
+              const contentRef = refs.get(r.tool_use_id);
+              return contentRef ? { ...r, content: '', contentRef } : r;
+            }),
+          }
+        : entry,
+    );
+  }
+}
