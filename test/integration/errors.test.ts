@@ -8,7 +8,10 @@ import { InvalidInputError, MissingApiKeyError } from '@fabric-harness/sdk';
 import { calculator } from '../fixtures/agents';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
 
-/** The ApplicationFailure at the root of a failed workflow (through any ActivityFailure). */
+/**
+ * The ApplicationFailure at the top of a failed workflow: our typed errors are the workflow's failure
+ * itself (not buried under an ActivityFailure), so `fh run` and clients read the code at once.
+ */
 async function rootFailure(p: Promise<unknown>): Promise<ApplicationFailure> {
   const err = await p.then(
     () => {
@@ -17,8 +20,7 @@ async function rootFailure(p: Promise<unknown>): Promise<ApplicationFailure> {
     (e) => e,
   );
   expect(err).toBeInstanceOf(WorkflowFailedError);
-  let cause = (err as WorkflowFailedError).cause;
-  while (cause && !(cause instanceof ApplicationFailure)) cause = (cause as Error & { cause?: Error }).cause;
+  const cause = (err as WorkflowFailedError).cause;
   expect(cause).toBeInstanceOf(ApplicationFailure);
   return cause as ApplicationFailure;
 }
