@@ -1,6 +1,6 @@
 export { startAgent, getAgentHandle, DEFAULT_TASK_QUEUE, AGENT_MEMO_KEY, type StartAgentOptions } from './start';
 export { AgentHandle, AGENT_QUERIES, COMPACT_UPDATE, PROMPT_UPDATE, CLOSE_SIGNAL } from './agent-handle';
-export { FabricHarnessPlugin } from '../worker/plugin';
+export { FabricHarnessClientPlugin, type FabricHarnessClientPluginOptions } from './plugin';
 export type { AgentUsage, CompactRequest, PromptRequest } from '../workflows/agent-workflow';
 export { replayHistory, type ReplayOptions, type ReplayResult, type ReplayCommand } from './replay';
 export { loadHistory, parseHistoryJSON, historyToJSONString, readHistoryFile, HistoryFormatError } from './history-file';
