@@ -30,7 +30,8 @@ export function loadModule(file: string, what: 'agents' | 'tools'): unknown {
     return require(resolved);
   } catch (err) {
     const message = err instanceof Error ? err.message.split('\n')[0] : String(err);
-    const hint = TYPESCRIPT.test(resolved)
+    const unparsed = err instanceof SyntaxError || (err as NodeJS.ErrnoException)?.code === 'ERR_UNKNOWN_FILE_EXTENSION';
+    const hint = TYPESCRIPT.test(resolved) && unparsed
       ? '. Node cannot load TypeScript by itself: install tsx in your project (npm i -D tsx; `fh worker` then uses it), ' +
         "preload a loader (NODE_OPTIONS='--import tsx'), or compile the module to JavaScript"
       : '';
