@@ -4,3 +4,6 @@ export { bundleAgents, workflowsPathFor } from './bundle';
 export { FileTranscriptStore, MemoryTranscriptStore, type TranscriptStore } from '../activities/transcript-store';
 export { TranscriptStoreDriver, externalStorageFor } from '../activities/external-storage';
 export { createActivities } from '../activities/activities';
+export { implement, type ToolImplementation } from '../core/tools';
+export { ToolRegistry, DuplicateToolImplementationError, type ToolSource } from '../core/tool-registry';
+export { ModuleLoadError } from './load-modules';
