@@ -4,7 +4,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { encodeFailure } from '../wire/failures';
 import { decideFromFacts } from '../core/compaction/decide';
 import { DEFAULT_MODEL } from '../core/models';
-import type { ToolDefinition } from '../core/tools';
+import { ToolRegistry, type ToolSource } from '../core/tool-registry';
 import type { ToolSpec } from '../core/tools-spec';
 import { callMessages, createAnthropicClient, lookupContextWindow, type ModelConnection } from './anthropic';
 import {
@@ -24,8 +24,8 @@ export interface ActivityDeps {
   connection: ModelConnection;
   defaultModel?: string;
   store: TranscriptStore;
-  /** Custom tools by name; built-ins are always available. */
-  tools: ToolDefinition[];
+  /** Code of the custom tools (implementations, tools with execute, or modules of them); built-ins are always available. */
+  tools: ToolSource[] | ToolRegistry;
 }
 
 /**
@@ -36,7 +36,7 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps): FabricActivities {
   const transcripts = new Transcripts(deps.store);
   const toolResults = new ToolResultStore(deps.store);
-  const tools = new Map(deps.tools.map((t) => [t.name, t]));
+  const tools = deps.tools instanceof ToolRegistry ? deps.tools : ToolRegistry.from(deps.tools);
   const windows = new Map<string, number | undefined>();
   let client: Anthropic | undefined;
   const anthropic = (): Anthropic => (client ??= createAnthropicClient(deps.connection));

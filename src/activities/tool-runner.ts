@@ -1,6 +1,6 @@
 import { isBuiltinToolName } from '../core/builtin-tools';
 import { ToolNotRegisteredError } from '../core/errors';
-import { toolOutputToText, type ToolContext, type ToolDefinition } from '../core/tools';
+import { toolOutputToText, type ToolContext, type ToolExecute } from '../core/tools';
 import { localToolImplementations } from './local-tools';
 
 /**
@@ -8,13 +8,15 @@ import { localToolImplementations } from './local-tools';
  * throws produces an error result for the model, not a failed run: the model can read it and adapt.
  */
 export async function runToolImplementation(
-  def: ToolDefinition | undefined,
+  code: ToolExecute | undefined,
   name: string,
   input: unknown,
   ctx: ToolContext,
+  where: 'worker' | 'inline' = 'worker',
 ): Promise<{ content: string; isError: boolean }> {
-  const execute = def?.execute ?? (isBuiltinToolName(name) ? localToolImplementations[name] : undefined);
-  if (!execute) throw new ToolNotRegisteredError(name);
+  const execute = code ?? (isBuiltinToolName(name) ? localToolImplementations[name] : undefined);
+  // A deployment error, not the model's: it fails the call (non-retryable on Temporal), and the run.
+  if (!execute) throw new ToolNotRegisteredError(name, where);
   try {
     return { content: toolOutputToText(await execute(input, ctx)), isError: false };
   } catch (err) {

@@ -15,7 +15,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { Client, Connection, type ClientPlugin } from '@temporalio/client';
 import type { TranscriptStore } from '../activities/transcript-store';
-import { FabricHarnessPlugin } from '../worker/plugin';
+import { FabricHarnessClientPlugin } from './plugin';
 
 export const DEFAULT_ADDRESS = 'localhost:7233';
 export const DEFAULT_NAMESPACE = 'default';
@@ -305,7 +305,7 @@ export async function connectClient(
   return new Client({
     connection,
     namespace: resolved.namespace,
-    plugins: [new FabricHarnessPlugin({ store: options.store }), ...(options.plugins ?? [])],
+    plugins: [new FabricHarnessClientPlugin({ store: options.store }), ...(options.plugins ?? [])],
   });
 }
 

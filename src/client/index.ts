@@ -1,6 +1,11 @@
 export { startAgent, getAgentHandle, DEFAULT_TASK_QUEUE, AGENT_MEMO_KEY, type StartAgentOptions } from './start';
 export { AgentHandle, AGENT_QUERIES, COMPACT_UPDATE, PROMPT_UPDATE, CLOSE_SIGNAL } from './agent-handle';
-export { FabricHarnessPlugin } from '../worker/plugin';
+export {
+  FabricHarnessClientPlugin,
+  // The name earlier releases exported from here: the client half of the plugin (data converter only).
+  FabricHarnessClientPlugin as FabricHarnessPlugin,
+  type FabricHarnessClientPluginOptions,
+} from './plugin';
 export type { AgentUsage, CompactRequest, PromptRequest } from '../wire/messages';
 export { decodeFailure } from '../wire/failures';
 export type { PromptOptions } from './agent-handle';

@@ -1,6 +1,8 @@
 import type { z } from 'zod';
 import { FabricError } from './errors';
 import type { Flavour, Harness, InitOptions } from './harness';
+import type { ToolSource } from './tool-registry';
+import { isToolDefinition, type ToolDefinition } from './tools';
 import { parseWith } from './validate';
 
 export type InitFn = (options?: InitOptions) => Promise<Harness>;
@@ -16,6 +18,11 @@ export interface AgentConfig<I, O> {
   description?: string;
   /** zod schema for the input; required by the strict entry. */
   input?: z.ZodType<I>;
+  /**
+   * The custom tools `run` uses (optional). A worker checks at startup that it has code for each one,
+   * and finds the code of tools declared with `execute` here even when the module does not export them.
+   */
+  tools?: ToolDefinition[];
   run: (ctx: AgentRunContext<I>) => Promise<O>;
 }
 
@@ -27,6 +34,8 @@ export interface InvokeOptions {
   /** Directory for built-in tools when init() gives no sandbox cwd (default: process.cwd()). */
   cwd?: string;
   onEvent?: InitOptions['onEvent'];
+  /** Code for declared tools (implement(...)); tools defined with execute need nothing here. */
+  tools?: ToolSource[];
 }
 
 export interface AgentDefinition<I = any, O = any> {
@@ -34,6 +43,7 @@ export interface AgentDefinition<I = any, O = any> {
   readonly name: string;
   readonly description?: string;
   readonly input?: z.ZodType<I>;
+  readonly tools?: readonly ToolDefinition[];
   readonly flavour: Flavour;
   readonly run: (ctx: AgentRunContext<I>) => Promise<O>;
   /** Runs the agent in this process and resolves to what `run` returns. */
@@ -58,6 +68,9 @@ export function defineAgent<I, O>(config: AgentConfig<I, O>, flavour: Flavour, i
     throw new InvalidAgentDefinitionError("agent name 'default' is reserved (the workflow module's default export answers unknown agent names)");
   }
   if (typeof config.run !== 'function') throw new InvalidAgentDefinitionError(`agent '${config.name}' needs a run function`);
+  if (config.tools !== undefined && !(Array.isArray(config.tools) && config.tools.every(isToolDefinition))) {
+    throw new InvalidAgentDefinitionError(`agent '${config.name}': tools must be an array of tool({...}) definitions`);
+  }
   if (flavour === 'strict' && !config.input) {
     throw new InvalidAgentDefinitionError(`agent '${config.name}': the strict entry requires an input schema (input: schema.object({...}))`);
   }
@@ -66,6 +79,7 @@ export function defineAgent<I, O>(config: AgentConfig<I, O>, flavour: Flavour, i
     name: config.name,
     description: config.description,
     input: config.input,
+    tools: config.tools,
     flavour,
     run: config.run,
     invoke: (input, options) => invoke(def, input, options) as Promise<O>,

@@ -1,32 +1,27 @@
-import { inWorkflowContext } from '@temporalio/workflow';
 import { defineAgent, type AgentConfig, type AgentDefinition, type InvokeImpl, type InitFn } from './agent';
-import type { Flavour, Harness, InitOptions } from './harness';
-import { RuntimeUnavailableError } from './errors';
+import type { Flavour } from './harness';
 
 /**
- * What the two entrypoints share; they differ only in `flavour` (what is injected by default). The
- * inline runtime is required lazily so that workflow bundles, which import this module through agent
- * definitions, never execute Node-only code (the bundler stubs those modules out).
+ * Where an entrypoint's `agent().invoke` and imported `init` run. The Node entries use the inline
+ * runtime; the workflow entries (what agent modules get inside a workflow bundle) use one that
+ * explains why neither is available there, so no Node-only code is reachable from workflow code.
  */
-export function entrypoint(flavour: Flavour) {
-  const invoke: InvokeImpl = (def, input, options) =>
-    (require('../inline/invoke') as typeof import('../inline/invoke')).invokeInline(def, input, options);
+export interface EntrypointRuntime {
+  invoke: InvokeImpl;
+  init(flavour: Flavour): InitFn;
+}
 
+/** What the entrypoints share; they differ in `flavour` (what is injected by default) and the runtime. */
+export function entrypoint(flavour: Flavour, runtime: EntrypointRuntime) {
   function agent<I = unknown, O = unknown>(config: AgentConfig<I, O>): AgentDefinition<I, O> {
-    return defineAgent(config, flavour, invoke);
+    return defineAgent(config, flavour, runtime.invoke);
   }
 
   /**
    * A harness outside `run` (scripts, tests). Inside a workflow, use the `init` that `run` receives:
    * it is bound to the workflow's state (queries, events).
    */
-  const init: InitFn = async (options?: InitOptions): Promise<Harness> => {
-    if (inWorkflowContext()) {
-      throw new RuntimeUnavailableError("Inside an agent workflow, call the `init` passed to run({ init, input }), not the imported one.");
-    }
-    const { inlineInit } = require('../inline/invoke') as typeof import('../inline/invoke');
-    return inlineInit(flavour)(options);
-  };
+  const init: InitFn = (options) => runtime.init(flavour)(options);
 
   return { agent, init };
 }

@@ -88,10 +88,17 @@ export class ModelCallError extends FabricError {
 }
 
 export class ToolNotRegisteredError extends FabricError {
-  constructor(readonly tool: string) {
+  constructor(
+    readonly tool: string,
+    readonly where: 'worker' | 'inline' = 'worker',
+  ) {
     super(
       'TOOL_NOT_REGISTERED',
-      `Tool '${tool}' is used by an agent but not registered on this worker: pass it to createWorker({ tools: [...] }) or the plugin's tools.`,
+      where === 'worker'
+        ? `Tool '${tool}' is declared by an agent but this worker has no implementation for it. Export implement(<its declaration>, execute) ` +
+            `from a module the worker loads (createWorker({ tools: ['./tools'] }), FabricHarnessPlugin({ tools }), fh worker --tools <module>), ` +
+            `or give the tool an execute and export it from the agent module (or list it in agent({ tools })).`
+        : `Tool '${tool}' is a declaration without code: pass its implementation to invoke(input, { tools: [implement(<its declaration>, execute)] }), or give the tool an execute.`,
     );
   }
 }

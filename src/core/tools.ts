@@ -12,15 +12,39 @@ export interface ToolContext {
   heartbeat(details?: unknown): void;
 }
 
+export type ToolExecute<I = any> = (input: I, ctx: ToolContext) => unknown | Promise<unknown>;
+
+/**
+ * What a tool IS: name, description and input schema. Pure data, safe in workflow code: an agent
+ * shows it to the model. What the tool DOES (`execute`) is Node code that runs in an activity on the
+ * worker; it is either attached here (the simple inline case) or supplied separately with implement().
+ */
 export interface ToolDefinition<I = any> {
   readonly kind: 'tool';
   readonly name: string;
   readonly description: string;
   readonly input: z.ZodType<I>;
-  /** Runs the tool. Absent only on built-ins declared by name, whose code lives on the worker. */
-  readonly execute?: (input: I, ctx: ToolContext) => unknown | Promise<unknown>;
-  /** Upper bound for one call; on Temporal the activity's start-to-close timeout. */
+  /** Runs the tool. Absent on declarations, whose code the worker (or invoke's `tools`) supplies. */
+  readonly execute?: ToolExecute<I>;
+  /**
+   * Upper bound for one call; on Temporal the activity's start-to-close timeout. It lives on the
+   * declaration because workflow code schedules the activity and must know it.
+   */
   readonly timeoutMs?: number;
+}
+
+/** A declaration: a tool without its code. */
+export type ToolDeclaration<I = any> = ToolDefinition<I> & { readonly execute?: undefined };
+
+/**
+ * What a tool DOES, for one declared tool: made by implement(), loaded by the worker (and accepted by
+ * `invoke(input, { tools })`). Node code: keep it in a module workflow code does not import.
+ */
+export interface ToolImplementation<I = any> {
+  readonly kind: 'tool-implementation';
+  readonly name: string;
+  readonly tool: ToolDefinition<I>;
+  readonly execute: ToolExecute<I>;
 }
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -31,19 +55,55 @@ export class InvalidToolDefinitionError extends FabricError {
   }
 }
 
-/** Defines a tool. The zod schema is both the validator and the JSON schema the model is shown. */
-export function tool<S extends z.ZodType>(def: {
+interface ToolConfig<S extends z.ZodType> {
   name: string;
   description: string;
   input: S;
-  execute: (input: z.infer<S>, ctx: ToolContext) => unknown | Promise<unknown>;
   timeoutMs?: number;
-}): ToolDefinition<z.infer<S>> {
-  if (!TOOL_NAME.test(def.name)) {
-    throw new InvalidToolDefinitionError(`tool name '${def.name}' must match ${TOOL_NAME} (the API's rule)`);
+}
+
+/**
+ * Defines a tool. The zod schema is both the validator and the JSON schema the model is shown.
+ * Without `execute` it is a declaration (give its code to the worker with implement()); with it, the
+ * code travels with the declaration, so on Temporal it is bundled into workflow code too, where the
+ * bundler rejects it if it imports Node modules.
+ */
+export function tool<S extends z.ZodType>(
+  def: ToolConfig<S> & { execute: ToolExecute<z.infer<S>> },
+): ToolDefinition<z.infer<S>> & { readonly execute: ToolExecute<z.infer<S>> };
+export function tool<S extends z.ZodType>(def: ToolConfig<S> & { execute?: undefined }): ToolDeclaration<z.infer<S>>;
+export function tool<S extends z.ZodType>(def: ToolConfig<S> & { execute?: ToolExecute<z.infer<S>> }): ToolDefinition<z.infer<S>> {
+  if (typeof def?.name !== 'string' || !TOOL_NAME.test(def.name)) {
+    throw new InvalidToolDefinitionError(`tool name '${def?.name}' must match ${TOOL_NAME} (the API's rule)`);
   }
   if (!def.description) throw new InvalidToolDefinitionError(`tool '${def.name}' needs a description`);
+  if (def.execute !== undefined && typeof def.execute !== 'function') {
+    throw new InvalidToolDefinitionError(`tool '${def.name}': execute must be a function`);
+  }
   return { kind: 'tool', ...def, input: def.input as z.ZodType<z.infer<S>> };
+}
+
+/**
+ * The code of a declared tool: what runs (in an activity on Temporal, in-process inline) when the
+ * model calls it. Export it from a module the worker loads (`createWorker({ tools })`,
+ * `fh worker --tools`), never from one workflow code imports.
+ */
+export function implement<I>(declaration: ToolDefinition<I>, execute: ToolExecute<I>): ToolImplementation<I> {
+  if (!isToolDefinition(declaration)) {
+    throw new InvalidToolDefinitionError('implement(declaration, execute): declaration must be a tool({...}) declaration');
+  }
+  if (typeof execute !== 'function') {
+    throw new InvalidToolDefinitionError(`implement('${declaration.name}', execute): execute must be a function`);
+  }
+  return { kind: 'tool-implementation', name: declaration.name, tool: declaration, execute };
+}
+
+export function isToolDefinition(v: unknown): v is ToolDefinition {
+  return typeof v === 'object' && v !== null && (v as ToolDefinition).kind === 'tool';
+}
+
+export function isToolImplementation(v: unknown): v is ToolImplementation {
+  return typeof v === 'object' && v !== null && (v as ToolImplementation).kind === 'tool-implementation';
 }
 
 /** The spec sent to the API: name, description and the input's JSON schema. */

@@ -1,5 +1,6 @@
 import { parseAgentInput, type AgentDefinition, type InitFn, type InvokeOptions } from '../core/agent';
-import { RuntimeUnavailableError } from '../core/errors';
+import { RuntimeUnavailableError, ToolNotRegisteredError } from '../core/errors';
+import { ToolRegistry } from '../core/tool-registry';
 import { Harness, parseInitOptions, type Flavour, type InitOptions } from '../core/harness';
 import { warnIfTemporalWithCompaction } from '../core/warnings';
 import { createInlinePorts } from './ports';
@@ -7,6 +8,9 @@ import { createInlinePorts } from './ports';
 /** `agent.invoke(input)`: runs `run` in this process against the model named by options or the environment. */
 export async function invokeInline(def: AgentDefinition, input: unknown, options: InvokeOptions = {}): Promise<unknown> {
   const parsed = parseAgentInput(def, input);
+  // Tools the agent declares must have code before the run starts, not when the model first calls them.
+  const missing = ToolRegistry.from([def.tools ?? [], options.tools ?? []]).missing(def.tools ?? []);
+  if (missing.length > 0) throw new ToolNotRegisteredError(missing[0]!, 'inline');
   return def.run({ init: inlineInit(def.flavour, options), input: parsed });
 }
 
@@ -20,7 +24,8 @@ export function inlineInit(flavour: Flavour, defaults: InvokeOptions = {}): Init
       );
     }
     const onEvent = options.onEvent ?? defaults.onEvent;
-    const ports = createInlinePorts({ apiKey: defaults.apiKey, baseURL: defaults.baseURL, model: defaults.model, onEvent });
+    const tools = ToolRegistry.from(defaults.tools ?? []);
+    const ports = createInlinePorts({ apiKey: defaults.apiKey, baseURL: defaults.baseURL, model: defaults.model, onEvent, tools });
     return new Harness(ports, options, flavour, defaults.cwd ?? process.cwd());
   };
 }

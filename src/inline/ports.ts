@@ -6,10 +6,13 @@ import { DEFAULT_MODEL } from '../core/models';
 import type { RuntimePorts } from '../core/ports';
 import { callMessages, createAnthropicClient, lookupContextWindow, type ModelConnection } from '../activities/anthropic';
 import { runToolImplementation } from '../activities/tool-runner';
+import type { ToolRegistry } from '../core/tool-registry';
 
 export interface InlinePortOptions extends ModelConnection {
   model?: string;
   onEvent?: EventListener;
+  /** Code for declared tools (invoke's `tools`); a tool's own execute comes first. */
+  tools?: ToolRegistry;
   /** Attempts for retryable model errors (429/529/5xx/network); Temporal's retry policy plays this role there. */
   maxAttempts?: number;
 }
@@ -44,7 +47,13 @@ export function createInlinePorts(opts: InlinePortOptions): RuntimePorts {
       return { text: res.entry.content.map((b) => (b.type === 'text' ? b.text : '')).join(''), usage: res.usage };
     },
     runTool: (call, def) =>
-      runToolImplementation(def, call.name, call.input, { cwd: call.cwd, signal: abort.signal, heartbeat: () => undefined }),
+      runToolImplementation(
+        def.execute ?? opts.tools?.get(call.name),
+        call.name,
+        call.input,
+        { cwd: call.cwd, signal: abort.signal, heartbeat: () => undefined },
+        'inline',
+      ),
     decideCompaction: async (facts) => decideFromFacts(facts),
     async resolveModel(model) {
       const name = model ?? opts.model ?? process.env.ANTHROPIC_MODEL ?? DEFAULT_MODEL;

@@ -1,13 +1,10 @@
 /**
  * @fabric-harness/sdk/strict — nothing injected: compaction stays off unless the agent sets it (so a
  * Temporal replay sees exactly the conversation that ran), and every agent must declare an input schema.
+ * Inside a workflow bundle this module is replaced by ./workflow-entry.
  */
-import { z } from 'zod';
 import { entrypoint } from '../core/entrypoint';
+import { inlineRuntime } from '../inline/runtime';
 
-export const { agent, init } = entrypoint('strict');
-export { z as schema };
-export { tool } from '../core/tools';
-export { builtinTools } from '../core/builtin-tools';
-export { isEvent } from '../core/events';
-export * from '../core/public-types';
+export const { agent, init } = entrypoint('strict', inlineRuntime);
+export * from '../core/entry-exports';

@@ -1,5 +1,4 @@
 import { promises as fs } from 'node:fs';
-import { builtinModules } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { bundleWorkflowCode, type BundleOptions, type WorkflowBundle } from '@temporalio/worker';
@@ -9,16 +8,12 @@ import { hashString } from '../core/hash';
 const SDK_ROOT = path.resolve(__dirname, '..');
 
 /**
- * Modules the inline runtime and activities use. Agent modules import the SDK entry, which reaches
- * them only through lazy requires that never run in a workflow; the bundler stubs them out.
+ * webpack fails on a `node:` import with an UnhandledSchemeError before Temporal's bundler can name
+ * it; as a bare name (`node:fs` -> `fs`) it reaches Temporal's check for disallowed modules, which
+ * rejects the bundle with its own message ("...importing the following disallowed modules: 'fs'").
+ * This does not let anything through: it only makes the check see the import.
  */
-export const WORKFLOW_IGNORED_MODULES = ['@anthropic-ai/sdk', '@temporalio/activity', ...builtinModules];
-
-/**
- * webpack rejects `node:` URIs before aliases apply, so requests are rewritten to the bare names,
- * which the ignore list then stubs.
- */
-const stripNodeScheme = {
+const nodeSchemeToBareName = {
   apply(compiler: any): void {
     compiler.hooks.normalModuleFactory.tap('fabric-harness-node-scheme', (factory: any) => {
       factory.hooks.beforeResolve.tap('fabric-harness-node-scheme', (data: { request?: string }) => {
@@ -55,11 +50,16 @@ export async function writeWorkflowEntry(agentModules: string[]): Promise<string
   return file;
 }
 
-/** webpack aliases so agent modules' `@fabric-harness/sdk` imports are this very SDK copy. */
+/**
+ * webpack aliases: agent modules' `@fabric-harness/sdk` imports become this SDK copy's workflow
+ * entries, which export the same names with no path to Node-only code (inline runtime, Anthropic
+ * client, activities, CLI). So the bundle is workflow code only, and Temporal's check for Node modules
+ * stays on for what the user's modules import.
+ */
 export function sdkAliases(): Record<string, string> {
   return {
-    '@fabric-harness/sdk$': path.join(SDK_ROOT, 'index'),
-    '@fabric-harness/sdk/strict$': path.join(SDK_ROOT, 'strict'),
+    '@fabric-harness/sdk$': path.join(SDK_ROOT, 'workflow-entry'),
+    '@fabric-harness/sdk/strict$': path.join(SDK_ROOT, 'strict', 'workflow-entry'),
   };
 }
 
@@ -67,13 +67,12 @@ export function configureAgentBundler(options: BundleOptions): BundleOptions {
   const userHook = options.webpackConfigHook;
   return {
     ...options,
-    ignoreModules: [...(options.ignoreModules ?? []), ...WORKFLOW_IGNORED_MODULES],
     webpackConfigHook: (config) => {
       const resolve = (config.resolve ??= {});
       resolve.alias = { ...(resolve.alias as Record<string, string> | undefined), ...sdkAliases() };
       // The generated entry lives in the temp dir: let its requires find Temporal where the SDK does.
       resolve.modules = [...(resolve.modules ?? ['node_modules']), temporalNodeModules()];
-      config.plugins = [...(config.plugins ?? []), stripNodeScheme];
+      config.plugins = [...(config.plugins ?? []), nodeSchemeToBareName];
       return userHook ? userHook(config) : config;
     },
   };

@@ -1,10 +1,12 @@
-import { NativeConnection, Worker, type WorkerOptions, type WorkflowBundle } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, Worker, type LogLevel, type WorkerOptions, type WorkflowBundle } from '@temporalio/worker';
 import type { ModelConnection } from '../activities/anthropic';
 import type { TranscriptStore } from '../activities/transcript-store';
 import type { EventListener } from '../core/events';
-import type { ToolDefinition } from '../core/tools';
-import { workflowsPathFor } from './bundle';
+import type { ToolSource } from '../core/tool-registry';
+import { resolveAgentModules, writeWorkflowEntry } from './bundle';
+import { bundlerLogger } from './bundler-logger';
 import { FabricHarnessPlugin } from './plugin';
+import { collectToolCode } from './tool-code';
 
 import { DEFAULT_TASK_QUEUE } from '../client/start';
 
@@ -14,7 +16,11 @@ export interface CreateWorkerOptions
   extends Omit<WorkerOptions, 'connection' | 'taskQueue' | 'workflowsPath' | 'workflowBundle' | 'activities'> {
   /** Module path(s) whose exports are agent definitions (default export, named exports or arrays). */
   agents: string | string[];
-  tools?: ToolDefinition[];
+  /**
+   * Tool code: implement() results, tools with execute, or paths of modules that export them. Tools
+   * with execute that the agent modules export (or list in agent({ tools })) are found without this.
+   */
+  tools?: Array<ToolSource | string>;
   /** A connection to Temporal; default: connect to TEMPORAL_ADDRESS (or localhost:7233). */
   connection?: NativeConnection;
   taskQueue?: string;
@@ -25,19 +31,57 @@ export interface CreateWorkerOptions
   onEvent?: EventListener;
   /** A bundle made earlier with bundleAgents() for the same agent modules (skips bundling, ~seconds). */
   workflowBundle?: WorkflowBundle;
+  /** The lowest level of the bundler's log that reaches the runtime logger; 'INFO' shows webpack's build report. Default 'WARN'. */
+  bundlerLogLevel?: LogLevel;
 }
 
-/** A Temporal worker that runs the given agents, with the harness plugin installed. */
+/**
+ * A Temporal worker that runs the given agents, with the harness plugin installed. The agent modules
+ * are bundled as workflow code, and also loaded here in Node, once, to find tool code; a tool an agent
+ * declares (agent({ tools })) without code on this worker fails startup with TOOL_NOT_REGISTERED.
+ */
 export async function createWorker(options: CreateWorkerOptions): Promise<Worker> {
-  const { agents, tools, connection, taskQueue, model, store, offloadThresholdBytes, onEvent, workflowBundle, plugins, ...rest } =
-    options;
-  const plugin = new FabricHarnessPlugin({ tools, model, store, offloadThresholdBytes, onEvent });
+  const {
+    agents,
+    tools,
+    connection,
+    taskQueue,
+    model,
+    store,
+    offloadThresholdBytes,
+    onEvent,
+    workflowBundle,
+    bundlerLogLevel,
+    plugins,
+    bundlerOptions,
+    interceptors,
+    ...rest
+  } = options;
+  const agentFiles = resolveAgentModules(agents);
+  const toolCode = collectToolCode(agentFiles, tools ?? []);
+  const plugin = new FabricHarnessPlugin({ tools: toolCode, model, store, offloadThresholdBytes, onEvent });
+  const allPlugins = [plugin, ...(plugins ?? [])];
+  // Bundled here rather than by Worker.create so the bundler gets its own, quiet logger.
+  const bundle =
+    workflowBundle ??
+    (await bundleWorkflowCode({
+      workflowsPath: await writeWorkflowEntry(agentFiles),
+      logger: bundlerLogger(bundlerLogLevel),
+      plugins: allPlugins,
+      workflowInterceptorModules: interceptors?.workflowModules,
+      payloadConverterPath: rest.dataConverter?.payloadConverterPath,
+      failureConverterPath: rest.dataConverter?.failureConverterPath,
+      ignoreModules: bundlerOptions?.ignoreModules,
+      preloadModules: bundlerOptions?.preloadModules,
+      webpackConfigHook: bundlerOptions?.webpackConfigHook,
+    }));
   return Worker.create({
     ...rest,
+    ...(interceptors ? { interceptors: { ...interceptors, workflowModules: undefined } } : {}),
     connection: connection ?? (await NativeConnection.connect({ address: process.env.TEMPORAL_ADDRESS ?? 'localhost:7233' })),
     namespace: rest.namespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default',
     taskQueue: taskQueue ?? DEFAULT_TASK_QUEUE,
-    plugins: [plugin, ...(plugins ?? [])],
-    ...(workflowBundle ? { workflowBundle } : { workflowsPath: await workflowsPathFor(agents) }),
+    plugins: allPlugins,
+    workflowBundle: bundle,
   });
 }

@@ -6,13 +6,18 @@ import type { ModelConnection } from '../activities/anthropic';
 import { externalStorageFor } from '../activities/external-storage';
 import { FileTranscriptStore, type TranscriptStore } from '../activities/transcript-store';
 import type { EventListener } from '../core/events';
-import type { ToolDefinition } from '../core/tools';
+import { ToolRegistry, type ToolSource } from '../core/tool-registry';
 import type { FabricSinks } from '../workflows/sinks';
 import { configureAgentBundler } from './bundle';
+import { loadSources } from './load-modules';
 
 export interface FabricHarnessPluginOptions {
-  /** Custom tools the agents use (built-ins are always there). */
-  tools?: ToolDefinition[];
+  /**
+   * Code of the custom tools the agents use (built-ins are always there): implement() results, tools
+   * with execute, or paths of modules that export them (an agent module's path finds the tools with
+   * execute it exports). Loaded once, here.
+   */
+  tools?: Array<ToolSource | string> | ToolRegistry;
   /** Anthropic API key / base URL for this worker; default ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL. */
   model?: ModelConnection & { defaultModel?: string };
   /** Where transcripts and large payloads live; default a local directory (FH_STORE_DIR or the OS temp dir). */
@@ -41,7 +46,7 @@ export class FabricHarnessPlugin extends SimplePlugin {
         connection: options.model ?? {},
         defaultModel: options.model?.defaultModel,
         store,
-        tools: options.tools ?? [],
+        tools: options.tools instanceof ToolRegistry ? options.tools : ToolRegistry.from(loadSources(options.tools ?? [], 'tools')),
       }),
       dataConverter: (existing?: DataConverter) => ({ ...existing, externalStorage }),
     });

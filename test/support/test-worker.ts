@@ -5,9 +5,6 @@ import { Client } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { createWorker, FabricHarnessPlugin, FileTranscriptStore } from '@fabric-harness/sdk/worker';
 import type { AgentEvent } from '@fabric-harness/sdk';
-import { testTools } from '../fixtures/agents';
-import { noteTool } from '../fixtures/compaction-agents';
-import { bigOutputTool } from '../fixtures/payload-agents';
 import { testBundle } from './bundle';
 import { TEST_AGENT_MODULES } from './bundle-once';
 import { testConnection, type TestConnection } from './temporal';
@@ -42,7 +39,8 @@ export async function startTestWorker(opts: {
   const events: AgentEvent[] = [];
   const worker = await createWorker({
     agents: TEST_AGENT_MODULES,
-    tools: [...testTools, noteTool, bigOutputTool],
+    // Tools with execute come from the agent modules themselves; Node-only tool code from its own module.
+    tools: [require.resolve('../fixtures/agent-tools')],
     connection: t.nativeConnection,
     namespace: t.namespace,
     taskQueue,

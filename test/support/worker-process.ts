@@ -5,14 +5,13 @@
 import { promises as fs } from 'node:fs';
 import { NativeConnection } from '@temporalio/worker';
 import { createWorker, FileTranscriptStore } from '../../src/worker';
-import { testTools } from '../fixtures/agents';
 
 async function main(): Promise<void> {
   const env = process.env;
   const connection = await NativeConnection.connect({ address: env.FH_TEST_TEMPORAL_ADDRESS! });
   const worker = await createWorker({
     agents: require.resolve('../fixtures/agents'),
-    tools: testTools,
+    tools: [require.resolve('../fixtures/agent-tools')],
     connection,
     namespace: env.FH_TEST_TEMPORAL_NAMESPACE,
     taskQueue: env.FH_TASK_QUEUE!,

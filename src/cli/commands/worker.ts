@@ -1,6 +1,9 @@
 import * as path from 'node:path';
 import type { AgentDefinition } from '../../core/agent';
-import type { ToolDefinition } from '../../core/tools';
+import { ToolNotRegisteredError } from '../../core/errors';
+import { DuplicateToolImplementationError } from '../../core/tool-registry';
+import { loadModule as loadUserModule, ModuleLoadError } from '../../worker/load-modules';
+import { collectToolCode } from '../../worker/tool-code';
 import { DEFAULT_TASK_QUEUE } from '../../client/start';
 import { connectionOptions, probeServer, ServerUnreachableError } from '../../client/connection';
 import { str, strs, type Parsed } from '../args';
@@ -12,14 +15,15 @@ export const workerCommand: Command = {
   summary: 'run a worker for the agents (and tools) in these modules',
   usage: ['worker --agents <module> [--agents <module>…] [--tools <module>…] [--task-queue <name>]'],
   description:
-    'Loads the modules with Node (JavaScript, or TypeScript through a loader you preload with NODE_OPTIONS), bundles\n' +
-    'their agents as workflow code (one workflow type per agent name) and serves them on the task queue. Tools are\n' +
-    'the tool({...}) definitions exported by the agent and tool modules. The model is configured by ANTHROPIC_API_KEY,\n' +
-    'ANTHROPIC_BASE_URL and ANTHROPIC_MODEL. Stops cleanly on Ctrl-C.',
+    'Loads the modules with Node, bundles their agents as workflow code (one workflow type per agent name) and serves\n' +
+    'them on the task queue. TypeScript modules load through tsx when it is installed (npm i -D tsx), or a loader you\n' +
+    "preload with NODE_OPTIONS. Tool code is the implement(...) results and the tools with execute that the agent and\n" +
+    '--tools modules export. The model is configured by ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL and ANTHROPIC_MODEL.\n' +
+    'Stops cleanly on Ctrl-C.',
   connects: true,
   options: {
     agents: { type: 'string', multiple: true, value: '<module>', help: 'module whose exports are agent definitions', env: 'FH_AGENTS' },
-    tools: { type: 'string', multiple: true, value: '<module>', help: 'module whose exports are tool definitions' },
+    tools: { type: 'string', multiple: true, value: '<module>', help: 'module whose exports are tool code (implement(...), tools with execute)' },
     'task-queue': { type: 'string', short: 'q', value: '<name>', help: 'task queue', default: DEFAULT_TASK_QUEUE },
     ...STORE_OPTION,
     'log-level': { type: 'string', value: '<level>', help: 'worker log level (trace, debug, info, warn, error)', default: 'warn' },
@@ -27,7 +31,7 @@ export const workerCommand: Command = {
   examples: [
     'fh worker --agents ./dist/agents.js',
     'fh worker --agents ./agents.js --tools ./tools.js --task-queue research',
-    "NODE_OPTIONS='--import tsx' fh worker --agents ./src/agents.ts",
+    "fh worker --agents ./src/agents.ts --tools ./src/tools.ts   # TypeScript: with tsx installed",
   ],
   run: (p, io) => runWorker(p, io),
 };
@@ -41,43 +45,37 @@ export function agentModules(p: Parsed, command: string): string[] {
   return modules.map((m) => path.resolve(m));
 }
 
-function loadModule(file: string, what: string): unknown {
-  let resolved: string;
-  try {
-    resolved = require.resolve(file);
-  } catch {
-    throw new CliError(EXIT.NOT_FOUND, `${what} module ${file} not found; check the path (it is resolved from ${process.cwd()})`);
-  }
-  try {
+/**
+ * Node loads TypeScript only through a loader. When a module is TypeScript and none is registered,
+ * use tsx if the project (or this SDK) has it installed, so `fh worker --agents ./agents.ts` works as
+ * written; otherwise loading fails with an error that says what to do.
+ */
+export function registerTypeScriptLoader(files: string[]): 'tsx' | 'present' | 'none' | 'unneeded' {
+  if (!files.some((f) => TYPESCRIPT_FILE.test(f))) return 'unneeded';
+  if (require.extensions?.['.ts']) return 'present';
+  for (const from of [process.cwd(), ...files.map((f) => path.dirname(f)), __dirname]) {
+    let api: string;
+    try {
+      api = require.resolve('tsx/cjs/api', { paths: [from] });
+    } catch {
+      continue;
+    }
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return require(resolved);
-  } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    const ts = /\.(c|m)?tsx?$/.test(resolved);
-    const hint = ts
-      ? '; Node cannot load TypeScript by itself: compile it first, or preload a loader (NODE_OPTIONS="--import tsx")'
-      : '';
-    throw new CliError(EXIT.USAGE, `cannot load ${what} module ${file}: ${oneLine(e.message ?? String(err))}${hint}`);
+    (require(api) as { register(): unknown }).register();
+    return 'tsx';
   }
+  return 'none';
 }
 
-/** Tool definitions among a module's exports (named, default, or arrays of them); built-ins excluded. */
-export function collectTools(modules: unknown[]): ToolDefinition[] {
-  const found = new Map<string, ToolDefinition>();
-  const visit = (v: unknown) => {
-    if (Array.isArray(v)) return v.forEach(visit);
-    if (typeof v !== 'object' || v === null) return;
-    const t = v as ToolDefinition;
-    if (t.kind !== 'tool' || typeof t.execute !== 'function') return;
-    const prior = found.get(t.name);
-    if (prior && prior !== t) throw usage(`two different tools are named '${t.name}' in the loaded modules; rename one`);
-    found.set(t.name, t);
-  };
-  for (const mod of modules) {
-    if (mod && typeof mod === 'object' && (mod as ToolDefinition).kind !== 'tool' && !Array.isArray(mod)) Object.values(mod).forEach(visit);
-    else visit(mod);
+const TYPESCRIPT_FILE = /\.(c|m)?tsx?$/;
+
+function loadModule(file: string, what: 'agents' | 'tools'): unknown {
+  try {
+    return loadUserModule(file, what);
+  } catch (err) {
+    if (err instanceof ModuleLoadError) throw new CliError(err.reason === 'not_found' ? EXIT.NOT_FOUND : EXIT.USAGE, oneLine(err.message));
+    throw err;
   }
-  return [...found.values()];
 }
 
 async function runWorker(p: Parsed, io: Io): Promise<number> {
@@ -87,8 +85,10 @@ async function runWorker(p: Parsed, io: Io): Promise<number> {
   const taskQueue = str(p, 'task-queue') ?? DEFAULT_TASK_QUEUE;
   const settings = settingsFrom(p);
 
+  const loader = registerTypeScriptLoader([...agentFiles, ...toolFiles]);
+  if (loader === 'tsx') io.err('[fh worker] loading TypeScript modules with tsx');
   const agentMods = agentFiles.map((f) => loadModule(f, 'agents'));
-  const toolMods = toolFiles.map((f) => loadModule(f, 'tools'));
+  toolFiles.forEach((f) => loadModule(f, 'tools'));
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { collectAgents } = require('../../workflows') as typeof import('../../workflows');
   let agents: AgentDefinition[];
@@ -100,7 +100,13 @@ async function runWorker(p: Parsed, io: Io): Promise<number> {
   if (agents.length === 0) {
     throw usage(`no agents found in ${agentFiles.join(', ')}: export agent definitions (agent({ name, run })) from the module`);
   }
-  const tools = collectTools([...agentMods, ...toolMods]);
+  let tools: string[];
+  try {
+    tools = collectToolCode(agentFiles, toolFiles).names();
+  } catch (err) {
+    if (err instanceof ToolNotRegisteredError || err instanceof DuplicateToolImplementationError) throw usage(oneLine(err.message));
+    throw err;
+  }
 
   installRuntime(logLevel(p));
   // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -121,7 +127,7 @@ async function runWorker(p: Parsed, io: Io): Promise<number> {
     io.err(`[fh worker] bundling workflow code for ${agents.map((a) => a.name).join(', ')}…`);
     const worker = await createWorker({
       agents: agentFiles,
-      tools,
+      tools: toolFiles,
       connection,
       namespace: settings.namespace,
       taskQueue,
@@ -131,7 +137,7 @@ async function runWorker(p: Parsed, io: Io): Promise<number> {
     });
     io.err(
       `[fh worker] ready on task queue '${taskQueue}' (namespace ${settings.namespace} at ${settings.address}): ` +
-        `agents ${agents.map((a) => a.name).join(', ')}; tools ${tools.length ? tools.map((t) => t.name).join(', ') : '(built-ins only)'}. Ctrl-C to stop.`,
+        `agents ${agents.map((a) => a.name).join(', ')}; tools ${tools.length ? tools.join(', ') : '(built-ins only)'}. Ctrl-C to stop.`,
     );
     // The Temporal runtime shuts the worker down on SIGINT/SIGTERM; run() then resolves.
     await worker.run();

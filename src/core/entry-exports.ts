@@ -1,0 +1,10 @@
+/** What every entry exports besides `agent` and `init` (all workflow-safe). */
+import { z } from 'zod';
+
+export { z as schema };
+export { tool, implement } from './tools';
+export type { ToolDeclaration, ToolImplementation, ToolExecute } from './tools';
+export type { ToolSource } from './tool-registry';
+export { builtinTools } from './builtin-tools';
+export { isEvent } from './events';
+export * from './public-types';
