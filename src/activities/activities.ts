@@ -13,6 +13,8 @@ import {
   type ModelActivityInput,
   type ModelActivityResult,
 } from './contract';
+import { createLocalTools } from './local-tools';
+import { resolveToolSandbox, type ToolSandboxOptions } from './tool-env';
 import { runToolImplementation } from './tool-runner';
 import type { TranscriptStore } from './transcript-store';
 import { loadJson, saveJson, ToolResultStore, Transcripts } from './transcripts';
@@ -26,6 +28,8 @@ export interface ActivityDeps {
   store: TranscriptStore;
   /** Custom tools by name; built-ins are always available. */
   tools: ToolDefinition[];
+  /** How bash runs on this worker (environment, wrapper); default a minimal environment, no wrapper. */
+  toolSandbox?: ToolSandboxOptions;
 }
 
 /**
@@ -37,6 +41,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
   const transcripts = new Transcripts(deps.store);
   const toolResults = new ToolResultStore(deps.store);
   const tools = new Map(deps.tools.map((t) => [t.name, t]));
+  const localTools = createLocalTools(resolveToolSandbox(deps.toolSandbox));
   const windows = new Map<string, number | undefined>();
   let client: Anthropic | undefined;
   const anthropic = (): Anthropic => (client ??= createAnthropicClient(deps.connection));
@@ -97,7 +102,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
             cwd: input.cwd,
             signal: ctx.cancellationSignal,
             heartbeat: (details) => ctx.heartbeat(details),
-          }),
+          }, localTools),
         );
         // Stored here, so the next model call can refer to it instead of carrying it through history again.
         const contentRef = await toolResults.save(result.content);

@@ -1,7 +1,7 @@
 import { isBuiltinToolName } from '../core/builtin-tools';
 import { ToolNotRegisteredError } from '../core/errors';
 import { toolOutputToText, type ToolContext, type ToolDefinition } from '../core/tools';
-import { localToolImplementations } from './local-tools';
+import { localToolImplementations, type LocalTools } from './local-tools';
 
 /**
  * Runs one tool call where tools run (inline: this process; Temporal: the tool activity). A tool that
@@ -12,8 +12,9 @@ export async function runToolImplementation(
   name: string,
   input: unknown,
   ctx: ToolContext,
+  local: LocalTools = localToolImplementations,
 ): Promise<{ content: string; isError: boolean }> {
-  const execute = def?.execute ?? (isBuiltinToolName(name) ? localToolImplementations[name] : undefined);
+  const execute = def?.execute ?? (isBuiltinToolName(name) ? local[name] : undefined);
   if (!execute) throw new ToolNotRegisteredError(name);
   try {
     return { content: toolOutputToText(await execute(input, ctx)), isError: false };

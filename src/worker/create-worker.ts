@@ -1,5 +1,6 @@
 import { NativeConnection, Worker, type WorkerOptions, type WorkflowBundle } from '@temporalio/worker';
 import type { ModelConnection } from '../activities/anthropic';
+import type { ToolSandboxOptions } from '../activities/tool-env';
 import type { TranscriptStore } from '../activities/transcript-store';
 import type { EventListener } from '../core/events';
 import type { ToolDefinition } from '../core/tools';
@@ -21,6 +22,8 @@ export interface CreateWorkerOptions
   /** Anthropic settings for this worker (default: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, ANTHROPIC_MODEL). */
   model?: ModelConnection & { defaultModel?: string };
   store?: TranscriptStore;
+  /** How bash runs on this worker: see FabricHarnessPluginOptions.toolSandbox. */
+  toolSandbox?: ToolSandboxOptions;
   offloadThresholdBytes?: number;
   onEvent?: EventListener;
   /** A bundle made earlier with bundleAgents() for the same agent modules (skips bundling, ~seconds). */
@@ -29,9 +32,9 @@ export interface CreateWorkerOptions
 
 /** A Temporal worker that runs the given agents, with the harness plugin installed. */
 export async function createWorker(options: CreateWorkerOptions): Promise<Worker> {
-  const { agents, tools, connection, taskQueue, model, store, offloadThresholdBytes, onEvent, workflowBundle, plugins, ...rest } =
+  const { agents, tools, connection, taskQueue, model, store, offloadThresholdBytes, onEvent, workflowBundle, plugins, toolSandbox, ...rest } =
     options;
-  const plugin = new FabricHarnessPlugin({ tools, model, store, offloadThresholdBytes, onEvent });
+  const plugin = new FabricHarnessPlugin({ tools, model, store, offloadThresholdBytes, onEvent, toolSandbox });
   return Worker.create({
     ...rest,
     connection: connection ?? (await NativeConnection.connect({ address: process.env.TEMPORAL_ADDRESS ?? 'localhost:7233' })),
