@@ -16,6 +16,8 @@ import {
 import { createLocalTools } from './local-tools';
 import { resolveToolSandbox, type ToolSandboxOptions } from './tool-env';
 import { runToolImplementation } from './tool-runner';
+import { canonicalJson, hashString } from '../core/hash';
+import { StoreIntegrityError } from './store-errors';
 import type { TranscriptStore } from './transcript-store';
 import { loadJson, saveJson, ToolResultStore, Transcripts } from './transcripts';
 
@@ -48,8 +50,8 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
 
   return {
     async fhModel(input: ModelActivityInput): Promise<ModelActivityResult> {
-      const prelude = await resolvePrelude(deps.store, input.prelude);
-      const base = input.base ? await transcripts.load(input.base) : [];
+      const prelude = await asFailure(() => resolvePrelude(deps.store, input.prelude));
+      const base = input.base ? await asFailure(() => transcripts.load(input.base!)) : [];
       if (!base) {
         throw ApplicationFailure.create({
           type: TRANSCRIPT_STORE_MISS,
@@ -57,7 +59,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
           nonRetryable: true,
         });
       }
-      const delta = await toolResults.resolve(input.delta);
+      const delta = await asFailure(() => toolResults.resolve(input.delta));
       if (!delta) {
         throw ApplicationFailure.create({
           type: TRANSCRIPT_STORE_MISS,
@@ -128,7 +130,7 @@ async function resolvePrelude(
   store: TranscriptStore,
   prelude: ModelActivityInput['prelude'],
 ): Promise<{ system?: string; tools: ToolSpec[] }> {
-  const key = `preludes/${prelude.hash}.json`;
+  const key = preludeKey(prelude.hash);
   if (prelude.value) {
     await saveJson(store, key, prelude.value);
     return prelude.value;
@@ -141,7 +143,14 @@ async function resolvePrelude(
       nonRetryable: true,
     });
   }
+  // The workflow hashes the prelude as canonical JSON; a stored one that differs was altered.
+  const actual = hashString(canonicalJson(stored));
+  if (actual !== prelude.hash) throw new StoreIntegrityError(key, `its canonical JSON hashes to ${actual}`);
   return stored;
+}
+
+export function preludeKey(hash: string): string {
+  return `preludes/${hash}.json`;
 }
 
 /** Runs `fn`, turning our typed errors into ApplicationFailures with the error code as `type`. */
