@@ -108,7 +108,12 @@ describe('large payloads, secrets and cancellation', () => {
         return false;
       }
       // A killed process whose new parent has not reaped it yet is a zombie: dead, though kill(0) succeeds.
-      const stat = readFileSync(`/proc/${p}/stat`, { encoding: 'utf8', flag: 'r' }).toString();
+      let stat = '';
+      try {
+        stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      } catch {
+        return false; // gone between the two looks
+      }
       return !/^\d+ \(.*\) Z/.test(stat);
     };
     for (let i = 0; i < 100 && (alive(pid) || alive(sleepPid)); i++) await new Promise((r) => setTimeout(r, 100));
