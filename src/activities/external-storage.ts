@@ -34,6 +34,7 @@ export class TranscriptStoreDriver implements StorageDriver {
         const bytes = temporal.api.common.v1.Payload.encode(payload).finish();
         const key = payloadKey(sha256(bytes));
         if (!(await this.blobs.get(key))) await this.blobs.put(key, bytes);
+        else await this.blobs.touch?.(key); // a new reference to an old blob: keep it from a running gc
         return new StorageDriverClaim({ key, ...origin });
       }),
     );

@@ -17,6 +17,11 @@ export interface TranscriptStore {
   put(key: string, data: Uint8Array): Promise<void>;
   /** Where the blobs live, for error messages (a directory, a bucket URL). */
   readonly location?: string;
+  /**
+   * Marks an existing blob as just used (a store that deduplicates instead of writing again), so a
+   * garbage collection running now keeps it for its grace period. Optional.
+   */
+  touch?(key: string): Promise<void>;
 }
 
 const SAFE_KEY = /^[A-Za-z0-9_\-/.]+$/;
@@ -57,6 +62,11 @@ export class FileTranscriptStore implements TranscriptStore {
     const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
     await fs.writeFile(tmp, data, { mode: 0o600 });
     await fs.rename(tmp, file);
+  }
+
+  async touch(key: string): Promise<void> {
+    const now = new Date();
+    await fs.utimes(this.file(key), now, now).catch(() => undefined);
   }
 
   /** Creates the directory (0700) or checks an existing one, once per store object. */

@@ -129,6 +129,7 @@ export class ToolResultStore {
     const ref = createHash('sha256').update(content).digest('hex');
     const key = toolResultKey(ref);
     if (!(await this.store.get(key))) await this.store.put(key, encoder.encode(content));
+    else await this.store.touch?.(key); // a new reference to an old blob: keep it from a running gc
     return ref;
   }
 
