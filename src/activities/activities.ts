@@ -13,7 +13,11 @@ import {
   type ModelActivityInput,
   type ModelActivityResult,
 } from './contract';
+import { createLocalTools } from './local-tools';
+import { resolveToolSandbox, type ToolSandboxOptions } from './tool-env';
 import { runToolImplementation } from './tool-runner';
+import { canonicalJson, hashString } from '../core/hash';
+import { StoreIntegrityError } from './store-errors';
 import type { TranscriptStore } from './transcript-store';
 import { loadJson, saveJson, ToolResultStore, Transcripts } from './transcripts';
 
@@ -26,6 +30,8 @@ export interface ActivityDeps {
   store: TranscriptStore;
   /** Code of the custom tools (implementations, tools with execute, or modules of them); built-ins are always available. */
   tools: ToolSource[] | ToolRegistry;
+  /** How bash runs on this worker (environment, wrapper); default a minimal environment, no wrapper. */
+  toolSandbox?: ToolSandboxOptions;
 }
 
 /**
@@ -37,14 +43,15 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
   const transcripts = new Transcripts(deps.store);
   const toolResults = new ToolResultStore(deps.store);
   const tools = deps.tools instanceof ToolRegistry ? deps.tools : ToolRegistry.from(deps.tools);
+  const localTools = createLocalTools(resolveToolSandbox(deps.toolSandbox));
   const windows = new Map<string, number | undefined>();
   let client: Anthropic | undefined;
   const anthropic = (): Anthropic => (client ??= createAnthropicClient(deps.connection));
 
   return {
     async fhModel(input: ModelActivityInput): Promise<ModelActivityResult> {
-      const prelude = await resolvePrelude(deps.store, input.prelude);
-      const base = input.base ? await transcripts.load(input.base) : [];
+      const prelude = await asFailure(() => resolvePrelude(deps.store, input.prelude));
+      const base = input.base ? await asFailure(() => transcripts.load(input.base!)) : [];
       if (!base) {
         throw ApplicationFailure.create({
           type: TRANSCRIPT_STORE_MISS,
@@ -52,7 +59,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
           nonRetryable: true,
         });
       }
-      const delta = await toolResults.resolve(input.delta);
+      const delta = await asFailure(() => toolResults.resolve(input.delta));
       if (!delta) {
         throw ApplicationFailure.create({
           type: TRANSCRIPT_STORE_MISS,
@@ -103,7 +110,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
             cwd: input.cwd,
             signal: ctx.cancellationSignal,
             heartbeat: (details) => ctx.heartbeat(details),
-          }),
+          }, 'worker', localTools),
         );
         // Stored here, so the next model call can refer to it instead of carrying it through history again.
         const contentRef = await toolResults.save(result.content);
@@ -129,7 +136,7 @@ async function resolvePrelude(
   store: TranscriptStore,
   prelude: ModelActivityInput['prelude'],
 ): Promise<{ system?: string; tools: ToolSpec[] }> {
-  const key = `preludes/${prelude.hash}.json`;
+  const key = preludeKey(prelude.hash);
   if (prelude.value) {
     await saveJson(store, key, prelude.value);
     return prelude.value;
@@ -142,7 +149,14 @@ async function resolvePrelude(
       nonRetryable: true,
     });
   }
+  // The workflow hashes the prelude as canonical JSON; a stored one that differs was altered.
+  const actual = hashString(canonicalJson(stored));
+  if (actual !== prelude.hash) throw new StoreIntegrityError(key, `its canonical JSON hashes to ${actual}`);
   return stored;
+}
+
+export function preludeKey(hash: string): string {
+  return `preludes/${hash}.json`;
 }
 
 /** Runs `fn`, turning our typed errors into ApplicationFailures (the one codec: wire/failures). */

@@ -1,12 +1,25 @@
 import { createHash } from 'node:crypto';
-import { ExternalStorage, StorageDriverClaim, type Payload, type StorageDriver } from '@temporalio/common';
+import {
+  ExternalStorage,
+  StorageDriverClaim,
+  type Payload,
+  type StorageDriver,
+  type StorageDriverRetrieveContext,
+  type StorageDriverStoreContext,
+} from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
+import { StoreBlobMissingError, StoreIntegrityError } from './store-errors';
 import type { TranscriptStore } from './transcript-store';
 
 /**
  * Temporal's own external storage, backed by the transcript store: payloads over the threshold (a big
  * tool output, a large file) are stored by content hash and history holds only a claim. Equal payloads
  * (the same tool output as activity result and as the next model call's input) are stored once.
+ *
+ * A claim also records who offloaded it (workflow id and run, or activity id): Temporal gives the
+ * driver no workflow identity when it retrieves, so this is what lets a missing-blob failure name its
+ * origin. A missing blob fails the workflow task with STORE_BLOB_MISSING (the failure is recorded in
+ * that run's history and shown by `describe`); a blob that does not hash to its key, STORE_INTEGRITY.
  */
 export class TranscriptStoreDriver implements StorageDriver {
   readonly name = 'fh-store';
@@ -14,26 +27,55 @@ export class TranscriptStoreDriver implements StorageDriver {
 
   constructor(private readonly blobs: TranscriptStore) {}
 
-  async store(_ctx: unknown, payloads: Payload[]): Promise<StorageDriverClaim[]> {
+  async store(ctx: StorageDriverStoreContext | undefined, payloads: Payload[]): Promise<StorageDriverClaim[]> {
+    const origin = originOf(ctx);
     return Promise.all(
       payloads.map(async (payload) => {
         const bytes = temporal.api.common.v1.Payload.encode(payload).finish();
-        const key = `payloads/${createHash('sha256').update(bytes).digest('hex')}`;
+        const key = payloadKey(sha256(bytes));
         if (!(await this.blobs.get(key))) await this.blobs.put(key, bytes);
-        return new StorageDriverClaim({ key });
+        else await this.blobs.touch?.(key); // a new reference to an old blob: keep it from a running gc
+        return new StorageDriverClaim({ key, ...origin });
       }),
     );
   }
 
-  async retrieve(_ctx: unknown, claims: StorageDriverClaim[]): Promise<Payload[]> {
+  async retrieve(_ctx: StorageDriverRetrieveContext | undefined, claims: StorageDriverClaim[]): Promise<Payload[]> {
     return Promise.all(
       claims.map(async (claim) => {
-        const bytes = await this.blobs.get(claim.claimData.key);
-        if (!bytes) throw new Error(`external payload ${claim.claimData.key} is missing from the store`);
+        const key = claim.claimData.key;
+        const bytes = await this.blobs.get(key);
+        if (!bytes) throw new StoreBlobMissingError(key, this.blobs.location ?? 'the configured store', describeOrigin(claim.claimData));
+        const actual = sha256(bytes);
+        if (payloadKey(actual) !== key) throw new StoreIntegrityError(key, `its sha256 is ${actual}`);
         return temporal.api.common.v1.Payload.decode(bytes) as Payload;
       }),
     );
   }
+}
+
+export function payloadKey(hash: string): string {
+  return `payloads/${hash}`;
+}
+
+function sha256(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+function originOf(ctx: StorageDriverStoreContext | undefined): Record<string, string> {
+  const t = ctx?.target;
+  if (!t) return {};
+  const out: Record<string, string> = { originKind: t.kind };
+  if (t.id) out.originId = t.id;
+  if (t.runId) out.originRunId = t.runId;
+  if (t.type) out.originType = t.type;
+  return out;
+}
+
+function describeOrigin(claim: Record<string, string>): string {
+  if (claim.originKind === 'workflow') return `offloaded by workflow ${claim.originId ?? '?'} run ${claim.originRunId ?? '?'}`;
+  if (claim.originKind === 'activity') return `offloaded as the result of activity ${claim.originId ?? '?'} (${claim.originType ?? '?'}) of this run`;
+  return 'origin not recorded';
 }
 
 /** Payloads above this go to the store (Temporal's hard limit is 2 MB per payload). */

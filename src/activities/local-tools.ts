@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
-import * as path from 'node:path';
 import type { z } from 'zod';
 import type { bashInput, editFileInput, readFileInput, writeFileInput, BuiltinToolName } from '../core/builtin-tools';
 import type { ToolContext } from '../core/tools';
+import { confinedExistingPath, confinedNewPath } from './sandbox-path';
+import { defaultToolSandbox, type ToolSandbox } from './tool-env';
 
 /**
  * Built-in local-sandbox tools. They run on this machine (the worker's, on Temporal) in the sandbox
@@ -15,18 +16,16 @@ export class ToolFailure extends Error {}
 const OUTPUT_CAP = 100_000;
 const DEFAULT_BASH_TIMEOUT_MS = 120_000;
 
-function resolveIn(cwd: string, p: string): string {
-  return path.resolve(cwd, p);
-}
-
 function cap(text: string, limit = OUTPUT_CAP): string {
   return text.length <= limit ? text : `${text.slice(0, limit)}\n…[output truncated: ${text.length - limit} more characters]`;
 }
 
-export async function bash(input: z.infer<typeof bashInput>, ctx: ToolContext): Promise<string> {
+export async function bash(input: z.infer<typeof bashInput>, ctx: ToolContext, sandbox: ToolSandbox = defaultToolSandbox): Promise<string> {
   const timeoutMs = input.timeoutMs ?? DEFAULT_BASH_TIMEOUT_MS;
+  const [cmd, ...args] = sandbox.argv(input.command, ctx.cwd);
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', input.command], { cwd: ctx.cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    // An explicit environment: the worker's own (API keys, store settings) never reaches the tool.
+    const child = spawn(cmd, args, { cwd: ctx.cwd, env: sandbox.env(ctx.cwd), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let stdout = '';
     let stderr = '';
     let timedOut = false;
@@ -67,19 +66,18 @@ export async function bash(input: z.infer<typeof bashInput>, ctx: ToolContext): 
 }
 
 export async function readFile(input: z.infer<typeof readFileInput>, ctx: ToolContext): Promise<string> {
-  const text = await fs.readFile(resolveIn(ctx.cwd, input.path), 'utf8');
+  const text = await fs.readFile(await confinedExistingPath(ctx.cwd, input.path), 'utf8');
   return cap(text, 1_000_000);
 }
 
 export async function writeFile(input: z.infer<typeof writeFileInput>, ctx: ToolContext): Promise<string> {
-  const file = resolveIn(ctx.cwd, input.path);
-  await fs.mkdir(path.dirname(file), { recursive: true });
+  const file = await confinedNewPath(ctx.cwd, input.path);
   await fs.writeFile(file, input.content, 'utf8');
   return `wrote ${Buffer.byteLength(input.content)} bytes to ${input.path}`;
 }
 
 export async function editFile(input: z.infer<typeof editFileInput>, ctx: ToolContext): Promise<string> {
-  const file = resolveIn(ctx.cwd, input.path);
+  const file = await confinedExistingPath(ctx.cwd, input.path);
   const text = await fs.readFile(file, 'utf8');
   const first = text.indexOf(input.old_string);
   if (first < 0) throw new ToolFailure(`old_string not found in ${input.path}`);
@@ -90,9 +88,16 @@ export async function editFile(input: z.infer<typeof editFileInput>, ctx: ToolCo
   return `edited ${input.path}`;
 }
 
-export const localToolImplementations: Record<BuiltinToolName, (input: any, ctx: ToolContext) => Promise<string>> = {
-  bash,
-  read_file: readFile,
-  write_file: writeFile,
-  edit_file: editFile,
-};
+export type LocalTools = Record<BuiltinToolName, (input: any, ctx: ToolContext) => Promise<string>>;
+
+/** The built-ins, with bash run as `sandbox` says (environment, wrapper). */
+export function createLocalTools(sandbox: ToolSandbox = defaultToolSandbox): LocalTools {
+  return {
+    bash: (input, ctx) => bash(input, ctx, sandbox),
+    read_file: readFile,
+    write_file: writeFile,
+    edit_file: editFile,
+  };
+}
+
+export const localToolImplementations: LocalTools = createLocalTools();

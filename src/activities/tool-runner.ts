@@ -1,7 +1,7 @@
 import { isBuiltinToolName } from '../core/builtin-tools';
 import { ToolNotRegisteredError } from '../core/errors';
 import { toolOutputToText, type ToolContext, type ToolExecute } from '../core/tools';
-import { localToolImplementations } from './local-tools';
+import { localToolImplementations, type LocalTools } from './local-tools';
 
 /**
  * Runs one tool call where tools run (inline: this process; Temporal: the tool activity). A tool that
@@ -13,8 +13,10 @@ export async function runToolImplementation(
   input: unknown,
   ctx: ToolContext,
   where: 'worker' | 'inline' = 'worker',
+  /** The built-in tools' code (the worker's sandbox settings decide how bash runs). */
+  local: LocalTools = localToolImplementations,
 ): Promise<{ content: string; isError: boolean }> {
-  const execute = code ?? (isBuiltinToolName(name) ? localToolImplementations[name] : undefined);
+  const execute = code ?? (isBuiltinToolName(name) ? local[name] : undefined);
   // A deployment error, not the model's: it fails the call (non-retryable on Temporal), and the run.
   if (!execute) throw new ToolNotRegisteredError(name, where);
   try {

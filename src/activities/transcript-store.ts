@@ -1,26 +1,53 @@
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { StoreUnsafeError } from './store-errors';
 
 /**
  * A content-addressed blob store shared by the workers of one deployment: transcript segments and
  * large payloads (through the external-storage driver) live here instead of in workflow history.
  * The default is a local directory; workers on several machines need a shared implementation
- * (an object store, a database) of this same two-method interface.
+ * (an object store, a database) of this same interface.
+ *
+ * Durability contract: a blob must live as long as any workflow history that refers to it (open runs,
+ * and closed runs for the namespace retention). `fh store gc` removes what no retained history refers to.
  */
 export interface TranscriptStore {
   get(key: string): Promise<Uint8Array | undefined>;
   put(key: string, data: Uint8Array): Promise<void>;
+  /** Where the blobs live, for error messages (a directory, a bucket URL). */
+  readonly location?: string;
+  /**
+   * Marks an existing blob as just used (a store that deduplicates instead of writing again), so a
+   * garbage collection running now keeps it for its grace period. Optional.
+   */
+  touch?(key: string): Promise<void>;
 }
 
 const SAFE_KEY = /^[A-Za-z0-9_\-/.]+$/;
 
+/**
+ * The default store: a private directory (0700, files 0600). A directory owned by another user, or
+ * writable by group or others, is refused (STORE_UNSAFE): whoever can write it could feed a model
+ * altered transcripts, and whoever can read it reads every conversation.
+ */
 export class FileTranscriptStore implements TranscriptStore {
-  constructor(readonly dir: string = defaultStoreDir()) {}
+  readonly dir: string;
+  private ready: Promise<void> | undefined;
+
+  constructor(dir: string = defaultStoreDir()) {
+    this.dir = path.resolve(dir);
+  }
+
+  get location(): string {
+    return this.dir;
+  }
 
   async get(key: string): Promise<Uint8Array | undefined> {
+    const file = this.file(key);
+    await this.checked();
     try {
-      return await fs.readFile(this.file(key));
+      return await fs.readFile(file);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw err;
@@ -29,11 +56,26 @@ export class FileTranscriptStore implements TranscriptStore {
 
   async put(key: string, data: Uint8Array): Promise<void> {
     const file = this.file(key);
-    await fs.mkdir(path.dirname(file), { recursive: true });
+    await this.checked();
+    await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
     // Write then rename: a reader never sees half a blob, and equal keys hold equal content anyway.
     const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-    await fs.writeFile(tmp, data);
+    await fs.writeFile(tmp, data, { mode: 0o600 });
     await fs.rename(tmp, file);
+  }
+
+  async touch(key: string): Promise<void> {
+    const now = new Date();
+    await fs.utimes(this.file(key), now, now).catch(() => undefined);
+  }
+
+  /** Creates the directory (0700) or checks an existing one, once per store object. */
+  checked(): Promise<void> {
+    this.ready ??= ensurePrivateDir(this.dir).catch((err) => {
+      this.ready = undefined; // a fixed directory can be retried
+      throw err;
+    });
+    return this.ready;
   }
 
   private file(key: string): string {
@@ -42,7 +84,19 @@ export class FileTranscriptStore implements TranscriptStore {
   }
 }
 
+/** Makes `dir` (0700) or checks it: owned by this user, not group/world-writable; tightens it to 0700. */
+export async function ensurePrivateDir(dir: string): Promise<void> {
+  await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+  const st = await fs.stat(dir);
+  if (!st.isDirectory()) throw new StoreUnsafeError(dir, 'is not a directory');
+  const uid = process.getuid?.();
+  if (uid !== undefined && st.uid !== uid) throw new StoreUnsafeError(dir, `is owned by uid ${st.uid}`);
+  if (st.mode & 0o022) throw new StoreUnsafeError(dir, `is writable by ${st.mode & 0o020 ? 'group' : 'others'} (mode ${(st.mode & 0o777).toString(8)})`);
+  if ((st.mode & 0o777) !== 0o700) await fs.chmod(dir, 0o700);
+}
+
 export class MemoryTranscriptStore implements TranscriptStore {
+  readonly location = 'memory';
   private readonly blobs = new Map<string, Uint8Array>();
   async get(key: string): Promise<Uint8Array | undefined> {
     return this.blobs.get(key);
@@ -55,6 +109,13 @@ export class MemoryTranscriptStore implements TranscriptStore {
   }
 }
 
-export function defaultStoreDir(): string {
-  return process.env.FH_STORE_DIR ?? path.join(os.tmpdir(), 'fabric-harness-store');
+/**
+ * FH_STORE_DIR when set and not empty (empty counts as unset: never "the current directory"), else a
+ * per-user data directory that survives reboots: $XDG_DATA_HOME/fabric-harness/store, or
+ * ~/.local/share/fabric-harness/store.
+ */
+export function defaultStoreDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.FH_STORE_DIR) return path.resolve(env.FH_STORE_DIR);
+  const xdg = env.XDG_DATA_HOME && path.isAbsolute(env.XDG_DATA_HOME) ? env.XDG_DATA_HOME : path.join(os.homedir(), '.local', 'share');
+  return path.join(xdg, 'fabric-harness', 'store');
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Entry, ToolResultBlock } from '../core/entries';
 import type { ToolResultRef } from './contract';
 import { chainHash, hashEntry } from '../core/hash';
+import { StoreIntegrityError } from './store-errors';
 import type { TranscriptStore } from './transcript-store';
 
 /**
@@ -36,7 +37,10 @@ export class Transcripts {
 
   constructor(private readonly store: TranscriptStore) {}
 
-  /** The transcript with this head, or undefined when the store does not have it (or it is corrupt). */
+  /**
+   * The transcript with this head, or undefined when the store does not have it. A segment whose
+   * entries do not chain-hash to its key throws StoreIntegrityError: altered text never reaches a model.
+   */
   async load(ref: TranscriptRef): Promise<Entry[] | undefined> {
     const cached = this.cache.get(ref.head);
     if (cached) return cached.length === ref.count ? cached : undefined;
@@ -49,9 +53,14 @@ export class Transcripts {
         base = hit;
         break;
       }
-      const blob = await this.store.get(segmentKey(cursor.head));
+      const key = segmentKey(cursor.head);
+      const blob = await this.store.get(key);
       if (!blob) return undefined;
-      const segment = JSON.parse(decoder.decode(blob)) as Segment;
+      const segment = parseSegment(key, blob);
+      const check = transcriptHead(segment.entries, segment.parent);
+      if (check.head !== cursor.head || check.count !== cursor.count) {
+        throw new StoreIntegrityError(key, `its entries chain-hash to ${check.head}/${check.count}, not ${cursor.head}/${cursor.count}`);
+      }
       parts.push(segment.entries);
       cursor = segment.parent;
     }
@@ -79,13 +88,28 @@ export class Transcripts {
   }
 }
 
-function segmentKey(head: string): string {
+function parseSegment(key: string, blob: Uint8Array): Segment {
+  try {
+    const segment = JSON.parse(decoder.decode(blob)) as Segment;
+    if (Array.isArray(segment.entries) && segment.parent !== undefined) return segment;
+  } catch {
+    /* reported below */
+  }
+  throw new StoreIntegrityError(key, 'not a transcript segment');
+}
+
+export function segmentKey(head: string): string {
   return `transcripts/${head.slice(0, 2)}/${head}.json`;
 }
 
 export async function loadJson<T>(store: TranscriptStore, key: string): Promise<T | undefined> {
   const blob = await store.get(key);
-  return blob ? (JSON.parse(decoder.decode(blob)) as T) : undefined;
+  if (!blob) return undefined;
+  try {
+    return JSON.parse(decoder.decode(blob)) as T;
+  } catch {
+    throw new StoreIntegrityError(key, 'not valid JSON');
+  }
 }
 
 export async function saveJson(store: TranscriptStore, key: string, value: unknown): Promise<void> {
@@ -105,6 +129,7 @@ export class ToolResultStore {
     const ref = createHash('sha256').update(content).digest('hex');
     const key = toolResultKey(ref);
     if (!(await this.store.get(key))) await this.store.put(key, encoder.encode(content));
+    else await this.store.touch?.(key); // a new reference to an old blob: keep it from a running gc
     return ref;
   }
 
@@ -122,8 +147,11 @@ export class ToolResultStore {
           results.push(r);
           continue;
         }
-        const blob = await this.store.get(toolResultKey(r.contentRef));
+        const key = toolResultKey(r.contentRef);
+        const blob = await this.store.get(key);
         if (!blob) return undefined;
+        const actual = createHash('sha256').update(blob).digest('hex');
+        if (actual !== r.contentRef) throw new StoreIntegrityError(key, `its sha256 is ${actual}`);
         const { contentRef: _ref, ...rest } = r;
         results.push({ ...rest, content: decoder.decode(blob) });
       }
@@ -137,6 +165,6 @@ function isRef(r: ToolResultBlock): r is ToolResultBlock & ToolResultRef {
   return typeof (r as Partial<ToolResultRef>).contentRef === 'string';
 }
 
-function toolResultKey(ref: string): string {
+export function toolResultKey(ref: string): string {
   return `tool-results/${ref.slice(0, 2)}/${ref}`;
 }

@@ -47,7 +47,7 @@ export const STORE_OPTION: Options = {
     value: '<dir>',
     help: 'transcript store of the workers: where offloaded large payloads live',
     env: 'FH_STORE_DIR',
-    default: 'the OS temp dir',
+    default: '~/.local/share/fabric-harness/store',
   },
 };
 

@@ -29,6 +29,7 @@ const COMMANDS: Record<string, () => Command> = {
   prompt: () => (require('./commands/interact') as typeof import('./commands/interact')).promptCommand,
   compact: () => (require('./commands/interact') as typeof import('./commands/interact')).compactCommand,
   close: () => (require('./commands/interact') as typeof import('./commands/interact')).closeCommand,
+  store: () => (require('./commands/store') as typeof import('./commands/store')).storeCommand,
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
 
@@ -45,6 +46,7 @@ const SUMMARY_LINES: Array<[string, string]> = [
   ['prompt <workflow-id> <text>', 'send a prompt to a running agent and print its reply'],
   ['compact <workflow-id>', "compact a running agent's session now"],
   ['close <workflow-id>', 'tell a serving agent to finish'],
+  ['store gc [--dry-run]', 'remove store blobs no retained history refers to'],
 ];
 
 export function mainHelp(): string {

@@ -1,5 +1,6 @@
 import { bundleWorkflowCode, NativeConnection, Worker, type LogLevel, type WorkerOptions, type WorkflowBundle } from '@temporalio/worker';
 import type { ModelConnection } from '../activities/anthropic';
+import type { ToolSandboxOptions } from '../activities/tool-env';
 import type { TranscriptStore } from '../activities/transcript-store';
 import type { EventListener } from '../core/events';
 import type { ToolSource } from '../core/tool-registry';
@@ -27,6 +28,8 @@ export interface CreateWorkerOptions
   /** Anthropic settings for this worker (default: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, ANTHROPIC_MODEL). */
   model?: ModelConnection & { defaultModel?: string };
   store?: TranscriptStore;
+  /** How bash runs on this worker: see FabricHarnessPluginOptions.toolSandbox. */
+  toolSandbox?: ToolSandboxOptions;
   offloadThresholdBytes?: number;
   onEvent?: EventListener;
   /** A bundle made earlier with bundleAgents() for the same agent modules (skips bundling, ~seconds). */
@@ -52,6 +55,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     onEvent,
     workflowBundle,
     bundlerLogLevel,
+    toolSandbox,
     plugins,
     bundlerOptions,
     interceptors,
@@ -59,7 +63,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   } = options;
   const agentFiles = resolveAgentModules(agents);
   const toolCode = collectToolCode(agentFiles, tools ?? []);
-  const plugin = new FabricHarnessPlugin({ tools: toolCode, model, store, offloadThresholdBytes, onEvent });
+  const plugin = new FabricHarnessPlugin({ tools: toolCode, model, store, offloadThresholdBytes, onEvent, toolSandbox });
   const allPlugins = [plugin, ...(plugins ?? [])];
   // Bundled here rather than by Worker.create so the bundler gets its own, quiet logger.
   const bundle =

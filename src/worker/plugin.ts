@@ -4,6 +4,7 @@ import type { BundleOptions, ReplayWorkerOptions, WorkerOptions, InjectedSinks }
 import { createActivities } from '../activities/activities';
 import type { ModelConnection } from '../activities/anthropic';
 import { externalStorageFor } from '../activities/external-storage';
+import type { ToolSandboxOptions } from '../activities/tool-env';
 import { FileTranscriptStore, type TranscriptStore } from '../activities/transcript-store';
 import type { EventListener } from '../core/events';
 import { ToolRegistry, type ToolSource } from '../core/tool-registry';
@@ -20,12 +21,14 @@ export interface FabricHarnessPluginOptions {
   tools?: Array<ToolSource | string> | ToolRegistry;
   /** Anthropic API key / base URL for this worker; default ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL. */
   model?: ModelConnection & { defaultModel?: string };
-  /** Where transcripts and large payloads live; default a local directory (FH_STORE_DIR or the OS temp dir). */
+  /** Where transcripts and large payloads live; default a private local directory (FH_STORE_DIR, else ~/.local/share/fabric-harness/store). */
   store?: TranscriptStore;
   /** Offload payloads above this many bytes to the store (Temporal external storage). */
   offloadThresholdBytes?: number;
   /** Agent events, in the worker process (never re-emitted on replay). */
   onEvent?: EventListener;
+  /** How bash runs: extra env, passed-through env, wrapper (e.g. 'bwrap'). Default: minimal env, no wrapper. */
+  toolSandbox?: ToolSandboxOptions;
 }
 
 /**
@@ -47,6 +50,7 @@ export class FabricHarnessPlugin extends SimplePlugin {
         defaultModel: options.model?.defaultModel,
         store,
         tools: options.tools instanceof ToolRegistry ? options.tools : ToolRegistry.from(loadSources(options.tools ?? [], 'tools')),
+        toolSandbox: options.toolSandbox,
       }),
       dataConverter: (existing?: DataConverter) => ({ ...existing, externalStorage }),
     });

@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs';
+import { promises as fs, readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
@@ -9,6 +9,7 @@ import { FakeAnthropicServer, callTools, say } from '@fabric-harness/sdk/testing
 import { workbench } from '../fixtures/payload-agents';
 import { chatter } from '../fixtures/compaction-agents';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
+import { historyText, storeText } from './helpers/leaks';
 
 describe('large payloads, secrets and cancellation', () => {
   let fake: FakeAnthropicServer;
@@ -37,8 +38,13 @@ describe('large payloads, secrets and cancellation', () => {
     expect(json).toContain(Buffer.from('temporal.api.sdk.v1.ExternalStorageReference').toString('base64'));
     const sent = fake.messageRequests().at(-1)!.body.messages.at(-1).content[0].content as string;
     expect(sent.length).toBeGreaterThanOrEqual(600 * 1024);
-    // The API key is a worker setting: it never appears in history.
-    expect(json).not.toContain('test-key');
+    // The API key is a worker setting: it never appears in history nor in the store. Payloads are
+    // base64 in history JSON, so search the decoded payloads (and every store blob), not the JSON text.
+    const decoded = historyText(await handle.fetchHistory());
+    expect(decoded).toContain('"task":"report"'); // the search does see payload contents (base64 in the JSON)
+    expect(json).not.toContain('"task":"report"');
+    expect(decoded).not.toContain('test-key');
+    expect(await storeText(w.storeDir)).not.toContain('test-key');
   });
 
   it('a long conversation with compaction on offloads nothing: decisions get a few numbers, not the transcript', async () => {
@@ -72,16 +78,22 @@ describe('large payloads, secrets and cancellation', () => {
     expect(err.cause.message).toMatch(/tool bash input is \d+ bytes, over the 1900000-byte payload limit/);
   });
 
-  it('cancelling the workflow cancels the running tool (its process group is killed)', async () => {
+  it('cancelling the workflow cancels the running tool: its whole process group is killed, background children too', async () => {
     const marker = path.join(dir, `cancel-${Date.now()}`);
-    fake.enqueue(callTools({ name: 'bash', input: { command: `echo $$ > ${marker}; sleep 60; echo finished >> ${marker}` } }));
+    const childMarker = `${marker}.child`;
+    fake.enqueue(
+      callTools({ name: 'bash', input: { command: `echo $$ > ${marker}; sleep 60 & echo $! > ${childMarker}; wait; echo finished >> ${marker}` } }),
+    );
     const handle = await startAgent(w.client, workbench, { task: 'long', dir }, { workflowId: wid('cancel'), taskQueue: w.taskQueue });
+    const readPid = (file: string) => fs.readFile(file, 'utf8').then((t) => Number(t.trim()) || 0, () => 0);
     let pid = 0;
-    for (let i = 0; i < 100 && !pid; i++) {
-      pid = Number(await fs.readFile(marker, 'utf8').catch(() => '0'));
-      if (!pid) await new Promise((r) => setTimeout(r, 100));
+    let sleepPid = 0;
+    for (let i = 0; i < 100 && !(pid && sleepPid); i++) {
+      [pid, sleepPid] = [await readPid(marker), await readPid(childMarker)];
+      if (!(pid && sleepPid)) await new Promise((r) => setTimeout(r, 100));
     }
     expect(pid).toBeGreaterThan(0);
+    expect(sleepPid).toBeGreaterThan(0);
     await handle.workflow.cancel();
     const err = await handle.result().catch((e) => e);
     expect(err).toBeInstanceOf(WorkflowFailedError);
@@ -89,16 +101,25 @@ describe('large payloads, secrets and cancellation', () => {
     const history = await handle.fetchHistory();
     expect(history.events!.some((e) => e.activityTaskCancelRequestedEventAttributes)).toBe(true);
     // The tool learns of the cancellation at its next heartbeat (every 2 s) and kills the process group.
-    const alive = () => {
+    const alive = (p: number) => {
       try {
-        process.kill(pid, 0);
-        return true;
+        process.kill(p, 0);
       } catch {
         return false;
       }
+      // A killed process whose new parent has not reaped it yet is a zombie: dead, though kill(0) succeeds.
+      let stat = '';
+      try {
+        stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      } catch {
+        return false; // gone between the two looks
+      }
+      return !/^\d+ \(.*\) Z/.test(stat);
     };
-    for (let i = 0; i < 100 && alive(); i++) await new Promise((r) => setTimeout(r, 100));
-    expect(alive()).toBe(false);
+    for (let i = 0; i < 100 && (alive(pid) || alive(sleepPid)); i++) await new Promise((r) => setTimeout(r, 100));
+    const survivors = [pid, sleepPid].filter(alive);
+    survivors.forEach((p) => process.kill(p, 'SIGKILL')); // leave nothing behind even when the test fails
+    expect(survivors).toEqual([]); // the shell and its background sleep, not just the shell
     expect(await fs.readFile(marker, 'utf8')).toBe(`${pid}\n`); // never reached "finished"
   }, 60_000);
 });
