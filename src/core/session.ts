@@ -1,8 +1,9 @@
 import type { z } from 'zod';
-import { assistantText, toolUses, type Entry, type ToolResultBlock, type Usage } from './entries';
+import { assistantText, type Entry, type ToolResultBlock, type Usage } from './entries';
 import { makeEvent, type AgentEventType, type CompactionReason, type EventPayloads } from './events';
 import { ModelCallError, MaxTurnsExceededError, OutputParseError, UnknownContextWindowError } from './errors';
 import type { RuntimePorts } from './ports';
+import { interpretReply } from './replies';
 import { checkToolInput, type ToolDefinition } from './tools';
 import { toolSpec } from './tools';
 import type { ToolSpec } from './tools-spec';
@@ -232,17 +233,31 @@ export class Session {
         }
         throw this.exceeded(err, settings);
       }
-      this.entries.push(result.entry);
+      // ---- reply interpretation: what a stop reason means, and what is kept, is decided in ./replies ----
+      const action = interpretReply(result.entry, result.stopReason);
+      if (action.kind === 'overflow') {
+        if (settings?.enabled && settings.recoverFromOverflow && !overflowRecovered) {
+          overflowRecovered = true;
+          await this.recoverFromOverflow(settings);
+          continue;
+        }
+        throw this.exceeded(new ModelCallError('context_overflow', action.message), settings);
+      }
+      if (action.kind === 'refusal') throw action.error;
+      this.entries.push(action.keep);
       this.anchor = usageAnchor(result.usage, this.entries.length - 1);
       const replyText = assistantText(result.entry);
       if (replyText) this.emit('text', { text: replyText });
-
-      const calls = toolUses(result.entry);
-      if (calls.length === 0 || result.stopReason !== 'tool_use') {
-        return this.finish<T>(replyText, output);
-      }
+      if (action.kind === 'final') return this.finish<T>(replyText, output);
       turn += 1;
       if (turn > maxTurns) throw new MaxTurnsExceededError(maxTurns);
+      if (action.kind === 'continue') continue;
+      if (action.kind === 'answer') {
+        this.entries.push({ type: 'tool_results', results: action.results });
+        continue;
+      }
+      const calls = action.calls;
+      // ---- end of reply interpretation ----
       const settled = await Promise.allSettled(calls.map((call) => this.runToolCall(call.id, call.name, call.input)));
       // Every tool_use gets its tool_result even when a call failed outright (cancelled, a tool not
       // registered on the worker): the history stays valid for the API if the session is used again.
