@@ -74,3 +74,13 @@ export function keptEntry(entry: AssistantEntry): AssistantEntry {
   const content = entry.content.filter((b) => b.type !== 'text' || b.text.trim().length > 0);
   return content.length === entry.content.length ? entry : { ...entry, content };
 }
+
+/**
+ * Results that close an action whose calls will not run (the prompt stopped at maxTurns), so the
+ * history stays valid for the next prompt: every tool_use kept must be answered in the next message.
+ */
+export function closingResults(action: ReplyAction, why: string): ToolResultBlock[] {
+  if (action.kind === 'answer') return action.results;
+  if (action.kind !== 'tools') return [];
+  return action.calls.map((c) => ({ type: 'tool_result', tool_use_id: c.id, content: `Not run: ${why}`, is_error: true }));
+}

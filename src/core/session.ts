@@ -3,7 +3,7 @@ import { assistantText, type Entry, type ToolResultBlock, type Usage } from './e
 import { makeEvent, type AgentEventType, type CompactionReason, type EventPayloads } from './events';
 import { ModelCallError, MaxTurnsExceededError, OutputParseError, UnknownContextWindowError } from './errors';
 import type { RuntimePorts } from './ports';
-import { interpretReply } from './replies';
+import { closingResults, interpretReply } from './replies';
 import { checkToolInput, type ToolDefinition } from './tools';
 import { toolSpec } from './tools';
 import type { ToolSpec } from './tools-spec';
@@ -250,7 +250,11 @@ export class Session {
       if (replyText) this.emit('text', { text: replyText });
       if (action.kind === 'final') return this.finish<T>(replyText, output);
       turn += 1;
-      if (turn > maxTurns) throw new MaxTurnsExceededError(maxTurns);
+      if (turn > maxTurns) {
+        const closing = closingResults(action, `the prompt reached maxTurns (${maxTurns}).`);
+        if (closing.length > 0) this.entries.push({ type: 'tool_results', results: closing });
+        throw new MaxTurnsExceededError(maxTurns);
+      }
       if (action.kind === 'continue') continue;
       if (action.kind === 'answer') {
         this.entries.push({ type: 'tool_results', results: action.results });
