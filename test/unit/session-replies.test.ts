@@ -13,20 +13,23 @@ const isSummary = (r: { body: any }) => String(r.body?.system ?? '').startsWith(
 let fake: FakeAnthropicServer;
 const saved = { key: process.env.ANTHROPIC_API_KEY, url: process.env.ANTHROPIC_BASE_URL };
 
-beforeAll(async () => {
-  fake = await FakeAnthropicServer.start();
+// A fresh fake per test: a failing test must not leave its unplayed steps to the next one.
+beforeEach(async () => {
+  fake = await FakeAnthropicServer.start({ route: (req) => (isSummary(req) ? say('## Goal\nModel summary.') : undefined) });
   process.env.ANTHROPIC_API_KEY = 'test-key';
   process.env.ANTHROPIC_BASE_URL = fake.url;
 });
-afterAll(async () => {
+afterEach(async () => {
+  const left = fake.remaining();
   await fake.stop();
+  expect(left).toBe(0);
+});
+afterAll(() => {
   for (const [k, v] of [['ANTHROPIC_API_KEY', saved.key], ['ANTHROPIC_BASE_URL', saved.url]] as const) {
     if (v === undefined) delete process.env[k];
     else process.env[k] = v;
   }
 });
-beforeEach(() => fake.setRoute((req) => (isSummary(req) ? say('## Goal\nModel summary.') : undefined)));
-afterEach(() => expect(fake.remaining()).toBe(0));
 
 let echoed: string[] = [];
 beforeEach(() => (echoed = []));
