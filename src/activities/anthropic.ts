@@ -1,10 +1,11 @@
 import Anthropic from '@anthropic-ai/sdk';
-import type { AssistantEntry, Entry, TextBlock, ToolUseBlock } from '../core/entries';
+import type { Entry, TextBlock, ToolUseBlock } from '../core/entries';
 import { toApiMessages } from '../core/entries';
 import { MissingApiKeyError, ModelCallError, type ModelErrorKind } from '../core/errors';
 import { isContextOverflowMessage } from '../core/compaction/overflow';
 import type { ModelCallResult } from '../core/ports';
 import type { ToolSpec } from '../core/tools-spec';
+import { keptEntry } from '../core/replies';
 
 /** Where the model lives. Resolved on the worker (or the inline process); never part of a workflow's input. */
 export interface ModelConnection {
@@ -54,7 +55,9 @@ export async function callMessages(client: Anthropic, call: MessagesCall, signal
     cacheReadInputTokens: res.usage.cache_read_input_tokens ?? 0,
     cacheCreationInputTokens: res.usage.cache_creation_input_tokens ?? 0,
   };
-  const entry: AssistantEntry = { type: 'assistant', content, stopReason: res.stop_reason ?? undefined, model: res.model, usage };
+  // Whitespace-only text (real models send "\n\n" before a tool call) is dropped where it arrives: the
+  // API refuses it when sent back, and the entry the runtime stores is then the one the session keeps.
+  const entry = keptEntry({ type: 'assistant', content, stopReason: res.stop_reason ?? undefined, model: res.model, usage });
   return { entry, usage, stopReason: res.stop_reason ?? null, model: res.model };
 }
 

@@ -122,13 +122,23 @@ function entryToMessage(entry: Entry): ApiMessage {
 
 /**
  * Converts history to API messages. Consecutive messages of one role are merged (a summary followed
- * by a user prompt is one user message) because the API requires roles to alternate. Within a merged
+ * by a user prompt is one user message) because the API treats them as one turn anyway. Within a merged
  * user message, tool_result blocks come first, as the API requires.
+ *
+ * Never sends what the Messages API refuses from a resent assistant turn: text blocks that are empty
+ * or whitespace-only are dropped ("text content blocks must contain non-whitespace text"); an assistant
+ * entry left with no content is left out (only a final assistant message may be empty, and an empty one
+ * would be read as a prefill); a final assistant message loses trailing whitespace ("final assistant
+ * content cannot end with trailing whitespace"), which matters when a paused turn is sent back.
  */
 export function toApiMessages(entries: readonly Entry[]): ApiMessage[] {
   const out: ApiMessage[] = [];
   for (const entry of entries) {
     const msg = entryToMessage(entry);
+    if (msg.role === 'assistant') {
+      msg.content = msg.content.filter((b) => b.type !== 'text' || b.text.trim().length > 0);
+      if (msg.content.length === 0) continue;
+    }
     const last = out[out.length - 1];
     if (last && last.role === msg.role) {
       const merged = [...last.content, ...msg.content];
@@ -139,6 +149,11 @@ export function toApiMessages(entries: readonly Entry[]): ApiMessage[] {
     } else {
       out.push({ role: msg.role, content: [...msg.content] });
     }
+  }
+  const final = out[out.length - 1];
+  const tail = final?.role === 'assistant' ? final.content[final.content.length - 1] : undefined;
+  if (final && tail?.type === 'text' && tail.text !== tail.text.trimEnd()) {
+    final.content = [...final.content.slice(0, -1), { ...tail, text: tail.text.trimEnd() }];
   }
   return out;
 }

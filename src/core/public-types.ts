@@ -21,3 +21,4 @@ export {
   PayloadTooLargeError,
 } from './errors';
 export { ContextWindowExceededError, InvalidCompactionSettingsError } from './compaction/errors';
+export { ModelRefusalError } from './replies';

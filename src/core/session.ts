@@ -1,8 +1,9 @@
 import type { z } from 'zod';
-import { assistantText, toolUses, type Entry, type ToolResultBlock, type Usage } from './entries';
+import { assistantText, type Entry, type ToolResultBlock, type Usage } from './entries';
 import { makeEvent, type AgentEventType, type CompactionReason, type EventPayloads } from './events';
 import { FabricError, MaxTurnsExceededError, ModelCallError, OutputParseError } from './errors';
 import type { ModelCallResult, RuntimePorts } from './ports';
+import { interpretReply } from './replies';
 import { checkToolInput, toolSpec, type ToolDefinition } from './tools';
 import type { ToolSpec } from './tools-spec';
 import { CompactionController, type SummarizerUsage } from './compaction/controller';
@@ -181,16 +182,29 @@ export class Session {
         overflowTried = true;
         continue;
       }
-      this.entries.push(result.entry);
+      // What a stop reason means, and what of the reply is kept, is decided in ./replies.
+      const action = interpretReply(result.entry, result.stopReason);
+      if (action.kind === 'overflow') {
+        const err = new ModelCallError('context_overflow', action.message);
+        this.entries = await this.compaction.recoverFromOverflow(this.entries, settings, err, overflowTried);
+        overflowTried = true;
+        continue;
+      }
+      if (action.kind === 'refusal') throw action.error;
+      this.entries.push(action.keep);
       this.compaction.anchorOn(result.usage, this.entries.length - 1);
       const replyText = assistantText(result.entry);
       if (replyText) this.emit('text', { text: replyText });
-
-      const calls = toolUses(result.entry);
-      if (calls.length === 0 || result.stopReason !== 'tool_use') return this.finish<T>(replyText, output);
+      if (action.kind === 'final') return this.finish<T>(replyText, output);
       turn += 1;
+      // A failed prompt is rolled back whole, so the calls this reply leaves unanswered go with it.
       if (turn > maxTurns) throw new MaxTurnsExceededError(maxTurns);
-      await this.runToolCalls(calls);
+      if (action.kind === 'continue') continue;
+      if (action.kind === 'answer') {
+        this.entries.push({ type: 'tool_results', results: action.results });
+        continue;
+      }
+      await this.runToolCalls(action.calls);
     }
   }
 

@@ -8,6 +8,37 @@
  * SDK's `Message` / `ModelInfo` types, and the models endpoints. The real `@anthropic-ai/sdk` client
  * talks to it over loopback HTTP via `baseURL`.
  *
+ * ## Test API
+ *
+ * ```ts
+ * const fake = await FakeAnthropicServer.start({ script: [say('hi')], contextWindow: 5000 });
+ * // client: new Anthropic({ apiKey: 'x', baseURL: fake.url })
+ * fake.enqueue(callTools({ name: 'read', input: { path: 'a' } }), say('done'));
+ * fake.setRoute((req) => (isSummaryRequest(req) ? say('summary') : undefined)); // consulted before the queue
+ * fake.requests;          // every request, rejected ones too;  fake.messageRequests(): the accepted ones
+ * fake.remaining();       // steps not yet played
+ * await fake.stop();
+ * ```
+ *
+ * Steps (one per accepted POST /v1/messages):
+ * - `say(text, { stopReason?, usage? })`: one text block. `stopReason` may be any the API returns
+ *   except `tool_use` (`end_turn` default, `max_tokens`, `stop_sequence`, `pause_turn`, `refusal`,
+ *   `model_context_window_exceeded`). `say('\n\n')` is a whitespace-only reply, as real models send.
+ * - `callTools(...calls)`: tool_use blocks, `stop_reason: "tool_use"`.
+ * - `reply({ content, stopReason?, usage? })`: any reply. `content` items are strings (text blocks, sent
+ *   verbatim, even empty or whitespace) or tool calls `{ name, input?, id? }` (tool_use blocks;
+ *   `input` may be partial, e.g. a call cut off by `stopReason: 'max_tokens'`). `content: []` is an
+ *   empty reply. `stopReason` defaults to `tool_use` when there is a call, else `end_turn`.
+ * - `fail(status, { message?, retryAfterSeconds?, retryAfterMs? })`: an HTTP error with the real body.
+ *
+ * Requests are checked by {@link validateMessagesRequest} (exported: tests can hold any conversation to
+ * the same rules). A violation is a 400 `invalid_request_error` with the real API's message, and no step
+ * is consumed. The window check: input tokens (see {@link countFakeTokens}) over the model's window are
+ * rejected with "prompt is too long"; with `maxTokensMustFit` (older models) input + `max_tokens` over
+ * the window is rejected too, with the real "input length and `max_tokens` exceed context limit"
+ * message. Newer models instead accept the request and stop at the window
+ * (`stop_reason: "model_context_window_exceeded"`), which a script can play.
+ *
  * No dependencies beyond node:http. The SDK is imported for types only (erased at runtime).
  */
 import * as http from 'node:http';
@@ -25,17 +56,20 @@ type ModelInfo = Anthropic.ModelInfo;
 
 export type FakeUsage = Partial<{ input_tokens: number; output_tokens: number }>;
 export type FakeErrorStatus = 400 | 401 | 403 | 404 | 413 | 429 | 500 | 529;
+/** Every stop reason the real API returns. */
+export type FakeStopReason = StopReason;
 
 export interface FakeTextStep {
   kind: 'text';
   text: string;
-  stopReason?: 'end_turn' | 'max_tokens' | 'stop_sequence';
+  stopReason?: Exclude<FakeStopReason, 'tool_use'>;
   /** Overrides the reported usage (e.g. to simulate a provider that under-reports input tokens). */
   usage?: FakeUsage;
 }
 export interface FakeToolCall {
   name: string;
-  input: unknown;
+  /** Omitted: the block is sent with `input: {}`. Any value is sent as is (a truncated call may be partial). */
+  input?: unknown;
   /** Defaults to `toolu_fake_<n>`. */
   id?: string;
 }
@@ -46,14 +80,23 @@ export interface FakeToolUseStep {
   text?: string;
   usage?: FakeUsage;
 }
+/** Any reply: blocks in order (a string is a text block, sent verbatim) and any stop reason. */
+export interface FakeReplyStep {
+  kind: 'reply';
+  content: Array<string | FakeToolCall>;
+  stopReason?: FakeStopReason;
+  usage?: FakeUsage;
+}
 export interface FakeErrorStep {
   kind: 'error';
   status: FakeErrorStatus;
   message?: string;
-  /** Only meaningful for 429: sent as the `retry-after` header. */
+  /** Sent as the `retry-after` header (whole seconds, as the real API sends it). */
   retryAfterSeconds?: number;
+  /** Sent as the `retry-after-ms` header, which the SDK reads before `retry-after`. */
+  retryAfterMs?: number;
 }
-export type FakeStep = FakeTextStep | FakeToolUseStep | FakeErrorStep;
+export type FakeStep = FakeTextStep | FakeToolUseStep | FakeReplyStep | FakeErrorStep;
 
 export interface RecordedRequest {
   method: string;
@@ -71,6 +114,14 @@ export interface RecordedRequest {
 
 export type FakeRoute = (req: RecordedRequest) => FakeStep | undefined;
 
+export interface FakeModel {
+  maxInputTokens: number;
+  maxTokens?: number;
+  displayName?: string;
+  /** Reject input + max_tokens over the window (models before the `model_context_window_exceeded` stop). */
+  maxTokensMustFit?: boolean;
+}
+
 export interface FakeAnthropicOptions {
   /** Played in order, one step per POST /v1/messages that passed validation. */
   script?: FakeStep[];
@@ -78,7 +129,9 @@ export interface FakeAnthropicOptions {
   route?: FakeRoute;
   /** Default input-token window for any model not in `models`. Default 200_000. */
   contextWindow?: number;
-  models?: Record<string, { maxInputTokens: number; maxTokens?: number; displayName?: string }>;
+  /** Default for models not in `models` (see {@link FakeModel.maxTokensMustFit}). Default false. */
+  maxTokensMustFit?: boolean;
+  models?: Record<string, FakeModel>;
   /** When set, `x-api-key` (or `authorization: Bearer …`) must equal it. */
   apiKey?: string;
   /** Default 0 (ephemeral). */
@@ -101,10 +154,20 @@ export const say = (text: string, extra: Omit<FakeTextStep, 'kind' | 'text'> = {
 /** A reply that calls one or more tools (stop_reason `tool_use`). */
 export const callTools = (...calls: FakeToolCall[]): FakeStep => ({ kind: 'tool_use', calls });
 
+/**
+ * Any reply the API can give, e.g. a tool call cut off by the output limit:
+ * `reply({ content: ['Writing it.', { name: 'write', input: { path: 'a' } }], stopReason: 'max_tokens' })`,
+ * an empty turn: `reply({ content: [] })`, a refusal: `reply({ content: [], stopReason: 'refusal' })`.
+ */
+export const reply = (opts: { content: Array<string | FakeToolCall>; stopReason?: FakeStopReason; usage?: FakeUsage }): FakeStep => ({
+  kind: 'reply',
+  ...opts,
+});
+
 /** An HTTP error reply with the real error body for that status. */
 export const fail = (
   status: FakeErrorStatus,
-  opts: { message?: string; retryAfterSeconds?: number } = {},
+  opts: { message?: string; retryAfterSeconds?: number; retryAfterMs?: number } = {},
 ): FakeStep => ({ kind: 'error', status, ...opts });
 
 // ---------------------------------------------------------------------------------------------------
@@ -156,41 +219,138 @@ function countOutputTokens(content: ContentBlock[]): number {
 
 // ---------------------------------------------------------------------------------------------------
 // Validation (messages modelled on the real API's wording)
+//
+// Where a rule comes from: the real API's 400 messages as users reported them verbatim, e.g.
+// - "messages: text content blocks must contain non-whitespace text" (anthropics/claude-code#23440)
+// - "messages.0: all messages must have non-empty content except for the optional final assistant
+//   message" (anthropics/claude-code#3196, #6774)
+// - "messages: final assistant content cannot end with trailing whitespace" (anomalyco/opencode#1295)
+// - "messages.1.content.1: `tool_use` ids must be unique" (anthropics/claude-code#21317)
+// - "messages.1.content.0.tool_use.input: Input should be a valid dictionary" (anthropic-sdk-typescript#648)
+// - "messages.65.content.1.tool_use.text: Extra inputs are not permitted" (anthropics/claude-code#4378)
+// - "input length and `max_tokens` exceed context limit: 178959 + 64000 > 200000, decrease input length
+//   or `max_tokens` and try again" (docker/docker-agent#569)
+// - "messages.N: `tool_use` ids were found without `tool_result` blocks immediately after: …"
+// Consecutive messages of one role are merged into one turn, as the Messages API reference says of the
+// `messages` parameter, so they are accepted (and the pairing rules apply to the merged turns).
+// Messages marked "wording is ours" are rules the API enforces for which we have no verbatim sample.
 // ---------------------------------------------------------------------------------------------------
 
 /**
- * Block types accepted in request messages. Beyond the four the harness uses we also accept the other
- * common ones the real API accepts (document, thinking, redacted_thinking), so the fake never rejects a
- * request the real API would take.
+ * Block types accepted in request messages, with the fields each may carry (from the SDK's `*BlockParam`
+ * types). Beyond the four the harness uses we also accept the other common ones the real API accepts,
+ * so the fake never rejects a request the real API would take.
  */
+const BLOCK_FIELDS: Record<string, readonly string[]> = {
+  text: ['type', 'text', 'cache_control', 'citations'],
+  image: ['type', 'source', 'cache_control', 'transformations'],
+  document: ['type', 'source', 'cache_control', 'citations', 'context', 'title'],
+  search_result: ['type', 'content', 'source', 'title', 'cache_control', 'citations'],
+  tool_use: ['type', 'id', 'name', 'input', 'cache_control', 'caller', 'toolset_name'],
+  tool_result: ['type', 'tool_use_id', 'content', 'is_error', 'cache_control', 'toolset_name'],
+  thinking: ['type', 'thinking', 'signature'],
+  redacted_thinking: ['type', 'data'],
+};
 const KNOWN_BLOCKS = ['text', 'image', 'document', 'tool_use', 'tool_result', 'thinking', 'redacted_thinking'];
+/** Block types a tool_result's `content` list may hold. */
+const TOOL_RESULT_BLOCKS = ['text', 'image', 'document', 'search_result'];
 
 const isObj = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const blocksOf = (m: any): any[] => (Array.isArray(m?.content) ? m.content : []);
+const blocksOf = (m: any): any[] => (Array.isArray(m?.content) ? m.content : typeof m?.content === 'string' ? [{ type: 'text', text: m.content }] : []);
 const toolUseIds = (m: any): string[] =>
   m?.role === 'assistant' ? blocksOf(m).filter((b) => b?.type === 'tool_use').map((b) => b.id) : [];
+const isBlank = (s: string) => s.trim().length === 0;
 
 export interface ValidateMessagesOptions {
-  /** false for /v1/messages/count_tokens, which takes neither max_tokens nor stream. */
-  generation: boolean;
-  maxOutputTokens: number;
+  /** false for /v1/messages/count_tokens, which takes neither max_tokens nor stream. Default true. */
+  generation?: boolean;
+  /** The model's output cap. Default 128_000. */
+  maxOutputTokens?: number;
 }
 
-/** Returns the invalid_request_error message for the first violation, or undefined when valid. */
-export function validateMessagesRequest(body: unknown, opts: ValidateMessagesOptions): string | undefined {
+/** A text block's own rules (empty, whitespace-only), or undefined. */
+function checkText(text: string): string | undefined {
+  if (text.length === 0) return 'messages: text content blocks must be non-empty';
+  if (isBlank(text)) return 'messages: text content blocks must contain non-whitespace text';
+  return undefined;
+}
+
+/** Extra keys on a block, as pydantic reports them. */
+function checkFields(b: Record<string, any>, at: string): string | undefined {
+  const allowed = BLOCK_FIELDS[b.type];
+  const extra = allowed ? Object.keys(b).find((k) => !allowed.includes(k)) : undefined;
+  return extra === undefined ? undefined : `${at}.${b.type}.${extra}: Extra inputs are not permitted`;
+}
+
+function checkBlock(b: unknown, at: string, role: string): string | undefined {
+  if (!isObj(b)) return `${at}: Input should be a valid dictionary`;
+  if (!KNOWN_BLOCKS.includes(b.type)) {
+    return `${at}: Input tag '${String(b.type)}' found using 'type' does not match any of the expected tags: ${KNOWN_BLOCKS.map((t) => `'${t}'`).join(', ')}`;
+  }
+  const extra = checkFields(b, at);
+  if (extra) return extra;
+  if (b.type === 'text') {
+    if (typeof b.text !== 'string') return `${at}.text: Field required`;
+    return checkText(b.text);
+  }
+  if (b.type === 'tool_use') {
+    if (typeof b.id !== 'string' || b.id.length === 0) return `${at}.id: Field required`;
+    if (typeof b.name !== 'string' || b.name.length === 0) return `${at}.name: Field required`;
+    if (!('input' in b)) return `${at}.tool_use.input: Field required`;
+    if (!isObj(b.input)) return `${at}.tool_use.input: Input should be a valid dictionary`;
+    // Wording is ours: the real API rejects this but we have no verbatim sample of its message.
+    if (role !== 'assistant') return `${at}: \`tool_use\` blocks can only be in \`assistant\` messages`;
+  }
+  if (b.type === 'tool_result') {
+    if (typeof b.tool_use_id !== 'string' || b.tool_use_id.length === 0) return `${at}.tool_use_id: Field required`;
+    if (b.is_error !== undefined && typeof b.is_error !== 'boolean') return `${at}.tool_result.is_error: Input should be a valid boolean`;
+    const c = b.content;
+    // `content` is a string or a list of blocks (ToolResultBlockParam); an object is neither.
+    if (c !== undefined && typeof c !== 'string' && !Array.isArray(c)) return `${at}.tool_result.content: Input should be a valid list`;
+    if (Array.isArray(c)) {
+      for (let k = 0; k < c.length; k++) {
+        const inner = c[k];
+        const innerAt = `${at}.tool_result.content.${k}`;
+        if (!isObj(inner)) return `${innerAt}: Input should be a valid dictionary`;
+        if (!TOOL_RESULT_BLOCKS.includes(inner.type)) {
+          return `${innerAt}: Input tag '${String(inner.type)}' found using 'type' does not match any of the expected tags: ${TOOL_RESULT_BLOCKS.map((t) => `'${t}'`).join(', ')}`;
+        }
+        const innerExtra = checkFields(inner, innerAt);
+        if (innerExtra) return innerExtra;
+        if (inner.type === 'text') {
+          if (typeof inner.text !== 'string') return `${innerAt}.text: Field required`;
+          const t = checkText(inner.text);
+          if (t) return t;
+        }
+      }
+    }
+    if (role !== 'user') return `${at}: \`tool_result\` blocks can only be in \`user\` messages`;
+  }
+  return undefined;
+}
+
+/**
+ * The Messages API's request rules, as the fake enforces them. Returns the invalid_request_error message
+ * for the first violation, or undefined when the real API would accept the request (as far as the fake
+ * knows its rules). Exported so tests can hold any conversation, e.g. the SDK's `toApiMessages` output,
+ * to the fake's rules rather than the SDK's own checks.
+ */
+export function validateMessagesRequest(body: unknown, opts: ValidateMessagesOptions = {}): string | undefined {
+  const generation = opts.generation ?? true;
+  const maxOutputTokens = opts.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
   if (!isObj(body)) return 'request body must be a JSON object';
 
   // -- scalar fields
   if (body.model === undefined) return 'model: Field required';
   if (typeof body.model !== 'string') return 'model: Input should be a valid string';
   if (body.model.length === 0) return 'model: String should have at least 1 character';
-  if (opts.generation) {
+  if (generation) {
     const mt = body.max_tokens;
     if (mt === undefined) return 'max_tokens: Field required';
     if (typeof mt !== 'number' || !Number.isInteger(mt)) return 'max_tokens: Input should be a valid integer';
     if (mt < 1) return 'max_tokens: Input should be greater than or equal to 1';
-    if (mt > opts.maxOutputTokens) {
-      return `max_tokens: ${mt} > ${opts.maxOutputTokens}, which is the maximum allowed number of output tokens for ${body.model}`;
+    if (mt > maxOutputTokens) {
+      return `max_tokens: ${mt} > ${maxOutputTokens}, which is the maximum allowed number of output tokens for ${body.model}`;
     }
   }
   if (body.system !== undefined && typeof body.system !== 'string' && !Array.isArray(body.system)) {
@@ -202,10 +362,13 @@ export function validateMessagesRequest(body: unknown, opts: ValidateMessagesOpt
   if (msgs === undefined) return 'messages: Field required';
   if (!Array.isArray(msgs)) return 'messages: Input should be a valid list';
   if (msgs.length === 0) return 'messages: at least one message is required';
+  const seenToolUse = new Set<string>();
   for (let i = 0; i < msgs.length; i++) {
     const m = msgs[i];
     if (!isObj(m)) return `messages.${i}: Input should be a valid dictionary`;
     if (m.role !== 'user' && m.role !== 'assistant') return `messages.${i}.role: Input should be 'user' or 'assistant'`;
+    const extraKey = Object.keys(m).find((k) => k !== 'role' && k !== 'content');
+    if (extraKey !== undefined) return `messages.${i}.${extraKey}: Extra inputs are not permitted`;
     const c = m.content;
     if (c === undefined) return `messages.${i}.content: Field required`;
     if (typeof c !== 'string' && !Array.isArray(c)) return `messages.${i}.content: Input should be a valid list`;
@@ -213,43 +376,41 @@ export function validateMessagesRequest(body: unknown, opts: ValidateMessagesOpt
     if (c.length === 0 && !isFinalAssistant) {
       return `messages.${i}: all messages must have non-empty content except for the optional final assistant message`;
     }
-    if (typeof c === 'string') continue;
+    if (typeof c === 'string') {
+      // A string is one text block to the API; an empty final prefill was allowed above.
+      if (c.length > 0 && isBlank(c)) return 'messages: text content blocks must contain non-whitespace text';
+      continue;
+    }
     for (let j = 0; j < c.length; j++) {
-      const b = c[j];
       const at = `messages.${i}.content.${j}`;
-      if (!isObj(b)) return `${at}: Input should be a valid dictionary`;
-      if (!KNOWN_BLOCKS.includes(b.type)) {
-        return `${at}: Input tag '${String(b.type)}' found using 'type' does not match any of the expected tags: ${KNOWN_BLOCKS.map((t) => `'${t}'`).join(', ')}`;
-      }
-      if (b.type === 'text') {
-        if (typeof b.text !== 'string') return `${at}.text: Field required`;
-        if (b.text.length === 0) return 'messages: text content blocks must be non-empty';
-      }
-      if (b.type === 'tool_use') {
-        if (typeof b.id !== 'string' || b.id.length === 0) return `${at}.id: Field required`;
-        if (typeof b.name !== 'string' || b.name.length === 0) return `${at}.name: Field required`;
-        // Wording is ours: the real API rejects this but we have no verbatim sample of its message.
-        if (m.role !== 'assistant') return `${at}: \`tool_use\` blocks can only be in \`assistant\` messages`;
-      }
-      if (b.type === 'tool_result') {
-        if (typeof b.tool_use_id !== 'string' || b.tool_use_id.length === 0) return `${at}.tool_use_id: Field required`;
-        if (m.role !== 'user') return `${at}: \`tool_result\` blocks can only be in \`user\` messages`;
+      const problem = checkBlock(c[j], at, m.role);
+      if (problem) return problem;
+      if (c[j].type === 'tool_use') {
+        if (seenToolUse.has(c[j].id)) return `${at}: \`tool_use\` ids must be unique`;
+        seenToolUse.add(c[j].id);
       }
     }
   }
+  const last = msgs[msgs.length - 1];
+  if (last.role === 'assistant') {
+    const blocks = blocksOf(last);
+    const tail = blocks[blocks.length - 1];
+    if (tail?.type === 'text' && /\s$/.test(tail.text)) return 'messages: final assistant content cannot end with trailing whitespace';
+  }
 
-  // -- roles
+  // -- roles: consecutive same-role messages are merged into one turn (the API does this too).
   if (msgs[0].role !== 'user') return 'messages: first message must use the "user" role';
-  for (let i = 1; i < msgs.length; i++) {
-    if (msgs[i].role === msgs[i - 1].role) {
-      return `messages: roles must alternate between "user" and "assistant", but found multiple "${msgs[i].role}" roles in a row`;
-    }
+  const turns: Array<{ role: string; content: any[]; index: number }> = [];
+  for (let i = 0; i < msgs.length; i++) {
+    const prev = turns[turns.length - 1];
+    if (prev && prev.role === msgs[i].role) prev.content.push(...blocksOf(msgs[i]));
+    else turns.push({ role: msgs[i].role, content: [...blocksOf(msgs[i])], index: i });
   }
 
   // -- tools
+  const toolNames = new Set<string>();
   if (body.tools !== undefined) {
     if (!Array.isArray(body.tools)) return 'tools: Input should be a valid list';
-    const names = new Set<string>();
     for (let i = 0; i < body.tools.length; i++) {
       const t = body.tools[i];
       if (!isObj(t)) return `tools.${i}: Input should be a valid dictionary`;
@@ -259,22 +420,36 @@ export function validateMessagesRequest(body: unknown, opts: ValidateMessagesOpt
         if (!isObj(t.input_schema)) return `tools.${i}.input_schema: Field required`;
         if (t.input_schema.type !== 'object') return `tools.${i}.input_schema.type: Input should be 'object'`;
       }
-      if (names.has(t.name)) return 'tools: Tool names must be unique.';
-      names.add(t.name);
+      if (toolNames.has(t.name)) return 'tools: Tool names must be unique.';
+      toolNames.add(t.name);
     }
   }
+  if (body.tool_choice !== undefined) {
+    const tc = body.tool_choice;
+    if (!isObj(tc)) return 'tool_choice: Input should be a valid dictionary';
+    if (!['auto', 'any', 'tool', 'none'].includes(tc.type)) {
+      return `tool_choice: Input tag '${String(tc.type)}' found using 'type' does not match any of the expected tags: 'auto', 'any', 'tool', 'none'`;
+    }
+    if (tc.type === 'tool') {
+      if (typeof tc.name !== 'string' || tc.name.length === 0) return 'tool_choice.tool.name: Field required';
+      // Wording is ours: the API refuses to force a tool it was not given.
+      if (!toolNames.has(tc.name)) return `tool_choice: tool '${tc.name}' was not found in \`tools\``;
+    }
+    if (tc.type === 'any' && toolNames.size === 0) return 'tool_choice: `any` requires at least one tool in `tools`'; // wording is ours
+  }
 
-  // -- tool_use / tool_result pairing, scanned in message order so the lowest index is reported, as the
-  // real API does. Only the *leading* run of tool_result blocks in a user message answers the previous
-  // assistant's tool_use blocks: a tool_result placed after a text block does not count (verified real
-  // behaviour), so [text, tool_result] after a tool_use reports the tool_use as unanswered.
-  for (let i = 0; i < msgs.length; i++) {
-    const m = msgs[i];
-    if (m.role === 'assistant') {
-      const ids = toolUseIds(m);
-      if (ids.length === 0 || i + 1 >= msgs.length) continue;
+  // -- tool_use / tool_result pairing over the merged turns, scanned in order so the lowest index is
+  // reported, as the real API does. Only the *leading* run of tool_result blocks in a user turn answers
+  // the previous assistant's tool_use blocks: a tool_result placed after a text block does not count
+  // (verified real behaviour), so [text, tool_result] after a tool_use reports the tool_use as unanswered.
+  for (let t = 0; t < turns.length; t++) {
+    const turn = turns[t]!;
+    const i = turn.index;
+    if (turn.role === 'assistant') {
+      const ids = toolUseIds(turn);
+      if (ids.length === 0 || t + 1 >= turns.length) continue;
       const answered = new Set<string>();
-      for (const b of blocksOf(msgs[i + 1])) {
+      for (const b of turns[t + 1]!.content) {
         if (b.type !== 'tool_result') break;
         answered.add(b.tool_use_id);
       }
@@ -283,8 +458,8 @@ export function validateMessagesRequest(body: unknown, opts: ValidateMessagesOpt
         return `messages.${i}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
       }
     } else {
-      const expected = new Set(i > 0 ? toolUseIds(msgs[i - 1]) : []);
-      const blocks = blocksOf(m);
+      const expected = new Set(t > 0 ? toolUseIds(turns[t - 1]) : []);
+      const blocks = turn.content;
       const orphanAt = blocks.findIndex((b) => b.type === 'tool_result' && !expected.has(b.tool_use_id));
       if (orphanAt >= 0) {
         const orphans = blocks.filter((b) => b.type === 'tool_result' && !expected.has(b.tool_use_id)).map((b) => b.tool_use_id);
@@ -300,7 +475,7 @@ export function validateMessagesRequest(body: unknown, opts: ValidateMessagesOpt
     }
   }
 
-  if (opts.generation && body.stream === true) {
+  if (generation && body.stream === true) {
     return 'fake-anthropic: stream=true is not supported (scripted server, does not stream); send a non-streaming request';
   }
   return undefined;
@@ -486,8 +661,15 @@ export class FakeAnthropicServer {
 
     // Counted the same way as rec.inputTokens; a too-long prompt is rejected before any step is consumed.
     const inputTokens = rec.inputTokens ?? countFakeTokens(body);
-    const window = this.opts.models?.[body.model]?.maxInputTokens ?? this.opts.contextWindow ?? DEFAULT_CONTEXT_WINDOW;
+    const modelSpec = this.opts.models?.[body.model];
+    const window = modelSpec?.maxInputTokens ?? this.opts.contextWindow ?? DEFAULT_CONTEXT_WINDOW;
     if (inputTokens > window) return errorReply(400, `prompt is too long: ${inputTokens} tokens > ${window} maximum`);
+    if ((modelSpec?.maxTokensMustFit ?? this.opts.maxTokensMustFit) && inputTokens + body.max_tokens > window) {
+      return errorReply(
+        400,
+        `input length and \`max_tokens\` exceed context limit: ${inputTokens} + ${body.max_tokens} > ${window}, decrease input length or \`max_tokens\` and try again`,
+      );
+    }
 
     this.accepted.push(rec);
     const step = this.route?.(rec) ?? this.queue.shift();
@@ -499,32 +681,40 @@ export class FakeAnthropicServer {
       const spec = ERRORS[step.status];
       const headers: Record<string, string> = {};
       if (step.retryAfterSeconds !== undefined) headers['retry-after'] = String(step.retryAfterSeconds);
+      if (step.retryAfterMs !== undefined) headers['retry-after-ms'] = String(step.retryAfterMs);
       return errorReply(step.status, step.message ?? spec.message, headers);
     }
 
     const content: ContentBlock[] = [];
+    const text = (t: string) => content.push({ type: 'text', text: t, citations: null });
+    const toolUse = (call: FakeToolCall) =>
+      content.push({
+        type: 'tool_use',
+        id: call.id ?? `toolu_fake_${++this.toolUseSeq}`,
+        name: call.name,
+        input: call.input === undefined ? {} : call.input,
+        caller: { type: 'direct' },
+      });
     let stopReason: StopReason;
-    let stopSequence: string | null = null;
     if (step.kind === 'text') {
-      content.push({ type: 'text', text: step.text, citations: null });
+      text(step.text);
       stopReason = step.stopReason ?? 'end_turn';
-      if (stopReason === 'stop_sequence') {
-        // The real API echoes which stop sequence matched; the first requested one is our best stand-in.
-        const seqs = body.stop_sequences;
-        stopSequence = Array.isArray(seqs) && typeof seqs[0] === 'string' ? seqs[0] : null;
-      }
-    } else {
-      if (step.text) content.push({ type: 'text', text: step.text, citations: null });
-      for (const call of step.calls) {
-        content.push({
-          type: 'tool_use',
-          id: call.id ?? `toolu_fake_${++this.toolUseSeq}`,
-          name: call.name,
-          input: call.input,
-          caller: { type: 'direct' },
-        });
-      }
+    } else if (step.kind === 'tool_use') {
+      if (step.text) text(step.text);
+      step.calls.forEach(toolUse);
       stopReason = 'tool_use';
+    } else {
+      for (const item of step.content) {
+        if (typeof item === 'string') text(item);
+        else toolUse(item);
+      }
+      stopReason = step.stopReason ?? (step.content.some((c) => typeof c !== 'string') ? 'tool_use' : 'end_turn');
+    }
+    let stopSequence: string | null = null;
+    if (stopReason === 'stop_sequence') {
+      // The real API echoes which stop sequence matched; the first requested one is our best stand-in.
+      const seqs = body.stop_sequences;
+      stopSequence = Array.isArray(seqs) && typeof seqs[0] === 'string' ? seqs[0] : null;
     }
 
     // Typed as the SDK's Message so the compiler keeps this in step with the real response shape.

@@ -65,16 +65,25 @@ describe('errors and retries', () => {
     expect(modelStarted.lastFailure?.applicationFailureInfo?.type).toBe('MODEL_OVERLOADED');
   });
 
-  it("honours a 429's retry-after as the next retry delay", async () => {
-    fake.enqueue(fail(429, { retryAfterSeconds: 3 }), say('after the wait'));
+  // Temporal's default backoff before attempt 2 is 1 s (initialInterval). Each case waits well past
+  // that and is bounded on both sides, at millisecond precision: ignoring the header (1 s) fails the
+  // lower bound; misreading it (e.g. ms as s) fails the upper bound or times out.
+  const SLACK_MS = 1500; // attempt 1 itself, and the worker picking up attempt 2
+  it.each([
+    ['retry-after-ms: 2500', fail(429, { retryAfterMs: 2500 }), 2500],
+    ['retry-after: 3 (seconds)', fail(529, { retryAfterSeconds: 3 }), 3000],
+  ])("honours %s as the next retry delay, exactly", async (_name, step, expectedMs) => {
+    fake.enqueue(step, say('after the wait'));
     const workflowId = wid();
     await (await startAgent(client, calculator, { task: 'hi', dir }, { workflowId, taskQueue })).result();
     const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events!;
     const scheduled = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'fhModel').at(-1)!;
     const started = events.find((e) => e.activityTaskStartedEventAttributes?.scheduledEventId?.toString() === scheduled.eventId!.toString())!;
-    const waitedMs = Number(started.eventTime!.seconds) * 1000 - Number(scheduled.eventTime!.seconds) * 1000;
+    const ms = (t: { seconds?: unknown; nanos?: number | null }) => Number(t.seconds) * 1000 + (t.nanos ?? 0) / 1e6;
+    const waitedMs = ms(started.eventTime!) - ms(scheduled.eventTime!);
     expect(started.activityTaskStartedEventAttributes!.attempt).toBe(2);
-    expect(waitedMs).toBeGreaterThanOrEqual(2000); // default backoff would be 1 s
+    expect(waitedMs).toBeGreaterThanOrEqual(expectedMs);
+    expect(waitedMs).toBeLessThan(expectedMs + SLACK_MS);
   });
 
   it('fails the run with a clear error on 401', async () => {

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
-import { Worker, type WorkflowBundle } from '@temporalio/worker';
+import { Worker, type ReplayWorkerOptions, type WorkflowBundle } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { bundleAgents, FabricHarnessPlugin } from '@fabric-harness/sdk/worker';
 import type { AgentEvent } from '@fabric-harness/sdk';
@@ -25,13 +25,28 @@ async function replayAll(bundle: WorkflowBundle, names: string[], plugin = new F
 describe('recorded histories replay against the current workflow code', () => {
   const names = ['calculator-tools', 'threshold-compaction', 'overflow-compaction', 'manual-compaction'];
 
-  it('every committed history replays without a determinism error, and emits no events again', async () => {
+  it('every committed history replays without a determinism error', async () => {
     const files = (await fs.readdir(HISTORIES)).filter((f) => f.endsWith('.json')).map((f) => f.replace(/\.json$/, ''));
     expect(files.sort()).toEqual([...names].sort());
-    const emitted: AgentEvent[] = [];
-    const results = await replayAll(await testBundle(), names, new FabricHarnessPlugin({ onEvent: (e) => emitted.push(e) }));
+    const results = await replayAll(await testBundle(), names);
     expect(results.map((r) => [r.workflowId, r.error?.message])).toEqual(names.map((n) => [`recorded-${n}`, undefined]));
-    expect(emitted).toEqual([]); // sinks do not fire on replay
+  });
+
+  it('the event sink the plugin registers does not fire on replay (observed, with a positive control)', async () => {
+    // The plugin's replay worker registers the event sink with no listener, so a listener passed to the
+    // plugin sees nothing whatever `callDuringReplay` says. Observe the sink function itself instead,
+    // keeping the plugin's own callDuringReplay flag.
+    const asRegistered: AgentEvent[] = [];
+    const results = await replayAll(await testBundle(), names, new SinkObservingPlugin(asRegistered));
+    expect(results.map((r) => r.error?.message)).toEqual(names.map(() => undefined));
+    expect(asRegistered).toEqual([]);
+
+    // Control: the same observer with callDuringReplay forced on does see the histories' events, so the
+    // empty array above is the flag's doing, not an observer that never fires.
+    const forced: AgentEvent[] = [];
+    await replayAll(await testBundle(), names, new SinkObservingPlugin(forced, true));
+    expect(forced.length).toBeGreaterThan(10);
+    expect(new Set(forced.map((e) => e.type))).toEqual(expect.objectContaining(new Set(['model_call', 'text'])));
   });
 
   it('changing the workflow command order makes replay fail', async () => {
@@ -46,6 +61,30 @@ describe('recorded histories replay against the current workflow code', () => {
     expect(results.map((r) => r.error?.message)).toEqual([undefined, undefined]);
   });
 });
+
+/** The real plugin, with the `fabric.event` sink it registers for replay wrapped to record every call. */
+class SinkObservingPlugin extends FabricHarnessPlugin {
+  constructor(
+    private readonly seen: AgentEvent[],
+    private readonly forceCallDuringReplay?: boolean,
+  ) {
+    super();
+  }
+
+  configureReplayWorker(options: ReplayWorkerOptions): ReplayWorkerOptions {
+    const configured = super.configureReplayWorker(options);
+    const fabric = (configured.sinks as Record<string, Record<string, { fn: (...args: any[]) => void; callDuringReplay?: boolean }>>).fabric!;
+    const event = fabric.event!;
+    const observed = {
+      fn: (info: unknown, e: AgentEvent) => {
+        this.seen.push(e);
+        event.fn(info, e);
+      },
+      callDuringReplay: this.forceCallDuringReplay ?? event.callDuringReplay,
+    };
+    return { ...configured, sinks: { ...configured.sinks, fabric: { ...fabric, event: observed } } };
+  }
+}
 
 const noop = () => undefined;
 const quiet = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: noop };

@@ -7,7 +7,9 @@ import {
   callTools,
   countFakeTokens,
   fail,
+  reply,
   say,
+  validateMessagesRequest,
   type FakeAnthropicOptions,
 } from '../../src/testing/fake-anthropic';
 
@@ -109,13 +111,43 @@ describe('successful replies', () => {
   });
 });
 
+describe('scripted replies the SDK must handle', () => {
+  it('a tool_use cut off by max_tokens, with partial input', async () => {
+    await boot({ script: [reply({ content: ['Writing.', { name: 'write', input: { path: 'a.txt' }, id: 'toolu_cut' }], stopReason: 'max_tokens' })] });
+    const msg = await create({ messages: [user('write it')] });
+    expect(msg.stop_reason).toBe('max_tokens');
+    expect(msg.content).toMatchObject([{ type: 'text', text: 'Writing.' }, { type: 'tool_use', id: 'toolu_cut', name: 'write', input: { path: 'a.txt' } }]);
+  });
+
+  it('an empty reply with end_turn', async () => {
+    await boot({ script: [reply({ content: [] })] });
+    const msg = await create({ messages: [user('a')] });
+    expect(msg.content).toEqual([]);
+    expect(msg.stop_reason).toBe('end_turn');
+  });
+
+  it.each(['refusal', 'pause_turn', 'model_context_window_exceeded'] as const)('stop_reason %s', async (stopReason) => {
+    await boot({ script: [say('partial', { stopReason })] });
+    expect((await create({ messages: [user('a')] })).stop_reason).toBe(stopReason);
+  });
+
+  it('a whitespace-only text reply, which the API then refuses to take back', async () => {
+    await boot({ script: [say('\n\n'), say('never')] });
+    const msg = await create({ messages: [user('a')] });
+    expect(msg.content).toMatchObject([{ type: 'text', text: '\n\n' }]);
+    const err = await apiError(create({ messages: [user('a'), assistant(msg.content), user('b')] }));
+    expect(inner(err).message).toBe('messages: text content blocks must contain non-whitespace text');
+  });
+
+  it('retry-after-ms is sent when scripted', async () => {
+    await boot({ script: [fail(429, { retryAfterMs: 1500 })] });
+    const err = await apiError(create({ messages: [user('a')] }));
+    expect(err.headers?.get('retry-after-ms')).toBe('1500');
+  });
+});
+
 describe('request validation (400 invalid_request_error, no step consumed)', () => {
   const cases: Array<[string, Record<string, unknown>, string]> = [
-    [
-      'roles not alternating',
-      { messages: [user('a'), user('b')] },
-      'messages: roles must alternate between "user" and "assistant", but found multiple "user" roles in a row',
-    ],
     ['first message from the assistant', { messages: [assistant('hi'), user('a')] }, 'messages: first message must use the "user" role'],
     [
       'orphan tool_result',
@@ -138,6 +170,54 @@ describe('request validation (400 invalid_request_error, no step consumed)', () 
       'messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_a. Each `tool_use` block must have a corresponding `tool_result` block in the next message.',
     ],
     ['missing max_tokens', { max_tokens: undefined, messages: [user('a')] }, 'max_tokens: Field required'],
+    // Rules the real API enforces that the fake used to let through (sources in fake-anthropic.ts).
+    ['whitespace-only text (as a model reply resent)', { messages: [user('a'), assistant([{ type: 'text', text: '\n\n' }]), user('b')] }, 'messages: text content blocks must contain non-whitespace text'],
+    ['whitespace-only string content', { messages: [user('  \n')] }, 'messages: text content blocks must contain non-whitespace text'],
+    ['empty assistant text block', { messages: [user('a'), assistant([{ type: 'text', text: '' }]), user('b')] }, 'messages: text content blocks must be non-empty'],
+    [
+      'an assistant message with empty content that is not the last',
+      { messages: [user('a'), assistant([]), user('b')] },
+      'messages.1: all messages must have non-empty content except for the optional final assistant message',
+    ],
+    ['final assistant prefill ending in whitespace', { messages: [user('a'), assistant('Sure, ')] }, 'messages: final assistant content cannot end with trailing whitespace'],
+    ['tool_use without input', { messages: [user('a'), assistant([{ type: 'tool_use', id: 't1', name: 'read' }]), user([toolResult('t1')])] }, 'messages.1.content.0.tool_use.input: Field required'],
+    [
+      'tool_use input that is not an object',
+      { messages: [user('a'), assistant([{ type: 'tool_use', id: 't1', name: 'read', input: '{"path":' }]), user([toolResult('t1')])] },
+      'messages.1.content.0.tool_use.input: Input should be a valid dictionary',
+    ],
+    [
+      'tool_result content that is an object',
+      { messages: [user('a'), assistant([toolUse('t1')]), user([{ type: 'tool_result', tool_use_id: 't1', content: { text: 'x' } }])] },
+      'messages.2.content.0.tool_result.content: Input should be a valid list',
+    ],
+    [
+      'whitespace text inside a tool_result list',
+      { messages: [user('a'), assistant([toolUse('t1')]), user([{ type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: ' ' }] }])] },
+      'messages: text content blocks must contain non-whitespace text',
+    ],
+    ['unknown field on a text block', { messages: [user([{ type: 'text', text: 'hi', index: 0 }])] }, 'messages.0.content.0.text.index: Extra inputs are not permitted'],
+    [
+      'unknown field on a tool_use block',
+      { messages: [user('a'), assistant([{ ...toolUse('t1'), text: 'x' }]), user([toolResult('t1')])] },
+      'messages.1.content.0.tool_use.text: Extra inputs are not permitted',
+    ],
+    ['unknown field on a message', { messages: [{ role: 'user', content: 'a', name: 'bob' }] }, 'messages.0.name: Extra inputs are not permitted'],
+    [
+      'duplicate tool_use ids',
+      { messages: [user('a'), assistant([toolUse('t1')]), user([toolResult('t1')]), assistant([toolUse('t1')]), user([toolResult('t1')])] },
+      'messages.3.content.0: `tool_use` ids must be unique',
+    ],
+    [
+      'tool_result not immediately after its tool_use',
+      { messages: [user('a'), assistant([toolUse('t1')]), user('wait'), assistant('ok'), user([toolResult('t1')])] },
+      'messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: t1. Each `tool_use` block must have a corresponding `tool_result` block in the next message.',
+    ],
+    [
+      'tool_choice naming a tool that is not in tools',
+      { tools: [{ name: 'read', input_schema: { type: 'object' } }], tool_choice: { type: 'tool', name: 'write' }, messages: [user('a')] },
+      "tool_choice: tool 'write' was not found in `tools`",
+    ],
     ['zero max_tokens', { max_tokens: 0, messages: [user('a')] }, 'max_tokens: Input should be greater than or equal to 1'],
     ['empty messages', { messages: [] }, 'messages: at least one message is required'],
     ['empty model', { model: '', messages: [user('a')] }, 'model: String should have at least 1 character'],
@@ -169,6 +249,41 @@ describe('request validation (400 invalid_request_error, no step consumed)', () 
     expect(server.remaining()).toBe(1);
     expect(server.messageRequests()).toHaveLength(0);
     expect(server.requests).toHaveLength(1);
+  });
+
+  it('merges consecutive same-role messages, as the API does, and pairs tool results across the merge', async () => {
+    await boot({ script: [say('ok'), say('ok')] });
+    expect((await create({ messages: [user('a'), user('b')] })).content).toMatchObject([{ text: 'ok' }]);
+    // [tool_result] + [text] in two user messages is one user turn that starts with the result.
+    await create({ messages: [user('a'), assistant([toolUse('t1')]), user([toolResult('t1')]), user('and then')] });
+    expect(server.messageRequests()).toHaveLength(2);
+  });
+
+  it('accepts an empty final assistant message (prefill)', async () => {
+    await boot({ script: [say('ok')] });
+    await create({ messages: [user('a'), assistant([])] });
+    expect(server.messageRequests()).toHaveLength(1);
+  });
+
+  it('rejects input + max_tokens over the window for models that require it, with the real message', async () => {
+    await boot({ contextWindow: 100, models: { 'claude-old': { maxInputTokens: 100, maxTokensMustFit: true } }, script: [say('ok'), say('ok')] });
+    const body = { model: 'claude-old', max_tokens: 95, messages: [{ role: 'user' as const, content: 'one two three' }] };
+    const n = server.countTokens(body);
+    const err = await apiError(client.messages.create(body));
+    expect(inner(err)).toEqual({
+      type: 'invalid_request_error',
+      message: `input length and \`max_tokens\` exceed context limit: ${n} + 95 > 100, decrease input length or \`max_tokens\` and try again`,
+    });
+    expect((await client.messages.create({ ...body, max_tokens: 100 - n })).content).toMatchObject([{ text: 'ok' }]);
+    // Models without the rule take any max_tokens up to their output cap (they stop at the window).
+    expect((await create({ max_tokens: 20_000, messages: [user('a')] })).content).toMatchObject([{ text: 'ok' }]);
+  });
+
+  it('validateMessagesRequest is exported and accepts what the server accepts', () => {
+    expect(validateMessagesRequest({ model: MODEL, max_tokens: 5, messages: [user('a')] })).toBeUndefined();
+    expect(validateMessagesRequest({ model: MODEL, max_tokens: 5, messages: [user('a'), assistant([{ type: 'text', text: ' ' }]), user('b')] })).toBe(
+      'messages: text content blocks must contain non-whitespace text',
+    );
   });
 
   it('rejects stream: true (the scripted server does not stream)', async () => {
