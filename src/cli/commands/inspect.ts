@@ -85,7 +85,7 @@ async function runList(p: Parsed, io: Io): Promise<number> {
     io.out(
       table(
         ['WORKFLOW ID', 'AGENT', 'STATUS', 'STARTED (UTC)', 'CLOSED (UTC)'],
-        rows.map((r) => [r.workflowId, r.agent ?? `(${r.type})`, r.status.toLowerCase(), formatTime(r.startTime), formatTime(r.closeTime)]),
+        rows.map((r) => [r.workflowId, r.agent ?? `(${r.type})`, r.status, formatTime(r.startTime), formatTime(r.closeTime)]),
       ),
     );
     return EXIT.OK;

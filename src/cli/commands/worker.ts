@@ -41,7 +41,7 @@ export function agentModules(p: Parsed, command: string): string[] {
   return modules.map((m) => path.resolve(m));
 }
 
-function loadModule(file: string, what: string): unknown {
+export function loadModule(file: string, what: string): unknown {
   let resolved: string;
   try {
     resolved = require.resolve(file);
@@ -58,6 +58,18 @@ function loadModule(file: string, what: string): unknown {
       ? '; Node cannot load TypeScript by itself: compile it first, or preload a loader (NODE_OPTIONS="--import tsx")'
       : '';
     throw new CliError(EXIT.USAGE, `cannot load ${what} module ${file}: ${oneLine(e.message ?? String(err))}${hint}`);
+  }
+}
+
+/** The agent definitions exported by these modules (a usage error when two share a name). */
+export function loadAgents(files: string[]): AgentDefinition[] {
+  const mods = files.map((f) => loadModule(f, 'agents'));
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { collectAgents } = require('../../workflows') as typeof import('../../workflows');
+  try {
+    return collectAgents(mods);
+  } catch (err) {
+    throw usage(oneLine((err as Error).message));
   }
 }
 
