@@ -49,6 +49,13 @@ export interface CompactOptions {
   reason?: CompactionReason;
 }
 
+/** Tokens and requests of compaction summaries (not in the conversation's own totals). */
+export interface SummarizerUsage {
+  inputTokens: number;
+  outputTokens: number;
+  calls: number;
+}
+
 export interface CompactResult {
   summary: string;
   compactedEntries: number;
@@ -97,6 +104,8 @@ export class Session {
   private anchor: UsageAnchor | undefined;
   private usageTotals: Usage = { inputTokens: 0, outputTokens: 0 };
   private modelCalls = 0;
+  /** Summary requests of compactions: counted apart from the conversation's model calls. */
+  private summarizerUsage: SummarizerUsage = { inputTokens: 0, outputTokens: 0, calls: 0 };
   private compactionCount = 0;
   private decisionCount = 0;
   private lastCompaction: CompactionRecord | undefined;
@@ -122,8 +131,8 @@ export class Session {
     return this.entries;
   }
 
-  usage(): Usage & { modelCalls: number } {
-    return { ...this.usageTotals, modelCalls: this.modelCalls };
+  usage(): Usage & { modelCalls: number; summarizer: SummarizerUsage } {
+    return { ...this.usageTotals, modelCalls: this.modelCalls, summarizer: { ...this.summarizerUsage } };
   }
 
   async prompt<T = string>(text: string, options: PromptOptions<T> = {}): Promise<T> {
@@ -369,6 +378,10 @@ export class Session {
       fixedTokens,
       // Verbatim user messages are what users miss most, but they must not undo the compaction.
       userMessageBudgetTokens: Math.min(USER_MESSAGE_BUDGET_TOKENS, Math.floor((window ?? 20_000) * USER_MESSAGE_WINDOW_SHARE)),
+      onSummaryUsage: (u) => {
+        const s = this.summarizerUsage;
+        this.summarizerUsage = { inputTokens: s.inputTokens + u.inputTokens, outputTokens: s.outputTokens + u.outputTokens, calls: s.calls + 1 };
+      },
     });
     if (!attempt.ok) return undefined;
     const outcome = attempt.outcome;

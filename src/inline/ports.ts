@@ -46,8 +46,9 @@ export function createInlinePorts(opts: InlinePortOptions): RuntimePorts {
     runTool: (call, def) =>
       runToolImplementation(def, call.name, call.input, { cwd: call.cwd, signal: abort.signal, heartbeat: () => undefined }),
     decideCompaction: async (facts) => decideFromFacts(facts),
-    async resolveModel(model) {
+    async resolveModel(model, options = {}) {
       const name = model ?? opts.model ?? process.env.ANTHROPIC_MODEL ?? DEFAULT_MODEL;
+      if (options.contextWindowTokens !== undefined) return { model: name, contextWindowTokens: options.contextWindowTokens };
       if (!windows.has(name)) windows.set(name, await lookupContextWindow(anthropic(), name));
       return { model: name, contextWindowTokens: windows.get(name) };
     },

@@ -1,6 +1,7 @@
 import {
   ActivityFailure,
   ApplicationFailure,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   proxySinks,
@@ -14,6 +15,9 @@ import { ModelCallError, PayloadTooLargeError, type ModelErrorKind } from '../co
 import { canonicalJson, hashString } from '../core/hash';
 import type { RuntimePorts } from '../core/ports';
 import type { FabricSinks } from './sinks';
+
+/** The model lookup activity gets the agent's window (and looks nothing up): see resolveModel. */
+const SKIP_WINDOW_LOOKUP_PATCH = 'fh-skip-window-lookup';
 
 /** Temporal's limit for one payload is 2 MB; stay clear of it (external storage offloads large ones). */
 const MAX_SCHEDULED_PAYLOAD_BYTES = 1_900_000;
@@ -136,11 +140,15 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
 
     decideCompaction: (facts) => local.fhDecideCompaction(facts),
 
-    async resolveModel(model) {
-      const key = model ?? '';
+    async resolveModel(model, options = {}) {
+      const given = options.contextWindowTokens;
+      const key = `${model ?? ''}|${given ?? ''}`;
       let hit = resolved.get(key);
       if (!hit) {
-        hit = await activities(modelOptions, `resolve model ${model ?? '(worker default)'}`).fhResolveModel({ model });
+        // Histories recorded before runs passed the agent's window (and the activity looked it up
+        // anyway) replay with the input they recorded.
+        const input = given !== undefined && patched(SKIP_WINDOW_LOOKUP_PATCH) ? { model, contextWindowTokens: given } : { model };
+        hit = await activities(modelOptions, `resolve model ${model ?? '(worker default)'}`).fhResolveModel(input);
         resolved.set(key, hit);
       }
       return hit;

@@ -1,4 +1,4 @@
-import type { Entry, SummaryEntry } from '../entries';
+import type { Entry, SummaryEntry, Usage } from '../entries';
 import type { CompactionReason } from '../events';
 import { makeEvent } from '../events';
 import type { RuntimePorts } from '../ports';
@@ -30,6 +30,8 @@ export interface CompactOptions {
   fixedTokens: number;
   /** How much of the summary may be the user's own messages, verbatim. */
   userMessageBudgetTokens: number;
+  /** Told the usage of each summary request that came back (the session counts them in usage()). */
+  onSummaryUsage?: (usage: Usage) => void;
 }
 
 export interface CompactOutcome {
@@ -139,6 +141,7 @@ async function summarizeInChunks(
       userText: req.userText,
       maxTokens: opts.summaryMaxTokens,
     });
+    opts.onSummaryUsage?.(res.usage);
     summary = res.text;
   }
   return finalizeSummaryText(summary ?? '', files);
