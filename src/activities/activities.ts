@@ -122,6 +122,8 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
 
     async fhResolveModel(input) {
       const model = input.model ?? deps.defaultModel ?? process.env.ANTHROPIC_MODEL ?? DEFAULT_MODEL;
+      // The agent set the window: nothing to look up (and no API key needed for it).
+      if (input.contextWindowTokens !== undefined) return { model, contextWindowTokens: input.contextWindowTokens };
       if (!windows.has(model)) windows.set(model, await asFailure(() => heartbeating(() => lookupContextWindow(anthropic(), model))));
       return { model, contextWindowTokens: windows.get(model) };
     },

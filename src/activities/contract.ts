@@ -68,7 +68,8 @@ export interface FabricActivities {
   fhModel(input: ModelActivityInput): Promise<ModelActivityResult>;
   fhSummarize(input: SummarizeActivityInput): Promise<{ text: string; usage: Usage }>;
   fhTool(input: ToolActivityInput): Promise<ToolActivityResult>;
-  fhResolveModel(input: { model?: string }): Promise<ResolveModelResult>;
+  /** With `contextWindowTokens` (the window the agent set) it only resolves the model name. */
+  fhResolveModel(input: { model?: string; contextWindowTokens?: number }): Promise<ResolveModelResult>;
   fhDecideCompaction(facts: DecisionFacts): Promise<CompactionDecision>;
 }
 

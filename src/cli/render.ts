@@ -1,5 +1,6 @@
 /** Plain-text rendering for `fh`: tables, bars, times. No colours (output is often piped or logged). */
 import type { ContextBudget } from '../core/budget';
+import type { HistoryRunState } from '../client/history-state';
 import type { CompactionState } from '../core/session';
 
 /** A left-aligned table with a header row; cells are padded to the widest in their column. */
@@ -92,4 +93,63 @@ export function formatCompactionState(workflowId: string, s: CompactionState): s
     row('last decision', `${d.compact ? 'compact' : 'no compaction'}: ${d.why}`);
   }
   return lines.join('\n');
+}
+
+/** `fh state` for a run answered from its history: the recorded facts, said to be such. */
+export function formatHistoryState(workflowId: string, s: HistoryRunState): string {
+  const lines = [`Compaction state of ${workflowId} (${s.status}), from history: ${s.note}`, ''];
+  const row = (k: string, v: string) => lines.push(`  ${k.padEnd(15)}${v}`);
+  row('sessions', 'all (history does not say which session a model call belongs to)');
+  if (s.model) row('model', s.model);
+  row('window', s.contextWindowTokens ? `${s.contextWindowTokens} tokens (${windowSource(s.contextWindowSource)})` : 'unknown');
+  const c = s.compaction;
+  row('compactions', `${c.compactions} (after ${c.decisions} decision${c.decisions === 1 ? '' : 's'})`);
+  if (c.lastDecision) {
+    const d = c.lastDecision;
+    row('last decision', `${d.compact ? 'compact' : 'no compaction'}: ${d.why ?? '?'} (event ${d.eventId})`);
+    if (d.estimatedTokens !== undefined) row('estimate then', `${d.estimatedTokens} tokens (${d.estimateMethod}), ${d.usagePercent}% of ${d.contextWindowTokens}; threshold ${d.threshold}`);
+  }
+  if (c.lastSummary?.text !== undefined) {
+    const summary = c.lastSummary.text.replace(/\s+/g, ' ').trim();
+    row('last summary', `${c.lastSummary.trigger} at ${formatTime(c.lastSummary.at)}: ${summary.length > 160 ? `${summary.slice(0, 160)}…` : summary}`);
+  }
+  if (s.lastModelCall) row('last call', `${s.lastModelCall.inputTokens} input tokens as the provider reported (event ${s.lastModelCall.eventId})`);
+  row('usage', usageText(s));
+  return lines.join('\n');
+}
+
+/** `fh budget` from history: the last request's size as the provider counted it, against the window. */
+export function formatHistoryBudget(workflowId: string, s: HistoryRunState, width = 40): string {
+  const lines = [`Context budget of ${workflowId} (${s.status}), from history: ${s.note}`, ''];
+  const window = s.contextWindowTokens;
+  const last = s.lastModelCall;
+  if (!last) lines.push('  no model call completed: nothing to show');
+  else if (!window) lines.push(`  last model call: ${last.inputTokens} input tokens; the context window is unknown`);
+  else {
+    lines.push(
+      `  last model call  ${bar(last.inputTokens, window, width)}  ${last.inputTokens} of ${window} tokens (${pct(last.inputTokens, window)}), as the provider reported (event ${last.eventId})`,
+    );
+  }
+  lines.push('', '  (the per-layer split — system, tools, summaries, history — needs a worker: `fh worker --agents <module>`)');
+  lines.push(`  usage: ${usageText(s)}`);
+  return lines.join('\n');
+}
+
+function windowSource(src: HistoryRunState['contextWindowSource']): string {
+  switch (src) {
+    case 'agent':
+      return 'set by the agent';
+    case 'models_api':
+      return 'from the Models API';
+    case 'compaction_decision':
+      return 'as the last compaction decision recorded it';
+    default:
+      return 'source unknown';
+  }
+}
+
+function usageText(s: HistoryRunState): string {
+  const u = s.usage;
+  const sum = u.summarizer.calls ? `; summariser ${u.summarizer.calls} call${u.summarizer.calls === 1 ? '' : 's'}, ${u.summarizer.inputTokens} input / ${u.summarizer.outputTokens} output tokens` : '';
+  return `${u.modelCalls} model call${u.modelCalls === 1 ? '' : 's'}, ${u.inputTokens} input / ${u.outputTokens} output tokens${sum}`;
 }

@@ -13,3 +13,6 @@ export { replayHistory, type ReplayOptions, type ReplayResult, type ReplayComman
 export { loadHistory, parseHistoryJSON, historyToJSONString, readHistoryFile, HistoryFormatError } from './history-file';
 export { auditTranscript, renderAuditMarkdown, type AuditOptions, type AuditRecord, type AuditRun, type AuditTranscript } from './audit';
 export { connectClient, resolveConnectionSettings, ConnectionSettingsError, ServerUnreachableError, type ConnectionFlags, type ConnectionSettings } from './connection';
+export { describeFailure, failureLine, type FailureDescription } from './failures';
+export { stateFromHistory, type HistoryRunState } from './history-state';
+export type { ModelInputMismatch } from './replay-inputs';

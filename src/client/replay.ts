@@ -18,6 +18,8 @@ import type { TranscriptStore } from '../activities/transcript-store';
 import { hashString } from '../core/hash';
 import { loadHistory, type History, type LoadedHistory } from './history-file';
 import { explainReplayFailure } from './replay-explain';
+import { firstModelInputMismatch, recordedModelInputs, type ModelInputMismatch } from './replay-inputs';
+import type { ModelActivityInput } from '../activities/contract';
 
 export interface ReplayOptions {
   /** Module path(s) of the agents: the current workflow code to replay against. */
@@ -33,6 +35,13 @@ export interface ReplayOptions {
   store?: TranscriptStore;
   workflowId?: string;
   runId?: string;
+  /**
+   * Also compare every model call's input (model, max tokens, system prompt and tools by prelude hash,
+   * the messages sent) with what the recorded run sent. A plain replay does not: Temporal compares
+   * commands, not activity inputs, so a changed system prompt or tool definition replays "ok".
+   * Needs the bundle made here (not `workflowBundle`).
+   */
+  strictInputs?: boolean;
 }
 
 /** One command as workflow code issued it, or as history recorded it. */
@@ -44,10 +53,19 @@ export interface ReplayCommand {
   name?: string;
   /** For fhTool: the tool's name; for fail: the error message. */
   detail?: string;
+  /** For fhModel under strictInputs: the input the code schedules. */
+  input?: unknown;
 }
 
 export type ReplayResult =
-  | { ok: true; workflowId: string; events: number; source: LoadedHistory['source'] }
+  | {
+      ok: true;
+      workflowId: string;
+      events: number;
+      source: LoadedHistory['source'];
+      /** With strictInputs: model calls whose inputs matched, and those that could not be read (offloaded). */
+      strictInputs?: { compared: number; unreadable: number };
+    }
   | {
       ok: false;
       workflowId: string;
@@ -55,9 +73,12 @@ export type ReplayResult =
       source: LoadedHistory['source'];
       /**
        * nondeterminism: the code issues different commands; unknown_agent: the modules do not define the
-       * run's agent; workflow_task_failure: the code threw; replay_error: anything else.
+       * run's agent; workflow_task_failure: the code threw; input_mismatch (strictInputs only): same
+       * commands, but a model call's input differs; replay_error: anything else.
        */
-      kind: 'nondeterminism' | 'unknown_agent' | 'workflow_task_failure' | 'replay_error';
+      kind: 'nondeterminism' | 'unknown_agent' | 'workflow_task_failure' | 'input_mismatch' | 'replay_error';
+      /** input_mismatch: the first model call that differs, and in which field. */
+      inputMismatch?: ModelInputMismatch;
       /** The history event at which the run and the code diverge, when known. */
       eventId?: number;
       recorded?: ReplayCommand;
@@ -85,9 +106,11 @@ export async function replayHistory(source: string | History | unknown, options:
   /* eslint-enable @typescript-eslint/no-require-imports */
 
   const traced = !options.workflowBundle;
+  const strict = options.strictInputs === true;
+  if (strict && !traced) throw new Error('strictInputs needs the code bundled by replayHistory itself: leave out workflowBundle');
   const workflowBundle =
     options.workflowBundle ??
-    (await bundleAgents(options.agents, { workflowInterceptorModules: [await writeTraceInterceptor()], logger: quietBundlerLogger() }));
+    (await bundleAgents(options.agents, { workflowInterceptorModules: [await writeTraceInterceptor(strict)], logger: quietBundlerLogger() }));
 
   const trace: ReplayCommand[] = [];
   const results = Worker.runReplayHistories(
@@ -107,6 +130,29 @@ export async function replayHistory(source: string | History | unknown, options:
     error = err instanceof Error ? err : new Error(String(err));
   }
   const events = loaded.history.events?.length ?? 0;
+  if (!error && strict) {
+    const recorded = await recordedModelInputs(loaded.history, { store: options.store });
+    const scheduled = trace.filter((c) => c.kind === 'activity' && c.name === 'fhModel' && c.input !== undefined);
+    const mismatch = firstModelInputMismatch(
+      recorded,
+      scheduled.map((c) => ({ seq: c.seq ?? -1, input: c.input as ModelActivityInput })),
+    );
+    if (mismatch) {
+      return {
+        ok: false,
+        workflowId: loaded.workflowId,
+        events,
+        source: loaded.source,
+        kind: 'input_mismatch',
+        eventId: mismatch.eventId,
+        inputMismatch: mismatch,
+        error: `model call input differs: ${mismatch.field}`,
+        explanation: `${mismatch.explanation} The code makes the same decisions, but would send the model something else than the recorded run did.`,
+      };
+    }
+    const unreadable = recorded.filter((r) => !r.input).length;
+    return { ok: true, workflowId: loaded.workflowId, events, source: loaded.source, strictInputs: { compared: recorded.length - unreadable, unreadable } };
+  }
   if (!error) return { ok: true, workflowId: loaded.workflowId, events, source: loaded.source };
   return {
     ok: false,
@@ -118,9 +164,10 @@ export async function replayHistory(source: string | History | unknown, options:
 }
 
 /** A workflow interceptor module (generated, like the workflow entry) that reports each command to a sink. */
-async function writeTraceInterceptor(): Promise<string> {
+async function writeTraceInterceptor(withModelInputs: boolean): Promise<string> {
   const source = `// Generated by @fabric-harness/sdk: reports the commands workflow code issues during an audit replay.
 const { proxySinks } = require('@temporalio/workflow');
+const WITH_MODEL_INPUTS = ${withModelInputs};
 const sink = proxySinks()[${JSON.stringify(TRACE_SINK)}];
 function note(cmd) { try { sink.command(cmd); } catch (e) { /* replay goes on without the trace */ } }
 function toolName(input) {
@@ -129,7 +176,11 @@ function toolName(input) {
 }
 exports.interceptors = () => ({
   outbound: [{
-    scheduleActivity(input, next) { note({ kind: 'activity', seq: input.seq, name: input.activityType, detail: toolName(input) }); return next(input); },
+    scheduleActivity(input, next) {
+      const modelInput = WITH_MODEL_INPUTS && input.activityType === 'fhModel' ? input.args && input.args[0] : undefined;
+      note({ kind: 'activity', seq: input.seq, name: input.activityType, detail: toolName(input), input: modelInput });
+      return next(input);
+    },
     scheduleLocalActivity(input, next) { note({ kind: 'local_activity', seq: input.seq, name: input.activityType }); return next(input); },
     startTimer(input, next) { note({ kind: 'timer', seq: input.seq, detail: String(input.durationMs) + ' ms' }); return next(input); },
     startChildWorkflowExecution(input, next) { note({ kind: 'child_workflow', seq: input.seq, name: input.workflowType }); return next(input); },

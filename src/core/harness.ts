@@ -103,7 +103,9 @@ export class Harness {
   async session(options: SessionOptions = {}): Promise<Session> {
     const opts = parseWith(sessionOptionsSchema, options, 'session options') as SessionOptions;
     const merged: InitOptions = { ...this.options, ...stripUndefined(opts) };
-    const resolved = await this.ports.resolveModel(merged.model);
+    // A window the agent set is not looked up (no Models API call); the default model name still is resolved.
+    const given = merged.contextWindowTokens;
+    const resolved = await this.ports.resolveModel(merged.model, given !== undefined ? { contextWindowTokens: given } : {});
     const window = merged.contextWindowTokens ?? resolved.contextWindowTokens ?? builtinContextWindow(resolved.model);
     const id = opts.id ?? (this.list.length === 0 ? 'main' : `main-${this.list.length + 1}`);
     const session = new Session(this.ports, {

@@ -51,6 +51,11 @@ export interface ToolCallResult {
   isError: boolean;
 }
 
+export interface ResolveModelOptions {
+  /** The window the agent set (`contextWindowTokens`): the runtime returns it and looks nothing up. */
+  contextWindowTokens?: number;
+}
+
 export interface ResolvedModel {
   model: string;
   contextWindowTokens?: number;
@@ -66,9 +71,10 @@ export interface RuntimePorts {
   decideCompaction(facts: DecisionFacts): Promise<CompactionDecision>;
   /**
    * Resolves the model (undefined: the runtime's default) and its input window from the Models API
-   * (undefined when the API cannot tell). Looked up once per model and cached.
+   * (undefined when the API cannot tell). Looked up once per model and cached; not at all when
+   * `options.contextWindowTokens` is given (the default model name is still resolved).
    */
-  resolveModel(model: string | undefined): Promise<ResolvedModel>;
+  resolveModel(model: string | undefined, options?: ResolveModelOptions): Promise<ResolvedModel>;
   /** Epoch ms; workflow time on Temporal. */
   now(): number;
   emit(event: AgentEvent): void;

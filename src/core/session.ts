@@ -12,7 +12,7 @@ import { promptCompactionOverridesSchema, type CompactionSettings, type PromptCo
 import type { ContextBudget } from './budget';
 import { parseWith } from './validate';
 
-export type { CompactionRecord, CompactionState } from './compaction/controller';
+export type { CompactionRecord, CompactionState, SummarizerUsage } from './compaction/controller';
 import type { CompactionState } from './compaction/controller';
 
 export interface SessionConfig {

@@ -55,8 +55,9 @@ export function createInlinePorts(opts: InlinePortOptions): RuntimePorts {
         'inline',
       ),
     decideCompaction: async (facts) => decideFromFacts(facts),
-    async resolveModel(model) {
+    async resolveModel(model, options = {}) {
       const name = model ?? opts.model ?? process.env.ANTHROPIC_MODEL ?? DEFAULT_MODEL;
+      if (options.contextWindowTokens !== undefined) return { model: name, contextWindowTokens: options.contextWindowTokens };
       if (!windows.has(name)) windows.set(name, await lookupContextWindow(anthropic(), name));
       return { model: name, contextWindowTokens: windows.get(name) };
     },

@@ -1,4 +1,4 @@
-import { proxyActivities, proxyLocalActivities, proxySinks, type ActivityOptions } from '@temporalio/workflow';
+import { patched, proxyActivities, proxyLocalActivities, proxySinks, type ActivityOptions } from '@temporalio/workflow';
 import type { FabricActivities, ModelActivityInput } from '../activities/contract';
 import { TRANSCRIPT_STORE_MISS } from '../activities/contract';
 import { jsonBytes } from '../core/bytes';
@@ -8,6 +8,9 @@ import type { RuntimePorts } from '../core/ports';
 import { decodeFailure, innermostApplicationFailure } from '../wire/failures';
 import { ModelTransport } from './model-transport';
 import type { FabricSinks } from './sinks';
+
+/** The model lookup activity gets the agent's window (and looks nothing up): see resolveModel. */
+const SKIP_WINDOW_LOOKUP_PATCH = 'fh-skip-window-lookup';
 
 /** Temporal's limit for one payload is 2 MB; stay clear of it (external storage offloads large ones). */
 const MAX_SCHEDULED_PAYLOAD_BYTES = 1_900_000;
@@ -95,12 +98,16 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
 
     decideCompaction: (facts) => local.fhDecideCompaction(facts),
 
-    async resolveModel(model) {
-      const key = model ?? '';
+    async resolveModel(model, options = {}) {
+      const given = options.contextWindowTokens;
+      const key = `${model ?? ''}|${given ?? ''}`;
       let hit = resolved.get(key);
       if (!hit) {
+        // Histories recorded before runs passed the agent's window (and the activity looked it up
+        // anyway) replay with the input they recorded.
+        const input = given !== undefined && patched(SKIP_WINDOW_LOOKUP_PATCH) ? { model, contextWindowTokens: given } : { model };
         const lookup = activities(modelOptions, `resolve model ${model ?? '(worker default)'}`);
-        hit = await decoded(() => lookup.fhResolveModel({ model }));
+        hit = await decoded(() => lookup.fhResolveModel(input));
         resolved.set(key, hit);
       }
       return hit;

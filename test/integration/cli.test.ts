@@ -175,7 +175,7 @@ describe('the fh command', () => {
     fake.enqueue(callTools({ name: 'add', input: { a: 2, b: 3 } }), say('The sum is 5.'));
     const r = await fh(['run', 'cli-calc', '--input', '{"task":"Add 2 and 3"}', '--workflow-id', calcId, '--task-queue', taskQueue, '--json']);
     expect(r.code).toBe(0);
-    expect(json(r)).toMatchObject({ workflowId: calcId, agent: 'cli-calc', status: 'completed', result: { reply: 'The sum is 5.', usage: { modelCalls: 2 } } });
+    expect(json(r)).toMatchObject({ workflowId: calcId, agent: 'cli-calc', status: 'COMPLETED', result: { reply: 'The sum is 5.', usage: { modelCalls: 2 } } });
 
     // Visibility is eventually consistent: give it a moment.
     let listed: any[] = [];
@@ -185,7 +185,8 @@ describe('the fh command', () => {
     }
     expect(listed.find((w) => w.workflowId === calcId)).toMatchObject({ agent: 'cli-calc', status: 'COMPLETED', taskQueue, startTime: expect.any(String) });
     const text = await fh(['list', '--agent', 'cli-calc']);
-    expect(text.stdout).toMatch(new RegExp(`WORKFLOW ID +AGENT +STATUS +STARTED[\\s\\S]*${calcId} +cli-calc +completed`));
+    // The same status names in the table as in the JSON.
+    expect(text.stdout).toMatch(new RegExp(`WORKFLOW ID +AGENT +STATUS +STARTED[\\s\\S]*${calcId} +cli-calc +COMPLETED `));
   });
 
   it('a run that fails says why, with exit 1', async () => {
@@ -193,7 +194,7 @@ describe('the fh command', () => {
     expect(r.code).toBe(1);
     // A progress note while waiting, then the error: one line.
     const errors = r.stderr.trim().split('\n').filter((l) => l.startsWith('fh: '));
-    expect(errors).toEqual([expect.stringMatching(/^fh: run no-such-agent-\S+ failed: Unknown agent 'no-such-agent'\. Registered agents: cli-calc, cli-compactor, cli-chat\. \[UNKNOWN_AGENT\]; see `fh history /)]);
+    expect(errors).toEqual([expect.stringMatching(/^fh: run no-such-agent-\S+ failed: Unknown agent 'no-such-agent'\. Registered agents: cli-calc, cli-compactor, cli-chat \[UNKNOWN_AGENT\]; see `fh history /)]);
     expect(r.stderr.trim().split('\n').pop()).toBe(errors[0]);
   });
 
@@ -243,6 +244,7 @@ describe('the fh command', () => {
       say('Done: 5.'),
     );
     const before = fake.messageRequests().length;
+    const requestsBefore = fake.requests.length;
     const r = await fh(['run', 'cli-compactor', '--input', '{"task":"Read the outputs, then add 2 and 3"}', '--workflow-id', compactorId, '--task-queue', taskQueue, '--json']);
     expect(r.code).toBe(0);
     const result = json(r).result;
@@ -287,7 +289,12 @@ describe('the fh command', () => {
       modelCalls: modelRequests.length,
       inputTokens: modelRequests.reduce((s, q) => s + q.inputTokens!, 0),
       summaries: summaryRequests.length,
+      summarizer: { calls: summaryRequests.length, inputTokens: summaryRequests.reduce((s, q) => s + q.inputTokens!, 0) },
     });
+    expect(result.usage.summarizer).toMatchObject({ calls: summaryRequests.length, inputTokens: summaryRequests.reduce((s, q) => s + q.inputTokens!, 0) });
+    // The window the agent set (4000) is the one reported, and it was not looked up.
+    expect(of('model_resolved')).toEqual([expect.objectContaining({ contextWindowTokens: 4000, contextWindowSource: 'agent' })]);
+    expect(fake.requests.slice(requestsBefore).filter((q) => q.path.startsWith('/v1/models'))).toEqual([]);
 
     // Every tool call: the tool_use blocks the model sent back, and the tool_result contents the model then saw.
     const toolUses = new Map<string, any>();
@@ -331,6 +338,7 @@ describe('the fh command', () => {
     const md = await fh(['history', compactorId]);
     expect(md.code).toBe(0);
     expect(md.stdout).toContain(`# Audit: cli-compactor — ${compactorId}`);
+    expect(md.stdout).toMatch(/Model resolved: .* \(context window 4000 tokens, set by the agent\)/);
     expect(md.stdout.match(/^## \d+\. Model call: /gm)).toHaveLength(calls.length);
     expect(md.stdout.match(/^## \d+\. Tool call: (pad|add) /gm)).toHaveLength(3);
     expect(md.stdout.match(/^## \d+\. Compaction decision: compact \(threshold\)/gm)).toHaveLength(compacted.length);
@@ -351,9 +359,13 @@ describe('the fh command', () => {
     fake.enqueue(say('first reply'), say('second reply'));
     const started = await fh(['run', 'cli-chat', '--input', '{"task":"hello"}', '--workflow-id', chatId, '--task-queue', taskQueue, '--no-wait']);
     expect(started.code).toBe(0);
-    const prompted = await fh(['prompt', chatId, 'and again?']);
+    const prompted = await fh(['prompt', chatId, 'and again?', '--id', `${chatId}-q1`]);
     expect(prompted).toMatchObject({ code: 0, stdout: 'second reply\n' });
     expect(fake.messageRequests().at(-1)!.body.messages.at(-1).content[0].text).toBe('and again?');
+    // A retry with the same idempotency key gets the first reply; the model is not asked again.
+    const asked = fake.messageRequests().length;
+    expect(await fh(['prompt', chatId, 'and again?', '--id', `${chatId}-q1`])).toMatchObject({ code: 0, stdout: 'second reply\n' });
+    expect(fake.messageRequests().length).toBe(asked);
 
     const compacted = await fh(['compact', chatId, '--keep', '2', '--no-summary', '--json']);
     expect(compacted.code).toBe(0);
@@ -363,9 +375,37 @@ describe('the fh command', () => {
     const history = json(await fh(['history', chatId, '--json']));
     expect(history.run.status).toBe('completed');
     expect(history.records.filter((r: any) => r.type === 'update').map((r: any) => r.name)).toEqual(['fh.prompt', 'fh.compact']);
+    // The run has ended: say so (and how), not "no workflow".
+    expectOneLineError(await fh(['prompt', chatId, 'still there?']), 1, new RegExp(`run ${chatId} has ended \\(COMPLETED\\): it takes no more prompts`));
 
     expectOneLineError(await fh(['prompt', 'no-such-run', 'hi']), 3, /no workflow 'no-such-run'/);
     expectOneLineError(await fh(['prompt', chatId]), 2, /needs the text/);
+  });
+
+  it('a rejected API key: fh run prints the typed cause; an ended run with no worker answering is read from history', async () => {
+    const strict = await FakeAnthropicServer.start({ apiKey: 'the-right-key' });
+    const queue = `cli-auth-${process.pid}-${Date.now()}`;
+    const badKeyWorker = await fhBackground(['worker', '--agents', AGENTS, '--task-queue', queue], /ready on task queue/, {
+      ANTHROPIC_API_KEY: 'a-wrong-key',
+      ANTHROPIC_BASE_URL: strict.url,
+    });
+    const runId = id('cli-auth');
+    try {
+      const r = await fh(['run', 'cli-calc', '--input', '{"task":"x"}', '--workflow-id', runId, '--task-queue', queue]);
+      expect(r.code).toBe(1);
+      const errors = r.stderr.trim().split('\n').filter((l) => l.startsWith('fh: '));
+      expect(errors).toEqual([expect.stringMatching(/^fh: run cli-auth-\S+ failed: Anthropic API 401: invalid x-api-key \[MODEL_AUTHENTICATION\] \(in activity fhResolveModel\); see `fh history /)]);
+      const asJson = json(await fh(['run', 'cli-calc', '--input', '{"task":"x"}', '--task-queue', queue, '--json']));
+      expect(asJson).toMatchObject({ status: 'FAILED', failure: { code: 'MODEL_AUTHENTICATION', retryable: false } });
+    } finally {
+      expect(await badKeyWorker.interrupt()).toBe(0);
+      await strict.stop();
+    }
+    // The worker is gone (the server may still list its last poll): no 10 s wait, the history answers.
+    const t0 = Date.now();
+    const state = await fh(['state', runId, '--json']);
+    expect(Date.now() - t0).toBeLessThan(8_000);
+    expect(json(state)).toMatchObject({ source: 'history', status: 'FAILED', workflowId: runId, usage: { modelCalls: 0 } });
   });
 
   describe('errors: one line, documented exit codes', () => {
@@ -412,6 +452,16 @@ describe('the fh command', () => {
       expectOneLineError(await fh(['run', 'cli-calc', '--input', '{bad']), 2, /--input is not JSON/);
       expectOneLineError(await fh(['run', 'cli-calc', '--input', `@${path.join(tmp, 'nope.json')}`]), 3, /input file .* not found/);
       expectOneLineError(await fh(['replay', 'x.json']), 2, /needs --agents <module>/);
+      // With the agent modules at hand, the input is checked against the agent's schema: nothing is started.
+      const badId = `bad-input-${process.pid}`;
+      expectOneLineError(
+        await fh(['run', 'cli-calc', '--input', '{"task":5}', '--agents', AGENTS, '--workflow-id', badId]),
+        2,
+        /--input does not match the input schema of 'cli-calc': field 'task': .*expected string/i,
+      );
+      expectOneLineError(await fh(['run', 'cli-calc', '--input', '{}'], { env: { FH_AGENTS: AGENTS } }), 2, /field 'task'/);
+      expectOneLineError(await fh(['run', 'nope', '--input', '{}', '--agents', AGENTS]), 2, /agent 'nope' is not defined in .*cli-agents\.js \(agents there: cli-calc, cli-compactor, cli-chat\)/);
+      expectOneLineError(await fh(['history', badId]), 3, /no workflow/);
     });
 
     it('a query nobody answers: exit 1 with what to do', async () => {
@@ -428,6 +478,13 @@ describe('the fh command', () => {
       } finally {
         await connection.close();
       }
+      // Ended, and no worker polls its queue: read from history at once, not after a 10 s wait.
+      const t0 = Date.now();
+      const state = await fh(['state', workflowId]);
+      expect(Date.now() - t0).toBeLessThan(8_000);
+      expect(state.code).toBe(0);
+      expect(state.stdout).toMatch(new RegExp(`^Compaction state of ${workflowId} \\(TERMINATED\\), from history: the run has ended \\(TERMINATED\\) and no worker polls task queue '${queue}'`));
+      expect(json(await fh(['budget', workflowId, '--json']))).toMatchObject({ source: 'history', status: 'TERMINATED', usage: { modelCalls: 0 } });
     });
   });
 

@@ -96,6 +96,14 @@ describe('auditTranscript on compaction runs', () => {
       expect((after[nextCall] as Extract<AuditRecord, { type: 'model_call' }>).context).toMatchObject({ storedEntries: 0, summaries: 1 });
     }
     expect(run.totals.summaries).toBe(ofType(records, 'summary').length);
+    // Summary requests are counted apart from the conversation's model calls, with their tokens.
+    const summaries = ofType(records, 'summary');
+    expect(run.totals.summarizer).toEqual({
+      calls: summaries.length,
+      inputTokens: summaries.reduce((t, r) => t + r.usage!.inputTokens, 0),
+      outputTokens: summaries.reduce((t, r) => t + r.usage!.outputTokens, 0),
+    });
+    expect(run.totals.summarizer.inputTokens).toBeGreaterThan(0);
     // Prompts are listed once each, before the decision made for them.
     const prompts = ofType(records, 'prompt');
     expect(prompts).toHaveLength(8);

@@ -39,14 +39,18 @@ export const historyCommand: Command = {
 export const replayCommand: Command = {
   name: 'replay',
   summary: 'replay a run against the current agent code; non-zero exit on divergence',
-  usage: ['replay <workflow-id|file> --agents <module> [--agents <module>…]'],
+  usage: ['replay <workflow-id|file> --agents <module> [--agents <module>…] [--strict-inputs]'],
   description:
     'Runs the recorded history through the workflow code bundled from --agents, without calling the model or any\n' +
     'tool, and reports whether the code makes the same decisions. On a divergence it names the event and what was\n' +
-    'recorded versus what the code does now, and exits 1. Use it in CI before deploying agent changes.',
+    'recorded versus what the code does now, and exits 1. Use it in CI before deploying agent changes.\n' +
+    'A plain replay compares commands (which activities, timers, in which order), not what they are given: a changed\n' +
+    'system prompt, tool definition, model or max_tokens still replays "ok". --strict-inputs also compares every\n' +
+    "model call's input with the recorded one and names the first that differs, and in which field.",
   connects: true,
   options: {
     agents: { type: 'string', multiple: true, value: '<module>', help: 'module(s) with the current agent definitions', env: 'FH_AGENTS' },
+    'strict-inputs': { type: 'boolean', help: 'also compare model-call inputs (model, max tokens, system prompt, tools, messages); exit 1 on a difference' },
     ...JSON_OPTION,
     'run-id': { type: 'string', value: '<run-id>', help: 'a specific run (default: the latest)' },
     ...STORE_OPTION,
@@ -54,6 +58,7 @@ export const replayCommand: Command = {
   examples: [
     'fh replay research-42 --agents ./dist/agents.js',
     'fh replay research-42.json --agents ./dist/agents.js --json',
+    'fh replay research-42.json --agents ./dist/agents.js --strict-inputs',
     'for f in histories/*.json; do fh replay "$f" --agents ./dist/agents.js || exit 1; done',
   ],
   run: (p, io) => runReplay(p, io),
@@ -127,7 +132,10 @@ async function runReplay(p: Parsed, io: Io): Promise<number> {
   installRuntime('ERROR');
   let result;
   try {
-    result = { ...(await replayHistory(history, { agents, store: storeFrom(p), workflowId })), source: fromFile ? 'file' : 'workflow' };
+    result = {
+      ...(await replayHistory(history, { agents, store: storeFrom(p), workflowId, strictInputs: flag(p, 'strict-inputs') })),
+      source: fromFile ? 'file' : 'workflow',
+    };
   } catch (err) {
     throw failure(`cannot replay: ${(err as Error).message.split('\n')[0]}`);
   }
@@ -137,10 +145,21 @@ async function runReplay(p: Parsed, io: Io): Promise<number> {
   }
   const label = workflowId ?? source;
   if (result.ok) {
-    io.out(`ok: replayed ${result.events} events of ${label} against ${agents.map((a) => path.relative(process.cwd(), a) || a).join(', ')}: the current code makes the same decisions`);
+    const strict = result.strictInputs;
+    const inputs = strict
+      ? `, and sends the same inputs on ${strict.compared} model call${strict.compared === 1 ? '' : 's'}${strict.unreadable ? ` (${strict.unreadable} not compared: offloaded, pass --store-dir)` : ''}`
+      : '';
+    io.out(`ok: replayed ${result.events} events of ${label} against ${agents.map((a) => path.relative(process.cwd(), a) || a).join(', ')}: the current code makes the same decisions${inputs}`);
     return EXIT.OK;
   }
-  const what = result.kind === 'nondeterminism' ? 'divergence' : result.kind === 'unknown_agent' ? 'wrong agents module' : 'replay failed';
+  const what =
+    result.kind === 'nondeterminism'
+      ? 'divergence'
+      : result.kind === 'unknown_agent'
+        ? 'wrong agents module'
+        : result.kind === 'input_mismatch'
+          ? `input mismatch (${result.inputMismatch?.field ?? '?'})`
+          : 'replay failed';
   io.out(`${what}${result.eventId !== undefined ? ` at event ${result.eventId}` : ''} replaying ${label}: ${result.explanation}`);
   return EXIT.FAILURE;
 }

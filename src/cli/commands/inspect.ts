@@ -5,9 +5,12 @@ import { AGENT_MEMO_KEY } from '../../client/start';
 import type { ContextBudget } from '../../core/budget';
 import type { CompactionState } from '../../core/session';
 import { flag, int, JSON_OPTION, str, type Parsed } from '../args';
-import { asCliError, connect, printJson, type Command, type Connected, type Io } from '../context';
+import { stateFromHistory, type HistoryRunState } from '../../client/history-state';
+import type { History } from '../../client/history-file';
+import { isoTime } from '../../client/history-fields';
+import { asCliError, connect, printJson, STORE_OPTION, storeFrom, type Command, type Connected, type Io } from '../context';
 import { EXIT, failure, GRPC, grpcCode, oneLine, usage } from '../errors';
-import { formatBudget, formatCompactionState, formatTime, table } from '../render';
+import { formatBudget, formatCompactionState, formatHistoryBudget, formatHistoryState, formatTime, table } from '../render';
 
 export const listCommand: Command = {
   name: 'list',
@@ -85,7 +88,7 @@ async function runList(p: Parsed, io: Io): Promise<number> {
     io.out(
       table(
         ['WORKFLOW ID', 'AGENT', 'STATUS', 'STARTED (UTC)', 'CLOSED (UTC)'],
-        rows.map((r) => [r.workflowId, r.agent ?? `(${r.type})`, r.status.toLowerCase(), formatTime(r.startTime), formatTime(r.closeTime)]),
+        rows.map((r) => [r.workflowId, r.agent ?? `(${r.type})`, r.status, formatTime(r.startTime), formatTime(r.closeTime)]),
       ),
     );
     return EXIT.OK;
@@ -110,21 +113,37 @@ function row(wf: WorkflowExecutionInfo, agent: string | undefined) {
 const QUERY_OPTIONS = {
   session: { type: 'string' as const, value: '<id>', help: 'session id (default: the first session)' },
   'run-id': { type: 'string' as const, value: '<run-id>', help: 'a specific run (default: the latest)' },
-  timeout: { type: 'string' as const, value: '<seconds>', help: 'how long to wait for a worker to answer', default: '10' },
+  timeout: {
+    type: 'string' as const,
+    value: '<seconds>',
+    help: 'how long to wait for a worker to answer (an ended run: 3 s, then its history is read)',
+    default: '10',
+  },
+  ...STORE_OPTION,
   ...JSON_OPTION,
 };
+
+const FROM_HISTORY =
+  'A run that has ended is read from its history when no worker answers (no worker polls its task queue, or none answers\n' +
+  'within 3 s): the recorded compaction decisions, summaries and model-call usage, marked "from history".';
 
 export const stateCommand: Command = {
   name: 'state',
   summary: "show a run's compaction state (threshold, estimate, last compaction and decision)",
   usage: ['state <workflow-id> [--session <id>]'],
-  description: 'Asks the run (query fh.compactionState). Queries are answered by a worker running the agent: keep `fh worker` up.',
+  description: `Asks the run (query fh.compactionState). Queries are answered by a worker running the agent: keep \`fh worker\` up.\n${FROM_HISTORY}`,
   connects: true,
   options: QUERY_OPTIONS,
   examples: ['fh state research-42', 'fh state research-42 --session main --json'],
   run: (p, io) =>
-    runQuery<CompactionState | null>(p, io, 'state', AGENT_QUERIES.compactionState, (id, s, v) => formatCompactionState(id, v!), (s) =>
-      `run has no session${s ? ` '${s}'` : ' yet'}: the agent has not called init()/session() so far`,
+    runQuery<CompactionState | null>(
+      p,
+      io,
+      'state',
+      AGENT_QUERIES.compactionState,
+      (id, s, v) => formatCompactionState(id, v!),
+      (id, h) => formatHistoryState(id, h),
+      (s) => `run has no session${s ? ` '${s}'` : ' yet'}: the agent has not called init()/session() so far`,
     ),
 };
 
@@ -132,7 +151,7 @@ export const budgetCommand: Command = {
   name: 'budget',
   summary: "show a run's context budget: one bar per layer (system, tools, summaries, history, reply)",
   usage: ['budget <workflow-id> [--session <id>] [--width 40]'],
-  description: 'Asks the run (query fh.contextBudget). Queries are answered by a worker running the agent: keep `fh worker` up.',
+  description: `Asks the run (query fh.contextBudget). Queries are answered by a worker running the agent: keep \`fh worker\` up.\n${FROM_HISTORY}`,
   connects: true,
   options: { ...QUERY_OPTIONS, width: { type: 'string', value: '<n>', help: 'bar width in characters', default: '40' } },
   examples: ['fh budget research-42', 'fh budget research-42 --json'],
@@ -144,10 +163,16 @@ export const budgetCommand: Command = {
       'budget',
       AGENT_QUERIES.contextBudget,
       (id, s, v) => formatBudget(id, s, v!, width),
+      (id, h) => formatHistoryBudget(id, h, width),
       (s) => `run has no session${s ? ` '${s}'` : ' yet'}, or its model's context window is unknown: nothing to show`,
     );
   },
 };
+
+/** How long a run that has ended may take to answer before its history is read instead. */
+const ENDED_RUN_QUERY_S = 3;
+/** Pollers seen by the server this recently count as a worker that may answer (a poll lasts up to ~60 s). */
+const POLLER_FRESH_MS = 90_000;
 
 async function runQuery<T>(
   p: Parsed,
@@ -155,6 +180,7 @@ async function runQuery<T>(
   command: string,
   query: string,
   render: (workflowId: string, session: string | undefined, value: T) => string,
+  renderHistory: (workflowId: string, state: HistoryRunState) => string,
   empty: (session: string | undefined) => string,
 ): Promise<number> {
   const [workflowId, ...extra] = p.positionals;
@@ -164,7 +190,13 @@ async function runQuery<T>(
   const session = str(p, 'session');
   const conn = await connect(p);
   try {
-    const value = await queryRun<T>(conn, workflowId, str(p, 'run-id'), query, session, timeoutS);
+    const answer = await queryRun<T>(conn, p, workflowId, str(p, 'run-id'), query, session, timeoutS);
+    if (answer.from === 'history') {
+      if (flag(p, 'json')) printJson(io, answer.state);
+      else io.out(renderHistory(workflowId, answer.state));
+      return EXIT.OK;
+    }
+    const value = answer.value;
     if (flag(p, 'json')) {
       printJson(io, value ?? null);
       return EXIT.OK;
@@ -176,29 +208,76 @@ async function runQuery<T>(
   }
 }
 
-async function queryRun<T>(conn: Connected, workflowId: string, runId: string | undefined, query: string, session: string | undefined, timeoutS: number): Promise<T> {
+type Answer<T> = { from: 'query'; value: T } | { from: 'history'; state: HistoryRunState };
+
+async function queryRun<T>(
+  conn: Connected,
+  p: Parsed,
+  workflowId: string,
+  runId: string | undefined,
+  query: string,
+  session: string | undefined,
+  timeoutS: number,
+): Promise<Answer<T>> {
   const ctx = { settings: conn.settings, workflowId };
   const handle = conn.client.workflow.getHandle(workflowId, runId);
   // Describe first: an unknown id is a clear "not found", and the task queue goes in the hint below.
   let taskQueue: string;
+  let status: string;
   try {
-    taskQueue = (await handle.describe()).taskQueue;
+    const d = await handle.describe();
+    taskQueue = d.taskQueue;
+    status = d.status.name;
   } catch (err) {
     throw asCliError(err, ctx);
   }
+  const ended = status !== 'RUNNING';
+  const fromHistory = async (why: string): Promise<Answer<T>> => {
+    try {
+      const history = (await handle.fetchHistory()) as History;
+      return { from: 'history', state: await stateFromHistory(history, { store: storeFrom(p), workflowId, note: why }) };
+    } catch (err) {
+      throw asCliError(err, ctx);
+    }
+  };
+  // An ended run is answered by a worker replaying it; with none polling, the server would just wait.
+  if (ended && !(await hasFreshWorkflowPoller(conn, taskQueue))) {
+    return fromHistory(`the run has ended (${status}) and no worker polls task queue '${taskQueue}'`);
+  }
+  const waitS = ended && str(p, 'timeout') === undefined ? ENDED_RUN_QUERY_S : timeoutS;
   try {
-    return await withDeadline(conn.client, timeoutS * 1000, () => handle.query<T, [string?]>(query, session));
+    return { from: 'query', value: await withDeadline(conn.client, waitS * 1000, () => handle.query<T, [string?]>(query, session)) };
   } catch (err) {
     const code = grpcCode(err);
     if (code === GRPC.DEADLINE_EXCEEDED || /deadline/i.test((err as Error).message ?? '')) {
+      if (ended) return fromHistory(`the run has ended (${status}) and no worker answered within ${waitS} s`);
       throw failure(
-        `no worker answered within ${timeoutS} s: queries run on a worker, so start one for task queue '${taskQueue}' with \`fh worker --agents <module> --task-queue ${taskQueue}\` (or raise --timeout)`,
+        `no worker answered within ${waitS} s: queries run on a worker, so start one for task queue '${taskQueue}' with \`fh worker --agents <module> --task-queue ${taskQueue}\` (or raise --timeout)`,
       );
     }
     if ((err as Error).name === 'QueryNotRegisteredError') {
       throw failure(`workflow ${workflowId} is not an agent run (it does not answer ${query}); list agent runs with \`fh list\``);
     }
     throw asCliError(err, ctx);
+  }
+}
+
+/** Whether a worker polled the workflow task queue lately; true when the server will not say (ask anyway). */
+async function hasFreshWorkflowPoller(conn: Connected, taskQueue: string): Promise<boolean> {
+  try {
+    const res = await conn.client.workflowService.describeTaskQueue({
+      namespace: conn.settings.namespace,
+      taskQueue: { name: taskQueue },
+      taskQueueType: 1, // TASK_QUEUE_TYPE_WORKFLOW
+    });
+    const now = Date.now();
+    return (res.pollers ?? []).some((poller) => {
+      const at = poller.lastAccessTime;
+      const ms = at ? Date.parse(isoTime(at) ?? '') : now;
+      return Number.isNaN(ms) || now - ms < POLLER_FRESH_MS;
+    });
+  } catch {
+    return true;
   }
 }
 

@@ -2,6 +2,8 @@
 import { promises as fs } from 'node:fs';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { getAgentHandle, type AgentHandle } from '../../client';
+import { PROMPT_UPDATE } from '../../client/agent-handle';
+import type { PromptRequest } from '../../workflows/agent-workflow';
 import { flag, int, JSON_OPTION, str, type Parsed } from '../args';
 import { asCliError, connect, printJson, type Command, type Io } from '../context';
 import { EXIT, failure, oneLine, usage } from '../errors';
@@ -11,17 +13,22 @@ const SESSION_OPTION = { session: { type: 'string' as const, value: '<id>', help
 export const promptCommand: Command = {
   name: 'prompt',
   summary: 'send a prompt to a running agent and print its reply',
-  usage: ['prompt <workflow-id> <text|@file|-> [--session <id>] [--timeout 600]'],
+  usage: ['prompt <workflow-id> <text|@file|-> [--session <id>] [--id <key>] [--timeout 600]'],
   description:
     'Sends the text as a workflow update (fh.prompt): once accepted it is in the run\'s history. The agent answers it when its run ' +
     'calls harness.serve(), or between its own prompts. Waits for the reply.',
   connects: true,
   options: {
     ...SESSION_OPTION,
+    id: {
+      type: 'string',
+      value: '<key>',
+      help: 'idempotency key (the update id): sending again with the same key returns the first reply, the prompt runs once',
+    },
     timeout: { type: 'string', value: '<seconds>', help: 'how long to wait for the reply', default: '600' },
     ...JSON_OPTION,
   },
-  examples: ["fh prompt support-7 'And the refund policy?'", 'fh prompt support-7 @question.txt --session main'],
+  examples: ["fh prompt support-7 'And the refund policy?'", "fh prompt support-7 'Retry-safe question' --id q-2024-001", 'fh prompt support-7 @question.txt --session main'],
   run: (p, io) => runPrompt(p, io),
 };
 
@@ -52,6 +59,9 @@ export const closeCommand: Command = {
   run: (p, io) => runClose(p, io),
 };
 
+/** What each command asks of a run, for the message when the run has ended. */
+const TAKES: Record<string, string> = { prompt: 'prompts', compact: 'compactions', close: 'a close request' };
+
 async function withHandle(p: Parsed, command: string, fn: (handle: AgentHandle, workflowId: string) => Promise<number>): Promise<number> {
   const workflowId = p.positionals[0];
   if (!workflowId) throw usage(`fh ${command} needs a workflow id (find one with \`fh list\`)`);
@@ -59,7 +69,13 @@ async function withHandle(p: Parsed, command: string, fn: (handle: AgentHandle, 
   try {
     const handle = getAgentHandle(conn.client, workflowId);
     try {
-      await handle.workflow.describe(); // an unknown id is a clear "not found" before anything is sent
+      // An unknown id is a clear "not found", and an ended run a clear "it has ended", before anything is sent.
+      const status = (await handle.workflow.describe()).status.name;
+      if (status !== 'RUNNING') {
+        throw failure(
+          `run ${workflowId} has ended (${status}): it takes no more ${TAKES[command] ?? 'requests'}; \`fh history ${workflowId}\` shows what it did`,
+        );
+      }
       return await fn(handle, workflowId);
     } catch (err) {
       if (err instanceof WorkflowUpdateFailedError) throw failure(`the run rejected it: ${oneLine(err.cause?.message ?? err.message)}`);
@@ -87,7 +103,15 @@ async function runPrompt(p: Parsed, io: Io): Promise<number> {
   if (!text.trim()) throw usage('the prompt is empty');
   const timeoutMs = int(p, 'timeout', 600, 1) * 1000;
   return withHandle(p, 'prompt', async (handle) => {
-    const reply = await handle.client.connection.withDeadline(Date.now() + timeoutMs, () => handle.prompt(text, { sessionId: str(p, 'session') }));
+    const sessionId = str(p, 'session');
+    const updateId = str(p, 'id');
+    const reply = await handle.client.connection.withDeadline(Date.now() + timeoutMs, () =>
+      updateId === undefined
+        ? handle.prompt(text, { sessionId })
+        : // AgentHandle.prompt takes no update id yet (the lead is adding `{ updateId }`): call the update
+          // directly. Temporal dedupes updates by id, so a retry with the same key gets the first reply.
+          handle.workflow.executeUpdate<string, [PromptRequest]>(PROMPT_UPDATE, { args: [{ text, ...(sessionId ? { sessionId } : {}) }], updateId }),
+    );
     if (flag(p, 'json')) printJson(io, { reply });
     else io.out(reply);
     return EXIT.OK;

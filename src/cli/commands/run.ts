@@ -1,11 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import type { Client, Connection } from '@temporalio/client';
+import { describeFailure, failureLine } from '../../client/failures';
 import { DEFAULT_TASK_QUEUE, startAgent } from '../../client/start';
-import { flag, JSON_OPTION, str, type Parsed } from '../args';
+import * as path from 'node:path';
+import { parseAgentInput } from '../../core/agent';
+import { InvalidInputError } from '../../core/errors';
+import { flag, JSON_OPTION, str, strs, type Parsed } from '../args';
 import { asCliError, connect, printJson, STORE_OPTION, type Command, type Io } from '../context';
 import { CliError, EXIT, failure, notFound, oneLine, usage } from '../errors';
 import { FH_SEARCH_ATTRIBUTES } from './server';
+import { agentModules, loadAgents } from './worker';
 
 export const runCommand: Command = {
   name: 'run',
@@ -21,6 +26,13 @@ export const runCommand: Command = {
     'workflow-id': { type: 'string', short: 'w', value: '<id>', help: 'workflow id', default: '<agent>-<time>-<random>' },
     'task-queue': { type: 'string', short: 'q', value: '<name>', help: 'task queue of the worker', default: DEFAULT_TASK_QUEUE },
     'no-wait': { type: 'boolean', help: 'print the workflow id and return without waiting for the result' },
+    agents: {
+      type: 'string',
+      multiple: true,
+      value: '<module>',
+      help: "module(s) with the agent definitions: the input is checked against the agent's schema before starting",
+      env: 'FH_AGENTS',
+    },
     ...JSON_OPTION,
     ...STORE_OPTION,
   },
@@ -58,6 +70,30 @@ async function readInput(spec: string | undefined): Promise<unknown> {
   }
 }
 
+/**
+ * With the agent modules at hand (--agents or FH_AGENTS), bad input is a usage error naming the field
+ * now, not a failed workflow later. Without them the worker checks it when the run starts.
+ */
+function checkInput(p: Parsed, agent: string, input: unknown): void {
+  const given = strs(p, 'agents').length > 0 || Boolean(process.env.FH_AGENTS?.trim());
+  if (!given) return;
+  const files = agentModules(p, 'run');
+  const agents = loadAgents(files);
+  const def = agents.find((a) => a.name === agent);
+  if (!def) {
+    const names = agents.map((a) => a.name);
+    throw usage(`agent '${agent}' is not defined in ${files.map((f) => path.relative(process.cwd(), f) || f).join(', ')} (agents there: ${names.join(', ') || 'none'})`);
+  }
+  try {
+    parseAgentInput(def, input);
+  } catch (err) {
+    if (err instanceof InvalidInputError) {
+      throw usage(`--input does not match the input schema of '${agent}': field '${err.field || '(root)'}': ${err.issues[0]?.message ?? err.message}`);
+    }
+    throw err;
+  }
+}
+
 function defaultWorkflowId(agent: string): string {
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z').replace('T', '-');
   return `${agent}-${stamp}-${randomBytes(3).toString('hex')}`;
@@ -81,6 +117,7 @@ async function runRun(p: Parsed, io: Io): Promise<number> {
   if (!agent) throw usage('fh run needs the agent name: fh run <agent> --input <json>');
   if (extra.length > 0) throw usage(`unexpected argument '${extra[0]}' (quote the --input JSON for the shell)`);
   const input = await readInput(str(p, 'input'));
+  checkInput(p, agent, input);
   const workflowId = str(p, 'workflow-id') ?? defaultWorkflowId(agent);
   const taskQueue = str(p, 'task-queue') ?? DEFAULT_TASK_QUEUE;
   const json = flag(p, 'json');
@@ -100,7 +137,7 @@ async function runRun(p: Parsed, io: Io): Promise<number> {
     }
     const runId = (handle.workflow as { firstExecutionRunId?: string }).firstExecutionRunId;
     if (flag(p, 'no-wait')) {
-      if (json) printJson(io, { workflowId, runId, agent, taskQueue, status: 'running' });
+      if (json) printJson(io, { workflowId, runId, agent, taskQueue, status: 'RUNNING' });
       else io.out(workflowId);
       return EXIT.OK;
     }
@@ -111,16 +148,16 @@ async function runRun(p: Parsed, io: Io): Promise<number> {
     hint.unref();
     try {
       const result = await handle.result();
-      if (json) printJson(io, { workflowId, runId, agent, status: 'completed', result });
+      if (json) printJson(io, { workflowId, runId, agent, status: 'COMPLETED', result });
       else io.out(typeof result === 'string' ? result : (JSON.stringify(result, null, 2) ?? 'undefined'));
       return EXIT.OK;
     } catch (err) {
-      const e = err as Error & { cause?: Error & { type?: string; cause?: Error } };
-      if (e.name !== 'WorkflowFailedError') throw asCliError(err, ctx);
-      const cause = e.cause;
-      const detail = cause ? `${cause.message}${cause.type ? ` [${cause.type}]` : ''}` : e.message;
+      if ((err as Error).name !== 'WorkflowFailedError') throw asCliError(err, ctx);
+      // The top of the chain is often a generic wrapper ("Activity task failed"): print the typed cause.
+      const failed = describeFailure(err);
+      const detail = failureLine(failed);
       if (json) {
-        printJson(io, { workflowId, runId, agent, status: 'failed', error: detail });
+        printJson(io, { workflowId, runId, agent, status: 'FAILED', error: detail, failure: failed });
         return EXIT.FAILURE;
       }
       throw new CliError(EXIT.FAILURE, `run ${workflowId} failed: ${oneLine(detail)}; see \`fh history ${workflowId}\``);

@@ -78,6 +78,19 @@ function loadModule(file: string, what: 'agents' | 'tools'): unknown {
   }
 }
 
+/** The agent definitions exported by these modules (a usage error when two share a name). */
+export function loadAgents(files: string[]): AgentDefinition[] {
+  registerTypeScriptLoader(files);
+  const mods = files.map((f) => loadModule(f, 'agents'));
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { collectAgents } = require('../../workflows') as typeof import('../../workflows');
+  try {
+    return collectAgents(mods);
+  } catch (err) {
+    throw usage(oneLine((err as Error).message));
+  }
+}
+
 async function runWorker(p: Parsed, io: Io): Promise<number> {
   if (p.positionals.length > 0) throw usage(`unexpected argument '${p.positionals[0]}'; pass modules with --agents <module>`);
   const agentFiles = agentModules(p, 'worker');

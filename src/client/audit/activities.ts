@@ -29,10 +29,13 @@ export async function activityScheduled(w: Walk, a: Attributes<'activityTaskSche
   else if (name === 'fhTool' && isPlain(input)) rec = toolScheduled(w, input as unknown as ToolActivityInput, ev);
   else if (name === 'fhSummarize') rec = summaryScheduled(w, input, ev);
   else if (name === 'fhResolveModel') {
+    const ri = isPlain(input) ? (input as { model?: string; contextWindowTokens?: number }) : {};
     rec = w.push<ModelResolvedRecord>({
       type: 'model_resolved',
       ...ev,
-      requested: isPlain(input) ? (input as { model?: string }).model : undefined,
+      requested: ri.model,
+      // The agent's own window travels in the input; the activity then looks nothing up.
+      ...(ri.contextWindowTokens !== undefined ? { contextWindowTokens: ri.contextWindowTokens, contextWindowSource: 'agent' as const } : {}),
       status: 'pending',
     });
   } else {
@@ -125,7 +128,7 @@ export async function activityCompleted(w: Walk, a: Attributes<'activityTaskComp
   const result = await w.reader.value(a.result?.payloads?.[0]);
   if (rec.type === 'model_call') modelCompleted(w, rec, result, ev);
   else if (rec.type === 'tool_call') toolCompleted(w, rec, result, ev);
-  else if (rec.type === 'summary') summaryCompleted(rec, result, ev);
+  else if (rec.type === 'summary') summaryCompleted(w, rec, result, ev);
   else if (rec.type === 'model_resolved') resolveCompleted(rec, result);
   else if (rec.type === 'activity') {
     rec.status = 'completed';
@@ -174,12 +177,16 @@ function toolCompleted(w: Walk, rec: ToolCallRecord, result: unknown, ev: EventR
   }
 }
 
-function summaryCompleted(rec: SummaryRecord, result: unknown, ev: EventRef): void {
+function summaryCompleted(w: Walk, rec: SummaryRecord, result: unknown, ev: EventRef): void {
   Object.assign(rec, { status: 'completed', completedAt: ev.at });
+  const s = w.run.totals.summarizer;
+  s.calls += 1;
   if (isPlain(result)) {
     const r = result as { text?: string; usage?: Usage };
     rec.text = r.text;
     rec.usage = r.usage;
+    s.inputTokens += r.usage?.inputTokens ?? 0;
+    s.outputTokens += r.usage?.outputTokens ?? 0;
   } else if (isOffloaded(result)) {
     rec.text = result;
   }
@@ -190,7 +197,10 @@ function resolveCompleted(rec: ModelResolvedRecord, result: unknown): void {
   if (isPlain(result)) {
     const r = result as unknown as ResolveModelResult;
     rec.model = r.model;
-    rec.contextWindowTokens = r.contextWindowTokens;
+    if (rec.contextWindowSource !== 'agent') {
+      rec.contextWindowTokens = r.contextWindowTokens;
+      rec.contextWindowSource = r.contextWindowTokens !== undefined ? 'models_api' : 'unknown';
+    }
   }
 }
 

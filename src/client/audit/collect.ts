@@ -49,6 +49,7 @@ function newRun(opts: AuditOptions, events: number): AuditRun {
       compactionDecisions: 0,
       compactions: 0,
       summaries: 0,
+      summarizer: { inputTokens: 0, outputTokens: 0, calls: 0 },
       userActions: 0,
     },
   };

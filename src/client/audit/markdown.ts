@@ -7,6 +7,7 @@ import type {
   CompactionDecisionRecord,
   EndRecord,
   ModelCallRecord,
+  ModelResolvedRecord,
   SummaryRecord,
   ToolCallRecord,
   UpdateRecord,
@@ -35,7 +36,8 @@ function renderRun(run: AuditRun): string[] {
     `- ${t.modelCalls} model call${t.modelCalls === 1 ? '' : 's'} (${t.inputTokens} input / ${t.outputTokens} output tokens) · ` +
       `${t.toolCalls} tool call${t.toolCalls === 1 ? '' : 's'}${t.toolErrors ? ` (${t.toolErrors} failed)` : ''} · ` +
       `${t.compactionDecisions} compaction decision${t.compactionDecisions === 1 ? '' : 's'}, ${t.compactions} compaction${t.compactions === 1 ? '' : 's'} · ` +
-      `${t.summaries} summar${t.summaries === 1 ? 'y' : 'ies'} · ${t.userActions} user action${t.userActions === 1 ? '' : 's'}`,
+      `${t.summaries} summar${t.summaries === 1 ? 'y' : 'ies'}${t.summarizer.calls ? ` (${t.summarizer.inputTokens} input / ${t.summarizer.outputTokens} output tokens)` : ''} · ` +
+      `${t.userActions} user action${t.userActions === 1 ? '' : 's'}`,
     '',
   ];
 }
@@ -49,7 +51,7 @@ function renderRecord(r: AuditRecord, n: number): string[] {
       return [heading(r, 'Prompt'), quote(truncate(r.text, n * 4))];
     case 'model_resolved':
       return [
-        heading(r, `Model resolved: ${r.model ?? r.requested ?? '?'}${r.contextWindowTokens ? ` (context window ${r.contextWindowTokens} tokens)` : ''}`),
+        heading(r, `Model resolved: ${r.model ?? r.requested ?? '?'}${windowText(r)}`),
       ];
     case 'model_call':
       return renderModelCall(r, n);
@@ -73,6 +75,12 @@ function renderRecord(r: AuditRecord, n: number): string[] {
     case 'end':
       return renderEnd(r, n);
   }
+}
+
+function windowText(r: ModelResolvedRecord): string {
+  if (!r.contextWindowTokens) return r.status === 'completed' ? ' (context window unknown)' : '';
+  const from = r.contextWindowSource === 'agent' ? 'set by the agent' : r.contextWindowSource === 'models_api' ? 'from the Models API' : undefined;
+  return ` (context window ${r.contextWindowTokens} tokens${from ? `, ${from}` : ''})`;
 }
 
 function renderModelCall(r: ModelCallRecord, n: number): string[] {

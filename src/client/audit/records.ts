@@ -35,7 +35,10 @@ export interface ModelResolvedRecord extends RecordBase {
   type: 'model_resolved';
   requested?: string;
   model?: string;
+  /** The window the run used: the one the agent set, else the Models API's. */
   contextWindowTokens?: number;
+  /** 'agent': set with contextWindowTokens (nothing looked up); 'models_api': looked up; 'unknown': neither said one. */
+  contextWindowSource?: 'agent' | 'models_api' | 'unknown';
   status: ActivityStatus;
 }
 
@@ -181,6 +184,8 @@ export interface AuditRun {
     compactionDecisions: number;
     compactions: number;
     summaries: number;
+    /** Compaction summary requests that came back, and their tokens (not in inputTokens/outputTokens above). */
+    summarizer: { inputTokens: number; outputTokens: number; calls: number };
     userActions: number;
   };
 }
