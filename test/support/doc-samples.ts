@@ -191,18 +191,26 @@ export function markdownLine(f: SampleFile, fileLine: number): number | undefine
   return inBlock >= 1 ? f.block.line + inBlock : undefined;
 }
 
-/** Rewrites `src/<file>.ts:<line>` / `src/<file>.ts(<line>,<col>)` references to the Markdown they came from. */
+/**
+ * Rewrites `src/<file>.ts:<line>` (stack traces) and `src/<file>.ts(<line>,<col>)` (tsc) references to
+ * the Markdown they came from, and puts the project, the file and the source line under each such line.
+ */
 export function toMarkdownLocations(p: Project, text: string): string {
-  return text.replace(/(?:[^\s(]*\/)?src\/([\w.-]+)(?::(\d+)(?::(\d+))?|\((\d+),(\d+)\))/g, (all, name: string, l1, c1, l2, c2) => {
-    const f = p.files.find((x) => x.name === name || emitted(x) === name);
-    const line = Number(l1 ?? l2);
-    if (!f || !line) return all;
-    const md = markdownLine(f, line);
-    const col = c1 ?? c2;
-    const src = [...f.prelude, ...f.block.code.split('\n')][line - 1] ?? '';
-    const loc = md === undefined ? `${where(f.block)} (prelude line ${line})` : `${f.block.file}:${md}${col ? `:${col}` : ''}`;
-    return `${loc} [${p.name}/${f.name}, ${f.kind} at ${where(f.block)}]\n      | ${src.trim()}\n     `;
-  });
+  const ref = /(?:[^\s(]*\/)?src\/([\w.-]+)(?::(\d+)(?::(\d+))?|\((\d+),(\d+)\))/;
+  return text
+    .split('\n')
+    .map((textLine) => {
+      const m = ref.exec(textLine);
+      const f = m && p.files.find((x) => x.name === m[1] || emitted(x) === m[1]);
+      const line = m ? Number(m[2] ?? m[4]) : 0;
+      if (!m || !f || !line) return textLine;
+      const md = markdownLine(f, line);
+      const col = m[3] ?? m[5];
+      const loc = md === undefined ? `${where(f.block)} (prelude line ${line})` : `${f.block.file}:${md}${col ? `:${col}` : ''}`;
+      const source = [...f.prelude, ...f.block.code.split('\n')][line - 1] ?? '';
+      return `${textLine.replace(m[0], loc)}\n      in ${p.name}/${f.name} (${f.kind} at ${where(f.block)}):\n      | ${source.trim()}`;
+    })
+    .join('\n');
 }
 
 export interface Outcome {
