@@ -126,7 +126,7 @@ describe('the packed tarball, installed in fresh projects', () => {
 
   it.each(['cjs', 'esm'] as const)('a %s project runs an agent inline and on Temporal', async (kind) => {
     const t = Date.now();
-    const env = { ...process.env, TEMPORAL_ADDRESS: process.env.FH_TEST_TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE: process.env.FH_TEST_TEMPORAL_NAMESPACE };
+    const env: NodeJS.ProcessEnv = { ...process.env, TEMPORAL_ADDRESS: process.env.FH_TEST_TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE: process.env.FH_TEST_TEMPORAL_NAMESPACE };
     delete env.ANTHROPIC_API_KEY;
     delete env.ANTHROPIC_BASE_URL;
     const result = await run(process.execPath, ['main.js'], { cwd: path.join(dir, kind), env, timeout: 90_000 }).catch((err) => err);

@@ -266,7 +266,9 @@ function start(p: Project, f: SampleFile, env: RunEnv): Running {
 async function stop(r: Running): Promise<void> {
   if (r.child.exitCode !== null || r.child.signalCode !== null) return;
   r.child.kill('SIGTERM');
-  const done = await Promise.race([r.exited.then(() => true), new Promise((res) => setTimeout(() => res(false), 10_000))]);
+  let timer: NodeJS.Timeout | undefined;
+  const done = await Promise.race([r.exited.then(() => true), new Promise((res) => (timer = setTimeout(() => res(false), 10_000)))]);
+  clearTimeout(timer);
   if (!done) r.child.kill('SIGKILL');
   await r.exited;
 }
