@@ -1,7 +1,9 @@
 /**
- * The code samples of the product docs (shared/seeds/002) are our API contract: each is kept verbatim
- * under test/seeds/ (checked here against the doc), type-checked by `npm run typecheck`, and run here
- * against the scripted fake Anthropic server — inline, and the default-entry agent on Temporal.
+ * The code samples of the product's compaction doc (docs/compaction.md) are our API contract: each is
+ * kept verbatim under test/seeds/ (checked here: the file's `seed:begin`…`seed:end` region equals the
+ * block the doc annotates with `<!-- seed: test/seeds/<file> -->`), type-checked by `npm run typecheck`,
+ * and run here against the scripted fake Anthropic server — inline, and the default-entry agent on
+ * Temporal. Nothing here reads outside the repository.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, promises as fs } from 'node:fs';
@@ -18,13 +20,24 @@ import { manualCompaction } from '../seeds/manual-compaction';
 import { disabled } from '../seeds/disable';
 import { init, isEvent } from '@fabric-harness/sdk';
 import { testConnection } from '../support/temporal';
+import { codeBlocks } from '../support/markdown-blocks';
 
 const ROOT = path.resolve(__dirname, '../..');
-const SEEDS = path.resolve(ROOT, '../shared/seeds/002_ba199d7a3a81ee3f.txt');
+const DOC = 'docs/compaction.md';
 const SAMPLES = ['long-running.ts', 'long-running-strict.ts', 'events.mts', 'manual-compaction.ts', 'disable.ts'];
-const squash = (s: string) => s.replace(/\s+/g, '');
 
-describe('the compaction doc samples (shared/seeds/002)', () => {
+/** The region between `// seed:begin` and `// seed:end`, dedented by the indentation of the begin marker. */
+function seedRegion(text: string): string {
+  const m = /^([ \t]*)\/\/ seed:begin\n([\s\S]*?)^[ \t]*\/\/ seed:end/m.exec(text);
+  if (!m) throw new Error('no // seed:begin … // seed:end region');
+  const indent = m[1];
+  return m[2]
+    .split('\n')
+    .map((l) => (l.startsWith(indent) ? l.slice(indent.length) : l))
+    .join('\n');
+}
+
+describe('the compaction doc samples (docs/compaction.md)', () => {
   let fake: FakeAnthropicServer;
   const conn = { apiKey: 'test-key', baseURL: '' };
 
@@ -35,14 +48,15 @@ describe('the compaction doc samples (shared/seeds/002)', () => {
   });
   afterAll(() => fake?.stop());
 
-  it('are kept verbatim', async () => {
-    expect(existsSync(SEEDS)).toBe(true);
-    const doc = squash(await fs.readFile(SEEDS, 'utf8'));
-    for (const file of SAMPLES) {
-      const text = await fs.readFile(path.join(ROOT, 'test/seeds', file), 'utf8');
-      const sample = /\/\/ seed:begin\n([\s\S]*?)\/\/ seed:end/.exec(text)![1];
-      const code = sample.replace(/^\s*\/\/ seed:(begin|end)\s*$/gm, '');
-      expect({ file, found: doc.includes(squash(code)) }).toEqual({ file, found: true });
+  it('are kept verbatim: each test/seeds file equals its block in docs/compaction.md, and every seed block has a file', async () => {
+    const blocks = codeBlocks(await fs.readFile(path.join(ROOT, DOC), 'utf8'), DOC).filter((b) => b.annotation?.kind === 'seed');
+    const annotated = blocks.map((b) => b.annotation!.attrs.value).sort();
+    expect(annotated).toEqual(SAMPLES.map((f) => `test/seeds/${f}`).sort());
+    for (const block of blocks) {
+      const file = block.annotation!.attrs.value;
+      const sample = seedRegion(await fs.readFile(path.join(ROOT, file), 'utf8'));
+      // Compared as text, line by line, so a failure names the first line that differs.
+      expect({ file, doc: `${DOC}:${block.line}`, lines: sample.split('\n') }).toEqual({ file, doc: `${DOC}:${block.line}`, lines: block.code.split('\n') });
     }
   });
 

@@ -1,4 +1,4 @@
-// "To disable:" from shared/seeds/002, as an expression the test evaluates.
+// "To disable:" from docs/compaction.md (the product doc), as an expression the test evaluates.
 import { init } from '@fabric-harness/sdk';
 
 export const disabled = () =>

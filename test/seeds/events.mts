@@ -1,4 +1,4 @@
-// The event-subscription sample of shared/seeds/002, verbatim between the markers (top-level await:
+// The event-subscription sample of docs/compaction.md (the product doc), verbatim between the markers (top-level await:
 // an ES module).
 // seed:begin
 import { init, isEvent, type AgentEvent } from '@fabric-harness/sdk';

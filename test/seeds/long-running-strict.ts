@@ -1,4 +1,4 @@
-// The strict-entry sample of shared/seeds/002, verbatim between the markers.
+// The strict-entry sample of docs/compaction.md (the product doc), verbatim between the markers.
 // seed:begin
 import { agent, schema } from '@fabric-harness/sdk/strict';
 export default agent({

@@ -1,4 +1,4 @@
-// The first code sample of shared/seeds/002 (context compaction), verbatim between the markers.
+// The first code sample of docs/compaction.md (the product doc), verbatim between the markers.
 // seed:begin
 import { agent } from '@fabric-harness/sdk';
 export default agent<{ message: string }>({

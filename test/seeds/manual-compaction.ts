@@ -1,4 +1,4 @@
-// The manual-compaction sample of shared/seeds/002 uses a `session` in scope; this function gives it one.
+// The manual-compaction sample of docs/compaction.md (the product doc) uses a `session` in scope; this function gives it one.
 import type { Session } from '@fabric-harness/sdk';
 
 export async function manualCompaction(session: Session): Promise<void> {

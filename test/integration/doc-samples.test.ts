@@ -1,0 +1,131 @@
+/**
+ * Every code sample of README.md and docs/*.md compiles and runs as written (see
+ * test/support/doc-samples.ts for the annotations). TypeScript samples are compiled with tsc in
+ * projects of their own (CommonJS, or ES modules for `*-esm`) against the built package, and the runnable
+ * ones run with Node against a scripted fake Anthropic server and the integration run's Temporal dev
+ * server. Bash blocks may only use npm scripts that exist and `fh` commands and options the CLI accepts.
+ *
+ * A failure names the Markdown file and line, the project and file, and the compiler or runtime error.
+ */
+import { existsSync, promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { FakeAnthropicServer, say, callTools, type FakeStep } from '@fabric-harness/sdk/testing';
+import {
+  collectSamples,
+  compileProject,
+  docFiles,
+  runFh,
+  runProject,
+  toMarkdownLocations,
+  where,
+  writeProject,
+  ROOT,
+} from '../support/doc-samples';
+
+const SUMMARIZE_MARKER = '[fabric-harness:summarize]';
+
+/**
+ * What the model answers, per project, in the order its mains and workers ask (summarisation requests
+ * are answered by a route). A project with runnable files and no script here fails: the script is part
+ * of the sample's test.
+ */
+const SCRIPTS: Record<string, () => FakeStep[]> = {
+  'calc-cjs': () => [
+    // inline.ts
+    callTools({ name: 'add', input: { a: 2, b: 3 } }),
+    say('5'),
+    // client.ts (on Temporal): the task, then the prompt sent by the client
+    callTools({ name: 'add', input: { a: 2, b: 3 } }),
+    say('5'),
+    say('Still 5.'),
+  ],
+  'calc-esm': () => [
+    // client.ts (on Temporal)
+    callTools({ name: 'add', input: { a: 2, b: 3 } }),
+    say('5'),
+  ],
+};
+
+const collected = collectSamples(docFiles());
+const projects = [...collected.projects.values()];
+
+describe('README and docs samples', () => {
+  it('every ts/js block is a sample of a project, a declared fragment (with a reason) or a product-doc seed', () => {
+    expect(collected.problems).toEqual([]);
+    expect(projects.length).toBeGreaterThan(0);
+  });
+
+  it('seed blocks name files that exist in test/seeds/ (their text is checked by seeds.test.ts)', () => {
+    const missing = collected.seeds.map((b) => ({ at: where(b), file: b.annotation!.attrs.value })).filter((s) => !existsSync(path.join(ROOT, s.file)));
+    expect(missing).toEqual([]);
+  });
+
+  it('bash blocks use npm scripts that exist and fh commands and options the CLI accepts', async () => {
+    const pkg = JSON.parse(await fs.readFile(path.join(ROOT, 'package.json'), 'utf8'));
+    const problems: string[] = [];
+    const commands = collected.bash.flatMap((block) =>
+      block.code.split('\n').flatMap((text, i) =>
+        text
+          .replace(/\s#.*$/, '')
+          .split('&&')
+          .map((c) => c.trim())
+          .filter(Boolean)
+          .map((command) => ({ at: `${block.file}:${block.line + 1 + i}`, command, words: command.split(/\s+/) })),
+      ),
+    );
+    // Each `fh <sub> --help` once, all at once (each is a Node start-up).
+    const subs = [...new Set(commands.filter((c) => c.words[0] === 'fh').map((c) => c.words[1]))];
+    const helps = new Map(await Promise.all(subs.map(async (sub) => [sub, await runFh([sub, '--help'])] as const)));
+    for (const { at, command, words } of commands) {
+      if (words[0] === 'npm') {
+        const script = words[1] === 'run' ? words[2] : words[1];
+        if (!['ci', 'install', 'pack'].includes(script) && !pkg.scripts?.[script]) problems.push(`${at}: \`${command}\`: package.json has no script "${script}"`);
+      } else if (words[0] === 'fh') {
+        const help = helps.get(words[1])!;
+        if (help.code !== 0) problems.push(`${at}: \`${command}\`: \`fh ${words[1]} --help\` fails (exit ${help.code}): ${help.stderr.trim()}`);
+        for (const flag of words.filter((w) => w.startsWith('--'))) {
+          if (!help.stdout.includes(flag.split('=')[0])) problems.push(`${at}: \`${command}\`: \`fh ${words[1]}\` has no option ${flag}`);
+        }
+      } else {
+        problems.push(`${at}: \`${command}\`: unknown command; teach test/integration/doc-samples.test.ts to check it or declare the block a fragment`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  describe.each(projects.map((p) => [p.name, p] as const))('project %s', (name, project) => {
+    const runnable = project.files.some((f) => f.role === 'main' || f.role === 'worker');
+    let compiled = false;
+
+    it(`compiles (${project.esm ? 'ES module' : 'CommonJS'}: ${project.files.map((f) => f.name).join(', ')})`, async () => {
+      expect(existsSync(path.join(ROOT, 'dist/index.js'))).toBe(true); // `npm test` builds first (pretest)
+      await writeProject(project);
+      const r = await compileProject(project);
+      const errors = toMarkdownLocations(project, `${r.stdout}${r.stderr}`).trim();
+      expect(errors).toBe('');
+      expect(r.code).toBe(0);
+      compiled = true;
+    });
+
+    if (runnable) it('runs: its workers serve, its mains exit 0 with the output they promise', async () => {
+      expect(compiled).toBe(true);
+      const script = SCRIPTS[name];
+      expect({ project: name, hasScript: Boolean(script) }).toEqual({ project: name, hasScript: true });
+      const fake = await FakeAnthropicServer.start({
+        script: script(),
+        route: (req) => (String(req.body?.system ?? '').startsWith(SUMMARIZE_MARKER) ? say('## Goal\nAdd numbers.\n## Progress\nAdded 2 and 3.') : undefined),
+      });
+      try {
+        const report = await runProject(project, {
+          anthropicBaseURL: fake.url,
+          temporalAddress: process.env.FH_TEST_TEMPORAL_ADDRESS,
+          temporalNamespace: process.env.FH_TEST_TEMPORAL_NAMESPACE,
+        });
+        expect(report.failures.join('\n')).toBe('');
+        expect({ unusedScriptSteps: fake.remaining() }).toEqual({ unusedScriptSteps: 0 });
+      } finally {
+        await fake.stop();
+      }
+    });
+  });
+});

@@ -1,0 +1,146 @@
+/**
+ * The package as users get it: `npm pack` of the built package, installed with npm (its dependencies
+ * from the registry, `--prefer-offline` so the local cache serves what it has) into a directory outside
+ * this repository, with a fresh CommonJS project and a fresh ES module project in it. Each runs, in
+ * plain JavaScript, an agent inline against the fake Anthropic server and the same agent on Temporal (a
+ * worker bundling the installed agent module, a client from `connectClient` reading TEMPORAL_ADDRESS)
+ * against the integration run's dev server; and `fh` runs from the installed bin.
+ *
+ * One `npm install` serves both projects (each has its own package.json with its own "type"; Node finds
+ * the packages in the parent's node_modules): the install does not depend on the module system, and a
+ * second one would double the ~20 s this test costs.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+
+const ROOT = path.resolve(__dirname, '../..');
+const run = promisify(execFile);
+
+const AGENTS = {
+  cjs: `'use strict';
+const { agent, schema, tool } = require('@fabric-harness/sdk');
+
+const add = tool({
+  name: 'add',
+  description: 'Add two integers.',
+  input: schema.object({ a: schema.number().int(), b: schema.number().int() }),
+  execute: ({ a, b }) => String(a + b),
+});
+const calculator = agent({
+  name: 'calculator',
+  input: schema.object({ task: schema.string() }),
+  run: async ({ init, input }) => {
+    const session = await (await init({ system: 'Use tools.', tools: [add] })).session();
+    return { reply: await session.prompt(input.task) };
+  },
+});
+module.exports = { add, calculator };
+`,
+  esm: `import { agent, schema, tool } from '@fabric-harness/sdk';
+
+export const add = tool({
+  name: 'add',
+  description: 'Add two integers.',
+  input: schema.object({ a: schema.number().int(), b: schema.number().int() }),
+  execute: ({ a, b }) => String(a + b),
+});
+export const calculator = agent({
+  name: 'calculator',
+  input: schema.object({ task: schema.string() }),
+  run: async ({ init, input }) => {
+    const session = await (await init({ system: 'Use tools.', tools: [add] })).session();
+    return { reply: await session.prompt(input.task) };
+  },
+});
+`,
+};
+
+/** The body both projects share: inline, then on Temporal, printing one JSON line. */
+const body = (kind: 'cjs' | 'esm', agentsPath: string) => `
+  const fake = await FakeAnthropicServer.start({
+    script: [callTools({ name: 'add', input: { a: 2, b: 3 } }), say('5'), callTools({ name: 'add', input: { a: 2, b: 3 } }), say('5')],
+  });
+  try {
+    const inline = await calculator.invoke({ task: 'Add 2 and 3' }, { apiKey: 'test', baseURL: fake.url });
+    const taskQueue = 'tarball-${kind}-' + process.pid;
+    const worker = await createWorker({ agents: ${agentsPath}, tools: [add], taskQueue, model: { apiKey: 'test', baseURL: fake.url } });
+    const client = await connectClient();
+    const onTemporal = await worker.runUntil(async () =>
+      (await startAgent(client, calculator, { task: 'Add 2 and 3' }, { workflowId: taskQueue + '-' + Date.now(), taskQueue })).result(),
+    );
+    await client.connection.close();
+    console.log(JSON.stringify({ inline: inline.reply, onTemporal: onTemporal.reply, modelRequests: fake.messageRequests().length }));
+  } finally {
+    await fake.stop();
+  }
+`;
+
+const MAIN = {
+  cjs: `'use strict';
+const { createWorker } = require('@fabric-harness/sdk/worker');
+const { connectClient, startAgent } = require('@fabric-harness/sdk/client');
+const { FakeAnthropicServer, say, callTools } = require('@fabric-harness/sdk/testing');
+const { add, calculator } = require('./agents');
+
+async function main() {${body('cjs', "require.resolve('./agents')")}}
+main().catch((err) => { console.error(err); process.exit(1); });
+`,
+  esm: `import { fileURLToPath } from 'node:url';
+import { createWorker } from '@fabric-harness/sdk/worker';
+import { connectClient, startAgent } from '@fabric-harness/sdk/client';
+import { FakeAnthropicServer, say, callTools } from '@fabric-harness/sdk/testing';
+import { add, calculator } from './agents.js';
+${body('esm', "fileURLToPath(new URL('./agents.js', import.meta.url))")}`,
+};
+
+describe('the packed tarball, installed in fresh projects', () => {
+  let dir: string;
+  const timings: Record<string, number> = {};
+
+  beforeAll(async () => {
+    expect(existsSync(path.join(ROOT, 'dist/index.js'))).toBe(true); // `npm test` builds first (pretest)
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-tarball-'));
+    let t = Date.now();
+    const { stdout } = await run('npm', ['pack', '--silent', '--pack-destination', dir], { cwd: ROOT });
+    const tarball = path.join(dir, stdout.trim().split('\n').at(-1)!);
+    timings.pack = Date.now() - t;
+    await fs.writeFile(path.join(dir, 'package.json'), JSON.stringify({ name: 'fh-tarball-check', private: true }));
+    t = Date.now();
+    await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', tarball], { cwd: dir, timeout: 300_000 });
+    timings.install = Date.now() - t;
+    for (const kind of ['cjs', 'esm'] as const) {
+      await fs.mkdir(path.join(dir, kind));
+      await fs.writeFile(path.join(dir, kind, 'package.json'), JSON.stringify({ name: `fh-${kind}`, private: true, type: kind === 'esm' ? 'module' : 'commonjs' }));
+      await fs.writeFile(path.join(dir, kind, 'agents.js'), AGENTS[kind]);
+      await fs.writeFile(path.join(dir, kind, 'main.js'), MAIN[kind]);
+    }
+  }, 330_000);
+
+  afterAll(async () => {
+    process.stderr.write(`tarball test timings (ms): ${JSON.stringify(timings)}\n`);
+    if (dir) await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  it.each(['cjs', 'esm'] as const)('a %s project runs an agent inline and on Temporal', async (kind) => {
+    const t = Date.now();
+    const env: NodeJS.ProcessEnv = { ...process.env, TEMPORAL_ADDRESS: process.env.FH_TEST_TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE: process.env.FH_TEST_TEMPORAL_NAMESPACE };
+    delete env.ANTHROPIC_API_KEY;
+    delete env.ANTHROPIC_BASE_URL;
+    const result = await run(process.execPath, ['main.js'], { cwd: path.join(dir, kind), env, timeout: 90_000 }).catch((err) => err);
+    timings[kind] = Date.now() - t;
+    const lastLine = String(result.stdout ?? '').trim().split('\n').at(-1);
+    expect({ kind, lastLine, stderr: result.code ? result.stderr : '' }).toEqual({
+      kind,
+      lastLine: JSON.stringify({ inline: '5', onTemporal: '5', modelRequests: 4 }),
+      stderr: '',
+    });
+  });
+
+  it('the installed `fh` bin runs', async () => {
+    const { stdout } = await run(path.join(dir, 'node_modules/.bin/fh'), ['--help'], { cwd: dir });
+    expect(stdout).toContain('Usage: fh <command>');
+  });
+});
