@@ -47,6 +47,7 @@ const MAX_TOKENS = 4096; // the harness's default
 const PEER_DIR = path.join(__dirname, 'peer');
 const RESULTS_FILE = process.env.FH_BENCH_RESULTS || path.join(__dirname, 'results', 'side-by-side.json');
 const WARM_UP_CALLS = 3;
+const IDLE_SAMPLES = 5;
 const BIG_MESSAGES = { 'grpc.max_receive_message_length': 512 * 1024 * 1024 };
 
 /** The designs, in table order. `model` is the activity type that counts as one model call. */
@@ -194,6 +195,7 @@ async function runOnce(ctx, { worker, idleCpuPerMs, start, calls, limitMs }) {
   return { workflowId: handle.workflowId, result, ok: result === 'ok', wallMs, cpuMs, cpuPerCallMs: m.modelCalls ? cpuMs / m.modelCalls : NaN, ...m };
 }
 
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const quiet = (ctx) => ({ ...ctx, log: () => undefined });
 const ms = (x, digits = 1) => (Number.isFinite(x) ? `${x.toFixed(digits)} ms` : '');
 const times = (x) => (Number.isFinite(x) ? `${x.toFixed(2)}x` : '');
@@ -208,6 +210,7 @@ module.exports = {
     ensurePeerInstalled(ctx);
     const cleanups = [];
     const runs = [];
+    let idle = {};
     try {
       const server = await startDevServer({ namespace: 'default', logLevel: 'error', onProgress: (l) => ctx.log(l) });
       cleanups.push(() => server.stop());
@@ -267,14 +270,22 @@ module.exports = {
       if (broken.length) throw new Error(`warm-up run failed: ${broken.join('; ')}`);
       ctx.log(`warm-up runs (${WARM_UP_CALLS} calls each) in ${ctx.seconds(Date.now() - t)}`);
 
-      // What an idle worker burns (polling), per ms of wall time: subtracted from each run.
-      const idle = {};
-      const before = Object.fromEntries(await Promise.all(DESIGNS.map(async (d) => [d.key, await workers[d.key].cpuMs()])));
-      t = Date.now();
-      await new Promise((r) => setTimeout(r, 3000));
-      for (const d of DESIGNS) idle[d.key] = ((await workers[d.key].cpuMs()) - before[d.key]) / (Date.now() - t);
-      ctx.log(`idle worker CPU: ${DESIGNS.map((d) => `${d.key} ${(idle[d.key] * 1000).toFixed(1)} ms/s`).join(', ')}`);
-
+      // What an idle worker burns (polling), per ms of wall time: subtracted from each run. The median of
+      // 1-second samples: an idle worker now and then has a burst (~30 ms in a second) that a single
+      // window would count as its steady rate.
+      const samples = Object.fromEntries(DESIGNS.map((d) => [d.key, []]));
+      let last = Object.fromEntries(await Promise.all(DESIGNS.map(async (d) => [d.key, await workers[d.key].cpuMs()])));
+      let lastAt = Date.now();
+      for (let i = 0; i < IDLE_SAMPLES; i++) {
+        await new Promise((r) => setTimeout(r, 1000));
+        const now = Object.fromEntries(await Promise.all(DESIGNS.map(async (d) => [d.key, await workers[d.key].cpuMs()])));
+        const at = Date.now();
+        for (const d of DESIGNS) samples[d.key].push((now[d.key] - last[d.key]) / (at - lastAt));
+        last = now;
+        lastAt = at;
+      }
+      idle = Object.fromEntries(DESIGNS.map((d) => [d.key, median(samples[d.key])]));
+      ctx.log(`idle worker CPU (median of ${IDLE_SAMPLES} s): ${DESIGNS.map((d) => `${d.key} ${(idle[d.key] * 1000).toFixed(1)} ms/s`).join(', ')}`);
 
       for (const calls of ns) {
         ctx.log(`N=${calls}: ${DESIGNS.map((d) => d.key).join(', ')} side by side`);
@@ -312,9 +323,11 @@ module.exports = {
         'events/call': (r.events / Math.max(1, r.modelCalls)).toFixed(1),
         'largest activity input': ctx.bytes(r.largestActivityInput),
         'worker CPU/call': ms(r.cpuPerCallMs),
-        'CPU vs floor': times(r.cpuPerCallMs / floor.cpuPerCallMs),
+        'CPU/call vs floor': times(r.cpuPerCallMs / floor.cpuPerCallMs),
         replay: r.replayError ? 'failed' : ms(r.replayMs, 0),
-        'replay vs floor': r.replayError ? '' : times(r.replayMs / floor.replayMs),
+        'replay/call': r.replayError ? '' : ms(r.replayMs / r.modelCalls, 2),
+        // Per call, so a run the server cut short compares with the floor on what it did run.
+        'replay vs floor': r.replayError ? '' : times(r.replayMs / r.modelCalls / (floor.replayMs / floor.modelCalls)),
         'replay/event': r.replayError ? '' : ms(r.replayMs / r.events, 3),
         result: r.result,
       };
@@ -329,6 +342,7 @@ module.exports = {
           machine: { cpus: os.cpus().length, cpu: os.cpus()[0] && os.cpus()[0].model, node: process.version },
           peer: peerVersions(),
           calls: ns,
+          idleWorkerCpuMsPerS: Object.fromEntries(Object.entries(idle).map(([k, v]) => [k, v * 1000])),
           runs: runs.map(({ reason, ...r }) => ({ ...r, reason })),
         },
         null,
