@@ -172,6 +172,7 @@ module.exports = {
   // For other benches: the fake's route for the grower agent, and the history measurement.
   growerRoute,
   measure,
+  failureReason,
 
   description: 'history bytes after 10/100/300 model calls (~2 KB added per call): ours (reference + delta) vs naive (full conversation per call)',
 

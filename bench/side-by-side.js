@@ -1,0 +1,367 @@
+/**
+ * side-by-side: the floor, ours (compaction off / on) and the peer (@temporalio/ai-sdk) on the same
+ * growing conversation, against one Temporal dev server and one fake Anthropic server, in one run.
+ *
+ *   floor        a bare workflow of N sequential no-op activities (side-by-side/floor-workflow.js):
+ *                the least a Temporal workflow pays per step
+ *   ours off     the grower agent through createWorker, compaction off (fixtures/grower-agents.js)
+ *   ours on      the same with compaction on; the window is far above the conversation, so every call
+ *                pays the recorded decision and none compacts (side-by-side/agents.js)
+ *   peer         Temporal's own AI SDK integration: generateText + temporalProvider, the grow tool an
+ *                activity (peer/workflows.js); installed in bench/peer/ with its own Temporal release
+ *
+ * Each design's worker runs in a child process of its own (side-by-side/*-worker.js, peer/worker.js),
+ * so the worker CPU of a design is that process's `process.cpuUsage()` over its run, minus what the
+ * idle worker burns over the same wall time (measured before the first run). For each N the four runs
+ * go concurrently (same server, same moment); then each recorded history is replayed, one at a time,
+ * in its design's child with that design's `Worker.runReplayHistory` (the history fetch is not timed).
+ *
+ * Measured per run: history bytes (`History.encode(history).finish().length` of the fetched history),
+ * events (total, per model call), largest activity input (encoded payloads of any ActivityTaskScheduled
+ * event), worker CPU per model call, replay time. For the floor a "model call" is one no-op activity.
+ *
+ *   FH_BENCH_CALLS=100,1000       the Ns (default 100,1000)
+ *   FH_BENCH_RUN_LIMIT_S=420      a run with no result by then is terminated and reported (default 420)
+ *   FH_BENCH_RESULTS=path.json    where the JSON results go (default bench/results/side-by-side.json)
+ *
+ * The peer is installed (`npm ci --prefix bench/peer`) when bench/peer/node_modules is missing.
+ */
+'use strict';
+const { spawnSync, fork } = require('node:child_process');
+const { promises: fs, existsSync } = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { Client, Connection } = require('@temporalio/client');
+const { temporal } = require('@temporalio/proto');
+const { startDevServer } = require('../dist/testing/temporal-cli.js');
+const { FakeAnthropicServer } = require('../dist/testing/fake-anthropic.js');
+const { FileTranscriptStore, FabricHarnessPlugin } = require('../dist/worker/index.js');
+const { startAgent } = require('../dist/client/index.js');
+const { DEFAULT_MODEL } = require('../dist/core/models.js');
+const { growerRoute, failureReason } = require('./history-growth.js');
+const { grower, growTool, growPrompt, GROW_SYSTEM, GROW_TEXT_CHARS } = require('./fixtures/grower-agents.js');
+const { growerCompacting } = require('./side-by-side/agents.js');
+
+const API_KEY = 'bench-key';
+const MAX_TOKENS = 4096; // the harness's default
+const PEER_DIR = path.join(__dirname, 'peer');
+const RESULTS_FILE = process.env.FH_BENCH_RESULTS || path.join(__dirname, 'results', 'side-by-side.json');
+const WARM_UP_CALLS = 3;
+const IDLE_SAMPLES = 5;
+const BIG_MESSAGES = { 'grpc.max_receive_message_length': 512 * 1024 * 1024 };
+
+/** The designs, in table order. `model` is the activity type that counts as one model call. */
+const DESIGNS = [
+  { key: 'floor', label: 'floor (no-op activities)', script: 'side-by-side/floor-worker.js', model: 'noop' },
+  { key: 'ours-off', label: 'ours, compaction off', script: 'side-by-side/ours-worker.js', model: 'fhModel' },
+  { key: 'ours-on', label: 'ours, compaction on', script: 'side-by-side/ours-worker.js', model: 'fhModel' },
+  { key: 'peer', label: 'peer @temporalio/ai-sdk', script: 'peer/worker.js', model: 'invokeModel' },
+];
+
+function callCounts() {
+  const raw = process.env.FH_BENCH_CALLS ?? '100,1000';
+  const ns = raw.split(',').map((s) => Number(s.trim()));
+  if (ns.length === 0 || ns.some((n) => !Number.isInteger(n) || n < 1)) {
+    throw new Error(`FH_BENCH_CALLS must be a comma-separated list of positive integers, got '${raw}'`);
+  }
+  return ns;
+}
+
+function runLimitMs() {
+  const raw = process.env.FH_BENCH_RUN_LIMIT_S ?? '420';
+  const s = Number(raw);
+  if (!(s > 0)) throw new Error(`FH_BENCH_RUN_LIMIT_S must be a positive number of seconds, got '${raw}'`);
+  return s * 1000;
+}
+
+/** Installs the peer from its lock file when its node_modules is missing. */
+function ensurePeerInstalled(ctx) {
+  if (existsSync(path.join(PEER_DIR, 'node_modules', '@temporalio', 'ai-sdk'))) return;
+  ctx.log('installing the peer: npm ci --prefix bench/peer');
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  const r = spawnSync(npm, ['ci', '--prefix', PEER_DIR, '--no-audit', '--no-fund'], { stdio: ['ignore', 'inherit', 'inherit'] });
+  if (r.status !== 0) throw new Error(`npm ci --prefix bench/peer failed (exit ${r.status ?? r.signal})`);
+}
+
+/** A design's worker in its own process, answering the requests of side-by-side/child.js. */
+class ChildWorker {
+  static async start(design, config, ctx) {
+    const child = fork(path.join(__dirname, design.script), [], {
+      env: { ...process.env, FH_BENCH_CHILD_CONFIG: JSON.stringify(config) },
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    });
+    const w = new ChildWorker(design, child);
+    w.taskQueue = config.taskQueue;
+    await new Promise((resolve, reject) => {
+      child.on('message', (m) => {
+        if (m.type === 'ready') resolve();
+        else if (m.type === 'fatal') {
+          ctx.log(`${design.key} worker: ${m.error}`);
+          reject(new Error(`${design.key} worker failed: ${m.error.split('\n')[0]}`));
+        }
+      });
+      child.on('exit', (code) => reject(new Error(`${design.key} worker exited (code ${code}) before it was ready`)));
+    });
+    return w;
+  }
+
+  constructor(design, child) {
+    this.design = design;
+    this.child = child;
+    this.nextId = 1;
+    this.pending = new Map();
+    child.on('message', (m) => {
+      const p = m.id !== undefined && this.pending.get(m.id);
+      if (p) {
+        this.pending.delete(m.id);
+        p(m);
+      }
+    });
+  }
+
+  request(msg) {
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      this.pending.set(id, resolve);
+      this.child.send({ ...msg, id });
+    });
+  }
+
+  /** CPU time (user + system) of the child so far, in ms. */
+  async cpuMs() {
+    const m = await this.request({ type: 'cpu' });
+    return (m.user + m.system) / 1000;
+  }
+
+  replay(workflowId) {
+    return this.request({ type: 'replay', workflowId });
+  }
+
+  async stop() {
+    if (this.child.exitCode !== null) return;
+    const exited = new Promise((resolve) => this.child.once('exit', resolve));
+    this.child.send({ type: 'exit' });
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+const encodedPayloadBytes = (p) => temporal.api.common.v1.Payload.encode(p).finish().length;
+
+/** What the history of a finished (or terminated) run says. */
+function historyMetrics(history, modelActivity) {
+  const events = history.events ?? [];
+  const scheduled = events.map((e) => e.activityTaskScheduledEventAttributes).filter(Boolean);
+  const inputBytes = scheduled.map((a) => ((a.input && a.input.payloads) || []).reduce((n, p) => n + encodedPayloadBytes(p), 0));
+  return {
+    bytes: temporal.api.history.v1.History.encode(history).finish().length,
+    events: events.length,
+    modelCalls: scheduled.filter((a) => a.activityType && a.activityType.name === modelActivity).length,
+    activities: scheduled.length,
+    localActivities: events.filter((e) => e.markerRecordedEventAttributes).length,
+    largestActivityInput: inputBytes.length ? Math.max(...inputBytes) : 0,
+    reason: failureReason(events),
+  };
+}
+
+/** Runs one workflow on its design's worker: wall time, worker CPU over the run, then its history. */
+async function runOnce(ctx, { worker, idleCpuPerMs, start, calls, limitMs }) {
+  const cpu0 = await worker.cpuMs();
+  const t0 = Date.now();
+  const handle = await start();
+  let timer;
+  const outcome = await Promise.race([
+    handle.result().then(
+      () => ({ ok: true }),
+      (err) => ({ ok: false, err }),
+    ),
+    new Promise((resolve) => {
+      timer = setTimeout(() => resolve({ ok: false, stalled: true }), limitMs);
+    }),
+  ]);
+  clearTimeout(timer);
+  const wallMs = Date.now() - t0;
+  const cpu1 = await worker.cpuMs();
+  if (outcome.stalled) await handle.terminate(`bench time limit (${limitMs / 1000} s)`).catch(() => undefined);
+  const m = historyMetrics(await handle.fetchHistory(), worker.design.model);
+  const cpuMs = Math.max(0, cpu1 - cpu0 - idleCpuPerMs * wallMs);
+  let result;
+  if (outcome.ok && m.modelCalls === calls) result = 'ok';
+  else if (outcome.ok) result = `completed with ${m.modelCalls} model calls, not ${calls}`;
+  else if (outcome.stalled) result = `no result in ${limitMs / 1000} s at call ${m.modelCalls}`;
+  else result = `ended at call ${m.modelCalls}: ${m.reason || (outcome.err && outcome.err.message) || 'failed'}`;
+  ctx.log(`${worker.design.key} N=${calls}: ${result}; ${ctx.bytes(m.bytes)}, ${m.events} events, worker CPU ${cpuMs.toFixed(0)} ms, wall ${ctx.seconds(wallMs)}`);
+  return { workflowId: handle.workflowId, result, ok: result === 'ok', wallMs, cpuMs, cpuPerCallMs: m.modelCalls ? cpuMs / m.modelCalls : NaN, ...m };
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const quiet = (ctx) => ({ ...ctx, log: () => undefined });
+const ms = (x, digits = 1) => (Number.isFinite(x) ? `${x.toFixed(digits)} ms` : '');
+const times = (x) => (Number.isFinite(x) ? `${x.toFixed(2)}x` : '');
+
+module.exports = {
+  name: 'side-by-side',
+  description: 'floor (no-op activities) vs ours (compaction off/on) vs peer @temporalio/ai-sdk: history, events, worker CPU and replay per model call',
+
+  async run(ctx) {
+    const ns = callCounts();
+    const limitMs = runLimitMs();
+    ensurePeerInstalled(ctx);
+    const cleanups = [];
+    const runs = [];
+    let idle = {};
+    try {
+      const server = await startDevServer({ namespace: 'default', logLevel: 'error', onProgress: (l) => ctx.log(l) });
+      cleanups.push(() => server.stop());
+      const fake = await FakeAnthropicServer.start({ route: growerRoute, contextWindow: 10_000_000, apiKey: API_KEY });
+      cleanups.push(() => fake.stop());
+      const storeDir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-bench-sbs-'));
+      cleanups.push(() => fs.rm(storeDir, { recursive: true, force: true }));
+      const namespace = server.namespace;
+
+      let t = Date.now();
+      const workers = {};
+      cleanups.push(() => Promise.all(Object.values(workers).map((w) => w.stop())));
+      // One at a time: each bundles its workflow code, and two cores are shared.
+      for (const d of DESIGNS) {
+        workers[d.key] = await ChildWorker.start(
+          d,
+          {
+            address: server.address,
+            namespace,
+            taskQueue: `bench-sbs-${d.key}-${process.pid}`,
+            fakeUrl: fake.url,
+            apiKey: API_KEY,
+            storeDir,
+            growTextChars: GROW_TEXT_CHARS,
+          },
+          ctx,
+        );
+      }
+      ctx.log(`started ${DESIGNS.length} workers (one process each) in ${ctx.seconds(Date.now() - t)}`);
+
+      const connection = await Connection.connect({ address: server.address, channelArgs: BIG_MESSAGES });
+      cleanups.push(() => connection.close());
+      const store = new FileTranscriptStore(storeDir);
+      const oursClient = new Client({ connection, namespace, plugins: [new FabricHarnessPlugin({ store })] });
+      const plainClient = new Client({ connection, namespace });
+      const starters = (calls, id) => ({
+        floor: () =>
+          plainClient.workflow.start('floorWorkflow', { taskQueue: workers.floor.taskQueue, workflowId: `sbs-floor-${id}`, args: [{ calls }] }),
+        'ours-off': () => startAgent(oursClient, grower, { calls }, { workflowId: `sbs-ours-off-${id}`, taskQueue: workers['ours-off'].taskQueue }),
+        'ours-on': () =>
+          startAgent(oursClient, growerCompacting, { calls }, { workflowId: `sbs-ours-on-${id}`, taskQueue: workers['ours-on'].taskQueue }),
+        peer: () =>
+          plainClient.workflow.start('peerAgent', {
+            taskQueue: workers.peer.taskQueue,
+            workflowId: `sbs-peer-${id}`,
+            args: [{ calls, model: DEFAULT_MODEL, maxTokens: MAX_TOKENS, system: GROW_SYSTEM, prompt: growPrompt(calls), toolDescription: growTool.description }],
+          }),
+      });
+
+      // A short warm-up run each (module loading, JIT, first workflow context), not measured.
+      t = Date.now();
+      const warm = starters(WARM_UP_CALLS, `warm-up-${Date.now()}`);
+      const warmUps = await Promise.all(
+        DESIGNS.map((d) => runOnce(quiet(ctx), { worker: workers[d.key], idleCpuPerMs: 0, start: warm[d.key], calls: WARM_UP_CALLS, limitMs })),
+      );
+      const broken = DESIGNS.map((d, i) => [d, warmUps[i]]).filter(([, w]) => !w.ok).map(([d, w]) => `${d.key}: ${w.result}`);
+      if (broken.length) throw new Error(`warm-up run failed: ${broken.join('; ')}`);
+      ctx.log(`warm-up runs (${WARM_UP_CALLS} calls each) in ${ctx.seconds(Date.now() - t)}`);
+
+      // What an idle worker burns (polling), per ms of wall time: subtracted from each run. The median of
+      // 1-second samples: an idle worker now and then has a burst (~30 ms in a second) that a single
+      // window would count as its steady rate.
+      const samples = Object.fromEntries(DESIGNS.map((d) => [d.key, []]));
+      let last = Object.fromEntries(await Promise.all(DESIGNS.map(async (d) => [d.key, await workers[d.key].cpuMs()])));
+      let lastAt = Date.now();
+      for (let i = 0; i < IDLE_SAMPLES; i++) {
+        await new Promise((r) => setTimeout(r, 1000));
+        const now = Object.fromEntries(await Promise.all(DESIGNS.map(async (d) => [d.key, await workers[d.key].cpuMs()])));
+        const at = Date.now();
+        for (const d of DESIGNS) samples[d.key].push((now[d.key] - last[d.key]) / (at - lastAt));
+        last = now;
+        lastAt = at;
+      }
+      idle = Object.fromEntries(DESIGNS.map((d) => [d.key, median(samples[d.key])]));
+      ctx.log(`idle worker CPU (median of ${IDLE_SAMPLES} s): ${DESIGNS.map((d) => `${d.key} ${(idle[d.key] * 1000).toFixed(1)} ms/s`).join(', ')}`);
+
+      for (const calls of ns) {
+        ctx.log(`N=${calls}: ${DESIGNS.map((d) => d.key).join(', ')} side by side`);
+        const start = starters(calls, `${Date.now()}-${calls}`);
+        const measured = await Promise.all(
+          DESIGNS.map((d) => runOnce(ctx, { worker: workers[d.key], idleCpuPerMs: idle[d.key], start: start[d.key], calls, limitMs })),
+        );
+        DESIGNS.forEach((d, i) => runs.push({ calls, design: d.key, label: d.label, ...measured[i] }));
+      }
+
+      // Replays one at a time (wall time is the figure), each in its design's process with its release.
+      for (const r of runs) {
+        const out = await workers[r.design].replay(r.workflowId);
+        r.replayMs = out.ms;
+        r.replayCpuMs = out.cpuMs;
+        r.replayError = out.error;
+        ctx.log(`${r.design} N=${r.calls}: replay of ${out.events} events in ${ms(out.ms)}${out.error ? ` FAILED: ${out.error.split('\n')[0]}` : ''}`);
+      }
+    } finally {
+      for (const cleanup of cleanups.reverse()) {
+        await Promise.resolve()
+          .then(cleanup)
+          .catch((err) => ctx.log(`cleanup: ${err && err.message ? err.message : err}`));
+      }
+    }
+
+    const rows = runs.map((r) => {
+      const floor = runs.find((f) => f.calls === r.calls && f.design === 'floor');
+      return {
+        calls: r.calls,
+        design: r.label,
+        'model calls': r.modelCalls,
+        history: ctx.bytes(r.bytes),
+        events: r.events,
+        'events/call': (r.events / Math.max(1, r.modelCalls)).toFixed(1),
+        'largest activity input': ctx.bytes(r.largestActivityInput),
+        'worker CPU/call': ms(r.cpuPerCallMs),
+        'CPU/call vs floor': times(r.cpuPerCallMs / floor.cpuPerCallMs),
+        replay: r.replayError ? 'failed' : ms(r.replayMs, 0),
+        'replay/call': r.replayError ? '' : ms(r.replayMs / r.modelCalls, 2),
+        // Per call, so a run the server cut short compares with the floor on what it did run.
+        'replay vs floor': r.replayError ? '' : times(r.replayMs / r.modelCalls / (floor.replayMs / floor.modelCalls)),
+        'replay/event': r.replayError ? '' : ms(r.replayMs / r.events, 3),
+        result: r.result,
+      };
+    });
+    await fs.mkdir(path.dirname(RESULTS_FILE), { recursive: true });
+    await fs.writeFile(
+      RESULTS_FILE,
+      `${JSON.stringify(
+        {
+          bench: 'side-by-side',
+          at: new Date().toISOString(),
+          machine: { cpus: os.cpus().length, cpu: os.cpus()[0] && os.cpus()[0].model, node: process.version },
+          peer: peerVersions(),
+          calls: ns,
+          idleWorkerCpuMsPerS: Object.fromEntries(Object.entries(idle).map(([k, v]) => [k, v * 1000])),
+          runs: runs.map(({ reason, ...r }) => ({ ...r, reason })),
+        },
+        null,
+        2,
+      )}\n`,
+    );
+    ctx.log(`results: ${path.relative(process.cwd(), RESULTS_FILE)}`);
+    return rows;
+  },
+};
+
+/** The versions the peer ran with (from its installed packages). */
+function peerVersions() {
+  const version = (name) => {
+    try {
+      return JSON.parse(require('node:fs').readFileSync(path.join(PEER_DIR, 'node_modules', name, 'package.json'), 'utf8')).version;
+    } catch {
+      return undefined;
+    }
+  };
+  return Object.fromEntries(['@temporalio/ai-sdk', '@temporalio/worker', 'ai', '@ai-sdk/anthropic'].map((n) => [n, version(n)]));
+}

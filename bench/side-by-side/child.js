@@ -1,0 +1,85 @@
+/**
+ * The worker side of the side-by-side bench: each design's worker runs in a child process of its own so
+ * that `process.cpuUsage()` of that process is the worker CPU of that design alone (the fake model server,
+ * the clients that start the runs and the history measurement all stay in the parent).
+ *
+ * A child script calls `serveWorker(setup)`; `setup(config)` returns `{ worker, replay(workflowId) }`.
+ * Messages (over the fork IPC channel, so no Temporal import here: the peer's child loads its own
+ * Temporal release):
+ *
+ *   parent -> child  { type: 'cpu', id }              child -> { type: 'cpu', id, user, system } (µs)
+ *   parent -> child  { type: 'replay', id, workflowId } child -> { type: 'replay', id, ms, cpuMs, events, error? }
+ *                    (the worker is shut down before the first replay, so polling does not count)
+ *   parent -> child  { type: 'exit' }
+ *   child -> parent  { type: 'ready' } once the worker polls; { type: 'fatal', error } on a crash.
+ */
+'use strict';
+
+function errorText(err) {
+  return err && err.stack ? err.stack : String(err);
+}
+
+/** Runs the worker `setup` builds and answers the parent until told to exit. */
+function serveWorker(setup) {
+  const config = JSON.parse(process.env.FH_BENCH_CHILD_CONFIG || '{}');
+  const send = (msg) => process.send && process.send(msg);
+  let running;
+  let worker;
+  let replay;
+
+  const stopWorker = async () => {
+    if (!running) return;
+    if (worker.getState() === 'RUNNING') worker.shutdown();
+    await running.catch(() => undefined);
+    running = undefined;
+  };
+
+  process.on('message', (msg) => {
+    if (msg.type === 'cpu') {
+      const { user, system } = process.cpuUsage();
+      send({ type: 'cpu', id: msg.id, user, system });
+    } else if (msg.type === 'replay') {
+      (async () => {
+        await stopWorker();
+        const out = await replay(msg.workflowId);
+        send({ type: 'replay', id: msg.id, ...out });
+      })().catch((err) => send({ type: 'replay', id: msg.id, error: errorText(err) }));
+    } else if (msg.type === 'exit') {
+      stopWorker().finally(() => process.exit(0));
+    }
+  });
+
+  (async () => {
+    ({ worker, replay } = await setup(config));
+    running = worker.run();
+    running.catch((err) => send({ type: 'fatal', error: errorText(err) }));
+    send({ type: 'ready' });
+  })().catch((err) => {
+    send({ type: 'fatal', error: errorText(err) });
+    process.exit(1);
+  });
+}
+
+/**
+ * Times `Worker.runReplayHistory` (the Worker class of the child's own Temporal release) on the history
+ * the given client fetches; the fetch is not timed.
+ */
+async function timeReplay({ Worker, client, workflowId, replayOptions }) {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const cpu0 = process.cpuUsage();
+  const t0 = process.hrtime.bigint();
+  let error;
+  try {
+    await Worker.runReplayHistory(replayOptions, history, workflowId);
+  } catch (err) {
+    error = errorText(err);
+  }
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  const cpu = process.cpuUsage(cpu0);
+  return { ms, cpuMs: (cpu.user + cpu.system) / 1000, events: (history.events || []).length, error };
+}
+
+/** gRPC's default 4 MB receive limit is below a long history's page: raise it for the bench's clients. */
+const BIG_MESSAGES = { 'grpc.max_receive_message_length': 512 * 1024 * 1024 };
+
+module.exports = { serveWorker, timeReplay, BIG_MESSAGES };

@@ -1,0 +1,24 @@
+/** Child process: the floor workflow's worker (see child.js). */
+'use strict';
+const { Client, Connection } = require('@temporalio/client');
+const { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode } = require('@temporalio/worker');
+const { serveWorker, timeReplay, BIG_MESSAGES } = require('./child.js');
+
+const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: (m) => console.error(m) };
+
+serveWorker(async ({ address, namespace, taskQueue }) => {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./floor-workflow.js'), logger: quiet });
+  const worker = await Worker.create({
+    connection: await NativeConnection.connect({ address }),
+    namespace,
+    taskQueue,
+    workflowBundle,
+    activities: { async noop() {} },
+  });
+  const client = new Client({ connection: await Connection.connect({ address, channelArgs: BIG_MESSAGES }), namespace });
+  return {
+    worker,
+    replay: (workflowId) => timeReplay({ Worker, client, workflowId, replayOptions: { workflowBundle } }),
+  };
+});

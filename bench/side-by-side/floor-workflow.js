@@ -1,0 +1,17 @@
+/**
+ * The FLOOR: the least any Temporal workflow pays per step: N sequential no-op activities, no state, no
+ * payload beyond the step number. The cost per model call of an agent workflow is compared with this.
+ */
+const { proxyActivities } = require('@temporalio/workflow');
+
+// Same timeouts/retries as the harness's model and tool activities.
+const retry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '60s', maximumAttempts: 10 };
+const { noop } = proxyActivities({ startToCloseTimeout: '10 minutes', retry });
+
+/** input: { calls } */
+async function floorWorkflow(input) {
+  for (let step = 1; step <= input.calls; step++) await noop(step);
+  return { steps: input.calls };
+}
+
+module.exports = { floorWorkflow };
