@@ -110,7 +110,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
             cwd: input.cwd,
             signal: ctx.cancellationSignal,
             heartbeat: (details) => ctx.heartbeat(details),
-          }, 'worker', localTools),
+          }, { local: localTools, timeoutMs: input.timeoutMs }),
         );
         // Stored here, so the next model call can refer to it instead of carrying it through history again.
         const contentRef = await toolResults.save(result.content);

@@ -50,6 +50,8 @@ export interface ToolActivityInput {
   callId: string;
   input: unknown;
   cwd: string;
+  /** The tool's timeoutMs: the runner aborts the call and answers an error result past it. */
+  timeoutMs?: number;
 }
 
 export interface ToolActivityResult {

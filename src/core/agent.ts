@@ -36,6 +36,8 @@ export interface InvokeOptions {
   onEvent?: InitOptions['onEvent'];
   /** Code for declared tools (implement(...)); tools defined with execute need nothing here. */
   tools?: ToolSource[];
+  /** Aborting it cancels the run: the model call in flight and running tools (bash: its process group). */
+  signal?: AbortSignal;
 }
 
 export interface AgentDefinition<I = any, O = any> {

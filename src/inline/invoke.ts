@@ -25,7 +25,7 @@ export function inlineInit(flavour: Flavour, defaults: InvokeOptions = {}): Init
     }
     const onEvent = options.onEvent ?? defaults.onEvent;
     const tools = ToolRegistry.from(defaults.tools ?? []);
-    const ports = createInlinePorts({ apiKey: defaults.apiKey, baseURL: defaults.baseURL, model: defaults.model, onEvent, tools });
+    const ports = createInlinePorts({ apiKey: defaults.apiKey, baseURL: defaults.baseURL, model: defaults.model, onEvent, tools, signal: defaults.signal });
     return new Harness(ports, options, flavour, defaults.cwd ?? process.cwd());
   };
 }

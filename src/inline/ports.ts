@@ -11,6 +11,8 @@ import type { ToolRegistry } from '../core/tool-registry';
 export interface InlinePortOptions extends ModelConnection {
   model?: string;
   onEvent?: EventListener;
+  /** Cancels the run's model calls and tools when aborted (invoke's `signal`). */
+  signal?: AbortSignal;
   /** Code for declared tools (invoke's `tools`); a tool's own execute comes first. */
   tools?: ToolRegistry;
   /** Attempts for retryable model errors (429/529/5xx/network); Temporal's retry policy plays this role there. */
@@ -25,14 +27,19 @@ export function createInlinePorts(opts: InlinePortOptions): RuntimePorts {
   let client: Anthropic | undefined;
   const anthropic = (): Anthropic => (client ??= createAnthropicClient(opts));
   const windows = new Map<string, number | undefined>();
-  const abort = new AbortController();
+  // invoke's `signal`: aborting it cancels the model call in flight and the tools (bash: its process group).
+  const signal = opts.signal ?? new AbortController().signal;
   const maxAttempts = opts.maxAttempts ?? 5;
 
   return {
     runtime: 'inline',
     callModel: (req) =>
       withRetries(maxAttempts, () =>
-        callMessages(anthropic(), { model: req.model, maxTokens: req.maxTokens, system: req.system, tools: req.tools, entries: req.entries }),
+        callMessages(
+          anthropic(),
+          { model: req.model, maxTokens: req.maxTokens, system: req.system, tools: req.tools, entries: req.entries },
+          signal,
+        ),
       ),
     async summarize(req) {
       const res = await withRetries(maxAttempts, () =>
@@ -42,7 +49,7 @@ export function createInlinePorts(opts: InlinePortOptions): RuntimePorts {
           system: req.system,
           tools: [],
           entries: [{ type: 'user', text: req.userText }],
-        }),
+        }, signal),
       );
       return { text: res.entry.content.map((b) => (b.type === 'text' ? b.text : '')).join(''), usage: res.usage };
     },
@@ -51,8 +58,8 @@ export function createInlinePorts(opts: InlinePortOptions): RuntimePorts {
         def.execute ?? opts.tools?.get(call.name),
         call.name,
         call.input,
-        { cwd: call.cwd, signal: abort.signal, heartbeat: () => undefined },
-        'inline',
+        { cwd: call.cwd, signal, heartbeat: () => undefined },
+        { where: 'inline', timeoutMs: def.timeoutMs },
       ),
     decideCompaction: async (facts) => decideFromFacts(facts),
     async resolveModel(model, options = {}) {

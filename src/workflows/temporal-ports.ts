@@ -1,5 +1,5 @@
 import { patched, proxyActivities, proxyLocalActivities, proxySinks, type ActivityOptions } from '@temporalio/workflow';
-import type { FabricActivities, ModelActivityInput } from '../activities/contract';
+import type { FabricActivities, ModelActivityInput, ToolActivityInput } from '../activities/contract';
 import { TRANSCRIPT_STORE_MISS } from '../activities/contract';
 import { jsonBytes } from '../core/bytes';
 import type { AgentEvent } from '../core/events';
@@ -27,6 +27,7 @@ const retry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '
  * after the 10-minute start-to-close timeout.
  */
 const modelOptions: ActivityOptions = { startToCloseTimeout: '10 minutes', heartbeatTimeout: '10s', retry };
+const TOOL_TIMEOUT_GRACE_MS = 15_000;
 const toolOptions: ActivityOptions = { startToCloseTimeout: '30 minutes', heartbeatTimeout: '15s', retry };
 
 function activities(options: ActivityOptions, summary: string) {
@@ -88,9 +89,12 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
       ),
 
     async runTool(call, def) {
-      const input = { name: call.name, callId: call.id, input: call.input, cwd: call.cwd };
+      const input: ToolActivityInput = { name: call.name, callId: call.id, input: call.input, cwd: call.cwd };
+      if (def.timeoutMs) input.timeoutMs = def.timeoutMs;
       assertFits(`tool ${call.name} input`, input);
-      const options = def.timeoutMs ? { ...toolOptions, startToCloseTimeout: def.timeoutMs } : toolOptions;
+      // The runner answers a timed-out call itself (an error result the model sees); the activity's own
+      // bound is a backstop a little later, for a worker that cannot answer at all.
+      const options = def.timeoutMs ? { ...toolOptions, startToCloseTimeout: def.timeoutMs + TOOL_TIMEOUT_GRACE_MS } : toolOptions;
       const result = await decoded(() => activities(options, `tool ${call.name}`).fhTool(input));
       if (result.contentRef) transport.toolResultStored(call.id, result.contentRef);
       return { content: result.content, isError: result.isError };

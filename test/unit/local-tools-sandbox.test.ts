@@ -12,7 +12,7 @@ describe('local tools in the sandbox', () => {
   let root: string;
   let outside: string;
   const ctx = () => ({ cwd: root, signal: new AbortController().signal, heartbeat: () => undefined });
-  const run = (name: string, input: unknown, local = createLocalTools()) => runToolImplementation(undefined, name, input, ctx(), 'worker', local);
+  const run = (name: string, input: unknown, local = createLocalTools()) => runToolImplementation(undefined, name, input, ctx(), { local });
 
   beforeEach(async () => {
     base = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-sandbox-'));
