@@ -13,6 +13,9 @@ export interface AgentRunContext<I> {
   input: I;
 }
 
+/** An agent of the strict entry: its input schema is required (a type error without one, as well as a runtime one). */
+export type StrictAgentConfig<I, O> = AgentConfig<I, O> & { input: z.ZodType<I> };
+
 export interface AgentConfig<I, O> {
   name: string;
   description?: string;

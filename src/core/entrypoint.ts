@@ -1,4 +1,4 @@
-import { defineAgent, type AgentConfig, type AgentDefinition, type InvokeImpl, type InitFn } from './agent';
+import { defineAgent, type AgentConfig, type AgentDefinition, type InvokeImpl, type InitFn, type StrictAgentConfig } from './agent';
 import type { Flavour } from './harness';
 
 /**
@@ -24,4 +24,10 @@ export function entrypoint(flavour: Flavour, runtime: EntrypointRuntime) {
   const init: InitFn = (options) => runtime.init(flavour)(options);
 
   return { agent, init };
+}
+
+/** The strict entry: `agent` requires an input schema in its type too. */
+export function strictEntrypoint(runtime: EntrypointRuntime) {
+  const { agent, init } = entrypoint('strict', runtime);
+  return { agent: agent as <I = unknown, O = unknown>(config: StrictAgentConfig<I, O>) => AgentDefinition<I, O>, init };
 }

@@ -4,7 +4,7 @@ import type { EventListener } from './events';
 import { builtinContextWindow } from './models';
 import type { RuntimePorts } from './ports';
 import { Session } from './session';
-import { compactionSettingsSchema, type CompactionSettings } from './settings';
+import { compactionSettingsSchema, parseCompactionSettings, type CompactionSettings } from './settings';
 import type { ToolDefinition } from './tools';
 import { parseWith } from './validate';
 
@@ -101,6 +101,7 @@ export class Harness {
   }
 
   async session(options: SessionOptions = {}): Promise<Session> {
+    parseCompactionSettings((options as SessionOptions | undefined)?.compaction);
     const opts = parseWith(sessionOptionsSchema, options, 'session options') as SessionOptions;
     const merged: InitOptions = { ...this.options, ...stripUndefined(opts) };
     // A window the agent set is not looked up (no Models API call); the default model name still is resolved.
@@ -130,6 +131,8 @@ export class Harness {
 }
 
 export function parseInitOptions(options: unknown): InitOptions {
+  // Compaction settings first, so a bad one is InvalidCompactionSettingsError whichever way it came in.
+  parseCompactionSettings((options as InitOptions | undefined)?.compaction);
   return parseWith(initOptionsSchema, options ?? {}, 'init options') as InitOptions;
 }
 

@@ -8,7 +8,7 @@ import { checkToolInput, toolSpec, type ToolDefinition } from './tools';
 import type { ToolSpec } from './tools-spec';
 import { CompactionController, type SummarizerUsage } from './compaction/controller';
 import { isContextOverflowMessage } from './compaction/overflow';
-import { promptCompactionOverridesSchema, type CompactionSettings, type PromptCompactionOverrides } from './settings';
+import { parsePromptCompactionOverrides, type CompactionSettings, type PromptCompactionOverrides } from './settings';
 import type { ContextBudget } from './budget';
 import { parseWith } from './validate';
 
@@ -157,7 +157,7 @@ export class Session {
 
   private async runPrompt<T>(text: string, options: PromptOptions<T>): Promise<T> {
     const { output, maxTurns: turnsOverride, ...rawOverrides } = options;
-    const overrides = parseWith(promptCompactionOverridesSchema, rawOverrides, 'prompt options');
+    const overrides = parsePromptCompactionOverrides(rawOverrides);
     const settings = this.compaction.settingsFor(overrides);
     const maxTurns = turnsOverride ?? this.config.maxTurns;
     this.entries.push({ type: 'user', text });

@@ -62,6 +62,18 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   }
 }
 
+/**
+ * The one validator for compaction settings, wherever they are given (init, session, per prompt): a
+ * bad value throws InvalidCompactionSettingsError naming the setting.
+ */
+export function parseCompactionSettings(value: unknown): CompactionSettings | undefined {
+  return parseOrThrow(compactionSettingsSchema, value, 'compaction');
+}
+
+export function parsePromptCompactionOverrides(value: unknown): PromptCompactionOverrides | undefined {
+  return parseOrThrow(promptCompactionOverridesSchema, value, 'prompt options');
+}
+
 export function resolveCompactionSettings(
   session: CompactionSettings | undefined,
   overrides: PromptCompactionOverrides | undefined,

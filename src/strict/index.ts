@@ -3,8 +3,8 @@
  * Temporal replay sees exactly the conversation that ran), and every agent must declare an input schema.
  * Inside a workflow bundle this module is replaced by ./workflow-entry.
  */
-import { entrypoint } from '../core/entrypoint';
+import { strictEntrypoint } from '../core/entrypoint';
 import { inlineRuntime } from '../inline/runtime';
 
-export const { agent, init } = entrypoint('strict', inlineRuntime);
+export const { agent, init } = strictEntrypoint(inlineRuntime);
 export * from '../core/entry-exports';

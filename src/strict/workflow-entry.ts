@@ -1,6 +1,6 @@
 /** What `@fabric-harness/sdk/strict` is inside a workflow bundle (see ../workflow-entry). */
-import { entrypoint } from '../core/entrypoint';
+import { strictEntrypoint } from '../core/entrypoint';
 import { workflowRuntime } from '../core/workflow-runtime';
 
-export const { agent, init } = entrypoint('strict', workflowRuntime);
+export const { agent, init } = strictEntrypoint(workflowRuntime);
 export * from '../core/entry-exports';
