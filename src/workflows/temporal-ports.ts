@@ -1,4 +1,4 @@
-import { patched, proxyActivities, proxyLocalActivities, proxySinks, type ActivityOptions } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities, proxySinks, type ActivityOptions } from '@temporalio/workflow';
 import type { FabricActivities, ModelActivityInput, ToolActivityInput } from '../activities/contract';
 import { TRANSCRIPT_STORE_MISS } from '../activities/contract';
 import { jsonBytes } from '../core/bytes';
@@ -9,8 +9,6 @@ import { decodeFailure, innermostApplicationFailure } from '../wire/failures';
 import { ModelTransport } from './model-transport';
 import type { FabricSinks } from './sinks';
 
-/** The model lookup activity gets the agent's window (and looks nothing up): see resolveModel. */
-const SKIP_WINDOW_LOOKUP_PATCH = 'fh-skip-window-lookup';
 
 /** Temporal's limit for one payload is 2 MB; stay clear of it (external storage offloads large ones). */
 const MAX_SCHEDULED_PAYLOAD_BYTES = 1_900_000;
@@ -107,9 +105,9 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
       const key = `${model ?? ''}|${given ?? ''}`;
       let hit = resolved.get(key);
       if (!hit) {
-        // Histories recorded before runs passed the agent's window (and the activity looked it up
-        // anyway) replay with the input they recorded.
-        const input = given !== undefined && patched(SKIP_WINDOW_LOOKUP_PATCH) ? { model, contextWindowTokens: given } : { model };
+        // The agent's window goes to the activity, which then looks nothing up. Only the input changes
+        // (not which commands run), so histories recorded before replay as they are: no patch needed.
+        const input = given !== undefined ? { model, contextWindowTokens: given } : { model };
         const lookup = activities(modelOptions, `resolve model ${model ?? '(worker default)'}`);
         hit = await decoded(() => lookup.fhResolveModel(input));
         resolved.set(key, hit);

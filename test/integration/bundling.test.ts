@@ -65,9 +65,10 @@ describe('tool code on the worker', () => {
         (e: unknown) => e,
       );
       expect(err).toBeInstanceOf(WorkflowFailedError);
+      // The typed failure is the run's failure itself (not under an ActivityFailure).
       const cause = (err as WorkflowFailedError).cause as any;
-      expect(cause?.cause).toMatchObject({ type: 'TOOL_NOT_REGISTERED', nonRetryable: true });
-      expect(cause?.cause?.message).toContain("Tool 'unimplemented'");
+      expect(cause).toMatchObject({ type: 'TOOL_NOT_REGISTERED', nonRetryable: true });
+      expect(cause?.message).toContain("Tool 'unimplemented'");
       const history = await w.client.workflow.getHandle(handle.workflowId).fetchHistory();
       const toolAttempts = history.events!.filter((e) => e.activityTaskStartedEventAttributes && e.activityTaskStartedEventAttributes.attempt! > 1);
       expect(toolAttempts).toEqual([]);

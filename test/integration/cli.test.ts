@@ -394,7 +394,7 @@ describe('the fh command', () => {
       const r = await fh(['run', 'cli-calc', '--input', '{"task":"x"}', '--workflow-id', runId, '--task-queue', queue]);
       expect(r.code).toBe(1);
       const errors = r.stderr.trim().split('\n').filter((l) => l.startsWith('fh: '));
-      expect(errors).toEqual([expect.stringMatching(/^fh: run cli-auth-\S+ failed: Anthropic API 401: invalid x-api-key \[MODEL_AUTHENTICATION\] \(in activity fhResolveModel\); see `fh history /)]);
+      expect(errors).toEqual([expect.stringMatching(/^fh: run cli-auth-\S+ failed: Anthropic API 401: invalid x-api-key \[MODEL_AUTHENTICATION\]; see `fh history /)]);
       const asJson = json(await fh(['run', 'cli-calc', '--input', '{"task":"x"}', '--task-queue', queue, '--json']));
       expect(asJson).toMatchObject({ status: 'FAILED', failure: { code: 'MODEL_AUTHENTICATION', retryable: false } });
     } finally {
