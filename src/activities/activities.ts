@@ -50,6 +50,9 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
 
   return {
     async fhModel(input: ModelActivityInput): Promise<ModelActivityResult> {
+      // Decided here, first, so compaction costs no round trip of its own; the result records it.
+      const decision = input.decide ? decideFromFacts(input.decide) : undefined;
+      if (decision?.compact) return { decision };
       const prelude = await asFailure(() => resolvePrelude(deps.store, input.prelude));
       const base = input.base ? await asFailure(() => transcripts.load(input.base!)) : [];
       if (!base) {
@@ -76,7 +79,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
         )),
       );
       const stored = await transcripts.append(input.base, base, [...delta, result.entry]);
-      return { ...result, stored };
+      return decision ? { ...result, stored, decision } : { ...result, stored };
     },
 
     async fhSummarize(input) {

@@ -22,6 +22,11 @@ export interface ModelActivityInput {
    */
   base: TranscriptRefPayload | null;
   delta: Entry[];
+  /**
+   * Decide about compaction first, from these facts: the decision is recorded in this activity's
+   * result, and the model is called only when it is not to compact (one round trip for both).
+   */
+  decide?: DecisionFacts;
 }
 
 /** A tool result in a model call's delta, by reference to what the tool activity stored. */
@@ -29,14 +34,24 @@ export interface ToolResultRef {
   contentRef: string;
 }
 
-export interface ModelActivityResult {
+export interface ModelActivityReply {
   entry: AssistantEntry;
   usage: Usage;
   stopReason: string | null;
   model: string;
   /** The stored transcript now ending with `entry`: the next call's base. */
   stored: TranscriptRefPayload;
+  /** The compaction decision, when the input asked for one (it was not to compact). */
+  decision?: CompactionDecision;
 }
+
+/** The decision was to compact: no model call was made; the workflow compacts and calls again. */
+export interface ModelActivityCompactFirst {
+  decision: CompactionDecision;
+  entry?: undefined;
+}
+
+export type ModelActivityResult = ModelActivityReply | ModelActivityCompactFirst;
 
 export interface SummarizeActivityInput {
   model: string;

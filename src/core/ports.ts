@@ -22,6 +22,11 @@ export interface ModelCallRequest {
   entries: readonly Entry[];
 }
 
+/** What decideThenCallModel answers: the decision, and the reply unless the decision was to compact. */
+export type DecidedModelCall =
+  | { decision: CompactionDecision & { compact: true }; result?: undefined }
+  | { decision: CompactionDecision; result: ModelCallResult };
+
 export interface ModelCallResult {
   entry: AssistantEntry;
   usage: Usage;
@@ -65,6 +70,11 @@ export interface RuntimePorts {
   readonly runtime: 'inline' | 'temporal';
   /** Throws ModelCallError (kind decides retry and overflow handling). */
   callModel(req: ModelCallRequest): Promise<ModelCallResult>;
+  /**
+   * Decides about compaction from these facts first, and makes the call only when the decision is not
+   * to compact: one round trip for both. On Temporal the decision is recorded with the call.
+   */
+  decideThenCallModel(req: ModelCallRequest, facts: DecisionFacts): Promise<DecidedModelCall>;
   summarize(req: SummarizeRequest): Promise<{ text: string; usage: Usage }>;
   runTool(call: ToolCallRequest, def: ToolDefinition): Promise<ToolCallResult>;
   /** On Temporal a local activity, so the decision is recorded in history before it is acted on. */

@@ -2,13 +2,13 @@ import type { z } from 'zod';
 import { assistantText, type Entry, type ToolResultBlock, type Usage } from './entries';
 import { makeEvent, type AgentEventType, type CompactionReason, type EventPayloads } from './events';
 import { FabricError, MaxTurnsExceededError, ModelCallError, OutputParseError } from './errors';
-import type { ModelCallResult, RuntimePorts } from './ports';
+import type { ModelCallRequest, ModelCallResult, RuntimePorts } from './ports';
 import { interpretReply } from './replies';
 import { checkToolInput, toolSpec, type ToolDefinition } from './tools';
 import type { ToolSpec } from './tools-spec';
 import { CompactionController, type SummarizerUsage } from './compaction/controller';
 import { isContextOverflowMessage } from './compaction/overflow';
-import { parsePromptCompactionOverrides, type CompactionSettings, type PromptCompactionOverrides } from './settings';
+import { parsePromptCompactionOverrides, type CompactionSettings, type PromptCompactionOverrides, type ResolvedCompactionSettings } from './settings';
 import type { ContextBudget } from './budget';
 import { parseWith } from './validate';
 
@@ -164,10 +164,9 @@ export class Session {
 
     let overflowTried = false;
     for (let turn = 0; ; ) {
-      if (settings?.enabled) this.entries = await this.compaction.beforeModelCall(this.entries, settings);
       let result: ModelCallResult;
       try {
-        result = await this.callModel();
+        result = settings?.enabled ? await this.decideThenCallModel(settings) : await this.callModel();
       } catch (err) {
         if (!isOverflowError(err)) throw err;
         this.entries = await this.compaction.recoverFromOverflow(this.entries, settings, err, overflowTried);
@@ -208,15 +207,36 @@ export class Session {
     }
   }
 
-  private async callModel(): Promise<ModelCallResult> {
-    const result = await this.ports.callModel({
+  private request(): ModelCallRequest {
+    return {
       sessionId: this.id,
       model: this.config.model,
       maxTokens: this.config.maxTokens,
       system: this.config.system,
       tools: this.toolSpecs,
       entries: this.entries,
-    });
+    };
+  }
+
+  private async callModel(): Promise<ModelCallResult> {
+    return this.called(await this.ports.callModel(this.request()));
+  }
+
+  /**
+   * The threshold decision and the model call in one round trip: the runtime decides first (on
+   * Temporal, recorded in the model activity's result) and calls the model unless the decision is to
+   * compact; then the session compacts and calls again.
+   */
+  private async decideThenCallModel(settings: ResolvedCompactionSettings): Promise<ModelCallResult> {
+    const facts = this.compaction.thresholdFacts(this.entries, settings);
+    const decided = await this.ports.decideThenCallModel(this.request(), facts);
+    const entries = await this.compaction.actOnThresholdDecision(this.entries, decided.decision, settings);
+    if (decided.result) return this.called(decided.result);
+    this.entries = entries;
+    return this.callModel();
+  }
+
+  private called(result: ModelCallResult): ModelCallResult {
     this.recordUsage(result.usage);
     this.emit('model_call', {
       model: result.model,

@@ -3,7 +3,7 @@ import { decideFromFacts } from '../core/compaction/decide';
 import type { EventListener } from '../core/events';
 import { ModelCallError } from '../core/errors';
 import { DEFAULT_MODEL } from '../core/models';
-import type { RuntimePorts } from '../core/ports';
+import type { ModelCallRequest, RuntimePorts } from '../core/ports';
 import { callMessages, createAnthropicClient, lookupContextWindow, type ModelConnection } from '../activities/anthropic';
 import { runToolImplementation } from '../activities/tool-runner';
 import type { ToolRegistry } from '../core/tool-registry';
@@ -31,16 +31,22 @@ export function createInlinePorts(opts: InlinePortOptions): RuntimePorts {
   const signal = opts.signal ?? new AbortController().signal;
   const maxAttempts = opts.maxAttempts ?? 5;
 
+  const callModel = (req: ModelCallRequest) =>
+    withRetries(maxAttempts, () =>
+      callMessages(
+        anthropic(),
+        { model: req.model, maxTokens: req.maxTokens, system: req.system, tools: req.tools, entries: req.entries },
+        signal,
+      ),
+    );
+
   return {
     runtime: 'inline',
-    callModel: (req) =>
-      withRetries(maxAttempts, () =>
-        callMessages(
-          anthropic(),
-          { model: req.model, maxTokens: req.maxTokens, system: req.system, tools: req.tools, entries: req.entries },
-          signal,
-        ),
-      ),
+    callModel,
+    async decideThenCallModel(req, facts) {
+      const decision = decideFromFacts(facts);
+      return decision.compact ? { decision: { ...decision, compact: true } } : { decision, result: await callModel(req) };
+    },
     async summarize(req) {
       const res = await withRetries(maxAttempts, () =>
         callMessages(anthropic(), {

@@ -1,14 +1,21 @@
-import { proxyActivities, proxyLocalActivities, proxySinks, type ActivityOptions } from '@temporalio/workflow';
-import type { FabricActivities, ModelActivityInput, ToolActivityInput } from '../activities/contract';
+import { patched, proxyActivities, proxyLocalActivities, proxySinks, type ActivityOptions } from '@temporalio/workflow';
+import type { FabricActivities, ModelActivityInput, ModelActivityReply, ModelActivityResult, ToolActivityInput } from '../activities/contract';
 import { TRANSCRIPT_STORE_MISS } from '../activities/contract';
 import { jsonBytes } from '../core/bytes';
 import type { AgentEvent } from '../core/events';
 import { PayloadTooLargeError } from '../core/errors';
-import type { RuntimePorts } from '../core/ports';
+import type { ModelCallRequest, ModelCallResult, RuntimePorts } from '../core/ports';
+import type { DecisionFacts } from '../core/compaction/decide';
 import { decodeFailure, innermostApplicationFailure } from '../wire/failures';
 import { ModelTransport } from './model-transport';
 import type { FabricSinks } from './sinks';
 
+
+/**
+ * Since this patch the threshold compaction decision rides with the model call (decided first in the
+ * model activity, recorded in its result) instead of a local activity of its own before it.
+ */
+const DECIDE_IN_MODEL_CALL_PATCH = 'fh-decide-in-model-call';
 
 /** Temporal's limit for one payload is 2 MB; stay clear of it (external storage offloads large ones). */
 const MAX_SCHEDULED_PAYLOAD_BYTES = 1_900_000;
@@ -55,25 +62,40 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
   const transport = new ModelTransport();
   const resolved = new Map<string, { model: string; contextWindowTokens?: number }>();
 
+  /** One model activity: the transcript by reference, resent whole once if the worker's store lacks it. */
+  async function modelActivity(req: ModelCallRequest, facts?: DecisionFacts): Promise<ModelActivityResult> {
+    const call = (input: ModelActivityInput) => {
+      assertFits('model call input', input);
+      return activities(modelOptions, `model ${req.model}`).fhModel(input);
+    };
+    const withFacts = (input: ModelActivityInput): ModelActivityInput => (facts ? { ...input, decide: facts } : input);
+    let input = withFacts(transport.input(req, true));
+    let result: ModelActivityResult;
+    try {
+      result = await call(input);
+    } catch (err) {
+      // A worker without this transcript (another machine, a cleared store): send it whole, once.
+      if (innermostApplicationFailure(err)?.type !== TRANSCRIPT_STORE_MISS) throw decodeFailure(err) ?? err;
+      input = withFacts(transport.input(req, false));
+      result = await decoded(() => call(input));
+    }
+    if (result.entry !== undefined) transport.called(req, input, result.stored, result.entry);
+    return result;
+  }
+
   return {
     runtime: 'temporal',
-    async callModel(req) {
-      const call = (input: ModelActivityInput) => {
-        assertFits('model call input', input);
-        return activities(modelOptions, `model ${req.model}`).fhModel(input);
-      };
-      let input = transport.input(req, true);
-      let result;
-      try {
-        result = await call(input);
-      } catch (err) {
-        // A worker without this transcript (another machine, a cleared store): send it whole, once.
-        if (innermostApplicationFailure(err)?.type !== TRANSCRIPT_STORE_MISS) throw decodeFailure(err) ?? err;
-        input = transport.input(req, false);
-        result = await decoded(() => call(input));
+    callModel: async (req) => reply(await modelActivity(req)),
+
+    async decideThenCallModel(req, facts) {
+      if (!patched(DECIDE_IN_MODEL_CALL_PATCH)) {
+        // A run recorded before decisions rode with the model call: its decision was a local activity.
+        const decision = await local.fhDecideCompaction(facts);
+        return decision.compact ? { decision: { ...decision, compact: true } } : { decision, result: reply(await modelActivity(req)) };
       }
-      transport.called(req, input, result.stored, result.entry);
-      return { entry: result.entry, usage: result.usage, stopReason: result.stopReason, model: result.model };
+      const result = await modelActivity(req, facts);
+      if (result.entry === undefined) return { decision: { ...result.decision, compact: true } };
+      return { decision: result.decision!, result: reply(result) };
     },
 
     summarize: (req) =>
@@ -128,4 +150,9 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
 function assertFits(what: string, value: unknown): void {
   const bytes = jsonBytes(value);
   if (bytes > MAX_SCHEDULED_PAYLOAD_BYTES) throw new PayloadTooLargeError(what, bytes, MAX_SCHEDULED_PAYLOAD_BYTES);
+}
+
+function reply(r: ModelActivityResult): ModelCallResult {
+  const { entry, usage, stopReason, model } = r as ModelActivityReply;
+  return { entry, usage, stopReason, model };
 }

@@ -1,5 +1,6 @@
 import { WorkflowFailedError } from '@temporalio/client';
-import { startAgent } from '@fabric-harness/sdk/client';
+import { auditTranscript, startAgent } from '@fabric-harness/sdk/client';
+import type { CompactionDecisionRecord } from '../../src/client/audit/records';
 import { FakeAnthropicServer, callTools, fail, say, type RecordedRequest } from '@fabric-harness/sdk/testing';
 import { isEvent, type Entry } from '@fabric-harness/sdk';
 import { chatter, strictChatter } from '../fixtures/compaction-agents';
@@ -89,9 +90,16 @@ describe('compaction on Temporal (threshold, manual, overrides, failures, strict
     expect(text(summaryReq)).toContain('Question 0');
 
     const history = await handle.fetchHistory();
-    const markers = history.events!.filter((e) => e.markerRecordedEventAttributes);
-    const modelCalls = history.events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'fhModel');
-    expect(markers.length).toBe(modelCalls.length); // one recorded decision before every model call
+    const modelActivities = history.events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'fhModel');
+    // Every threshold decision rides with a model activity (decided first, recorded in its result): no
+    // local activity of its own, no extra round trip. A decision to compact answers without a model
+    // call, and the call after the compaction carries no decision.
+    const localActivities = history.events!.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
+    expect(localActivities).toHaveLength(0);
+    const decisions = (await auditTranscript(history)).json.records.filter((r): r is CompactionDecisionRecord => r.type === 'compaction_decision');
+    const compacting = decisions.filter((d) => d.compact).length;
+    expect(compacting).toBeGreaterThan(0);
+    expect(modelActivities.length).toBe(decisions.length + compacting);
     expect(history.events!.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'fhSummarize')).toBe(true);
 
     const seen = w.events.filter((e) => isEvent(e, 'compaction'));

@@ -6,6 +6,7 @@
 import type { temporal } from '@temporalio/proto';
 import type {
   ModelActivityInput,
+  ModelActivityReply,
   ModelActivityResult,
   ResolveModelResult,
   SummarizeActivityInput,
@@ -16,6 +17,7 @@ import type { Entry, Usage } from '../../core/entries';
 import { failureText, toNumber } from '../history-fields';
 import { describeValue, truncate } from './markdown';
 import { isOffloaded, isPlain } from './payloads';
+import { decisionRecorded } from './local-activities';
 import type { ActivityRecord, ActivityStatus, AuditRecord, ModelCallRecord, ModelResolvedRecord, SummaryRecord, ToolCallRecord } from './records';
 import type { Attributes, EventRef, HistoryEvent, Walk } from './walk';
 
@@ -142,8 +144,18 @@ function completion(ev: EventRef) {
 
 function modelCompleted(w: Walk, rec: ModelCallRecord, result: unknown, ev: EventRef): void {
   Object.assign(rec, completion(ev));
+  if (isPlain(result) && (result as unknown as ModelActivityResult).decision) {
+    const { decision, entry } = result as unknown as ModelActivityResult;
+    w.run.totals.compactionDecisions += 1;
+    // No reply: the decision was to compact, and this activity made no model call.
+    decisionRecorded(w, decision!, ev, { at: rec, how: entry === undefined ? 'replace' : 'before' });
+    if (entry === undefined) {
+      w.run.totals.modelCalls -= 1;
+      return;
+    }
+  }
   if (isPlain(result)) {
-    const r = result as unknown as ModelActivityResult;
+    const r = result as unknown as ModelActivityReply;
     rec.model = r.model ?? rec.model;
     rec.stopReason = r.stopReason;
     rec.usage = r.usage;

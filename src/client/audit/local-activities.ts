@@ -6,7 +6,7 @@ import type { CompactionDecision } from '../../core/compaction/decide';
 import { failureText } from '../history-fields';
 import { describeValue } from './markdown';
 import { isOffloaded, isPlain } from './payloads';
-import type { ActivityRecord, CompactionDecisionRecord } from './records';
+import type { ActivityRecord, AuditRecord, CompactionDecisionRecord } from './records';
 import type { Attributes, EventRef, Walk } from './walk';
 
 export async function markerRecorded(w: Walk, m: Attributes<'markerRecordedEventAttributes'>, ev: EventRef): Promise<void> {
@@ -38,8 +38,22 @@ function compactionDecision(w: Walk, m: Attributes<'markerRecordedEventAttribute
     });
     return;
   }
-  const d = result as unknown as CompactionDecision;
-  w.push<CompactionDecisionRecord>({ type: 'compaction_decision', ...ev, recorded: true, ...d });
+  decisionRecorded(w, result as unknown as CompactionDecision, ev);
+}
+
+/**
+ * A recorded compaction decision: from the fhDecideCompaction local activity, or (since decisions ride
+ * with the model call) from an fhModel result, where `place` puts it before (or instead of) that call.
+ */
+export function decisionRecorded(
+  w: Walk,
+  d: CompactionDecision,
+  ev: EventRef,
+  place?: { at: AuditRecord; how: 'before' | 'replace' },
+): void {
+  const record = { type: 'compaction_decision' as const, ...ev, recorded: true, ...d };
+  if (place) w.place<CompactionDecisionRecord>(record, place.at, place.how);
+  else w.push<CompactionDecisionRecord>(record);
   if (d.compact) {
     w.pendingCompaction = d.reason === 'overflow' ? 'overflow' : 'threshold';
     w.run.totals.compactions += 1;

@@ -40,4 +40,14 @@ export class Walk {
     this.records.push(rec);
     return rec;
   }
+
+  /** Puts `r` where `at` stands (replace) or just before it, keeping `n` the 1-based position. */
+  place<R extends AuditRecord>(r: Omit<R, 'n'>, at: AuditRecord, how: 'before' | 'replace'): R {
+    const i = this.records.indexOf(at);
+    const rec = { n: 0, ...r } as R;
+    if (i < 0) this.records.push(rec);
+    else this.records.splice(i, how === 'replace' ? 1 : 0, rec);
+    this.records.forEach((x, k) => (x.n = k + 1));
+    return rec;
+  }
 }

@@ -13,7 +13,7 @@ import { anchoredEstimate, estimateContextTokens, estimateTextTokens, usageAncho
 import type { ToolSpec } from '../tools-spec';
 import { contextBudget, type ContextBudget } from '../budget';
 import { compactHistory, type CompactOutcome } from './compact';
-import { decisionFacts, isIneffective, type CompactionDecision } from './decide';
+import { decisionFacts, isIneffective, type CompactionDecision, type DecisionFacts } from './decide';
 import { ContextWindowExceededError } from './errors';
 
 export interface CompactionRecord {
@@ -131,9 +131,17 @@ export class CompactionController {
     }
   }
 
-  /** Before a model call: decide (recorded on Temporal) and compact if the decision says so. */
-  async beforeModelCall(entries: Entry[], settings: ResolvedCompactionSettings): Promise<Entry[]> {
-    const decision = await this.decide(entries, settings, 'threshold');
+  /** What the threshold decision before a model call is made from (a few numbers; O(n) to compute). */
+  thresholdFacts(entries: readonly Entry[], settings: ResolvedCompactionSettings): DecisionFacts {
+    return this.facts(entries, settings, 'threshold');
+  }
+
+  /**
+   * Acts on a threshold decision the runtime made before a model call (on Temporal, recorded with the
+   * call): warns, and compacts when it says so. Returns the history to call the model with.
+   */
+  async actOnThresholdDecision(entries: Entry[], decision: CompactionDecision, settings: ResolvedCompactionSettings): Promise<Entry[]> {
+    this.noteDecision(decision);
     if (decision.warn) {
       this.emit('context_window_warning', {
         estimatedTokens: decision.estimatedTokens,
@@ -248,21 +256,27 @@ export class CompactionController {
     settings: ResolvedCompactionSettings,
     trigger: 'threshold' | 'overflow',
   ): Promise<CompactionDecision> {
+    const decision = await this.ports.decideCompaction(this.facts(entries, settings, trigger));
+    this.noteDecision(decision);
+    return decision;
+  }
+
+  private facts(entries: readonly Entry[], settings: ResolvedCompactionSettings, trigger: 'threshold' | 'overflow'): DecisionFacts {
     const last = this.lastCompaction;
-    const decision = await this.ports.decideCompaction(
-      decisionFacts({
-        entries,
-        system: this.ctx.system,
-        tools: this.ctx.tools,
-        settings,
-        anchor: this.currentAnchor(entries),
-        lastCompaction: last ? { entryCountAfter: last.messagesAfter, tokensAfter: last.tokensAfter, ineffective: last.ineffective } : undefined,
-        trigger,
-      }),
-    );
+    return decisionFacts({
+      entries,
+      system: this.ctx.system,
+      tools: this.ctx.tools,
+      settings,
+      anchor: this.currentAnchor(entries),
+      lastCompaction: last ? { entryCountAfter: last.messagesAfter, tokensAfter: last.tokensAfter, ineffective: last.ineffective } : undefined,
+      trigger,
+    });
+  }
+
+  private noteDecision(decision: CompactionDecision): void {
     this.decisionCount += 1;
     this.lastDecision = decision;
-    return decision;
   }
 
   private async compactNow(
