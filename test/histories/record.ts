@@ -1,5 +1,5 @@
 /**
- * Re-records the workflow histories under test/histories/ (run: `npm run histories:record`). The replay
+ * Records this release's workflow histories under test/histories/<version>/ (run: `npm run histories:record`). The replay
  * suite replays them against the current workflow code in CI, so a change that breaks replay of runs
  * recorded by an earlier version fails CI. Re-record only when such a break is intended (and say so).
  */
@@ -19,9 +19,13 @@ const MARKER = '[fabric-harness:summarize]';
 const SUMMARY = '## Goal\nHelp the user.\n## Progress\nAnswered questions.\n## Key Decisions\nNone.\n## Failed Approaches\nNone.\n## Open Issues\nNone.\n## Next Steps\nKeep answering.';
 const words = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag}${String.fromCharCode(97 + (i % 26))}`).join(' ');
 
+/** Histories go to test/histories/<package version>/: every release keeps its own, and CI replays them all. */
+const RELEASE_DIR = path.join(__dirname, (require('../../package.json') as { version: string }).version);
+
 async function save(name: string, handle: AgentHandle): Promise<void> {
   await handle.result();
-  const file = path.join(__dirname, `${name}.json`);
+  await fs.mkdir(RELEASE_DIR, { recursive: true });
+  const file = path.join(RELEASE_DIR, `${name}.json`);
   await fs.writeFile(file, historyToJSON(await handle.fetchHistory()) + '\n');
   console.log(`recorded ${path.relative(process.cwd(), file)}`);
 }

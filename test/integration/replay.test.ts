@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs';
+import { promises as fs, readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker, type ReplayWorkerOptions, type WorkflowBundle } from '@temporalio/worker';
@@ -7,10 +7,18 @@ import { bundleAgents, FabricHarnessPlugin } from '@fabric-harness/sdk/worker';
 import type { AgentEvent } from '@fabric-harness/sdk';
 import { testBundle } from '../support/bundle';
 
+/** test/histories/<release>/<name>.json: histories recorded by every release, each replayed by every later one. */
 const HISTORIES = path.resolve(__dirname, '../histories');
+const NAMES = ['calculator-tools', 'threshold-compaction', 'overflow-compaction', 'manual-compaction'];
+const RELEASES = readdirSync(HISTORIES, { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name)
+  .sort();
+/** Every recorded history, as `<release>/<name>`. */
+const ALL = RELEASES.flatMap((release) => NAMES.map((name) => `${release}/${name}`));
 
-async function recorded(name: string) {
-  return { workflowId: `recorded-${name}`, history: historyFromJSON(JSON.parse(await fs.readFile(path.join(HISTORIES, `${name}.json`), 'utf8'))) };
+async function recorded(id: string) {
+  return { workflowId: `recorded-${id}`, history: historyFromJSON(JSON.parse(await fs.readFile(path.join(HISTORIES, `${id}.json`), 'utf8'))) };
 }
 
 async function replayAll(bundle: WorkflowBundle, names: string[], plugin = new FabricHarnessPlugin()) {
@@ -23,11 +31,14 @@ async function replayAll(bundle: WorkflowBundle, names: string[], plugin = new F
 }
 
 describe('recorded histories replay against the current workflow code', () => {
-  const names = ['calculator-tools', 'threshold-compaction', 'overflow-compaction', 'manual-compaction'];
+  const names = ALL;
 
-  it('every committed history replays without a determinism error', async () => {
-    const files = (await fs.readdir(HISTORIES)).filter((f) => f.endsWith('.json')).map((f) => f.replace(/\.json$/, ''));
-    expect(files.sort()).toEqual([...names].sort());
+  it('every history recorded by every release replays without a determinism error', async () => {
+    expect(RELEASES).toEqual(expect.arrayContaining(['0.1.0', '0.2.0']));
+    for (const release of RELEASES) {
+      const files = (await fs.readdir(path.join(HISTORIES, release))).filter((f) => f.endsWith('.json')).map((f) => f.replace(/\.json$/, ''));
+      expect(files.sort()).toEqual([...NAMES].sort());
+    }
     const results = await replayAll(await testBundle(), names);
     expect(results.map((r) => [r.workflowId, r.error?.message])).toEqual(names.map((n) => [`recorded-${n}`, undefined]));
   });
@@ -51,14 +62,15 @@ describe('recorded histories replay against the current workflow code', () => {
 
   it('changing the workflow command order makes replay fail', async () => {
     const changed = await bundleAgents([path.resolve(__dirname, '../fixtures/replay-variants.ts')], { logger: quiet });
-    const [result] = await replayAll(changed, ['calculator-tools']);
+    const [result] = await replayAll(changed, [`${RELEASES.at(-1)}/calculator-tools`]);
     expect(result.error).toBeInstanceOf(DeterminismViolationError);
   });
 
   it('a history recorded under one compaction setting replays under another', async () => {
     const changed = await bundleAgents([path.resolve(__dirname, '../fixtures/replay-variants.ts')], { logger: quiet });
-    const results = await replayAll(changed, ['threshold-compaction', 'overflow-compaction']);
-    expect(results.map((r) => r.error?.message)).toEqual([undefined, undefined]);
+    const ids = RELEASES.flatMap((r) => [`${r}/threshold-compaction`, `${r}/overflow-compaction`]);
+    const results = await replayAll(changed, ids);
+    expect(results.map((r) => r.error?.message)).toEqual(ids.map(() => undefined));
   });
 });
 

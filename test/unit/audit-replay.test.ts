@@ -7,7 +7,8 @@ import * as path from 'node:path';
 import { historyToJSONString, HistoryFormatError, parseHistoryJSON, type History } from '../../src/client/history-file';
 import { describeCommand, explainReplayFailure, recordedCommands } from '../../src/client/replay-explain';
 
-const HISTORIES = path.resolve(__dirname, '../histories');
+// Histories recorded by release 0.1.0 (the figures below are theirs).
+const HISTORIES = path.resolve(__dirname, '../histories/0.1.0');
 
 async function calculator(): Promise<History> {
   return parseHistoryJSON(await fs.readFile(path.join(HISTORIES, 'calculator-tools.json'), 'utf8'));

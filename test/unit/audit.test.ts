@@ -11,7 +11,8 @@ import { parseHistoryJSON, type History } from '../../src/client/history-file';
 import { externalStorageFor } from '../../src/activities/external-storage';
 import { MemoryTranscriptStore } from '../../src/activities/transcript-store';
 
-const HISTORIES = path.resolve(__dirname, '../histories');
+// Histories recorded by release 0.1.0 (the figures below are theirs).
+const HISTORIES = path.resolve(__dirname, '../histories/0.1.0');
 
 async function recorded(name: string): Promise<History> {
   return parseHistoryJSON(await fs.readFile(path.join(HISTORIES, `${name}.json`), 'utf8'), name);
@@ -178,5 +179,28 @@ describe('offloaded payloads (Temporal external storage claims)', () => {
 
     const gone = await auditTranscript(history, { store: new MemoryTranscriptStore() });
     expect(ofType(gone.json.records, 'tool_call')[0]!.result).toEqual({ $offloaded: expect.objectContaining({ error: expect.stringMatching(/missing from the store/) }) });
+  });
+});
+
+describe('auditTranscript on a 0.2.0 run, where decisions ride with the model call', () => {
+  it('lists each decision before its model call, and a decision to compact in place of a call', async () => {
+    const text = await fs.readFile(path.resolve(__dirname, '../histories/0.2.0/threshold-compaction.json'), 'utf8');
+    const history = parseHistoryJSON(text, 'threshold-compaction');
+    // No local-activity decisions: they are in the fhModel results.
+    expect(history.events!.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')).toEqual([]);
+    const { json } = await auditTranscript(history);
+    const decisions = ofType(json.records, 'compaction_decision');
+    const compacting = decisions.filter((d) => d.compact);
+    const modelActivities = history.events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'fhModel');
+    expect(compacting.length).toBeGreaterThan(0);
+    expect(json.run.totals.compactionDecisions).toBe(decisions.length);
+    // A decision to compact answered without a model call: it is not counted as one.
+    expect(json.run.totals.modelCalls).toBe(modelActivities.length - compacting.length);
+    expect(ofType(json.records, 'model_call')).toHaveLength(json.run.totals.modelCalls);
+    // Each decision to compact is followed by its summary requests, then the model call made after compacting.
+    const at = json.records.indexOf(compacting[0]!);
+    const next = json.records.slice(at + 1).map((r) => r.type).join(' ');
+    expect(next).toMatch(/^(summary )+model_call/);
+    expect(json.records.map((r) => r.n)).toEqual(json.records.map((_, i) => i + 1));
   });
 });
