@@ -2,7 +2,7 @@ import { parseAgentInput, type AgentDefinition, type InitFn, type InvokeOptions 
 import { RuntimeUnavailableError, ToolNotRegisteredError } from '../core/errors';
 import { ToolRegistry } from '../core/tool-registry';
 import { Harness, parseInitOptions, type Flavour, type InitOptions } from '../core/harness';
-import { warnIfTemporalWithCompaction } from '../core/warnings';
+import { warnIfTemporalWithCompaction } from './warnings';
 import { createInlinePorts } from './ports';
 
 /** `agent.invoke(input)`: runs `run` in this process against the model named by options or the environment. */

@@ -127,6 +127,29 @@ describe('client prompts and compactions on a running agent', () => {
     expect(completedRun).toBeGreaterThan(completedUpdate);
   });
 
+  it('a run that returns while a compaction update is still running waits for it (no TMPRL1102)', async () => {
+    fake.setRoute((req) => (String(req.body?.system ?? '').startsWith('[fabric-harness:summarize]') ? say('## Goal\nSummary.') : undefined));
+    proxy.delayNext(2_000); // the run's second prompt takes a while; the client's compaction queues behind it
+    fake.enqueue(say('one answered'), say('two answered'));
+    const handle = await startAgent(
+      w.client,
+      chatter,
+      { prompts: ['one', 'two'], contextWindowTokens: 50_000, compaction: { enabled: false } },
+      { workflowId: wid('returns-mid-update'), taskQueue: w.taskQueue },
+    );
+    try {
+      while ((await handle.messages()).length < 3) await new Promise((r) => setTimeout(r, 50));
+      const compacted = handle.compact({ keepRecentEntries: 1 });
+      // The run returns right after its second prompt, with the compaction (a summary activity) to go.
+      expect(await compacted).toMatchObject({ compactedEntries: 3 });
+      expect(await handle.result()).toMatchObject({ replies: ['one answered', 'two answered'] });
+    } finally {
+      fake.setRoute(undefined);
+    }
+    const log = globalThis.__FH_WORKER_LOG__ ?? [];
+    expect(log.filter((e) => /TMPRL1102|update handler/i.test(e.message))).toEqual([]);
+  });
+
   it('rolls a failed prompt back: the next prompt works and does not carry it', async () => {
     const handle = await servingChat();
     // The API refuses the request (e.g. something it cannot accept in the conversation).
