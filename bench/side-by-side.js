@@ -53,6 +53,8 @@ const BIG_MESSAGES = { 'grpc.max_receive_message_length': 512 * 1024 * 1024 };
 /** The designs, in table order. `model` is the activity type that counts as one model call. */
 const DESIGNS = [
   { key: 'floor', label: 'floor (no-op activities)', script: 'side-by-side/floor-worker.js', model: 'noop' },
+  // The same activity count per model call as ours (model + tool): N model-like and N-1 tool-like no-ops.
+  { key: 'floor-tool', label: 'floor, 2 activities per call (as ours)', script: 'side-by-side/floor-worker.js', model: 'noop' },
   { key: 'ours-off', label: 'ours, compaction off', script: 'side-by-side/ours-worker.js', model: 'fhModel' },
   { key: 'ours-on', label: 'ours, compaction on', script: 'side-by-side/ours-worker.js', model: 'fhModel' },
   { key: 'peer', label: 'peer @temporalio/ai-sdk', script: 'peer/worker.js', model: 'invokeModel' },
@@ -249,6 +251,12 @@ module.exports = {
       const starters = (calls, id) => ({
         floor: () =>
           plainClient.workflow.start('floorWorkflow', { taskQueue: workers.floor.taskQueue, workflowId: `sbs-floor-${id}`, args: [{ calls }] }),
+        'floor-tool': () =>
+          plainClient.workflow.start('floorWorkflow', {
+            taskQueue: workers['floor-tool'].taskQueue,
+            workflowId: `sbs-floor-tool-${id}`,
+            args: [{ calls, withTool: true }],
+          }),
         'ours-off': () => startAgent(oursClient, grower, { calls }, { workflowId: `sbs-ours-off-${id}`, taskQueue: workers['ours-off'].taskQueue }),
         'ours-on': () =>
           startAgent(oursClient, growerCompacting, { calls }, { workflowId: `sbs-ours-on-${id}`, taskQueue: workers['ours-on'].taskQueue }),
@@ -314,6 +322,7 @@ module.exports = {
 
     const rows = runs.map((r) => {
       const floor = runs.find((f) => f.calls === r.calls && f.design === 'floor');
+      const floorTool = runs.find((f) => f.calls === r.calls && f.design === 'floor-tool');
       return {
         calls: r.calls,
         design: r.label,
@@ -324,10 +333,13 @@ module.exports = {
         'largest activity input': ctx.bytes(r.largestActivityInput),
         'worker CPU/call': ms(r.cpuPerCallMs),
         'CPU/call vs floor': times(r.cpuPerCallMs / floor.cpuPerCallMs),
+        'CPU/call vs floor (2 activities)': floorTool ? times(r.cpuPerCallMs / floorTool.cpuPerCallMs) : '',
         replay: r.replayError ? 'failed' : ms(r.replayMs, 0),
         'replay/call': r.replayError ? '' : ms(r.replayMs / r.modelCalls, 2),
         // Per call, so a run the server cut short compares with the floor on what it did run.
         'replay vs floor': r.replayError ? '' : times(r.replayMs / r.modelCalls / (floor.replayMs / floor.modelCalls)),
+        'replay vs floor (2 activities)':
+          r.replayError || !floorTool ? '' : times(r.replayMs / r.modelCalls / (floorTool.replayMs / floorTool.modelCalls)),
         'replay/event': r.replayError ? '' : ms(r.replayMs / r.events, 3),
         result: r.result,
       };

@@ -14,7 +14,7 @@ serveWorker(async ({ address, namespace, taskQueue }) => {
     namespace,
     taskQueue,
     workflowBundle,
-    activities: { async noop() {} },
+    activities: { async noop() {}, async noopTool() {} },
   });
   const client = new Client({ connection: await Connection.connect({ address, channelArgs: BIG_MESSAGES }), namespace });
   return {

@@ -6,11 +6,17 @@ const { proxyActivities } = require('@temporalio/workflow');
 
 // Same timeouts/retries as the harness's model and tool activities.
 const retry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '60s', maximumAttempts: 10 };
-const { noop } = proxyActivities({ startToCloseTimeout: '10 minutes', retry });
+const { noop, noopTool } = proxyActivities({ startToCloseTimeout: '10 minutes', retry });
 
-/** input: { calls } */
+/**
+ * input: { calls, withTool? }. With `withTool`, each step is two no-op activities, like one model call
+ * and one tool call of ours: the floor for the same number of activities per model call.
+ */
 async function floorWorkflow(input) {
-  for (let step = 1; step <= input.calls; step++) await noop(step);
+  for (let step = 1; step <= input.calls; step++) {
+    await noop(step);
+    if (input.withTool && step < input.calls) await noopTool(step);
+  }
   return { steps: input.calls };
 }
 

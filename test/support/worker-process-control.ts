@@ -3,8 +3,13 @@ import * as path from 'node:path';
 
 /** Starts test/support/worker-process.ts in a child process; resolves once it polls. */
 export function startWorkerProcess(env: { taskQueue: string; fakeUrl: string; storeDir: string }): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['-r', path.join(__dirname, 'swc-register.js'), path.join(__dirname, 'worker-process.ts')], {
-    env: { ...process.env, FH_TASK_QUEUE: env.taskQueue, FH_FAKE_URL: env.fakeUrl, FH_STORE_DIR: env.storeDir },
+  return startTsProcess(path.join(__dirname, 'worker-process.ts'), { FH_TASK_QUEUE: env.taskQueue, FH_FAKE_URL: env.fakeUrl, FH_STORE_DIR: env.storeDir });
+}
+
+/** Runs a TypeScript worker script in a child process with `env` added; resolves once it prints worker-ready. */
+export function startTsProcess(script: string, env: Record<string, string>): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['-r', path.join(__dirname, 'swc-register.js'), script], {
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
