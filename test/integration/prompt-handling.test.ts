@@ -129,7 +129,10 @@ describe('client prompts and compactions on a running agent', () => {
 
   it('a run that returns while a compaction update is still running waits for it (no TMPRL1102)', async () => {
     fake.setRoute((req) => (String(req.body?.system ?? '').startsWith('[fabric-harness:summarize]') ? say('## Goal\nSummary.') : undefined));
-    proxy.delayNext(2_000); // the run's second prompt takes a while; the client's compaction queues behind it
+    // The run's second prompt takes a while (the first model call goes at once); the client's compaction
+    // queues behind it.
+    proxy.delayNext(0);
+    proxy.delayNext(3_000);
     fake.enqueue(say('one answered'), say('two answered'));
     const handle = await startAgent(
       w.client,

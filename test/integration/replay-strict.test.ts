@@ -8,7 +8,8 @@ import * as path from 'node:path';
 import { replayHistory } from '../../src/client/replay';
 import { parseHistoryJSON, type History } from '../../src/client/history-file';
 
-const HISTORIES = path.resolve(__dirname, '../histories');
+// The calculator run recorded by the current release (test/histories/<version>/).
+const HISTORIES = path.resolve(__dirname, '../histories', (require('../../package.json') as { version: string }).version);
 const variant = (name: string) => path.resolve(__dirname, '../fixtures/input-variants', `${name}.ts`);
 
 describe('replay with strict inputs', () => {
