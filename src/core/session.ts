@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { assistantText, type Entry, type ToolResultBlock, type Usage } from './entries';
 import { makeEvent, type AgentEventType, type CompactionReason, type EventPayloads } from './events';
 import { FabricError, MaxTurnsExceededError, ModelCallError, OutputParseError } from './errors';
@@ -55,6 +55,9 @@ export interface SessionUsage extends Usage {
 
 const EVENT_TEXT_LIMIT = 2000;
 
+/** A user prompt: the API refuses text blocks that are empty or only whitespace, so we refuse them first. */
+export const promptTextSchema = z.string().refine((t) => t.trim().length > 0, 'must contain non-whitespace text');
+
 /**
  * One conversation. `prompt` runs a turn: model → tools → model … until the model ends its turn. The
  * compaction controller keeps the history inside the window (before each model call, and once when the
@@ -106,6 +109,7 @@ export class Session {
   }
 
   async prompt<T = string>(text: string, options: PromptOptions<T> = {}): Promise<T> {
+    parseWith(z.object({ text: promptTextSchema }), { text }, 'prompt');
     return this.exclusive(() => this.rollingBackOnFailure(() => this.runPrompt(text, options)));
   }
 

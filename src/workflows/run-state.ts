@@ -6,6 +6,7 @@ import type { AgentEvent } from '../core/events';
 import type { Harness, PromptHost, ServeOptions } from '../core/harness';
 import type { Session } from '../core/session';
 import { parseWith } from '../core/validate';
+import { promptTextSchema } from '../core/session';
 import { encodeFailure } from '../wire/failures';
 import {
   closeSignal,
@@ -33,7 +34,7 @@ const DEFAULT_IDLE_TIMEOUT_MS = 10 * 60_000;
 const SESSION_GRACE_MS = 10_000;
 
 const promptRequestSchema = z
-  .object({ text: z.string().min(1, 'must be a non-empty string'), sessionId: z.string().min(1).optional() })
+  .object({ text: promptTextSchema, sessionId: z.string().min(1).optional() })
   .strict();
 const compactRequestSchema = z
   .object({

@@ -92,6 +92,8 @@ describe('client prompts and compactions on a running agent', () => {
     await expect(handle.compact(null as any)).rejects.toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/compact request/) });
     await expect(handle.compact({ keepRecentEntries: 0 })).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'keepRecentEntries' });
     await expect(handle.prompt('')).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'text' });
+    // Whitespace only: the API would refuse it (400), so the validator does first.
+    await expect(handle.prompt(' \n\t ')).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'text' });
     await expect(
       handle.workflow.executeUpdate('fh.prompt', { args: [{ text: 'hi', extra: 1 } as any] }).catch((e) => {
         throw e.cause;

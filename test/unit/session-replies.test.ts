@@ -184,3 +184,13 @@ describe('an ineffective compaction is not repeated every turn', () => {
     expect(events.filter((e) => isEvent(e, 'compaction_started'))).toHaveLength(1);
   });
 });
+
+describe('a blank prompt', () => {
+  it('is refused before any model call (the API would answer 400), and the session goes on', async () => {
+    const s = await (await init({ compaction: { enabled: false } })).session();
+    await expect(s.prompt(' \n ')).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'text' });
+    expect(fake.messageRequests()).toHaveLength(0);
+    fake.enqueue(say('fine'));
+    expect(await s.prompt('hello')).toBe('fine');
+  });
+});
