@@ -18,6 +18,7 @@ export async function startDelayProxy(target: string): Promise<DelayProxy> {
   const delays: number[] = [];
   const holdWaiters: Array<() => void> = [];
   let holding = 0;
+  const held = new Set<() => void>();
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
@@ -25,7 +26,16 @@ export async function startDelayProxy(target: string): Promise<DelayProxy> {
       const ms = delays.shift()!;
       holding += 1;
       holdWaiters.splice(0).forEach((w) => w());
-      await new Promise((r) => setTimeout(r, ms));
+      // Held requests end with stop(): a pending timer would keep the test process alive for `ms`.
+      await new Promise<void>((resolve) => {
+        const release = () => {
+          clearTimeout(timer);
+          held.delete(release);
+          resolve();
+        };
+        const timer = setTimeout(release, ms);
+        held.add(release);
+      });
       holding -= 1;
       if (req.socket.destroyed) return; // the caller (a killed worker) went away
     }
@@ -56,6 +66,7 @@ export async function startDelayProxy(target: string): Promise<DelayProxy> {
       new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
+        [...held].forEach((release) => release());
       }),
   };
 }
