@@ -166,31 +166,32 @@ export class Session {
     const maxTurns = turnsOverride ?? this.config.maxTurns;
     this.entries.push({ type: 'user', text });
 
+    // The provider said the request does not fit (an error, its own stop reason, or input it reported
+    // above the window): compact once and retry, or throw ContextWindowExceededError.
     let overflowTried = false;
+    const recover = async (providerSaid: unknown) => {
+      this.entries = await this.compaction.recoverFromOverflow(this.entries, settings, providerSaid, overflowTried);
+      overflowTried = true;
+    };
     for (let turn = 0; ; ) {
       let result: ModelCallResult;
       try {
         result = settings?.enabled ? await this.decideThenCallModel(settings) : await this.callModel();
       } catch (err) {
         if (!isOverflowError(err)) throw err;
-        this.entries = await this.compaction.recoverFromOverflow(this.entries, settings, err, overflowTried);
-        overflowTried = true;
-        continue;
-      }
-      const window = this.config.contextWindowTokens;
-      // Overflow the provider did not report as an error: with compaction on, treat it like one.
-      if (settings?.enabled && window && result.usage.inputTokens > window) {
-        const err = new ModelCallError('context_overflow', `reported input tokens ${result.usage.inputTokens} exceed the context window ${window}`);
-        this.entries = await this.compaction.recoverFromOverflow(this.entries, settings, err, overflowTried);
-        overflowTried = true;
+        await recover(err);
         continue;
       }
       // What a stop reason means, and what of the reply is kept, is decided in ./replies.
       const action = interpretReply(result.entry, result.stopReason);
+      const window = this.config.contextWindowTokens;
       if (action.kind === 'overflow') {
-        const err = new ModelCallError('context_overflow', action.message);
-        this.entries = await this.compaction.recoverFromOverflow(this.entries, settings, err, overflowTried);
-        overflowTried = true;
+        await recover(new ModelCallError('context_overflow', action.message));
+        continue;
+      }
+      // Overflow the provider did not report as one: with compaction on, treat it like one.
+      if (settings?.enabled && window && result.usage.inputTokens > window) {
+        await recover(new ModelCallError('context_overflow', `reported input tokens ${result.usage.inputTokens} exceed the context window ${window}`));
         continue;
       }
       if (action.kind === 'refusal') throw action.error;
