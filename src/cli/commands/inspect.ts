@@ -258,6 +258,9 @@ async function queryRun<T>(
     if ((err as Error).name === 'QueryNotRegisteredError') {
       throw failure(`workflow ${workflowId} is not an agent run (it does not answer ${query}); list agent runs with \`fh list\``);
     }
+    // A worker that just stopped can leave the server routing the query to it ("Failed to query
+    // Workflow"): for a run that has ended, its history answers as well.
+    if (ended) return fromHistory(`the run has ended (${status}) and its query failed: ${oneLine((err as Error).message ?? String(err))}`);
     throw asCliError(err, ctx);
   }
 }
