@@ -17,7 +17,7 @@ import { createLocalTools } from './local-tools';
 import { resolveToolSandbox, type ToolSandboxOptions } from './tool-env';
 import { runToolImplementation } from './tool-runner';
 import { canonicalJson, hashString } from '../core/hash';
-import { StoreIntegrityError } from './store-errors';
+import { StoreBlobMissingError, StoreIntegrityError } from "./store-errors";
 import type { TranscriptStore } from './transcript-store';
 import { loadJson, saveJson, ToolResultStore, Transcripts } from './transcripts';
 
@@ -133,6 +133,25 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
 
     async fhDecideCompaction(facts) {
       return decideFromFacts(facts);
+    },
+
+    async fhStoreTranscript(input) {
+      const base = input.base ? await asFailure(() => transcripts.load(input.base!)) : [];
+      const delta = await asFailure(() => toolResults.resolve(input.delta));
+      if (!base || !delta) {
+        throw ApplicationFailure.create({
+          type: TRANSCRIPT_STORE_MISS,
+          message: "part of the transcript is not in this worker's store; the workflow resends it in full",
+          nonRetryable: true,
+        });
+      }
+      return transcripts.append(input.base, base, delta);
+    },
+
+    async fhLoadTranscript(ref) {
+      const entries = await asFailure(() => transcripts.load(ref));
+      if (!entries) throw encodeFailure(new StoreBlobMissingError(`transcript ${ref.head}`, deps.store.location ?? "(store)", "a continued or forked session's conversation"));
+      return entries;
     },
   };
 }

@@ -88,6 +88,10 @@ export interface FabricActivities {
   /** With `contextWindowTokens` (the window the agent set) it only resolves the model name. */
   fhResolveModel(input: { model?: string; contextWindowTokens?: number }): Promise<ResolveModelResult>;
   fhDecideCompaction(facts: DecisionFacts): Promise<CompactionDecision>;
+  /** Stores a conversation's entries not stored yet (before a session continues as new). */
+  fhStoreTranscript(input: { base: TranscriptRefPayload | null; delta: Entry[] }): Promise<TranscriptRefPayload>;
+  /** A stored conversation's entries (a continued or forked session restores from it). */
+  fhLoadTranscript(ref: TranscriptRefPayload): Promise<Entry[]>;
 }
 
 /** ApplicationFailure types the workflow reacts to. */

@@ -4,6 +4,7 @@ import type { Flavour, Harness, InitOptions } from './harness';
 import type { ToolSource } from './tool-registry';
 import { isToolDefinition, type ToolDefinition } from './tools';
 import { parseWith } from './validate';
+import type { SessionAgentConfig } from './sessions/config';
 
 export type InitFn = (options?: InitOptions) => Promise<Harness>;
 
@@ -26,6 +27,8 @@ export interface AgentConfig<I, O> {
    * and finds the code of tools declared with `execute` here even when the module does not export them.
    */
   tools?: ToolDefinition[];
+  /** How this agent's sessions (startSession) behave: custom statuses, the title model. */
+  sessions?: SessionAgentConfig;
   run: (ctx: AgentRunContext<I>) => Promise<O>;
 }
 
@@ -49,6 +52,7 @@ export interface AgentDefinition<I = any, O = any> {
   readonly description?: string;
   readonly input?: z.ZodType<I>;
   readonly tools?: readonly ToolDefinition[];
+  readonly sessions?: SessionAgentConfig;
   readonly flavour: Flavour;
   readonly run: (ctx: AgentRunContext<I>) => Promise<O>;
   /** Runs the agent in this process and resolves to what `run` returns. */
@@ -85,6 +89,7 @@ export function defineAgent<I, O>(config: AgentConfig<I, O>, flavour: Flavour, i
     description: config.description,
     input: config.input,
     tools: config.tools,
+    sessions: config.sessions,
     flavour,
     run: config.run,
     invoke: (input, options) => invoke(def, input, options) as Promise<O>,

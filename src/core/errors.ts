@@ -165,3 +165,20 @@ export class PromptTooLargeError extends FabricError {
     );
   }
 }
+
+/** The user interrupted the running turn (its model call, tool or approval wait was cancelled). */
+export class InterruptedError extends FabricError {
+  constructor(message = 'The turn was interrupted by the user') {
+    super('INTERRUPTED', message);
+  }
+}
+
+/**
+ * A turn paused where it waits only for approvals, so the session can continue as new; the next run
+ * resumes it. Never reaches users: the session host catches it.
+ */
+export class TurnSuspendedError extends FabricError {
+  constructor() {
+    super('TURN_SUSPENDED', 'The turn was suspended to continue the session as a new run');
+  }
+}

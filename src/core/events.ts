@@ -49,6 +49,12 @@ export interface EventPayloads {
   tool_call: { id: string; name: string; input: unknown };
   /** A tool answered (content truncated to 2,000 characters for the event). */
   tool_result: { id: string; name: string; isError: boolean; content: string };
+  /** A tool call waits for a person's approval (permission mode `ask`). */
+  approval_requested: { id: string; name: string; input: unknown };
+  /** Someone approved or denied a waiting tool call. */
+  approval_decided: { id: string; name: string; approved: boolean; note?: string };
+  /** The running turn was interrupted; the conversation keeps what happened up to there. */
+  interrupted: { during: 'model' | 'tool' | 'approval' };
 }
 
 export type AgentEventType = keyof EventPayloads;

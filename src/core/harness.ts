@@ -3,7 +3,7 @@ import { builtinTools, isBuiltinToolName, type BuiltinToolName } from './builtin
 import type { EventListener } from './events';
 import { builtinContextWindow } from './models';
 import type { RuntimePorts } from './ports';
-import { Session } from './session';
+import { Session, type ToolAuthorizer } from './session';
 import { compactionSettingsSchema, parseCompactionSettings, type CompactionSettings } from './settings';
 import type { ToolDefinition } from './tools';
 import { parseWith } from './validate';
@@ -89,6 +89,8 @@ export class Harness {
     readonly flavour: Flavour,
     private readonly defaultCwd: string,
     private readonly host?: PromptHost,
+    /** Asked before each tool call of this harness's sessions (a session workflow's permission mode). */
+    private readonly authorize?: ToolAuthorizer,
   ) {}
 
   /**
@@ -120,6 +122,7 @@ export class Harness {
       compaction: merged.compaction,
       compactionDefaultEnabled: this.flavour === 'default',
       contextWindowTokens: window,
+      authorize: this.authorize,
     });
     this.list.push(session);
     return session;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { assistantText, type Entry, type ToolResultBlock, type Usage } from './entries';
 import { makeEvent, type AgentEventType, type CompactionReason, type EventPayloads } from './events';
-import { FabricError, MaxTurnsExceededError, ModelCallError, OutputParseError } from './errors';
+import { FabricError, InterruptedError, MaxTurnsExceededError, ModelCallError, OutputParseError, TurnSuspendedError } from './errors';
 import type { ModelCallRequest, ModelCallResult, RuntimePorts } from './ports';
 import { interpretReply } from './replies';
 import { checkToolInput, toolSpec, type ToolDefinition } from './tools';
@@ -28,6 +28,35 @@ export interface SessionConfig {
   /** Whether compaction is on when `compaction.enabled` is not said (default entry: true). */
   compactionDefaultEnabled: boolean;
   contextWindowTokens: number | undefined;
+  /**
+   * Asked before each tool call whose input is valid (permission modes, approvals). A refusal goes to
+   * the model as the call's error result. May throw TurnSuspendedError (the host continues as new).
+   */
+  authorize?: ToolAuthorizer;
+}
+
+export type ToolVerdict = { allow: true } | { allow: false; content: string };
+export type ToolAuthorizer = (call: ToolCall, def: ToolDefinition) => Promise<ToolVerdict>;
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  input: unknown;
+}
+
+/**
+ * A turn paused at its tool calls (some wait for approval) so that it can be resumed by another run:
+ * everything needed besides the conversation, which ends with the assistant's tool_use entry.
+ */
+export interface SuspendedTurn {
+  /** Index of the turn's user entry: where a failed resumption rolls back to. */
+  turnStart: number;
+  calls: ToolCall[];
+  /** Results of the calls that finished before the turn paused. */
+  results: ToolResultBlock[];
+  /** Tool rounds used so far, and the limit. */
+  turn: number;
+  maxTurns: number;
 }
 
 export interface PromptOptions<T = unknown> extends PromptCompactionOverrides {
@@ -77,6 +106,10 @@ export class Session {
   private modelCalls = 0;
   /** A prompt or compaction in progress; the next one waits for it. */
   private busy: Promise<unknown> = Promise.resolve();
+  /** Set when a turn paused for a new run (TurnSuspendedError); resumeTurn continues it. */
+  private suspended: SuspendedTurn | undefined;
+  /** Index of the running turn's user entry, and its tool-round count (for suspension). */
+  private turnStart = 0;
 
   constructor(
     private readonly ports: RuntimePorts,
@@ -113,6 +146,52 @@ export class Session {
     return this.exclusive(() => this.rollingBackOnFailure(() => this.runPrompt(text, options)));
   }
 
+  /** Continues a conversation that was saved elsewhere (a session file, a continued workflow). */
+  restore(snapshot: { entries: readonly Entry[] }): void {
+    this.entries = [...snapshot.entries];
+  }
+
+  /** Starts a fresh conversation; settings, tools and counters stay. */
+  clear(): void {
+    this.entries = [];
+    this.suspended = undefined;
+  }
+
+  get model(): string {
+    return this.config.model;
+  }
+
+  /** Switches the model from the next call on (its window for compaction, when known). */
+  changeModel(model: string, contextWindowTokens: number | undefined): void {
+    this.config.model = model;
+    this.config.contextWindowTokens = contextWindowTokens;
+    this.compaction.retarget(model, contextWindowTokens);
+  }
+
+  /** Tool paths resolve here from the next call on. */
+  changeWorkingDirectory(cwd: string): void {
+    this.config.cwd = cwd;
+  }
+
+  /** The turn that paused for a new run, if any: carried to it and given to resumeTurn. */
+  suspendedTurn(): SuspendedTurn | undefined {
+    return this.suspended;
+  }
+
+  /** Resumes a turn another run suspended: runs its remaining tool calls, then the turn goes on. */
+  async resumeTurn(turn: SuspendedTurn): Promise<string> {
+    return this.exclusive(() =>
+      this.rollingBackOnFailure(async () => {
+        this.suspended = undefined;
+        this.turnStart = turn.turnStart;
+        const settings = this.compaction.settingsFor(undefined);
+        const done = new Map(turn.results.map((r) => [r.tool_use_id, r]));
+        await this.runToolCalls(turn.calls, done, turn.turn, turn.maxTurns);
+        return this.turnLoop<string>(settings, turn.maxTurns, undefined, turn.turn);
+      }, turn.turnStart),
+    );
+  }
+
   async compact(options: CompactOptions = {}): Promise<CompactResult> {
     return this.exclusive(async () => {
       const outcome = await this.compaction.compactManually(this.entries, options);
@@ -141,13 +220,19 @@ export class Session {
    * must not stay in the conversation, or every later prompt fails the same way. The failure itself
    * stays visible where it happened (an error event here; the failed activity in Temporal history).
    */
-  private async rollingBackOnFailure<T>(fn: () => Promise<T>): Promise<T> {
+  private async rollingBackOnFailure<T>(fn: () => Promise<T>, length = this.entries.length): Promise<T> {
     const before = this.entries;
-    const length = before.length;
     const anchor = this.compaction.anchorMark();
     try {
       return await fn();
     } catch (err) {
+      // Suspended: the next run resumes this turn from the entries as they are.
+      if (err instanceof TurnSuspendedError) throw err;
+      // Interrupted: what the user sent and what happened stay; every tool call gets its result.
+      if (err instanceof InterruptedError) {
+        this.closeDanglingToolCalls();
+        throw err;
+      }
       // In place when nothing rewrote history meanwhile: what the runtime stored up to here stays usable.
       before.length = length;
       this.entries = before;
@@ -164,8 +249,18 @@ export class Session {
     const overrides = parsePromptCompactionOverrides(rawOverrides);
     const settings = this.compaction.settingsFor(overrides);
     const maxTurns = turnsOverride ?? this.config.maxTurns;
+    this.turnStart = this.entries.length;
     this.entries.push({ type: 'user', text });
+    return this.turnLoop(settings, maxTurns, output, 0);
+  }
 
+  /** The model → tools loop of one turn, from tool round `turn` on. */
+  private async turnLoop<T>(
+    settings: ResolvedCompactionSettings | undefined,
+    maxTurns: number,
+    output: z.ZodType<T> | undefined,
+    turn: number,
+  ): Promise<T> {
     // The provider said the request does not fit (an error, its own stop reason, or input it reported
     // above the window): compact once and retry, or throw ContextWindowExceededError.
     let overflowTried = false;
@@ -173,7 +268,7 @@ export class Session {
       this.entries = await this.compaction.recoverFromOverflow(this.entries, settings, providerSaid, overflowTried);
       overflowTried = true;
     };
-    for (let turn = 0; ; ) {
+    for (;;) {
       let result: ModelCallResult;
       try {
         result = settings?.enabled ? await this.decideThenCallModel(settings) : await this.callModel();
@@ -208,8 +303,20 @@ export class Session {
         this.entries.push({ type: 'tool_results', results: action.results });
         continue;
       }
-      await this.runToolCalls(action.calls);
+      await this.runToolCalls(action.calls, new Map(), turn, maxTurns);
     }
+  }
+
+  /** After an interruption: a tool_use without its result would make every later request invalid. */
+  private closeDanglingToolCalls(): void {
+    const last = this.entries[this.entries.length - 1];
+    if (last?.type !== 'assistant') return;
+    const uses = last.content.filter((b): b is Extract<typeof b, { type: 'tool_use' }> => b.type === 'tool_use');
+    if (uses.length === 0) return;
+    this.entries.push({
+      type: 'tool_results',
+      results: uses.map((u) => ({ type: 'tool_result', tool_use_id: u.id, content: 'Not run: the user interrupted the turn.', is_error: true })),
+    });
   }
 
   private request(): ModelCallRequest {
@@ -256,8 +363,15 @@ export class Session {
    * Runs a reply's tool calls side by side. Every tool_use gets its tool_result even when a call failed
    * outright (cancelled, no implementation on the worker), so the history stays valid for the API.
    */
-  private async runToolCalls(calls: Array<{ id: string; name: string; input: unknown }>): Promise<void> {
-    const settled = await Promise.allSettled(calls.map((call) => this.runToolCall(call.id, call.name, call.input)));
+  private async runToolCalls(calls: ToolCall[], done: Map<string, ToolResultBlock>, turn: number, maxTurns: number): Promise<void> {
+    const settled = await Promise.allSettled(
+      calls.map((call) => done.get(call.id) ?? this.runToolCall(call.id, call.name, call.input)),
+    );
+    if (settled.some((r) => r.status === 'rejected' && r.reason instanceof TurnSuspendedError)) {
+      const results = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+      this.suspended = { turnStart: this.turnStart, calls, results, turn, maxTurns };
+      throw new TurnSuspendedError();
+    }
     const results = settled.map((r, i): ToolResultBlock =>
       r.status === 'fulfilled'
         ? r.value
@@ -290,8 +404,12 @@ export class Session {
       isError = true;
     } else {
       const check = checkToolInput(def, input);
+      const verdict = check.ok && this.config.authorize ? await this.config.authorize({ id, name, input: check.input }, def) : undefined;
       if (!check.ok) {
         content = check.error;
+        isError = true;
+      } else if (verdict && !verdict.allow) {
+        content = verdict.content;
         isError = true;
       } else {
         const res = await this.ports.runTool(

@@ -1,6 +1,16 @@
-import { proxySinks, workflowInfo } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  CancellationScope,
+  CancelledFailure,
+  condition,
+  ContinueAsNew,
+  proxySinks,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { parseAgentInput, type AgentDefinition, type InitFn } from '../core/agent';
-import { UnknownAgentError } from '../core/errors';
+import { InterruptedError, UnknownAgentError } from '../core/errors';
+import { isSessionEnvelope, SessionHost } from './session-host';
+import type { SessionEnvelope } from '../wire/session-messages';
 import {
   compactionExplicitlyDisabled,
   Harness,
@@ -19,6 +29,7 @@ export * from '../wire/messages';
 /** The workflow function for one agent: its type name is the agent's name. */
 export function agentWorkflow(def: AgentDefinition): (input: unknown) => Promise<unknown> {
   return async (rawInput: unknown) => {
+    if (isSessionEnvelope(rawInput)) return sessionWorkflow(def, rawInput);
     const state = new RunState();
     state.installHandlers();
     let result: unknown;
@@ -27,6 +38,8 @@ export function agentWorkflow(def: AgentDefinition): (input: unknown) => Promise
       result = await def.run({ init: workflowInit(def.flavour, state), input });
     } catch (err) {
       await state.finish();
+      // A cancelled run's activities end its turn as interrupted: the run itself was cancelled.
+      if (err instanceof InterruptedError && CancellationScope.current().consideredCancelled) throw new CancelledFailure('workflow cancelled');
       // Our typed errors fail the workflow (non-retryable, `type` = code). Anything else is left to
       // Temporal's default, a workflow task failure that retries, so a fixed bug can resume the run.
       throw encodeFailure(err);
@@ -36,6 +49,27 @@ export function agentWorkflow(def: AgentDefinition): (input: unknown) => Promise
   };
 }
 
+/**
+ * A session of the agent: `run` sets up (init) and serves; the host answers prompts until the session
+ * ends. A continue-as-new runs `run` again with the session restored (see session-host.ts).
+ */
+async function sessionWorkflow(def: AgentDefinition, envelope: SessionEnvelope): Promise<unknown> {
+  const state = new RunState();
+  const host = new SessionHost(def.name, envelope.fhSession, state, def.sessions);
+  host.install();
+  try {
+    const input = parseAgentInput(def, envelope.fhSession.input);
+    return await def.run({ init: workflowInit(def.flavour, state, host), input });
+  } catch (err) {
+    if (isContinueAsNew(err)) throw err;
+    await condition(allHandlersFinished);
+    if (err instanceof InterruptedError && CancellationScope.current().consideredCancelled) throw new CancelledFailure('workflow cancelled');
+    throw encodeFailure(err);
+  } finally {
+    // nothing: the host answered every accepted message before serve() returned
+  }
+}
+
 /** Handles a workflow type no registered agent has, with an error that lists the ones there are. */
 export function unknownAgentWorkflow(known: string[]): (...args: unknown[]) => Promise<never> {
   return async () => {
@@ -43,16 +77,22 @@ export function unknownAgentWorkflow(known: string[]): (...args: unknown[]) => P
   };
 }
 
-function workflowInit(flavour: Flavour, state: RunState): InitFn {
+function workflowInit(flavour: Flavour, state: RunState, host?: SessionHost): InitFn {
   return async (raw?: InitOptions) => {
     const options = parseInitOptions(raw);
     // Inside a workflow the runtime is Temporal whatever `runtime` says; warn as the docs promise.
     if (flavour === 'default' && !compactionExplicitlyDisabled(options)) {
       proxySinks<FabricSinks>().fabric.warnOnce('temporal-compaction', TEMPORAL_COMPACTION_WARNING);
     }
-    const ports = createTemporalPorts({ record: (e) => state.record(e) });
-    const harness = new Harness(ports, options, flavour, '.', state);
+    const ports = host
+      ? createTemporalPorts({ record: (e) => state.record(e), transport: host.transport, onActivity: host.onActivity })
+      : createTemporalPorts({ record: (e) => state.record(e) });
+    const harness = host ? new Harness(ports, options, flavour, '.', host, host.authorize) : new Harness(ports, options, flavour, '.', state);
     state.harnesses.push(harness);
     return harness;
   };
+}
+
+function isContinueAsNew(err: unknown): boolean {
+  return err instanceof ContinueAsNew;
 }

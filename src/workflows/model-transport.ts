@@ -73,6 +73,30 @@ export class ModelTransport {
     return null;
   }
 
+  /** A conversation restored from a stored transcript (a continued or forked session): refer to it. */
+  seed(sessionId: string, entries: readonly Entry[], ref: TranscriptRefPayload): void {
+    const last = entries[ref.count - 1];
+    if (ref.count === 0 || !last) return;
+    this.sessions.set(sessionId, { entries, stored: [{ ref, last }] });
+  }
+
+  /** The stored transcript this conversation extends, and what is not stored yet (to store it). */
+  unstored(sessionId: string, entries: readonly Entry[]): { base: TranscriptRefPayload | null; delta: Entry[] } {
+    const base = this.storedPrefix({ sessionId, entries } as ModelCallRequest);
+    return { base, delta: this.withToolResultRefs(entries.slice(base?.count ?? 0)) };
+  }
+
+  /** The longest stored prefix of at most `count` entries (a fork point). */
+  storedPrefixWithin(sessionId: string, entries: readonly Entry[], count: number): TranscriptRefPayload | null {
+    const t = this.sessions.get(sessionId);
+    if (!t || t.entries !== entries) return null;
+    let best: TranscriptRefPayload | null = null;
+    for (const { ref, last } of t.stored) {
+      if (ref.count <= count && entries[ref.count - 1] === last && (!best || ref.count > best.count)) best = ref;
+    }
+    return best;
+  }
+
   toolResultStored(toolUseId: string, contentRef: string): void {
     this.toolResultRefs.set(toolUseId, contentRef);
   }

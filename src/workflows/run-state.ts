@@ -100,17 +100,27 @@ export class RunState implements PromptHost {
   }
 
   installHandlers(): void {
+    this.installQueries();
+    setHandler(closeSignal, () => {
+      this.closed = true;
+    });
+    setHandler(promptUpdate, (req) => this.prompt(req), { validator: (req) => this.validatePrompt(req) });
+  }
+
+  /** What every agent workflow answers, a session's too: the queries and manual compaction. */
+  installQueries(): void {
     setHandler(messagesQuery, (id) => [...(this.session(id)?.messages() ?? [])]);
     setHandler(compactionStateQuery, (id) => this.session(id)?.compactionState() ?? null);
     setHandler(contextBudgetQuery, (id) => this.session(id)?.contextBudget() ?? null);
     setHandler(sessionsQuery, () => this.sessions().map((s) => s.id));
     setHandler(eventsQuery, (limit) => this.events.slice(-(limit ?? EVENT_BUFFER)));
     setHandler(usageQuery, () => this.usage());
-    setHandler(closeSignal, () => {
-      this.closed = true;
-    });
-    setHandler(promptUpdate, (req) => this.prompt(req), { validator: (req) => this.validatePrompt(req) });
     setHandler(compactUpdate, (req) => this.compact(req), { validator: (req) => this.validateCompact(req) });
+  }
+
+  /** A session workflow serves (its host answers prompts): compaction requests wait for its conversation. */
+  markServing(): void {
+    this.phase = 'serving';
   }
 
   /** Runs in the update's validator: what is refused here never enters history and never waits. */

@@ -1,9 +1,9 @@
-import { patched, proxyActivities, proxyLocalActivities, proxySinks, type ActivityOptions } from '@temporalio/workflow';
+import { isCancellation, patched, proxyActivities, proxyLocalActivities, proxySinks, type ActivityOptions } from '@temporalio/workflow';
 import type { FabricActivities, ModelActivityInput, ModelActivityReply, ModelActivityResult, ToolActivityInput } from '../activities/contract';
 import { TRANSCRIPT_STORE_MISS } from '../activities/contract';
 import { jsonBytes } from '../core/bytes';
 import type { AgentEvent } from '../core/events';
-import { PayloadTooLargeError } from '../core/errors';
+import { InterruptedError, PayloadTooLargeError } from '../core/errors';
 import type { ModelCallRequest, ModelCallResult, RuntimePorts } from '../core/ports';
 import type { DecisionFacts } from '../core/compaction/decide';
 import { decodeFailure, innermostApplicationFailure } from '../wire/failures';
@@ -23,6 +23,10 @@ const MAX_SCHEDULED_PAYLOAD_BYTES = 1_900_000;
 export interface TemporalPortOptions {
   /** Called for every event, in workflow state order (for queries). */
   record(event: AgentEvent): void;
+  /** Shared with the caller (a session host stores and restores transcripts through it). */
+  transport?: ModelTransport;
+  /** Told when an activity starts (+1) and ends (-1): a session suspends a turn only when none runs. */
+  onActivity?(delta: 1 | -1): void;
 }
 
 const retry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '60s', maximumAttempts: 10 } as const;
@@ -44,13 +48,21 @@ const local = proxyLocalActivities<Pick<FabricActivities, 'fhDecideCompaction'>>
   summary: 'compaction decision',
 });
 
-/** An activity's typed failure, decoded (the session reasons about model errors by kind). */
+/**
+ * An activity's typed failure, decoded (the session reasons about model errors by kind). A cancelled
+ * activity is an interrupted turn (the only thing that cancels a session's activities).
+ */
 async function decoded<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (err) {
-    throw decodeFailure(err) ?? err;
+    throw decodedFailure(err);
   }
+}
+
+function decodedFailure(err: unknown): unknown {
+  if (isCancellation(err)) return new InterruptedError();
+  return decodeFailure(err) ?? err;
 }
 
 /**
@@ -59,14 +71,23 @@ async function decoded<T>(call: () => Promise<T>): Promise<T> {
  */
 export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
   const sinks = proxySinks<FabricSinks>();
-  const transport = new ModelTransport();
+  const transport = opts.transport ?? new ModelTransport();
+  /** Runs an activity call, counted for the host. */
+  async function counted<T>(call: () => Promise<T>): Promise<T> {
+    opts.onActivity?.(1);
+    try {
+      return await call();
+    } finally {
+      opts.onActivity?.(-1);
+    }
+  }
   const resolved = new Map<string, { model: string; contextWindowTokens?: number }>();
 
   /** One model activity: the transcript by reference, resent whole once if the worker's store lacks it. */
   async function modelActivity(req: ModelCallRequest, facts?: DecisionFacts): Promise<ModelActivityResult> {
     const call = (input: ModelActivityInput) => {
       assertFits('model call input', input);
-      return activities(modelOptions, `model ${req.model}`).fhModel(input);
+      return counted(() => activities(modelOptions, `model ${req.model}`).fhModel(input));
     };
     const withFacts = (input: ModelActivityInput): ModelActivityInput => (facts ? { ...input, decide: facts } : input);
     let input = withFacts(transport.input(req, true));
@@ -75,7 +96,7 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
       result = await call(input);
     } catch (err) {
       // A worker without this transcript (another machine, a cleared store): send it whole, once.
-      if (innermostApplicationFailure(err)?.type !== TRANSCRIPT_STORE_MISS) throw decodeFailure(err) ?? err;
+      if (innermostApplicationFailure(err)?.type !== TRANSCRIPT_STORE_MISS) throw decodedFailure(err);
       input = withFacts(transport.input(req, false));
       result = await decoded(() => call(input));
     }
@@ -100,12 +121,14 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
 
     summarize: (req) =>
       decoded(() =>
-        activities(modelOptions, `summarize with ${req.model}`).fhSummarize({
-          model: req.model,
-          system: req.system,
-          userText: req.userText,
-          maxTokens: req.maxTokens,
-        }),
+        counted(() =>
+          activities(modelOptions, `summarize with ${req.model}`).fhSummarize({
+            model: req.model,
+            system: req.system,
+            userText: req.userText,
+            maxTokens: req.maxTokens,
+          }),
+        ),
       ),
 
     async runTool(call, def) {
@@ -115,7 +138,7 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
       // The runner answers a timed-out call itself (an error result the model sees); the activity's own
       // bound is a backstop a little later, for a worker that cannot answer at all.
       const options = def.timeoutMs ? { ...toolOptions, startToCloseTimeout: def.timeoutMs + TOOL_TIMEOUT_GRACE_MS } : toolOptions;
-      const result = await decoded(() => activities(options, `tool ${call.name}`).fhTool(input));
+      const result = await decoded(() => counted(() => activities(options, `tool ${call.name}`).fhTool(input)));
       if (result.contentRef) transport.toolResultStored(call.id, result.contentRef);
       return { content: result.content, isError: result.isError };
     },

@@ -100,6 +100,13 @@ export class CompactionController {
     };
   }
 
+  /** The session switched models: decisions and summaries use the new one and its window. */
+  retarget(model: string, contextWindowTokens: number | undefined): void {
+    this.ctx.model = model;
+    this.ctx.contextWindowTokens = contextWindowTokens;
+    this.anchor = undefined; // usage reported by another model says nothing about this one's tokens
+  }
+
   /**
    * Settings for a prompt: session settings, per-prompt overrides and defaults; undefined when
    * compaction is off and nothing needs the numbers.

@@ -1,0 +1,7 @@
+/** How an agent's sessions behave (agent({ sessions })): the same for every session of the agent. */
+export interface SessionAgentConfig {
+  /** Custom statuses besides todo, in-progress, needs-review, done and cancelled. */
+  statuses?: readonly string[];
+  /** The small model that writes a session's title from its first message (default: Claude Haiku). */
+  titleModel?: string;
+}

@@ -1,0 +1,53 @@
+import { FabricError } from '../errors';
+
+/** The session has ended (closed or deleted): it takes no more messages. */
+export class SessionClosedError extends FabricError {
+  constructor(readonly sessionId: string) {
+    super('SESSION_CLOSED', `Session ${sessionId} has ended and takes no more messages; start a new one or fork this one`);
+  }
+}
+
+/** No session has this id (never started, or deleted). */
+export class SessionNotFoundError extends FabricError {
+  constructor(readonly sessionId: string) {
+    super('SESSION_NOT_FOUND', `No session with id ${sessionId} (it was never started, or it was deleted)`);
+  }
+}
+
+export class UnknownMessageError extends FabricError {
+  constructor(
+    readonly messageId: string,
+    why?: string,
+  ) {
+    super('UNKNOWN_MESSAGE', `messageId: no queued message ${messageId}${why ? ` (${why})` : ''}`);
+  }
+}
+
+/** An approval for a tool call that is not waiting for one. */
+export class UnknownToolCallError extends FabricError {
+  constructor(
+    readonly callId: string,
+    readonly alreadyDecided: boolean,
+    readonly pending: string[],
+  ) {
+    super(
+      alreadyDecided ? 'ALREADY_DECIDED' : 'UNKNOWN_TOOL_CALL',
+      alreadyDecided
+        ? `callId: tool call ${callId} was already approved or denied`
+        : `callId: no tool call ${callId} waits for approval (pending: ${pending.length ? pending.join(', ') : 'none'})`,
+    );
+  }
+}
+
+export class InvalidForkPointError extends FabricError {
+  constructor(
+    readonly atMessage: number,
+    readonly messages: number,
+    why?: string,
+  ) {
+    super(
+      'INVALID_FORK_POINT',
+      `atMessage: cannot fork at message ${atMessage}: ${why ?? `the session has ${messages} message${messages === 1 ? '' : 's'} (0-${Math.max(messages - 1, 0)})`}`,
+    );
+  }
+}

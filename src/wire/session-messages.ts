@@ -1,0 +1,136 @@
+/**
+ * The wire contract of session workflows (a conversation that lives for days as one workflow; its id
+ * is the workflow id): the start envelope, what a run carries to the next one when it continues as
+ * new, and every update and query a session answers. Imported by the workflow and by clients.
+ */
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import type { Entry } from '../core/entries';
+import type { Labels, LabelValue } from '../core/sessions/labels';
+import type { SessionSettings, SessionSettingsPatch } from '../core/sessions/settings';
+import type { SessionUsage, SuspendedTurn } from '../core/session';
+import type { TranscriptRefPayload } from '../activities/contract';
+
+/** What startSession passes as the workflow input: marks the run as a session of the agent. */
+export interface SessionEnvelope {
+  fhSession: SessionStart;
+}
+
+export interface SessionStart {
+  /** The agent's input (validated by its schema, as for any run). */
+  input?: unknown;
+  /** A title set before the first message: it is never replaced by a generated one. */
+  title?: string;
+  settings?: SessionSettingsPatch;
+  labels?: Labels;
+  /** Continue as new past this many history events (besides whenever Temporal suggests it). */
+  historyLimit?: number;
+  /** Archive the session after this long without a message (off when absent). */
+  autoArchiveAfterMs?: number;
+  /** Set by a continue-as-new or a fork: the session so far. */
+  carried?: CarriedSession;
+}
+
+export interface SessionRecord {
+  agent: string;
+  title?: string;
+  titleSource?: 'user' | 'generated';
+  status: string;
+  /** Set by a manual status change: automatic transitions stop. */
+  statusManual: boolean;
+  labels: Labels;
+  flagged: boolean;
+  archived: boolean;
+  /** Index of the last message the user has read (-1: none). */
+  readPointer: number;
+  createdAt: number;
+  lastUsedAt: number;
+  lastMessageAt?: number;
+  /** User messages accepted so far (all runs). */
+  messageCount: number;
+  settings: SessionSettings;
+  /** Runs before this one (continue-as-new). */
+  continuedRuns: number;
+  forkedFrom?: { sessionId: string; atMessage: number };
+}
+
+export interface QueuedMessage {
+  id: string;
+  text: string;
+  at: number;
+}
+
+export interface PendingApproval {
+  callId: string;
+  tool: string;
+  input: unknown;
+  requestedAt: number;
+  messageId: string;
+}
+
+export type StoredReply = { text: string } | { error: { code: string; message: string } };
+
+export interface CarriedSession {
+  record: SessionRecord;
+  /** The conversation: a stored transcript by reference, plus entries not stored yet. */
+  transcript: { ref: TranscriptRefPayload | null; tail: Entry[] };
+  usage?: SessionUsage;
+  queue: QueuedMessage[];
+  /** A turn that waits for approvals, with the message it answers. */
+  suspended?: { message: QueuedMessage; turn: SuspendedTurn };
+  approvals: Array<PendingApproval & { decision?: { approved: boolean; note?: string } }>;
+  /** Replies clients may still ask for (their prompt was answered "continued"). */
+  replies: Array<[string, StoredReply]>;
+  interruptedHint: boolean;
+}
+
+export interface SessionInfo extends SessionRecord {
+  id: string;
+  runId: string;
+  processing: boolean;
+  /** The message the running turn answers. */
+  current?: string;
+  queued: QueuedMessage[];
+  pendingApprovals: PendingApproval[];
+  closed: boolean;
+  historyLength: number;
+}
+
+export interface SessionPromptRequest {
+  text: string;
+  /** Idempotency and addressing: the reply is asked for by this id. Default: the update's id. */
+  messageId?: string;
+}
+
+/** A prompt's answer; `continued` when the session continued as new first: ask the next run (replyUpdate). */
+export type SessionReply = { messageId: string; text: string; continued?: undefined } | { messageId: string; continued: true };
+
+export interface ForkPoint {
+  agent: string;
+  record: SessionRecord;
+  transcript: { ref: TranscriptRefPayload | null; tail: Entry[] };
+}
+
+/** Changes to a session's catalogue entry and settings, one kind per request. */
+export type SessionEdit =
+  | { kind: 'status'; status: string }
+  | { kind: 'title'; title: string }
+  | { kind: 'label'; name: string; value?: LabelValue | null }
+  | { kind: 'unlabel'; name: string }
+  | { kind: 'flag'; flagged: boolean }
+  | { kind: 'archive'; archived: boolean }
+  | { kind: 'read'; upTo?: number }
+  | { kind: 'settings'; settings: SessionSettingsPatch }
+  | { kind: 'clear' };
+
+export const sessionPromptUpdate = defineUpdate<SessionReply, [SessionPromptRequest]>('fh.session.prompt');
+/** Queues a message and returns at once (the reply is asked for with replyUpdate). */
+export const sessionSendUpdate = defineUpdate<{ messageId: string; position: number }, [SessionPromptRequest]>('fh.session.send');
+export const sessionReplyUpdate = defineUpdate<SessionReply, [{ messageId: string }]>('fh.session.reply');
+export const cancelMessageUpdate = defineUpdate<void, [{ messageId: string }]>('fh.session.cancelMessage');
+export const interruptUpdate = defineUpdate<{ interrupted: boolean; messageId?: string }, []>('fh.session.interrupt');
+export const approveUpdate = defineUpdate<void, [{ callId: string; approved: boolean; note?: string }]>('fh.session.approve');
+export const editSessionUpdate = defineUpdate<SessionInfo, [SessionEdit]>('fh.session.edit');
+/** Ends the session's workflow (`deleting`: the client deletes it and its blobs next). */
+export const endSessionUpdate = defineUpdate<void, [{ deleting?: boolean }]>('fh.session.end');
+export const sessionInfoQuery = defineQuery<SessionInfo>('fh.session.info');
+export const forkPointQuery = defineQuery<ForkPoint, [number]>('fh.session.forkPoint');
