@@ -5,8 +5,13 @@ import type { ToolDefinition } from './tools';
  * The local-sandbox tools, declared here without code: their schemas are pure, so workflow code can
  * show them to the model; their implementations live in `activities/local-tools.ts` (Node only).
  */
-function builtin<S extends z.ZodType>(name: string, description: string, input: S): ToolDefinition<z.infer<S>> {
-  return { kind: 'tool', name, description, input: input as z.ZodType<z.infer<S>> };
+function builtin<S extends z.ZodType>(
+  name: string,
+  description: string,
+  input: S,
+  opts: { readOnly?: boolean } = {},
+): ToolDefinition<z.infer<S>> {
+  return { kind: 'tool', name, description, input: input as z.ZodType<z.infer<S>>, ...(opts.readOnly ? { readOnly: true } : {}) };
 }
 
 export const bashInput = z.object({
@@ -26,7 +31,7 @@ export const editFileInput = z.object({
 
 export const builtinTools = {
   bash: builtin('bash', 'Run a shell command in the sandbox directory and return its exit code, stdout and stderr.', bashInput),
-  read_file: builtin('read_file', 'Read a text file from the sandbox directory.', readFileInput),
+  read_file: builtin('read_file', 'Read a text file from the sandbox directory.', readFileInput, { readOnly: true }),
   write_file: builtin('write_file', 'Create or overwrite a text file in the sandbox directory.', writeFileInput),
   edit_file: builtin(
     'edit_file',

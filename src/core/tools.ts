@@ -31,6 +31,11 @@ export interface ToolDefinition<I = any> {
    * declaration because workflow code schedules the activity and must know it.
    */
   readonly timeoutMs?: number;
+  /**
+   * The tool only reads (files, the network, state) and changes nothing. Permission modes run read-only
+   * tools freely (explore, ask); any other tool counts as a write.
+   */
+  readonly readOnly?: boolean;
 }
 
 /** A declaration: a tool without its code. */
@@ -60,6 +65,7 @@ interface ToolConfig<S extends z.ZodType> {
   description: string;
   input: S;
   timeoutMs?: number;
+  readOnly?: boolean;
 }
 
 /**
@@ -79,6 +85,9 @@ export function tool<S extends z.ZodType>(def: ToolConfig<S> & { execute?: ToolE
   if (!def.description) throw new InvalidToolDefinitionError(`tool '${def.name}' needs a description`);
   if (def.execute !== undefined && typeof def.execute !== 'function') {
     throw new InvalidToolDefinitionError(`tool '${def.name}': execute must be a function`);
+  }
+  if (def.readOnly !== undefined && typeof def.readOnly !== 'boolean') {
+    throw new InvalidToolDefinitionError(`tool '${def.name}': readOnly must be a boolean`);
   }
   return { kind: 'tool', ...def, input: def.input as z.ZodType<z.infer<S>> };
 }
