@@ -17,6 +17,7 @@ const { DefaultLogger, Runtime } = require('@temporalio/worker');
 const { startAgent } = require('../dist/client');
 const { createWorker, FabricHarnessPlugin, FileTranscriptStore } = require('../dist/worker');
 const { FakeAnthropicServer, startDevServer } = require('../dist/testing');
+const { FH_SEARCH_ATTRIBUTES } = require('../dist/wire/search-attributes');
 const { TASK, scriptedReplies } = require('./demo/script');
 
 const projectDir = path.resolve(__dirname, '..');
@@ -36,7 +37,12 @@ async function main() {
     console.log(`       (${fake.url}): it replays canned responses, it is not a model. Set ANTHROPIC_API_KEY for Claude.`);
   }
 
-  const server = await startDevServer({ ui: true, projectDir, onProgress: (l) => console.log(`[temporal] ${l}`) });
+  const server = await startDevServer({
+    ui: true,
+    projectDir,
+    searchAttributes: { ...FH_SEARCH_ATTRIBUTES },
+    onProgress: (l) => console.log(`[temporal] ${l}`),
+  });
   const store = new FileTranscriptStore(path.join(projectDir, '.fh', 'store'));
   const connection = server.env.nativeConnection;
   const taskQueue = 'fabric-harness-demo';

@@ -3,7 +3,8 @@
  * Temporal CLI / dev server for this repository (plain Node; runs the compiled SDK, so `npm run build` first).
  *
  *   node scripts/temporal.js install   find or build the Temporal CLI (.temporal/bin/temporal), print where it is
- *   node scripts/temporal.js serve     run a dev server with the Web UI on 127.0.0.1, state kept in .fh/temporal.db
+ *   node scripts/temporal.js serve     run a dev server with the Web UI on 127.0.0.1, state kept in .fh/temporal.db,
+ *                                      with the SDK's custom search attributes registered (FhAgent, FhKind, ...)
  *
  * serve options: --port <n> (default 7233), --ui-port <n> (default 8233), --namespace <ns> (default "default"),
  *                --db <file> (default .fh/temporal.db), --log-level <level> (default warn)
@@ -18,7 +19,7 @@ const projectDir = path.resolve(__dirname, '..');
 
 function loadLib() {
   try {
-    return require('../dist/testing/temporal-cli.js');
+    return { ...require('../dist/testing/temporal-cli.js'), ...require('../dist/wire/search-attributes.js') };
   } catch (err) {
     if (err && err.code === 'MODULE_NOT_FOUND') {
       console.error('dist/testing/temporal-cli.js is missing: run `npm run build` first (npm run server does).');
@@ -85,6 +86,7 @@ async function serve(argv) {
     uiPort: toPort(args['ui-port'] || '8233', 'ui-port'),
     namespace: args.namespace || 'default',
     dbFilename,
+    searchAttributes: { ...lib.FH_SEARCH_ATTRIBUTES },
     logLevel: args['log-level'] || 'warn',
     onProgress: progress,
   });
@@ -97,6 +99,7 @@ async function serve(argv) {
       `  namespace:  ${server.namespace}`,
       `  web UI:     ${server.uiUrl}`,
       `  database:   ${path.relative(process.cwd(), dbFilename) || dbFilename}`,
+      `  attributes: ${Object.keys(lib.FH_SEARCH_ATTRIBUTES).join(', ')}`,
       `  executable: ${server.executable}`,
       'Press Ctrl+C to stop.',
       '',

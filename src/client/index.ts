@@ -16,3 +16,12 @@ export { connectClient, resolveConnectionSettings, ConnectionSettingsError, Serv
 export { describeFailure, failureLine, type FailureDescription } from './failures';
 export { stateFromHistory, type HistoryRunState } from './history-state';
 export type { ModelInputMismatch } from './replay-inputs';
+export {
+  listSessions,
+  sessionListQuery,
+  sessionSummary,
+  SearchAttributesMissingError,
+  type SessionFilter,
+  type SessionSummary,
+} from './sessions-list';
+export { FH_SEARCH_ATTRIBUTES, labelKeywords, decodeLabelKeywords, type LabelValue } from '../wire/search-attributes';

@@ -5,12 +5,14 @@
  *   FH_TEST_TEMPORAL_ADDRESS    host:port of the frontend, e.g. 127.0.0.1:40123
  *   FH_TEST_TEMPORAL_NAMESPACE  namespace created at startup ("default")
  *
- * If FH_TEST_TEMPORAL_ADDRESS is already set (e.g. to a server from temporal-docker/), no server is started and the
- * tests run against that one.
+ * The server has the SDK's custom search attributes (src/wire/search-attributes.ts). If FH_TEST_TEMPORAL_ADDRESS is
+ * already set (e.g. to a server from temporal-docker/), no server is started and the tests run against that one,
+ * which must have them too.
  *
  * The server is kept on globalThis so that global-teardown.ts (same process) can stop it.
  */
 import { startDevServer, type DevServer } from '../../src/testing/temporal-cli';
+import { FH_SEARCH_ATTRIBUTES } from '../../src/wire/search-attributes';
 import { bundleTestAgents } from './bundle-once';
 
 declare global {
@@ -33,7 +35,7 @@ export default async function globalSetup(): Promise<void> {
     return;
   }
   process.stderr.write('\n');
-  const server = await startDevServer({ ui: false, namespace: 'default', onProgress: log });
+  const server = await startDevServer({ ui: false, namespace: 'default', searchAttributes: { ...FH_SEARCH_ATTRIBUTES }, onProgress: log });
   globalThis.__FH_TEMPORAL_DEV_SERVER__ = server;
   process.env.FH_TEST_TEMPORAL_ADDRESS = server.address;
   process.env.FH_TEST_TEMPORAL_NAMESPACE = server.namespace;

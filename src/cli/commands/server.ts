@@ -1,11 +1,12 @@
 import * as path from 'node:path';
 import type { SearchAttributeTypeName } from '../../testing/temporal-cli';
+import { FH_SEARCH_ATTRIBUTES } from '../../wire/search-attributes';
 import { flag, int, str, strs, type Parsed } from '../args';
 import { stdio, type Command, type Io } from '../context';
 import { CliError, EXIT, usage } from '../errors';
 
-/** Search attributes `fh server` registers: agent runs are searchable by agent in the Web UI. */
-export const FH_SEARCH_ATTRIBUTES: Record<string, SearchAttributeTypeName> = { FhAgent: 'Keyword' };
+/** Search attributes `fh server` registers (agent runs by agent, sessions by status, labels, …): the SDK's registry. */
+export { FH_SEARCH_ATTRIBUTES };
 
 const TYPES: SearchAttributeTypeName[] = ['Keyword', 'Text', 'Int', 'Double', 'Bool', 'Datetime', 'KeywordList'];
 
@@ -15,8 +16,8 @@ export const serverCommand: Command = {
   usage: ['server [--port 7233] [--ui-port 8233] [--db .fh/temporal.db | --ephemeral]'],
   description:
     'Runs `temporal server start-dev` on 127.0.0.1 with the Web UI and a persistent database, and registers the\n' +
-    'FhAgent search attribute. Finds the Temporal CLI on TEMPORAL_CLI_PATH, PATH or .temporal/bin, or builds it with Go\n' +
-    '(minutes, once; progress is printed). Stops on Ctrl-C.',
+    "SDK's search attributes (FhAgent, FhKind, FhStatus, ...). Finds the Temporal CLI on TEMPORAL_CLI_PATH, PATH or\n" +
+    '.temporal/bin, or builds it with Go (minutes, once; progress is printed). Stops on Ctrl-C.',
   connects: false,
   options: {
     port: { type: 'string', value: '<n>', help: 'frontend (gRPC) port', default: '7233' },
@@ -42,7 +43,7 @@ async function runServer(p: Parsed, io: Io = stdio): Promise<number> {
   if (port > 65535 || uiPort > 65535) throw usage('ports must be between 1 and 65535');
   const ephemeral = flag(p, 'ephemeral');
   if (ephemeral && str(p, 'db')) throw usage('--db and --ephemeral contradict each other: pick one');
-  const searchAttributes = { ...FH_SEARCH_ATTRIBUTES };
+  const searchAttributes: Record<string, SearchAttributeTypeName> = { ...FH_SEARCH_ATTRIBUTES };
   for (const spec of strs(p, 'search-attribute')) {
     const m = /^([A-Za-z_][A-Za-z0-9_]*)=(\w+)$/.exec(spec);
     const type = m && TYPES.find((t) => t.toLowerCase() === m[2]!.toLowerCase());
