@@ -25,3 +25,17 @@ export {
   type SessionSummary,
 } from './sessions-list';
 export { FH_SEARCH_ATTRIBUTES, labelKeywords, decodeLabelKeywords, type LabelValue } from '../wire/search-attributes';
+export {
+  startSession,
+  getSession,
+  sendPrompt,
+  SessionHandle,
+  SessionExistsError,
+  type StartSessionOptions,
+  type SessionPromptOptions,
+  type ForkOptions,
+  type DeleteOptions,
+} from './sessions';
+export { collectStoreGarbage, type CollectGarbageOptions, type CollectGarbageReport } from './collect-garbage';
+export { SessionClosedError, SessionNotFoundError, UnknownMessageError, UnknownToolCallError, InvalidForkPointError } from '../core/sessions/host-errors';
+export type { SessionInfo, SessionEdit, PendingApproval, QueuedMessage, SessionRecord } from '../wire/session-messages';

@@ -28,7 +28,7 @@ import { promptTextSchema } from '../core/session';
 import { labelKeywords, parseLabel } from '../core/sessions/labels';
 import { deniedText, permissionFor, refusedInExploreText, toolEffect } from '../core/sessions/permissions';
 import { applySettingsPatch, defaultSessionSettings } from '../core/sessions/settings';
-import { autoTransition, isClosedStatus, resolveStatuses, setStatus } from '../core/sessions/statuses';
+import { autoTransition, resolveStatuses, setStatus } from '../core/sessions/statuses';
 import { fallbackTitle, parseTitleInput, sanitizeTitle, titleRequest } from '../core/sessions/titles';
 import {
   SessionClosedError,

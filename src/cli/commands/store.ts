@@ -1,8 +1,9 @@
 /** fh store gc: remove store blobs that no retained workflow history refers to. */
-import { decodedText, parseDuration, StoreReferences, sweepStore, type SweepReport } from '../../activities/store-gc';
+import { parseDuration, type SweepReport } from '../../activities/store-gc';
+import { collectStoreGarbage } from '../../client/collect-garbage';
 import { flag, JSON_OPTION, str, type Parsed } from '../args';
 import { asCliError, connect, printJson, STORE_OPTION, storeFrom, type Command, type Io } from '../context';
-import { EXIT, GRPC, grpcCode, usage } from '../errors';
+import { EXIT, usage } from '../errors';
 
 const DEFAULT_GRACE = '24h';
 
@@ -45,23 +46,7 @@ async function runStore(p: Parsed, io: Io): Promise<number> {
   const c = await connect(p);
   try {
     const retention = await namespaceRetention(c.client, c.settings.namespace);
-    const refs = new StoreReferences();
-    let histories = 0;
-    let vanished = 0;
-    // Every execution visibility still lists: open ones and closed ones within the retention.
-    for await (const wf of c.client.workflow.list()) {
-      try {
-        const history = await c.client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
-        refs.addText(decodedText(history));
-        histories++;
-      } catch (err) {
-        // Deleted between listing and fetching: nothing to keep for it. Any other error stops the
-        // collection before it deletes anything (an unread history could refer to any blob).
-        if (grpcCode(err) === GRPC.NOT_FOUND || (err as Error).name === 'WorkflowNotFoundError') vanished++;
-        else throw err;
-      }
-    }
-    const report = await sweepStore(refs, { dir: store.dir, olderThanMs, dryRun: flag(p, 'dry-run') });
+    const { histories, vanished, ...report } = await collectStoreGarbage(c.client, { dir: store.dir, olderThanMs, dryRun: flag(p, 'dry-run') });
     if (flag(p, 'json')) printJson(io, { ...report, namespace: c.settings.namespace, retention, histories, vanished, olderThanMs });
     else io.out(render(report, c.settings.namespace, retention, histories, graceText));
     return EXIT.OK;

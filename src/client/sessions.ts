@@ -1,0 +1,438 @@
+/**
+ * Sessions from the client side: a session is one workflow of its agent, whose id is the session id.
+ * startSession / getSession / sendPrompt and the SessionHandle (prompt, queue, approvals, interrupt,
+ * catalogue edits, fork, archive, delete). Loads no worker code.
+ */
+import { randomInt } from 'node:crypto';
+import {
+  WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  type Client,
+  type WorkflowHandle,
+  type WorkflowStartOptions,
+} from '@temporalio/client';
+import { parseAgentInput, type AgentDefinition } from '../core/agent';
+import type { ContextBudget } from '../core/budget';
+import type { Entry } from '../core/entries';
+import { FabricError } from '../core/errors';
+import type { AgentEvent } from '../core/events';
+import type { CompactionState } from '../core/session';
+import { parseSessionId, sessionSlug } from '../core/sessions/ids';
+import { SessionClosedError, SessionNotFoundError } from '../core/sessions/host-errors';
+import { labelKeywords, parseLabel, type Labels, type LabelValue } from '../core/sessions/labels';
+import { applySettingsPatch, defaultSessionSettings, type SessionSettingsPatch } from '../core/sessions/settings';
+import { parseTitleInput } from '../core/sessions/titles';
+import { parseWith } from '../core/validate';
+import { z } from 'zod';
+import { decodeFailure } from '../wire/failures';
+import { compactionStateQuery, contextBudgetQuery, eventsQuery, messagesQuery, usageQuery, type AgentUsage } from '../wire/messages';
+import { FH_KIND, SESSION_KIND, sessionSearchAttributes } from '../wire/search-attributes';
+import {
+  approveUpdate,
+  cancelMessageUpdate,
+  editSessionUpdate,
+  endSessionUpdate,
+  forkPointQuery,
+  interruptUpdate,
+  sessionInfoQuery,
+  sessionPromptUpdate,
+  sessionReplyUpdate,
+  sessionSendUpdate,
+  type CarriedSession,
+  type PendingApproval,
+  type SessionEdit,
+  type SessionEnvelope,
+  type SessionInfo,
+  type SessionReply,
+  type SessionStart,
+} from '../wire/session-messages';
+import { collectStoreGarbage, type CollectGarbageReport } from './collect-garbage';
+import { AGENT_MEMO_KEY, DEFAULT_TASK_QUEUE } from './start';
+
+export interface StartSessionOptions {
+  /** The session id (and workflow id). Default: a fresh slug like 261122-amber-forest. */
+  id?: string;
+  /** The agent's input. */
+  input?: unknown;
+  /** A title set now is never replaced by a generated one. */
+  title?: string;
+  settings?: SessionSettingsPatch;
+  labels?: Record<string, LabelValue | null>;
+  taskQueue?: string;
+  /** Continue as new past this many history events (besides whenever Temporal suggests it). */
+  historyLimit?: number;
+  /** Archive the session after this long without a message (ms). Off by default. */
+  autoArchiveAfterMs?: number;
+  /** Anything else Temporal's start takes (memo, retention-related options, …). */
+  workflow?: Partial<Omit<WorkflowStartOptions, 'args' | 'workflowId' | 'taskQueue'>>;
+}
+
+export interface SessionPromptOptions {
+  /** Names the message (idempotency: the same id is queued once); the default is the update's id. */
+  messageId?: string;
+}
+
+/** A session with this id exists already (a caller-chosen id; a generated one just gets another slug). */
+export class SessionExistsError extends FabricError {
+  constructor(readonly sessionId: string) {
+    super('SESSION_EXISTS', `id: a session ${sessionId} exists already; choose another id or getSession(client, '${sessionId}')`);
+  }
+}
+
+const SLUG_ATTEMPTS = 8;
+
+/** Starts a session of `agent`: a workflow that serves prompts until it is ended or deleted. */
+export async function startSession(client: Client, agent: AgentDefinition | string, options: StartSessionOptions = {}): Promise<SessionHandle> {
+  return startSessionWith(client, agent, options, undefined);
+}
+
+async function startSessionWith(
+  client: Client,
+  agent: AgentDefinition | string,
+  options: StartSessionOptions,
+  carried: CarriedSession | undefined,
+): Promise<SessionHandle> {
+  const plan = sessionStartPlan(agent, options, carried);
+  const chosen = options.id !== undefined;
+  for (let attempt = 0; ; attempt++) {
+    const id = chosen ? parseSessionId(options.id) : sessionSlug(Date.now(), () => randomInt(2 ** 31) / 2 ** 31);
+    try {
+      await client.workflow.start(plan.agent, { ...plan.options, workflowId: id, workflowIdReusePolicy: 'REJECT_DUPLICATE' });
+      return new SessionHandle(client, id, plan.agent);
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw typedError(err, id);
+      if (chosen) throw new SessionExistsError(id);
+      if (attempt + 1 >= SLUG_ATTEMPTS) throw new SessionExistsError(id);
+    }
+  }
+}
+
+/** A handle on an existing session (no call is made: a wrong id fails at first use with SESSION_NOT_FOUND). */
+export function getSession(client: Client, id: string): SessionHandle {
+  return new SessionHandle(client, parseSessionId(id));
+}
+
+/**
+ * Prompts session `id`, starting it first if it does not exist: one round trip (update-with-start),
+ * no race between two clients doing the same. Resolves to the reply.
+ */
+export async function sendPrompt(
+  client: Client,
+  agent: AgentDefinition | string,
+  text: string,
+  options: StartSessionOptions & SessionPromptOptions & { id: string },
+): Promise<{ session: SessionHandle; reply: string }> {
+  const id = parseSessionId(options.id);
+  const plan = sessionStartPlan(agent, options, undefined);
+  const start = new WithStartWorkflowOperation(plan.agent, {
+    ...plan.options,
+    workflowId: id,
+    workflowIdConflictPolicy: 'USE_EXISTING',
+  });
+  const args: [{ text: string; messageId?: string }] = [options.messageId ? { text, messageId: options.messageId } : { text }];
+  const session = new SessionHandle(client, id, plan.agent);
+  try {
+    const reply = await client.workflow.executeUpdateWithStart(sessionPromptUpdate, { args, startWorkflowOperation: start });
+    return { session, reply: await session.followReply(reply) };
+  } catch (err) {
+    throw typedError(err, id);
+  }
+}
+
+function sessionStartPlan(agent: AgentDefinition | string, options: StartSessionOptions, carried: CarriedSession | undefined) {
+  const name = typeof agent === 'string' ? agent : agent.name;
+  const input = typeof agent === 'string' || options.input === undefined && !agent.input ? options.input : parseAgentInput(agent, options.input);
+  const settings = applySettingsPatch(defaultSessionSettings(), options.settings ?? {}, { started: false });
+  const labels: Labels = {};
+  for (const [n, v] of Object.entries(options.labels ?? {})) {
+    const l = parseLabel(n, v ?? undefined);
+    labels[l.name] = l.value;
+  }
+  const title = options.title !== undefined ? parseTitleInput(options.title) : undefined;
+  const historyLimit = parseWith(z.number().int().min(20).optional(), options.historyLimit, 'historyLimit');
+  const autoArchiveAfterMs = parseWith(z.number().int().positive().optional(), options.autoArchiveAfterMs, 'autoArchiveAfterMs');
+  const start: SessionStart = {
+    ...(input !== undefined ? { input } : {}),
+    ...(title !== undefined ? { title } : {}),
+    ...(options.settings ? { settings: options.settings } : {}),
+    ...(Object.keys(labels).length ? { labels } : {}),
+    ...(historyLimit !== undefined ? { historyLimit } : {}),
+    ...(autoArchiveAfterMs !== undefined ? { autoArchiveAfterMs } : {}),
+    ...(carried ? { carried } : {}),
+  };
+  const envelope: SessionEnvelope = { fhSession: start };
+  const record = carried?.record;
+  const searchAttributes = [
+    { key: FH_KIND, value: SESSION_KIND },
+    ...sessionSearchAttributes({
+      agent: name,
+      status: record?.status ?? 'todo',
+      title: record?.title ?? title,
+      labels: labelKeywords(record?.labels ?? labels),
+      flagged: record?.flagged ?? false,
+      archived: false,
+      model: record?.settings.model ?? settings.model,
+      lastMessageAt: record?.lastMessageAt,
+    }),
+  ];
+  return {
+    agent: name,
+    options: {
+      taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
+      ...options.workflow,
+      args: [envelope],
+      memo: { [AGENT_MEMO_KEY]: name, ...options.workflow?.memo },
+      typedSearchAttributes: searchAttributes,
+    },
+  };
+}
+
+export interface ForkOptions {
+  /** Index (in `messages()`) of the last message the fork keeps. */
+  atMessage: number;
+  id?: string;
+  title?: string;
+  taskQueue?: string;
+}
+
+export interface DeleteOptions {
+  /**
+   * Also remove the store blobs nothing else references (a file store's directory). Without it the
+   * blobs stay until `fh store gc`.
+   */
+  store?: { dir: string; olderThanMs?: number };
+}
+
+/** A session: its id is the workflow id, so it follows the session across continue-as-new. */
+export class SessionHandle {
+  readonly workflow: WorkflowHandle;
+
+  constructor(
+    readonly client: Client,
+    readonly id: string,
+    private agentName?: string,
+  ) {
+    this.workflow = client.workflow.getHandle(id);
+  }
+
+  /** Sends a message and resolves to the reply (queued behind a running turn, in order). */
+  async prompt(text: string, options: SessionPromptOptions = {}): Promise<string> {
+    const reply = await this.typed(this.workflow.executeUpdate(sessionPromptUpdate, { args: [withId({ text }, options)] }));
+    return this.followReply(reply);
+  }
+
+  /** Queues a message and returns at once with its id (`reply(id)` waits for the answer). */
+  send(text: string, options: SessionPromptOptions = {}): Promise<{ messageId: string; position: number }> {
+    return this.typed(this.workflow.executeUpdate(sessionSendUpdate, { args: [withId({ text }, options)] }));
+  }
+
+  /** The reply to a message sent earlier (waits for it). */
+  async reply(messageId: string): Promise<string> {
+    return this.followReply(await this.typed(this.workflow.executeUpdate(sessionReplyUpdate, { args: [{ messageId }] })));
+  }
+
+  /** A reply that says the session continued as new is asked for again, from the next run. */
+  async followReply(reply: SessionReply): Promise<string> {
+    let r = reply;
+    while (r.continued) r = await this.typed(this.workflow.executeUpdate(sessionReplyUpdate, { args: [{ messageId: r.messageId }] }));
+    return r.text;
+  }
+
+  /** Removes a queued message that has not started; its prompt rejects with MESSAGE_CANCELLED. */
+  cancelMessage(messageId: string): Promise<void> {
+    return this.typed(this.workflow.executeUpdate(cancelMessageUpdate, { args: [{ messageId }] }));
+  }
+
+  /** Cancels the running turn (its model call, tools, approval wait); the next message says so to the model. */
+  interrupt(): Promise<{ interrupted: boolean; messageId?: string }> {
+    return this.typed(this.workflow.executeUpdate(interruptUpdate, { args: [] }));
+  }
+
+  approve(callId: string, note?: string): Promise<void> {
+    return this.typed(this.workflow.executeUpdate(approveUpdate, { args: [note === undefined ? { callId, approved: true } : { callId, approved: true, note }] }));
+  }
+
+  deny(callId: string, note?: string): Promise<void> {
+    return this.typed(this.workflow.executeUpdate(approveUpdate, { args: [note === undefined ? { callId, approved: false } : { callId, approved: false, note }] }));
+  }
+
+  async pendingApprovals(): Promise<PendingApproval[]> {
+    return (await this.info()).pendingApprovals;
+  }
+
+  info(): Promise<SessionInfo> {
+    return this.typed(this.workflow.query(sessionInfoQuery));
+  }
+
+  edit(edit: SessionEdit): Promise<SessionInfo> {
+    return this.typed(this.workflow.executeUpdate(editSessionUpdate, { args: [edit] }));
+  }
+
+  setStatus(status: string): Promise<SessionInfo> {
+    return this.edit({ kind: 'status', status });
+  }
+
+  setTitle(title: string): Promise<SessionInfo> {
+    return this.edit({ kind: 'title', title });
+  }
+
+  label(name: string, value?: LabelValue | null): Promise<SessionInfo> {
+    return this.edit(value === undefined ? { kind: 'label', name } : { kind: 'label', name, value });
+  }
+
+  unlabel(name: string): Promise<SessionInfo> {
+    return this.edit({ kind: 'unlabel', name });
+  }
+
+  flag(flagged = true): Promise<SessionInfo> {
+    return this.edit({ kind: 'flag', flagged });
+  }
+
+  archive(): Promise<SessionInfo> {
+    return this.edit({ kind: 'archive', archived: true });
+  }
+
+  unarchive(): Promise<SessionInfo> {
+    return this.edit({ kind: 'archive', archived: false });
+  }
+
+  markRead(upTo?: number): Promise<SessionInfo> {
+    return this.edit(upTo === undefined ? { kind: 'read' } : { kind: 'read', upTo });
+  }
+
+  updateSettings(settings: SessionSettingsPatch): Promise<SessionInfo> {
+    return this.edit({ kind: 'settings', settings });
+  }
+
+  /** Starts a fresh conversation in this session; its title, status, labels and settings stay. */
+  clear(): Promise<SessionInfo> {
+    return this.edit({ kind: 'clear' });
+  }
+
+  messages(): Promise<Entry[]> {
+    return this.typed(this.workflow.query(messagesQuery));
+  }
+
+  compactionState(): Promise<CompactionState | null> {
+    return this.typed(this.workflow.query(compactionStateQuery));
+  }
+
+  contextBudget(): Promise<ContextBudget | null> {
+    return this.typed(this.workflow.query(contextBudgetQuery));
+  }
+
+  usage(): Promise<AgentUsage> {
+    return this.typed(this.workflow.query(usageQuery));
+  }
+
+  events(limit?: number): Promise<AgentEvent[]> {
+    return this.typed(this.workflow.query(eventsQuery, limit));
+  }
+
+  /**
+   * A new session with this one's conversation up to `atMessage`: the shared part by reference to the
+   * same stored transcript (nothing copied); this session is untouched.
+   */
+  async fork(options: ForkOptions): Promise<SessionHandle> {
+    const at = parseWith(z.number().int().min(0), options.atMessage, 'atMessage');
+    const point = await this.typed(this.workflow.query(forkPointQuery, at));
+    const record = { ...point.record, status: 'todo', statusManual: false, archived: false, readPointer: -1, continuedRuns: 0, forkedFrom: { sessionId: this.id, atMessage: at } };
+    if (options.title !== undefined) {
+      record.title = parseTitleInput(options.title);
+      record.titleSource = 'user';
+    }
+    const carried: CarriedSession = { record, transcript: point.transcript, queue: [], approvals: [], replies: [], interruptedHint: false };
+    const desc = await this.workflow.describe();
+    return startSessionWith(this.client, point.agent, {
+      ...(options.id !== undefined ? { id: options.id } : {}),
+      taskQueue: options.taskQueue ?? desc.taskQueue,
+    }, carried);
+  }
+
+  /** Ends the session: queued messages are answered SESSION_CLOSED, the workflow completes. */
+  async end(): Promise<void> {
+    await this.typed(this.workflow.executeUpdate(endSessionUpdate, { args: [{}] }));
+  }
+
+  /**
+   * Deletes the session: ends it, deletes every run of its workflow (all continue-as-new runs), and with
+   * `store` removes the blobs nothing else references (a fork's shared prefix stays with the fork).
+   */
+  async delete(options: DeleteOptions = {}): Promise<{ runs: number; garbage?: CollectGarbageReport }> {
+    try {
+      await this.workflow.executeUpdate(endSessionUpdate, { args: [{ deleting: true }] });
+      await this.workflow.result().catch(() => undefined);
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError) && !isCompleted(err)) throw this.retyped(err);
+    }
+    const ns = this.client.options.namespace;
+    let runs = 0;
+    for await (const wf of this.client.workflow.list({ query: `WorkflowId = '${this.id}'` })) {
+      await this.client.workflowService.deleteWorkflowExecution({ namespace: ns, workflowExecution: { workflowId: wf.workflowId, runId: wf.runId } });
+      runs++;
+    }
+    if (runs === 0) throw new SessionNotFoundError(this.id);
+    if (!options.store) return { runs };
+    await this.waitGone();
+    const garbage = await collectStoreGarbage(this.client, { dir: options.store.dir, olderThanMs: options.store.olderThanMs ?? 60_000 });
+    return { runs, garbage };
+  }
+
+  /** Deletion is asynchronous on the server: wait until no history of this session remains. */
+  private async waitGone(): Promise<void> {
+    for (let i = 0; i < 100; i++) {
+      try {
+        await this.workflow.describe();
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) return;
+        throw err;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  get agent(): string | undefined {
+    return this.agentName;
+  }
+
+  private async typed<T>(p: Promise<T>): Promise<T> {
+    try {
+      return await p;
+    } catch (err) {
+      throw this.retyped(err);
+    }
+  }
+
+  private retyped(err: unknown): unknown {
+    return typedError(err, this.id);
+  }
+}
+
+function withId<T extends object>(req: T, options: SessionPromptOptions): T & { messageId?: string } {
+  return options.messageId === undefined ? req : { ...req, messageId: options.messageId };
+}
+
+function isCompleted(err: unknown): boolean {
+  return /already completed|already finished/i.test(String((err as Error)?.message ?? ''));
+}
+
+/** Our typed error for a failure: a FabricError the session sent, or SESSION_NOT_FOUND / SESSION_CLOSED. */
+function typedError(err: unknown, id: string): unknown {
+  const fabric = decodeFailure(err);
+  if (fabric) {
+    (fabric as { cause?: unknown }).cause = err;
+    return fabric;
+  }
+  if (isCompleted(err)) {
+    const e = new SessionClosedError(id);
+    (e as { cause?: unknown }).cause = err;
+    return e;
+  }
+  if (err instanceof WorkflowNotFoundError) {
+    const e = new SessionNotFoundError(id);
+    (e as { cause?: unknown }).cause = err;
+    return e;
+  }
+  return err;
+}
