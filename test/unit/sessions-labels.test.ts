@@ -95,7 +95,7 @@ describe('parseLabelArg', () => {
 });
 
 describe('label keywords (FhLabels)', () => {
-  const labels: Labels = { urgent: null, priority: 2, area: 'billing', done: true, ratio: 0.5, 'team.x': 'a=b' };
+  const labels: Labels = { urgent: null, priority: 2, area: 'billing', done: true, ratio: 0.5, 'team.x': 'a=b', muted: false, level: 0 };
 
   it('lists each label by name, and valued ones also as name=value, sorted', () => {
     expect(labelKeywords(labels)).toEqual([
@@ -103,6 +103,10 @@ describe('label keywords (FhLabels)', () => {
       'area=billing',
       'done',
       'done=true',
+      'level',
+      'level=0',
+      'muted',
+      'muted=false',
       'priority',
       'priority=2',
       'ratio',
