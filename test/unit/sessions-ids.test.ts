@@ -19,6 +19,9 @@ const sequence = (...values: number[]) => {
   return () => values[i++ % values.length]!;
 };
 
+const afterEachRestore: Array<() => void> = [];
+afterEach(() => afterEachRestore.splice(0).forEach((restore) => restore()));
+
 describe('sessionSlug', () => {
   const jan11 = Date.UTC(2026, 0, 11, 9, 30);
 
@@ -31,6 +34,17 @@ describe('sessionSlug', () => {
   });
 
   it('uses the UTC date, whatever the local time zone', () => {
+    // Jest cannot switch the process's zone, so the local-time getters are made to read as in UTC+14,
+    // where late in the UTC day the local date is already the next one.
+    const ahead = (utcGetter: keyof Date) =>
+      function (this: Date) {
+        return (new Date(this.getTime() + 14 * 3_600_000)[utcGetter] as () => number)();
+      };
+    jest.spyOn(Date.prototype, 'getDate').mockImplementation(ahead('getUTCDate'));
+    jest.spyOn(Date.prototype, 'getMonth').mockImplementation(ahead('getUTCMonth'));
+    jest.spyOn(Date.prototype, 'getFullYear').mockImplementation(ahead('getUTCFullYear'));
+    afterEachRestore.push(() => jest.restoreAllMocks());
+    expect(new Date(Date.UTC(2025, 11, 31, 23, 59)).getFullYear()).toBe(2026); // the fake zone took effect
     expect(sessionSlug(Date.UTC(2025, 11, 31, 23, 59, 59, 999), sequence(0))).toMatch(/^251231-/);
     expect(sessionSlug(Date.UTC(2026, 0, 1, 0, 0, 0), sequence(0))).toMatch(/^260101-/);
     expect(sessionSlug(Date.UTC(2009, 8, 5), sequence(0))).toMatch(/^090905-/);
