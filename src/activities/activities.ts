@@ -6,7 +6,7 @@ import { decideFromFacts } from '../core/compaction/decide';
 import { DEFAULT_MODEL } from '../core/models';
 import { ToolRegistry, type ToolSource } from '../core/tool-registry';
 import type { ToolSpec } from '../core/tools-spec';
-import { callMessages, createAnthropicClient, lookupContextWindow, type ModelConnection } from './anthropic';
+import { callMessages, createAnthropicClient, lookupContextWindow, verifyModel, type ModelConnection } from './anthropic';
 import {
   TRANSCRIPT_STORE_MISS,
   type FabricActivities,
@@ -125,6 +125,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
 
     async fhResolveModel(input) {
       const model = input.model ?? deps.defaultModel ?? process.env.ANTHROPIC_MODEL ?? DEFAULT_MODEL;
+      if (input.verify) await asFailure(() => heartbeating(() => verifyModel(anthropic(), model)));
       // The agent set the window: nothing to look up (and no API key needed for it).
       if (input.contextWindowTokens !== undefined) return { model, contextWindowTokens: input.contextWindowTokens };
       if (!windows.has(model)) windows.set(model, await asFailure(() => heartbeating(() => lookupContextWindow(anthropic(), model))));

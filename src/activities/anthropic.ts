@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { Entry, TextBlock, ToolUseBlock } from '../core/entries';
 import { toApiMessages } from '../core/entries';
-import { MissingApiKeyError, ModelCallError, type ModelErrorKind } from '../core/errors';
+import { MissingApiKeyError, ModelCallError, UnknownModelError, type ModelErrorKind } from '../core/errors';
 import { isContextOverflowMessage } from '../core/compaction/overflow';
 import type { ModelCallResult } from '../core/ports';
 import type { ToolSpec } from '../core/tools-spec';
@@ -72,6 +72,17 @@ export async function lookupContextWindow(client: Anthropic, model: string): Pro
     // A bad key must surface now, not as a silent fallback to the built-in table.
     if (classified.kind === 'authentication' || classified.kind === 'permission') throw classified;
     return undefined;
+  }
+}
+
+/** Throws UNKNOWN_MODEL when the Models API does not know `model` (a session switching models checks first). */
+export async function verifyModel(client: Anthropic, model: string): Promise<void> {
+  try {
+    await client.models.retrieve(model);
+  } catch (err) {
+    const classified = classifyAnthropicError(err);
+    if (classified.kind === 'not_found') throw new UnknownModelError(model);
+    throw classified;
   }
 }
 

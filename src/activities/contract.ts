@@ -86,7 +86,7 @@ export interface FabricActivities {
   fhSummarize(input: SummarizeActivityInput): Promise<{ text: string; usage: Usage }>;
   fhTool(input: ToolActivityInput): Promise<ToolActivityResult>;
   /** With `contextWindowTokens` (the window the agent set) it only resolves the model name. */
-  fhResolveModel(input: { model?: string; contextWindowTokens?: number }): Promise<ResolveModelResult>;
+  fhResolveModel(input: { model?: string; contextWindowTokens?: number; verify?: boolean }): Promise<ResolveModelResult>;
   fhDecideCompaction(facts: DecisionFacts): Promise<CompactionDecision>;
   /** Stores a conversation's entries not stored yet (before a session continues as new). */
   fhStoreTranscript(input: { base: TranscriptRefPayload | null; delta: Entry[] }): Promise<TranscriptRefPayload>;

@@ -182,3 +182,10 @@ export class TurnSuspendedError extends FabricError {
     super('TURN_SUSPENDED', 'The turn was suspended to continue the session as a new run');
   }
 }
+
+/** The provider does not know this model (checked when a session switches to it). */
+export class UnknownModelError extends FabricError {
+  constructor(readonly model: string) {
+    super('UNKNOWN_MODEL', `model: the provider does not know model '${model}'`);
+  }
+}

@@ -132,6 +132,12 @@ export interface FakeAnthropicOptions {
   /** Default for models not in `models` (see {@link FakeModel.maxTokensMustFit}). Default false. */
   maxTokensMustFit?: boolean;
   models?: Record<string, FakeModel>;
+  /**
+   * Know only the models in `models`, as the real API knows only real ids: others get its 404
+   * `not_found_error` ("model: <id>") from the models endpoint and from messages. Default false: any
+   * id is known (convenient for scripts).
+   */
+  onlyListedModels?: boolean;
   /** When set, `x-api-key` (or `authorization: Bearer …`) must equal it. */
   apiKey?: string;
   /** Default 0 (ephemeral). */
@@ -646,7 +652,11 @@ export class FakeAnthropicServer {
     if (method === 'POST' && path === '/v1/messages/count_tokens') return this.countTokensEndpoint(rec);
     if (method === 'GET' && path === '/v1/models') return this.listModels();
     const m = /^\/v1\/models\/([^/]+)$/.exec(path);
-    if (method === 'GET' && m) return { status: 200, body: this.modelInfo(decodeURIComponent(m[1])) };
+    if (method === 'GET' && m) {
+      const id = decodeURIComponent(m[1]);
+      if (!this.knows(id)) return errorReply(404, `model: ${id}`);
+      return { status: 200, body: this.modelInfo(id) };
+    }
     return errorReply(404, 'Not Found');
   }
 
@@ -658,6 +668,7 @@ export class FakeAnthropicServer {
       maxOutputTokens: (typeof model === 'string' && this.opts.models?.[model]?.maxTokens) || DEFAULT_MAX_OUTPUT_TOKENS,
     });
     if (invalid) return errorReply(400, invalid);
+    if (!this.knows(body.model)) return errorReply(404, `model: ${body.model}`);
 
     // Counted the same way as rec.inputTokens; a too-long prompt is rejected before any step is consumed.
     const inputTokens = rec.inputTokens ?? countFakeTokens(body);
@@ -749,6 +760,10 @@ export class FakeAnthropicServer {
     const invalid = validateMessagesRequest(rec.body, { generation: false, maxOutputTokens: DEFAULT_MAX_OUTPUT_TOKENS });
     if (invalid) return errorReply(400, invalid);
     return { status: 200, body: { input_tokens: rec.inputTokens ?? countFakeTokens(rec.body) } };
+  }
+
+  private knows(id: string): boolean {
+    return !this.opts.onlyListedModels || Object.prototype.hasOwnProperty.call(this.opts.models ?? {}, id);
   }
 
   private modelInfo(id: string): ModelInfo {

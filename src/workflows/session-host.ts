@@ -235,7 +235,7 @@ export class SessionHost implements PromptHost {
     this.conversation = session;
     const model = this.record.settings.model;
     if (model && model !== session.model) await this.switchModel(session, model);
-    else this.record.settings.model = session.model;
+    this.record.settings.model = session.model;
     if (this.record.settings.workingDirectory) session.changeWorkingDirectory(this.record.settings.workingDirectory);
     const carried = this.start.carried?.transcript;
     if (carried) {
@@ -424,8 +424,15 @@ export class SessionHost implements PromptHost {
   }
 
   private async edit(edit: SessionEdit): Promise<SessionInfo> {
-    const model = this.applyEdit(edit, false);
-    if (model && this.conversation) await this.switchModel(this.conversation, model);
+    // A new model is resolved first: an unknown one fails the update and changes nothing.
+    const model = this.applyEdit(edit, true);
+    try {
+      if (model && this.conversation) await this.switchModel(this.conversation, model);
+    } catch (err) {
+      throw encodeFailure(decodeFailure(err) ?? err);
+    }
+    this.applyEdit(edit, false);
+    if (model) this.record.settings.model = this.conversation?.model ?? model;
     this.upsert();
     return this.info();
   }
@@ -487,9 +494,8 @@ export class SessionHost implements PromptHost {
   private async switchModel(session: Session, model: string): Promise<void> {
     const harness = this.harnessOf();
     const given = harness?.options.contextWindowTokens;
-    const resolved = await this.acts.fhResolveModel(given !== undefined ? { model, contextWindowTokens: given } : { model });
+    const resolved = await this.acts.fhResolveModel(given !== undefined ? { model, contextWindowTokens: given, verify: true } : { model, verify: true });
     session.changeModel(resolved.model, given ?? resolved.contextWindowTokens);
-    this.record.settings.model = resolved.model;
   }
 
   // -- catalogue --------------------------------------------------------------------------------------
