@@ -8,3 +8,4 @@ import { workflowRuntime } from './core/workflow-runtime';
 
 export const { agent, init } = entrypoint('default', workflowRuntime);
 export * from './core/entry-exports';
+export { openSession, listInlineSessions } from './core/inline-sessions-unavailable';

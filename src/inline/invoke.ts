@@ -1,5 +1,6 @@
 import { parseAgentInput, type AgentDefinition, type InitFn, type InvokeOptions } from '../core/agent';
 import { RuntimeUnavailableError, ToolNotRegisteredError } from '../core/errors';
+import type { RuntimePorts } from '../core/ports';
 import { ToolRegistry } from '../core/tool-registry';
 import { Harness, parseInitOptions, type Flavour, type InitOptions } from '../core/harness';
 import { warnIfTemporalWithCompaction } from './warnings';
@@ -8,13 +9,22 @@ import { createInlinePorts } from './ports';
 /** `agent.invoke(input)`: runs `run` in this process against the model named by options or the environment. */
 export async function invokeInline(def: AgentDefinition, input: unknown, options: InvokeOptions = {}): Promise<unknown> {
   const parsed = parseAgentInput(def, input);
-  // Tools the agent declares must have code before the run starts, not when the model first calls them.
-  const missing = ToolRegistry.from([def.tools ?? [], options.tools ?? []]).missing(def.tools ?? []);
-  if (missing.length > 0) throw new ToolNotRegisteredError(missing[0]!, 'inline');
+  checkDeclaredTools(def, options);
   return def.run({ init: inlineInit(def.flavour, options), input: parsed });
 }
 
-export function inlineInit(flavour: Flavour, defaults: InvokeOptions = {}): InitFn {
+/** Tools the agent declares must have code before the run starts, not when the model first calls them. */
+export function checkDeclaredTools(def: AgentDefinition, options: InvokeOptions): void {
+  const missing = ToolRegistry.from([def.tools ?? [], options.tools ?? []]).missing(def.tools ?? []);
+  if (missing.length > 0) throw new ToolNotRegisteredError(missing[0]!, 'inline');
+}
+
+/** Makes the harness `init()` returns; inline sessions make one that serves prompts (see ./sessions). */
+export type HarnessFactory = (ports: RuntimePorts, options: InitOptions, flavour: Flavour, cwd: string) => Harness;
+
+const plainHarness: HarnessFactory = (ports, options, flavour, cwd) => new Harness(ports, options, flavour, cwd);
+
+export function inlineInit(flavour: Flavour, defaults: InvokeOptions = {}, makeHarness: HarnessFactory = plainHarness): InitFn {
   return async (raw?: InitOptions) => {
     const options = parseInitOptions(raw);
     warnIfTemporalWithCompaction(flavour, options);
@@ -26,6 +36,6 @@ export function inlineInit(flavour: Flavour, defaults: InvokeOptions = {}): Init
     const onEvent = options.onEvent ?? defaults.onEvent;
     const tools = ToolRegistry.from(defaults.tools ?? []);
     const ports = createInlinePorts({ apiKey: defaults.apiKey, baseURL: defaults.baseURL, model: defaults.model, onEvent, tools, signal: defaults.signal });
-    return new Harness(ports, options, flavour, defaults.cwd ?? process.cwd());
+    return makeHarness(ports, options, flavour, defaults.cwd ?? process.cwd());
   };
 }

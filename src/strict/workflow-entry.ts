@@ -4,3 +4,4 @@ import { workflowRuntime } from '../core/workflow-runtime';
 
 export const { agent, init } = strictEntrypoint(workflowRuntime);
 export * from '../core/entry-exports';
+export { openSession, listInlineSessions } from '../core/inline-sessions-unavailable';

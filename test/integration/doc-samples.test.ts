@@ -39,6 +39,11 @@ const SCRIPTS: Record<string, () => FakeStep[]> = {
     say('5'),
     say('Still 5.'),
   ],
+  'inline-sessions-cjs': () => [
+    // chat.ts: the first session's prompt, then the resumed one's
+    say('7'),
+    say('11'),
+  ],
   'calc-esm': () => [
     // client.ts (on Temporal)
     callTools({ name: 'add', input: { a: 2, b: 3 } }),
