@@ -197,6 +197,9 @@ export interface ForkOptions {
 }
 
 export interface DeleteOptions {
+  /** Wait until the server has deleted every run (default true; closed runs go by a background task). */
+  wait?: boolean;
+  waitMs?: number;
   /**
    * Also remove the store blobs nothing else references (a file store's directory). Without it the
    * blobs stay until `fh store gc`.
@@ -310,15 +313,18 @@ export class SessionHandle {
     return this.edit({ kind: 'clear' });
   }
 
-  messages(): Promise<Entry[]> {
+  async messages(): Promise<Entry[]> {
+    await this.restored();
     return this.typed(this.workflow.query(messagesQuery));
   }
 
-  compactionState(): Promise<CompactionState | null> {
+  async compactionState(): Promise<CompactionState | null> {
+    await this.restored();
     return this.typed(this.workflow.query(compactionStateQuery));
   }
 
-  contextBudget(): Promise<ContextBudget | null> {
+  async contextBudget(): Promise<ContextBudget | null> {
+    await this.restored();
     return this.typed(this.workflow.query(contextBudgetQuery));
   }
 
@@ -336,7 +342,10 @@ export class SessionHandle {
    */
   async fork(options: ForkOptions): Promise<SessionHandle> {
     const at = parseWith(z.number().int().min(0), options.atMessage, 'atMessage');
-    const point = await this.typed(this.workflow.query(forkPointQuery, at));
+    await this.restored();
+    const answer = await this.typed(this.workflow.query(forkPointQuery, at));
+    if ('error' in answer) throw new FabricError(answer.error.code, answer.error.message);
+    const point = answer;
     const record = { ...point.record, status: 'todo', statusManual: false, archived: false, readPointer: -1, continuedRuns: 0, forkedFrom: { sessionId: this.id, atMessage: at } };
     if (options.title !== undefined) {
       record.title = parseTitleInput(options.title);
@@ -360,35 +369,39 @@ export class SessionHandle {
    * `store` removes the blobs nothing else references (a fork's shared prefix stays with the fork).
    */
   async delete(options: DeleteOptions = {}): Promise<{ runs: number; garbage?: CollectGarbageReport }> {
-    try {
-      await this.workflow.executeUpdate(endSessionUpdate, { args: [{ deleting: true }] });
-      await this.workflow.result().catch(() => undefined);
-    } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError) && !isCompleted(err)) throw this.retyped(err);
-    }
     const ns = this.client.options.namespace;
     let runs = 0;
+    // The running run is deleted as it is terminated (fast); closed ones by a background task.
     for await (const wf of this.client.workflow.list({ query: `WorkflowId = '${this.id}'` })) {
-      await this.client.workflowService.deleteWorkflowExecution({ namespace: ns, workflowExecution: { workflowId: wf.workflowId, runId: wf.runId } });
-      runs++;
+      try {
+        await this.client.workflowService.deleteWorkflowExecution({ namespace: ns, workflowExecution: { workflowId: wf.workflowId, runId: wf.runId } });
+        runs++;
+      } catch (err) {
+        if ((err as { code?: number }).code !== 5) throw err; // already gone
+      }
     }
     if (runs === 0) throw new SessionNotFoundError(this.id);
+    if (options.wait === false && !options.store) return { runs };
+    await this.waitGone(options.waitMs ?? 120_000);
     if (!options.store) return { runs };
-    await this.waitGone();
     const garbage = await collectStoreGarbage(this.client, { dir: options.store.dir, olderThanMs: options.store.olderThanMs ?? 60_000 });
     return { runs, garbage };
   }
 
-  /** Deletion is asynchronous on the server: wait until no history of this session remains. */
-  private async waitGone(): Promise<void> {
-    for (let i = 0; i < 100; i++) {
-      try {
-        await this.workflow.describe();
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) return;
-        throw err;
-      }
-      await new Promise((r) => setTimeout(r, 100));
+  /** Right after a continue-as-new the new run loads the conversation: wait for it (bounded). */
+  private async restored(): Promise<void> {
+    for (let i = 0; i < 300 && (await this.info()).restoring; i++) await new Promise((r) => setTimeout(r, 100));
+  }
+
+  /** Deletion is asynchronous on the server: wait until visibility lists no run of this session. */
+  private async waitGone(ms: number): Promise<void> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      let left = 0;
+      for await (const _ of this.client.workflow.list({ query: `WorkflowId = '${this.id}'` })) left++;
+      if (left === 0) return;
+      if (Date.now() > deadline) throw new FabricError('DELETE_PENDING', `session ${this.id}: the server has not finished deleting ${left} run(s) after ${ms} ms; they will go`);
+      await new Promise((r) => setTimeout(r, 250));
     }
   }
 

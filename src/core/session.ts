@@ -137,11 +137,6 @@ export class Session {
     return this.entries;
   }
 
-  /** Continues a conversation that was saved elsewhere (a session file, a continued workflow). */
-  restore(snapshot: { entries: readonly Entry[] }): void {
-    this.entries = [...snapshot.entries];
-  }
-
   usage(): SessionUsage {
     return { ...this.usageTotals, modelCalls: this.modelCalls, summarizer: this.compaction.summarizerUsage() };
   }

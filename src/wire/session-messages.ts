@@ -87,6 +87,8 @@ export interface SessionInfo extends SessionRecord {
   id: string;
   runId: string;
   processing: boolean;
+  /** A continued or forked run is loading its conversation: conversation queries answer once it is done. */
+  restoring: boolean;
   /** The message the running turn answers. */
   current?: string;
   queued: QueuedMessage[];
@@ -133,4 +135,4 @@ export const editSessionUpdate = defineUpdate<SessionInfo, [SessionEdit]>('fh.se
 /** Ends the session's workflow (`deleting`: the client deletes it and its blobs next). */
 export const endSessionUpdate = defineUpdate<void, [{ deleting?: boolean }]>('fh.session.end');
 export const sessionInfoQuery = defineQuery<SessionInfo>('fh.session.info');
-export const forkPointQuery = defineQuery<ForkPoint, [number]>('fh.session.forkPoint');
+export const forkPointQuery = defineQuery<ForkPoint | { error: { code: string; message: string } }, [number]>('fh.session.forkPoint');

@@ -102,6 +102,8 @@ export class SessionHost implements PromptHost {
   private suspending = false;
   private activitiesRunning = 0;
   private titling: Promise<void> | undefined;
+  /** Until the carried conversation is loaded, queries of it would show an empty one. */
+  private restoring: boolean;
   private readonly harnessOf: () => Harness | undefined;
   private readonly acts = proxyActivities<FabricActivities>({
     startToCloseTimeout: '2 minutes',
@@ -140,6 +142,7 @@ export class SessionHost implements PromptHost {
     for (const a of carried?.approvals ?? []) this.approvals.set(a.callId, { ...a });
     for (const [id, r] of carried?.replies ?? []) this.replies.set(id, r);
     this.interruptedHint = carried?.interruptedHint ?? false;
+    this.restoring = carried !== undefined;
     this.harnessOf = () => state.harnesses[0];
   }
 
@@ -211,7 +214,9 @@ export class SessionHost implements PromptHost {
     }
     while (!this.closed) {
       const idle = this.idleRemainingMs();
-      const woke = await condition(() => this.queue.length > 0 || this.closed || this.shouldContinue(), idle);
+      const ready = () => this.queue.length > 0 || this.closed || this.shouldContinue();
+      // condition() without a timeout resolves to undefined, not true.
+      const woke = idle === undefined ? (await condition(ready), true) : await condition(ready, idle);
       if (!woke) {
         this.autoArchive();
         continue;
@@ -243,6 +248,7 @@ export class SessionHost implements PromptHost {
       session.restore({ entries: base.concat(carried.tail) });
       if (carried.ref) this.transport.seed(session.id, session.messages(), carried.ref);
     }
+    this.restoring = false;
     return session;
   }
 
@@ -556,6 +562,7 @@ export class SessionHost implements PromptHost {
       id: info.workflowId,
       runId: info.runId,
       processing: this.current !== undefined,
+      restoring: this.restoring,
       current: this.current?.message.id,
       queued: [...this.queue],
       pendingApprovals: [...this.approvals.values()].filter((a) => !a.decision).map(({ decision: _d, ...a }) => a),
@@ -564,12 +571,14 @@ export class SessionHost implements PromptHost {
     };
   }
 
-  private forkPoint(index: number): ForkPoint {
+  /** A query's failure reaches clients without its type, so a refusal is answered as a value. */
+  private forkPoint(index: number): ForkPoint | { error: { code: string; message: string } } {
     const entries = this.conversation?.messages() ?? [];
-    if (!Number.isInteger(index) || index < 0 || index >= entries.length) throw encodeFailure(new InvalidForkPointError(index, entries.length));
+    if (this.restoring) return { error: { code: 'SESSION_RESTORING', message: 'The session is loading its conversation; try again in a moment' } };
+    if (!Number.isInteger(index) || index < 0 || index >= entries.length) return { error: errorFields(new InvalidForkPointError(index, entries.length)) };
     const entry = entries[index]!;
     if (entry.type === 'assistant' && entry.content.some((b) => b.type === 'tool_use')) {
-      throw encodeFailure(new InvalidForkPointError(index, entries.length, 'it is a tool call whose results follow it; fork at the results or later'));
+      return { error: errorFields(new InvalidForkPointError(index, entries.length, 'it is a tool call whose results follow it; fork at the results or later')) };
     }
     const count = index + 1;
     const ref = this.transport.storedPrefixWithin(this.conversation!.id, entries, count);
