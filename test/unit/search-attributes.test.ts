@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import {
   decodeLabelKeywords,
   FH_SEARCH_ATTRIBUTES,
@@ -49,5 +51,13 @@ describe('session search attributes', () => {
     expect(decodeLabelKeywords(keywords)).toEqual(labels);
     // Order does not matter: a bare name never erases a value.
     expect(decodeLabelKeywords(['priority=2', 'priority'])).toEqual({ priority: 2 });
+  });
+
+  it('temporal-docker creates exactly the registered attributes', () => {
+    const compose = readFileSync(path.join(__dirname, '../../temporal-docker/docker-compose.yml'), 'utf8');
+    const block = /FH_SEARCH_ATTRIBUTES: >-\n((?: {8}\S.*\n)+)/.exec(compose);
+    expect(block).not.toBeNull();
+    const specs = block![1]!.trim().split(/\s+/).map((spec) => spec.split('='));
+    expect(Object.fromEntries(specs)).toEqual(FH_SEARCH_ATTRIBUTES);
   });
 });
