@@ -90,8 +90,8 @@ function isProcessAlive(pid: number): boolean {
 
 export interface GoInstallOptions {
   go: string;
-  /** `module/path/cmd@version`. */
-  spec: string;
+  /** `module/path/cmd@version`, or several of one module version (built in one go, sharing their dependencies). */
+  spec: string | string[];
   binDir: string;
   /** Human name for progress lines, e.g. "MinIO". */
   what: string;
@@ -104,7 +104,9 @@ export interface GoInstallOptions {
 
 /** `GOBIN=<binDir> go install <flags> <spec>`, output streamed to `onProgress`; resolves with the build time in ms. */
 export function goInstall(opts: GoInstallOptions): Promise<number> {
-  const { go, spec, binDir, what, onProgress, fail } = opts;
+  const { go, binDir, what, onProgress, fail } = opts;
+  const specs = typeof opts.spec === 'string' ? [opts.spec] : opts.spec;
+  const spec = specs.join(' ');
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     GOBIN: binDir,
@@ -114,7 +116,7 @@ export function goInstall(opts: GoInstallOptions): Promise<number> {
   onProgress(`Building ${what} from source: go install ${spec} (GOBIN=${binDir}). This takes a few minutes the first time; later runs reuse the binary.`);
   const started = Date.now();
   return new Promise<number>((resolve, reject) => {
-    const child = spawn(go, ['install', ...(opts.flags ?? []), spec], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(go, ['install', ...(opts.flags ?? []), ...specs], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const tail: string[] = [];
     const onLine = (line: string): void => {
       if (!line.trim()) return;
