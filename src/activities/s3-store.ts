@@ -1,11 +1,4 @@
-import {
-  CopyObjectCommand,
-  GetObjectCommand,
-  PutObjectCommand,
-  S3Client,
-  S3ServiceException,
-  type S3ClientConfig,
-} from '@aws-sdk/client-s3';
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { z } from 'zod';
 import { parseWith } from '../core/validate';
 import type { TranscriptStore } from './transcript-store';
@@ -38,6 +31,15 @@ export interface S3StoreOptions {
 }
 
 /** S3's bucket naming rules (the common subset every S3-compatible server accepts). */
+/**
+ * The AWS SDK, loaded on first use: every worker imports this module through the worker entry point,
+ * and only those with an S3 store should pay for loading the SDK (~70 ms).
+ */
+type AwsS3 = typeof import('@aws-sdk/client-s3');
+let awsS3: AwsS3 | undefined;
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const aws = (): AwsS3 => (awsS3 ??= require('@aws-sdk/client-s3') as AwsS3);
+
 const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 const SAFE_KEY = /^[A-Za-z0-9_\-/.]+$/;
 
@@ -48,7 +50,7 @@ const optionsSchema = z.object({
     .regex(/^[A-Za-z0-9_\-/.]*$/, 'may hold only letters, digits and _-/.')
     .refine((p) => !p.startsWith('/') && !p.includes('..') && !p.includes('//'), 'must not start with / or hold .. or //')
     .optional(),
-  client: z.instanceof(S3Client).optional(),
+  client: z.custom<S3Client>((v) => typeof (v as { send?: unknown } | null)?.send === 'function', 'must be an S3Client from @aws-sdk/client-s3').optional(),
   region: z.string().min(1).optional(),
   endpoint: z.url().optional(),
   forcePathStyle: z.boolean().optional(),
@@ -68,7 +70,8 @@ export class S3StoreRequestError extends Error {
     cause: unknown,
   ) {
     const name = cause instanceof Error ? cause.name : 'Error';
-    const status = cause instanceof S3ServiceException ? ` (HTTP ${cause.$metadata.httpStatusCode ?? '?'})` : '';
+    const code = httpStatus(cause);
+    const status = code ? ` (HTTP ${code})` : '';
     super(`S3 store: ${operation} ${location} failed: ${name}${status}: ${cause instanceof Error ? cause.message : String(cause)}`);
     this.name = 'S3StoreRequestError';
     (this as { cause?: unknown }).cause = cause;
@@ -84,7 +87,7 @@ export class S3Store implements TranscriptStore {
     const opts = parseWith(optionsSchema, options, 'S3Store options') as S3StoreOptions;
     this.bucket = opts.bucket;
     this.prefix = opts.prefix ? opts.prefix.replace(/\/?$/, '/') : '';
-    this.client = opts.client ?? new S3Client(clientConfig(opts));
+    this.client = opts.client ?? new (aws().S3Client)(clientConfig(opts));
   }
 
   get location(): string {
@@ -94,7 +97,7 @@ export class S3Store implements TranscriptStore {
   async get(key: string): Promise<Uint8Array | undefined> {
     const Key = this.key(key);
     try {
-      const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key }));
+      const res = await this.client.send(new (aws().GetObjectCommand)({ Bucket: this.bucket, Key }));
       if (!res.Body) return new Uint8Array();
       return await res.Body.transformToByteArray();
     } catch (err) {
@@ -107,7 +110,7 @@ export class S3Store implements TranscriptStore {
     const Key = this.key(key);
     try {
       // A PUT replaces the object atomically: readers see the old blob or the new one, never half.
-      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key, Body: data, ContentType: 'application/octet-stream' }));
+      await this.client.send(new (aws().PutObjectCommand)({ Bucket: this.bucket, Key, Body: data, ContentType: 'application/octet-stream' }));
     } catch (err) {
       throw new S3StoreRequestError('PutObject', `s3://${this.bucket}/${Key}`, err);
     }
@@ -122,7 +125,7 @@ export class S3Store implements TranscriptStore {
     const Key = this.key(key);
     try {
       await this.client.send(
-        new CopyObjectCommand({
+        new (aws().CopyObjectCommand)({
           Bucket: this.bucket,
           Key,
           CopySource: `${this.bucket}/${Key.split('/').map(encodeURIComponent).join('/')}`,
@@ -153,8 +156,13 @@ function clientConfig(opts: S3StoreOptions): S3ClientConfig {
   return config;
 }
 
+function httpStatus(err: unknown): number | undefined {
+  return (err as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode;
+}
+
+/** A missing key (GetObject says NoSuchKey; HEAD-like answers only carry 404); a missing bucket is an error. */
 function isMissing(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   if (err.name === 'NoSuchKey' || err.name === 'NotFound') return true;
-  return err instanceof S3ServiceException && err.$metadata.httpStatusCode === 404 && err.name !== 'NoSuchBucket';
+  return httpStatus(err) === 404 && err.name !== 'NoSuchBucket';
 }
