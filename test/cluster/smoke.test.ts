@@ -33,6 +33,7 @@ describe('the cluster tier: Temporal server on PostgreSQL', () => {
     await w?.stop();
     await fake?.stop();
     await cluster?.stop();
+    if (dir) await fs.rm(dir, { recursive: true, force: true });
   });
 
   const run = async (workflowId: string) => {
