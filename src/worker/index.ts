@@ -2,6 +2,7 @@ export { createWorker, DEFAULT_TASK_QUEUE, type CreateWorkerOptions } from './cr
 export { FabricHarnessPlugin, type FabricHarnessPluginOptions } from './plugin';
 export { bundleAgents, workflowsPathFor } from './bundle';
 export { FileTranscriptStore, MemoryTranscriptStore, type TranscriptStore } from '../activities/transcript-store';
+export { S3Store, S3StoreRequestError, type S3StoreOptions } from '../activities/s3-store';
 export { TranscriptStoreDriver, externalStorageFor } from '../activities/external-storage';
 export { createActivities } from '../activities/activities';
 export { implement, type ToolImplementation } from '../core/tools';

@@ -1,0 +1,168 @@
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
+import { z } from 'zod';
+import { parseWith } from '../core/validate';
+import type { TranscriptStore } from './transcript-store';
+
+/**
+ * The transcript store on S3 (or any S3-compatible server: MinIO, R2, …), for workers on several
+ * machines: transcript segments, tool results and offloaded payloads under the same keys as the file
+ * store, below an optional prefix. Without `client`/`credentials`/`region`/`endpoint` the AWS SDK's
+ * standard environment applies (AWS_REGION, AWS_ACCESS_KEY_ID, AWS_PROFILE, AWS_ENDPOINT_URL_S3, an
+ * instance role, …).
+ *
+ * Content is not verified here: every reader checks it against its key (transcript segments by chain
+ * hash, tool results and payloads by sha256), so a tampered object fails with STORE_INTEGRITY there.
+ *
+ * Permissions: s3:GetObject, s3:PutObject, and s3:ListBucket (without it S3 answers a missing key with
+ * 403 instead of 404, which this store cannot tell from a real refusal and reports as an error).
+ */
+export interface S3StoreOptions {
+  bucket: string;
+  /** Key prefix, e.g. `fh/prod`: objects are `<prefix>/transcripts/…`. Default none. */
+  prefix?: string;
+  /** A configured client; the options below are then ignored. */
+  client?: S3Client;
+  region?: string;
+  /** An S3-compatible server's URL, e.g. `http://127.0.0.1:9000`. */
+  endpoint?: string;
+  /** Path-style URLs (`endpoint/bucket/key`). Default: true with `endpoint`, false for AWS. */
+  forcePathStyle?: boolean;
+  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+}
+
+/** S3's bucket naming rules (the common subset every S3-compatible server accepts). */
+/**
+ * The AWS SDK, loaded on first use: every worker imports this module through the worker entry point,
+ * and only those with an S3 store should pay for loading the SDK (~70 ms).
+ */
+type AwsS3 = typeof import('@aws-sdk/client-s3');
+let awsS3: AwsS3 | undefined;
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const aws = (): AwsS3 => (awsS3 ??= require('@aws-sdk/client-s3') as AwsS3);
+
+const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+const SAFE_KEY = /^[A-Za-z0-9_\-/.]+$/;
+
+const optionsSchema = z.object({
+  bucket: z.string().regex(BUCKET, 'must be an S3 bucket name: 3-63 lowercase letters, digits, dots and hyphens'),
+  prefix: z
+    .string()
+    .regex(/^[A-Za-z0-9_\-/.]*$/, 'may hold only letters, digits and _-/.')
+    .refine((p) => !p.startsWith('/') && !p.includes('..') && !p.includes('//'), 'must not start with / or hold .. or //')
+    .optional(),
+  client: z.custom<S3Client>((v) => typeof (v as { send?: unknown } | null)?.send === 'function', 'must be an S3Client from @aws-sdk/client-s3').optional(),
+  region: z.string().min(1).optional(),
+  endpoint: z.url().optional(),
+  forcePathStyle: z.boolean().optional(),
+  credentials: z.object({ accessKeyId: z.string().min(1), secretAccessKey: z.string().min(1), sessionToken: z.string().optional() }).optional(),
+});
+
+/**
+ * An S3 request that failed for another reason than a missing key (network, credentials, throttling).
+ * Deliberately not a FabricError: an activity that hits it fails retryably, and Temporal retries it.
+ */
+export class S3StoreRequestError extends Error {
+  readonly code = 'STORE_S3_REQUEST';
+
+  constructor(
+    readonly operation: string,
+    readonly location: string,
+    cause: unknown,
+  ) {
+    const name = cause instanceof Error ? cause.name : 'Error';
+    const code = httpStatus(cause);
+    const status = code ? ` (HTTP ${code})` : '';
+    super(`S3 store: ${operation} ${location} failed: ${name}${status}: ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.name = 'S3StoreRequestError';
+    (this as { cause?: unknown }).cause = cause;
+  }
+}
+
+export class S3Store implements TranscriptStore {
+  readonly bucket: string;
+  readonly prefix: string;
+  readonly client: S3Client;
+
+  constructor(options: S3StoreOptions) {
+    const opts = parseWith(optionsSchema, options, 'S3Store options') as S3StoreOptions;
+    this.bucket = opts.bucket;
+    this.prefix = opts.prefix ? opts.prefix.replace(/\/?$/, '/') : '';
+    this.client = opts.client ?? new (aws().S3Client)(clientConfig(opts));
+  }
+
+  get location(): string {
+    return `s3://${this.bucket}/${this.prefix}`;
+  }
+
+  async get(key: string): Promise<Uint8Array | undefined> {
+    const Key = this.key(key);
+    try {
+      const res = await this.client.send(new (aws().GetObjectCommand)({ Bucket: this.bucket, Key }));
+      if (!res.Body) return new Uint8Array();
+      return await res.Body.transformToByteArray();
+    } catch (err) {
+      if (isMissing(err)) return undefined;
+      throw new S3StoreRequestError('GetObject', `s3://${this.bucket}/${Key}`, err);
+    }
+  }
+
+  async put(key: string, data: Uint8Array): Promise<void> {
+    const Key = this.key(key);
+    try {
+      // A PUT replaces the object atomically: readers see the old blob or the new one, never half.
+      await this.client.send(new (aws().PutObjectCommand)({ Bucket: this.bucket, Key, Body: data, ContentType: 'application/octet-stream' }));
+    } catch (err) {
+      throw new S3StoreRequestError('PutObject', `s3://${this.bucket}/${Key}`, err);
+    }
+  }
+
+  /**
+   * Renews the object's LastModified (what a gc's grace period looks at) by copying it onto itself
+   * with replaced metadata; S3 refuses a self-copy that changes nothing. The copy happens inside S3
+   * (no bytes travel) and costs one PUT-class request. A missing key is not an error, as in the file store.
+   */
+  async touch(key: string): Promise<void> {
+    const Key = this.key(key);
+    try {
+      await this.client.send(
+        new (aws().CopyObjectCommand)({
+          Bucket: this.bucket,
+          Key,
+          CopySource: `${this.bucket}/${Key.split('/').map(encodeURIComponent).join('/')}`,
+          MetadataDirective: 'REPLACE',
+          Metadata: { 'fh-touched': new Date().toISOString() },
+          ContentType: 'application/octet-stream',
+        }),
+      );
+    } catch (err) {
+      if (isMissing(err)) return;
+      throw new S3StoreRequestError('CopyObject (touch)', `s3://${this.bucket}/${Key}`, err);
+    }
+  }
+
+  private key(key: string): string {
+    if (!SAFE_KEY.test(key) || key.includes('..') || key.startsWith('/')) throw new Error(`invalid store key: ${key}`);
+    return this.prefix + key;
+  }
+}
+
+function clientConfig(opts: S3StoreOptions): S3ClientConfig {
+  const config: S3ClientConfig = {};
+  if (opts.region) config.region = opts.region;
+  else if (opts.endpoint && !process.env.AWS_REGION && !process.env.AWS_DEFAULT_REGION) config.region = 'us-east-1'; // S3-compatible servers ignore it, but the signer needs one
+  if (opts.endpoint) config.endpoint = opts.endpoint;
+  config.forcePathStyle = opts.forcePathStyle ?? opts.endpoint !== undefined;
+  if (opts.credentials) config.credentials = opts.credentials;
+  return config;
+}
+
+function httpStatus(err: unknown): number | undefined {
+  return (err as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode;
+}
+
+/** A missing key (GetObject says NoSuchKey; HEAD-like answers only carry 404); a missing bucket is an error. */
+function isMissing(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  if (err.name === 'NoSuchKey' || err.name === 'NotFound') return true;
+  return httpStatus(err) === 404 && err.name !== 'NoSuchBucket';
+}

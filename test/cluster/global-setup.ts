@@ -1,0 +1,19 @@
+/**
+ * Jest global setup for the `cluster` tier (jest.cluster.config.js, `npm run test:cluster`): bundles the
+ * test agents once and makes sure PostgreSQL and the Temporal server binaries exist (building them
+ * with Go the first time, with progress). Each test file starts its own cluster with
+ * startTemporalCluster(), because these tests stop and restart the server.
+ */
+import { ensurePostgres } from '../../src/testing/postgres';
+import { ensureTemporalServer } from '../../src/testing/temporal-server';
+import { bundleTestAgents } from '../support/bundle-once';
+
+export default async function globalSetup(): Promise<void> {
+  const log = (line: string): void => {
+    process.stderr.write(`[cluster] ${line}\n`);
+  };
+  process.stderr.write('\n');
+  await ensurePostgres(log);
+  await ensureTemporalServer({ onProgress: log });
+  process.env.FH_TEST_WORKFLOW_BUNDLE = await bundleTestAgents();
+}
