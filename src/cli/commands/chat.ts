@@ -12,7 +12,7 @@ import { FabricError } from '../../core/errors';
 import { PERMISSION_MODES } from '../../core/sessions/settings';
 import { int, str, type Parsed } from '../args';
 import { asCliError, connect, STORE_OPTION, type Command, type Io } from '../context';
-import { EXIT, oneLine, usage } from '../errors';
+import { EXIT, usage } from '../errors';
 
 export const chatCommand: Command = {
   name: 'chat',
@@ -143,7 +143,7 @@ class Chat {
     const i = this.info;
     this.print(
       this.s.bold(`session ${i.id}`) +
-        this.s.dim(` — ${i.title ?? '(untitled)'} · ${i.agent} · ${i.status} · mode ${i.settings.permissionMode}. /help for commands; Ctrl-C interrupts a turn, /exit quits.`),
+        this.s.dim(` — ${i.title ?? '(untitled)'} · ${i.agent} · ${i.status} · mode ${i.settings.permissionMode} · /help, /exit`),
     );
     this.markSeen(await this.handle.events().catch(() => []));
     for (const a of i.pendingApprovals) this.ask(a.callId, a.tool, a.input);
@@ -151,7 +151,7 @@ class Chat {
     this.rl.on('SIGINT', () => this.onInterruptKey());
     this.rl.on('close', () => void this.onClose());
     this.setPrompt();
-    this.rl.prompt();
+    if (this.tty) this.rl.prompt();
     return done;
   }
 
@@ -166,13 +166,13 @@ class Chat {
       if (!line) return;
       const sent = await this.handle.send(line);
       this.waiting.push(sent.messageId);
-      if (sent.position > 0 || this.waiting.length > 1) this.print(this.s.dim(`(queued: ${sent.position} message${sent.position === 1 ? '' : 's'} ahead)`));
+      if (sent.position > 0 || this.waiting.length > 1) this.print(this.s.dim(`(queued: answered after the running turn${sent.position > 0 ? ` and ${sent.position} more` : ''})`));
       this.drain();
     } catch (err) {
       this.error(err);
     } finally {
       this.setPrompt();
-      if (!this.closed) this.rl.prompt(true);
+      if (!this.closed && this.tty) this.rl.prompt(true);
     }
   }
 
@@ -368,8 +368,8 @@ class Chat {
     const q = this.questions.shift();
     if (!q) return this.setPrompt();
     this.asking = { callId: q.callId, tool: q.tool };
+    this.setPrompt(); // before printing: the prompt redrawn under the question is the approval one
     this.print(this.s.yellow(`? ${q.tool} ${compactJson(q.input, 200)} — approve? [y/N/note]`));
-    this.setPrompt();
   }
 
   // -------------------------------------------------------------------------------------------------------
@@ -394,8 +394,6 @@ class Chat {
   }
 
   private error(err: unknown): void {
-    const e = err instanceof FabricError || (err as Error)?.name === 'CliError' ? err : asCliError(err);
-    const code = err instanceof FabricError ? ` [${err.code}]` : '';
-    this.print(this.s.red(`! ${oneLine((e as Error).message ?? String(e))}${code}`));
+    this.print(this.s.red(`! ${asCliError(err).message}`));
   }
 }
