@@ -620,7 +620,8 @@ const SUBCOMMANDS: Command[] = [
 export const sessionCommand: Command = {
   name: 'session',
   summary: 'long-lived conversations: new, list, show, prompt, approve, deny, interrupt, status, label, title, fork, archive, delete',
-  usage: ['session <command> [arguments] [options]'],
+  // Every subcommand's usage line: `fh session --help` shows the whole syntax at a glance.
+  usage: SUBCOMMANDS.map((c) => c.usage[0]!),
   description:
     "A session is one workflow of its agent (the agent's run calls init() then serve()), answering prompts for days;\n" +
     'its id is the workflow id. Interactive: `fh chat <id>`.',
