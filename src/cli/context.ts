@@ -15,7 +15,8 @@ import { HistoryFormatError } from '../client/history-file';
 import { FileTranscriptStore, defaultStoreDir } from '../activities/transcript-store';
 import type { Options, Parsed } from './args';
 import { connectionFlags, str } from './args';
-import { CliError, EXIT, failure, GRPC, grpcCode, notFound, oneLine, usage } from './errors';
+import { FabricError } from '../core/errors';
+import { CliError, EXIT, failure, fabricErrorExit, GRPC, grpcCode, notFound, oneLine, usage } from './errors';
 
 export interface Io {
   out(text: string): void;
@@ -38,6 +39,8 @@ export interface Command {
   /** Whether the connection options apply (and are listed in its help). */
   connects: boolean;
   examples: string[];
+  /** `fh <name> <sub> …`: each subcommand declares its own options, usage and help (e.g. `fh session new`). */
+  subcommands?: Record<string, Command>;
   run(p: Parsed, io: Io): Promise<number>;
 }
 
@@ -111,6 +114,11 @@ export function asCliError(err: unknown, ctx: ErrorContext = {}): CliError {
     );
   }
   if (err instanceof ConnectionSettingsError) return usage(err.message);
+  // Typed SDK errors (INVALID_STATUS, SESSION_NOT_FOUND, …): their code picks the exit status and ends the line.
+  if (err instanceof FabricError) {
+    const { exitCode, hint } = fabricErrorExit(err.code);
+    return new CliError(exitCode, `${oneLine(err.message).replace(/\.$/, '')} [${err.code}]${hint ? `; ${hint}` : ''}`);
+  }
   if (err instanceof HistoryFormatError) {
     return usage(`${err.message}; export one with \`fh history export <workflow-id> <file>\` (or \`temporal workflow show -w <id> --output json\`)`);
   }

@@ -10,7 +10,7 @@ export const EXIT = {
   FAILURE: 1,
   /** Unknown command or option, a missing argument, bad --input JSON, a malformed history file. */
   USAGE: 2,
-  /** No such workflow, namespace or file. */
+  /** No such workflow, session, namespace or file. */
   NOT_FOUND: 3,
   /** The Temporal server cannot be reached. */
   UNREACHABLE: 4,
@@ -24,8 +24,8 @@ export const EXIT_CODES_HELP = [
   'Exit status:',
   '  0    success (replay: the current code makes the same decisions as the recorded run)',
   '  1    failure: the run failed, replay found a divergence, a query got no answer from a worker',
-  '  2    usage error: unknown command or option, missing argument, bad --input JSON, malformed history file',
-  '  3    not found: no such workflow, namespace or file',
+  '  2    usage error: unknown command or option, missing argument, bad --input JSON, malformed history file, invalid status/label/setting',
+  '  3    not found: no such workflow, session, namespace or file',
   '  4    the Temporal server cannot be reached (check --address / TEMPORAL_ADDRESS, or start one with `fh server`)',
   '  130  interrupted (Ctrl-C)',
 ].join('\n');
@@ -60,4 +60,25 @@ export function grpcCode(err: unknown): number | undefined {
 export function oneLine(message: string): string {
   const line = message.split('\n').find((l) => l.trim()) ?? message;
   return line.trim().replace(/\s+/g, ' ');
+}
+
+/**
+ * Exit status of a typed SDK error by its code (the one table of them): bad values a user typed are usage
+ * errors, a missing session is "not found", anything else (a closed session, an interrupted turn) a failure.
+ */
+const FABRIC_EXITS: Record<string, { exitCode: ExitCode; hint?: string }> = {
+  INVALID_INPUT: { exitCode: EXIT.USAGE },
+  INVALID_STATUS: { exitCode: EXIT.USAGE },
+  INVALID_LABEL: { exitCode: EXIT.USAGE },
+  INVALID_FORK_POINT: { exitCode: EXIT.USAGE, hint: '`fh session show <id>` numbers the messages' },
+  UNKNOWN_TOOL_CALL: { exitCode: EXIT.USAGE, hint: '`fh session show <id>` lists the pending approvals' },
+  UNKNOWN_MESSAGE: { exitCode: EXIT.USAGE },
+  SETTING_LOCKED: { exitCode: EXIT.USAGE },
+  SESSION_NOT_FOUND: { exitCode: EXIT.NOT_FOUND, hint: 'list sessions with `fh session list --all`' },
+  SESSION_EXISTS: { exitCode: EXIT.FAILURE, hint: 'choose another --id, or leave it out for a generated one' },
+  SEARCH_ATTRIBUTES_MISSING: { exitCode: EXIT.FAILURE },
+};
+
+export function fabricErrorExit(code: string): { exitCode: ExitCode; hint?: string } {
+  return FABRIC_EXITS[code] ?? { exitCode: EXIT.FAILURE };
 }

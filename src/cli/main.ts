@@ -30,6 +30,8 @@ const COMMANDS: Record<string, () => Command> = {
   compact: () => (require('./commands/interact') as typeof import('./commands/interact')).compactCommand,
   close: () => (require('./commands/interact') as typeof import('./commands/interact')).closeCommand,
   store: () => (require('./commands/store') as typeof import('./commands/store')).storeCommand,
+  session: () => (require('./commands/session') as typeof import('./commands/session')).sessionCommand,
+  chat: () => (require('./commands/chat') as typeof import('./commands/chat')).chatCommand,
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
 
@@ -47,6 +49,8 @@ const SUMMARY_LINES: Array<[string, string]> = [
   ['compact <workflow-id>', "compact a running agent's session now"],
   ['close <workflow-id>', 'tell a serving agent to finish'],
   ['store gc [--dry-run]', 'remove store blobs no retained history refers to'],
+  ['session new|list|show|prompt|…', 'long-lived sessions: start, list, prompt, approve, label, fork, delete (fh session --help)'],
+  ['chat <session-id>', 'chat with a session in the terminal (approvals, interrupts, settings)'],
 ];
 
 export function mainHelp(): string {
@@ -81,6 +85,11 @@ export function mainHelp(): string {
 export function commandHelp(c: Command): string {
   const lines = [`Usage: ${c.usage.map((u) => `fh ${u}`).join('\n       ')}`, '', `${c.summary.charAt(0).toUpperCase()}${c.summary.slice(1)}.`];
   if (c.description) lines.push('', c.description);
+  if (c.subcommands) {
+    const subs = Object.values(c.subcommands);
+    const w = Math.max(...subs.map((s) => s.name.length));
+    lines.push('', 'Commands:', ...subs.map((s) => `  fh ${s.name.padEnd(w)}  ${s.summary}`), '', `Run \`fh ${c.name} <command> --help\` for a command's options.`);
+  }
   lines.push('', 'Options:', optionsHelp({ ...c.options, ...HELP_OPTION }));
   if (c.connects) lines.push('', 'Connection:', optionsHelp(CONNECTION_OPTIONS));
   lines.push('', 'Examples:', ...c.examples.map((e) => `  ${e}`), '', EXIT_CODES_HELP);
@@ -110,9 +119,16 @@ export async function main(argv: string[], io: Io): Promise<number> {
     if (name.startsWith('-')) throw new CliError(EXIT.USAGE, `options go after the command: fh <command> ${name} …; run \`fh --help\` for the commands`);
     const load = COMMANDS[name];
     if (!load) throw new CliError(EXIT.USAGE, `unknown command '${name}'${suggest(name)}; run \`fh --help\` for the commands`);
-    const command = load();
+    let command = load();
+    let args = rest;
+    if (command.subcommands && args[0] !== undefined && !args[0].startsWith('-')) {
+      const sub = command.subcommands[args[0]];
+      if (!sub) throw new CliError(EXIT.USAGE, `unknown command 'fh ${name} ${args[0]}'; the ${name} commands: ${Object.keys(command.subcommands).join(', ')}`);
+      command = sub;
+      args = args.slice(1);
+    }
     const options: Options = { ...command.options, ...HELP_OPTION, ...(command.connects ? CONNECTION_OPTIONS : {}) };
-    const parsed = parse(rest, options, command.name);
+    const parsed = parse(args, options, command.name);
     if (parsed.values.help) {
       io.out(commandHelp(command));
       return EXIT.OK;

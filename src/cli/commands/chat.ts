@@ -1,0 +1,399 @@
+/**
+ * fh chat: an interactive terminal chat on a session. Each line is queued with `send` and its reply awaited;
+ * while a turn runs, the session's events query is polled to show tool calls, results and approval requests
+ * as they happen (only events newer than the last one shown). Approvals are answered in the prompt.
+ */
+import * as readline from 'node:readline';
+import type { AgentEvent } from '../../core/events';
+import type { SessionHandle } from '../../client/sessions';
+import type { SessionInfo } from '../../wire/session-messages';
+import { DEFAULT_TASK_QUEUE } from '../../client/start';
+import { FabricError } from '../../core/errors';
+import { PERMISSION_MODES } from '../../core/sessions/settings';
+import { int, str, type Parsed } from '../args';
+import { asCliError, connect, STORE_OPTION, type Command, type Io } from '../context';
+import { EXIT, usage } from '../errors';
+
+export const chatCommand: Command = {
+  name: 'chat',
+  summary: 'chat with a session in the terminal: tool calls, approvals, interrupts, settings',
+  usage: ['chat <session-id>', 'chat --new <agent> [--id <id>] [--title <t>] [--mode explore|ask|execute] [--model <m>] [--cwd <dir>] [--task-queue <q>]'],
+  description: [
+    'Each line you type is a message (typing while a turn runs queues the next one). While a turn runs you see its',
+    'tool calls (→ bash {"command":"ls"}), the first line of each result, and approval requests:',
+    '  ? write_file {...} — approve? [y/N/note]   y approves (y <note> with a note); n or Enter denies; other text denies with it as the note.',
+    'Commands: /interrupt, /status <s>, /title <t>, /mode <explore|ask|execute>, /model <m>, /help, /exit.',
+    'Ctrl-C while a turn runs interrupts it; Ctrl-C at an idle prompt quits (the session goes on). No colours when',
+    'stdout is not a terminal or NO_COLOR is set.',
+  ].join('\n'),
+  connects: true,
+  options: {
+    new: { type: 'string', value: '<agent>', help: 'start a new session of this agent' },
+    id: { type: 'string', value: '<id>', help: 'with --new: the session id', default: 'a fresh slug' },
+    title: { type: 'string', value: '<title>', help: 'with --new: the title' },
+    mode: { type: 'string', value: '<mode>', help: `with --new: permission mode (${PERMISSION_MODES.join(', ')})` },
+    model: { type: 'string', value: '<model>', help: 'with --new: the model' },
+    cwd: { type: 'string', value: '<dir>', help: 'with --new: working directory of the tools (on the worker)' },
+    'task-queue': { type: 'string', short: 'q', value: '<name>', help: 'with --new: task queue of the worker', default: DEFAULT_TASK_QUEUE },
+    'poll-ms': { type: 'string', value: '<ms>', help: 'how often a running turn is polled for events', default: '300' },
+    ...STORE_OPTION,
+  },
+  examples: ['fh chat 261122-amber-forest', 'fh chat --new assistant --mode ask --cwd ~/src/app'],
+  run: (p, io) => runChat(p, io),
+};
+
+async function runChat(p: Parsed, io: Io): Promise<number> {
+  const agent = str(p, 'new');
+  const [id, ...extra] = p.positionals;
+  if (agent === undefined && id === undefined) throw usage('fh chat needs a session id (fh chat <session-id>) or --new <agent>');
+  if (agent !== undefined && id !== undefined) throw usage(`fh chat takes a session id or --new <agent>, not both (use --id ${id} to name the new session)`);
+  if (extra.length) throw usage(`unexpected argument '${extra[0]}' (fh chat <session-id>)`);
+  for (const o of ['id', 'title', 'mode', 'model', 'cwd']) {
+    if (agent === undefined && str(p, o) !== undefined) throw usage(`--${o} goes with --new <agent> (to change a session's settings, use /mode, /title, … in the chat)`);
+  }
+  const pollMs = int(p, 'poll-ms', 300, 50);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { getSession, startSession } = require('../../client/sessions') as typeof import('../../client/sessions');
+  const conn = await connect(p);
+  try {
+    let handle: SessionHandle;
+    if (agent !== undefined) {
+      const settings: Record<string, string> = {};
+      if (str(p, 'mode') !== undefined) settings.permissionMode = str(p, 'mode')!;
+      if (str(p, 'model') !== undefined) settings.model = str(p, 'model')!;
+      if (str(p, 'cwd') !== undefined) settings.workingDirectory = str(p, 'cwd')!;
+      handle = await startSession(conn.client, agent, {
+        ...(str(p, 'id') !== undefined ? { id: str(p, 'id') } : {}),
+        ...(str(p, 'title') !== undefined ? { title: str(p, 'title') } : {}),
+        ...(Object.keys(settings).length ? { settings } : {}),
+        taskQueue: str(p, 'task-queue') ?? DEFAULT_TASK_QUEUE,
+      });
+    } else {
+      handle = getSession(conn.client, id!);
+    }
+    // A wrong id fails here (exit 3), before the prompt opens; a missing worker within 15 s.
+    const info = await conn.client.connection.withDeadline(Date.now() + 15_000, () => handle.info());
+    return await new Chat(handle, info, pollMs).run();
+  } catch (err) {
+    if (/deadline exceeded/i.test((err as Error)?.message ?? '')) {
+      throw usage(`session ${id ?? ''} did not answer within 15 s: is a worker serving its task queue? Start one with \`fh worker --agents <module>\``);
+    }
+    throw asCliError(err, { settings: conn.settings });
+  } finally {
+    await conn.close().catch(() => undefined);
+  }
+}
+
+/** ANSI styles, or nothing (not a terminal, or NO_COLOR). */
+function styles(on: boolean) {
+  const wrap = (open: string) => (t: string) => (on ? `\x1b[${open}m${t}\x1b[0m` : t);
+  return { dim: wrap('2'), bold: wrap('1'), red: wrap('31'), yellow: wrap('33'), cyan: wrap('36'), green: wrap('32') };
+}
+
+function compactJson(value: unknown, max: number): string {
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? 'undefined';
+  } catch {
+    text = String(value);
+  }
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+const HELP = [
+  '/interrupt        cancel the running turn (also Ctrl-C while a turn runs)',
+  '/status <status>  set the status (todo, in-progress, needs-review, done, cancelled, …)',
+  '/title <title>    rename the session',
+  '/mode <mode>      permission mode: explore, ask, execute',
+  '/model <model>    the model of the next turns',
+  '/exit             quit (also Ctrl-C at an idle prompt); the session goes on',
+].join('\n');
+
+class Chat {
+  private readonly out = process.stdout;
+  private readonly tty = Boolean(process.stdout.isTTY);
+  private readonly s = styles(Boolean(process.stdout.isTTY) && !process.env.NO_COLOR);
+  private readonly rl: readline.Interface;
+  /** Messages sent and not answered yet, in order. */
+  private readonly waiting: string[] = [];
+  /** Approval requests to ask, in order; `asking` is the one on screen. */
+  private readonly questions: Array<{ callId: string; tool: string; input: unknown }> = [];
+  private readonly asked = new Set<string>();
+  private asking: { callId: string; tool: string } | undefined;
+  /** Texts the model produced in this turn already shown (so the reply is not printed twice). */
+  private shownTexts = new Set<string>();
+  private lastAt = 0;
+  private seenAtLast = new Set<string>();
+  private interruptSent = false;
+  private draining: Promise<void> | undefined;
+  private polling = false;
+  private closed = false;
+  private finish!: (code: number) => void;
+
+  constructor(
+    private readonly handle: SessionHandle,
+    private readonly info: SessionInfo,
+    private readonly pollMs: number,
+  ) {
+    this.rl = readline.createInterface({ input: process.stdin, output: process.stdout, terminal: Boolean(process.stdin.isTTY && process.stdout.isTTY) });
+  }
+
+  async run(): Promise<number> {
+    const done = new Promise<number>((resolve) => (this.finish = resolve));
+    const i = this.info;
+    this.print(
+      this.s.bold(`session ${i.id}`) +
+        this.s.dim(` — ${i.title ?? '(untitled)'} · ${i.agent} · ${i.status} · mode ${i.settings.permissionMode} · /help, /exit`),
+    );
+    this.markSeen(await this.handle.events().catch(() => []));
+    for (const a of i.pendingApprovals) this.ask(a.callId, a.tool, a.input);
+    this.rl.on('line', (line) => void this.onLine(line));
+    this.rl.on('SIGINT', () => this.onInterruptKey());
+    this.rl.on('close', () => void this.onClose());
+    this.setPrompt();
+    if (this.tty) this.rl.prompt();
+    return done;
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Input
+
+  private async onLine(raw: string): Promise<void> {
+    const line = raw.trim();
+    try {
+      if (this.asking) return await this.answer(line);
+      if (line.startsWith('/')) return await this.command(line);
+      if (!line) return;
+      const sent = await this.handle.send(line);
+      this.waiting.push(sent.messageId);
+      if (sent.position > 0 || this.waiting.length > 1) this.print(this.s.dim(`(queued: answered after the running turn${sent.position > 0 ? ` and ${sent.position} more` : ''})`));
+      this.drain();
+    } catch (err) {
+      this.error(err);
+    } finally {
+      this.setPrompt();
+      if (!this.closed && this.tty) this.rl.prompt(true);
+    }
+  }
+
+  private async answer(line: string): Promise<void> {
+    const q = this.asking!;
+    const m = /^(y|yes)(?:\s+(.*))?$/i.exec(line);
+    const note = m ? m[2]?.trim() || undefined : /^(n|no)?$/i.test(line) ? undefined : line;
+    this.asking = undefined;
+    if (m) await this.handle.approve(q.callId, note);
+    else await this.handle.deny(q.callId, note);
+    this.print(this.s.dim(`  ${m ? 'approved' : 'denied'} ${q.tool}${note ? ` (${note})` : ''}`));
+    this.nextQuestion();
+  }
+
+  private async command(line: string): Promise<void> {
+    const [cmd, ...rest] = line.slice(1).split(/\s+/);
+    const arg = rest.join(' ').trim();
+    const need = (what: string) => {
+      if (!arg) throw usage(`/${cmd} needs ${what}`);
+      return arg;
+    };
+    switch (cmd) {
+      case 'exit':
+      case 'quit':
+        return this.quit();
+      case 'help':
+        return this.print(HELP);
+      case 'interrupt':
+        return this.interrupt();
+      case 'status': {
+        const i = await this.handle.setStatus(need('a status'));
+        return this.print(this.s.dim(`status: ${i.status}`));
+      }
+      case 'title': {
+        const i = await this.handle.setTitle(need('a title'));
+        return this.print(this.s.dim(`title: ${i.title}`));
+      }
+      case 'mode': {
+        const i = await this.handle.updateSettings({ permissionMode: need(`a mode (${PERMISSION_MODES.join(', ')})`) as never });
+        return this.print(this.s.dim(`mode: ${i.settings.permissionMode}`));
+      }
+      case 'model': {
+        const i = await this.handle.updateSettings({ model: need('a model name') });
+        return this.print(this.s.dim(`model: ${i.settings.model}`));
+      }
+      default:
+        return this.print(this.s.red(`unknown command /${cmd}; /help lists them`));
+    }
+  }
+
+  private onInterruptKey(): void {
+    if (this.waiting.length > 0 && !this.interruptSent) {
+      void this.interrupt();
+      return;
+    }
+    this.quit();
+  }
+
+  private async interrupt(): Promise<void> {
+    this.interruptSent = true;
+    try {
+      const r = await this.handle.interrupt();
+      if (!r.interrupted) this.print(this.s.dim('nothing to interrupt'));
+    } catch (err) {
+      this.error(err);
+    }
+  }
+
+  private quit(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.rl.close();
+    if (this.waiting.length) this.out.write(this.s.dim(`(left ${this.waiting.length} message(s) being answered; \`fh session show ${this.handle.id}\` shows them)\n`));
+    this.finish(EXIT.OK);
+  }
+
+  /** End of input (a pipe, Ctrl-D): wait for the answers still owed, then quit. */
+  private async onClose(): Promise<void> {
+    if (this.closed) return;
+    await this.draining;
+    this.quit();
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Turns
+
+  /** Awaits each owed reply in order, polling events meanwhile. */
+  private drain(): void {
+    if (this.draining) return;
+    const timer = setInterval(() => void this.poll(), this.pollMs);
+    this.draining = (async () => {
+      try {
+        while (this.waiting.length > 0) {
+          const messageId = this.waiting[0]!;
+          let reply: string | undefined;
+          let failed: unknown;
+          try {
+            reply = await this.handle.reply(messageId);
+          } catch (err) {
+            failed = err;
+          }
+          await this.poll(true);
+          this.waiting.shift();
+          this.interruptSent = false;
+          if (failed !== undefined) {
+            if (failed instanceof FabricError && failed.code === 'INTERRUPTED') this.print(this.s.yellow('(interrupted)'));
+            else this.error(failed);
+            if (failed instanceof FabricError && (failed.code === 'SESSION_CLOSED' || failed.code === 'SESSION_NOT_FOUND')) return this.quit();
+          } else if (!this.shownTexts.has(reply!.trim())) {
+            this.print(reply!);
+          }
+          this.shownTexts = new Set();
+        }
+      } finally {
+        clearInterval(timer);
+        this.draining = undefined;
+      }
+    })();
+  }
+
+  /** Shows the events newer than the last shown (`at` increases; several may share one `at`). */
+  private async poll(force = false): Promise<void> {
+    if (this.polling && !force) return;
+    this.polling = true;
+    try {
+      const events = await this.handle.events(200);
+      for (const e of this.fresh(events)) this.show(e);
+    } catch {
+      // A poll that fails (the session continuing as new, a worker restart) is retried at the next tick.
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  private fresh(events: AgentEvent[]): AgentEvent[] {
+    const out: AgentEvent[] = [];
+    for (const e of events) {
+      const key = JSON.stringify(e);
+      if (e.at < this.lastAt || (e.at === this.lastAt && this.seenAtLast.has(key))) continue;
+      if (e.at > this.lastAt) {
+        this.lastAt = e.at;
+        this.seenAtLast = new Set();
+      }
+      this.seenAtLast.add(key);
+      out.push(e);
+    }
+    return out;
+  }
+
+  private markSeen(events: AgentEvent[]): void {
+    this.fresh(events);
+  }
+
+  private show(e: AgentEvent): void {
+    const width = Math.max(40, (this.out.columns ?? 120) - 4);
+    switch (e.type) {
+      case 'text':
+        this.shownTexts.add(e.data.text.trim());
+        return this.print(e.data.text);
+      case 'tool_call':
+        return this.print(this.s.cyan(`→ ${e.data.name} ${compactJson(e.data.input, width - e.data.name.length - 3)}`));
+      case 'tool_result': {
+        const first = e.data.content.split('\n').find((l) => l.trim()) ?? '';
+        const text = `  ${e.data.isError ? '✗ ' : ''}${first.length > width ? `${first.slice(0, width - 1)}…` : first}`;
+        return this.print(e.data.isError ? this.s.red(text) : this.s.dim(text));
+      }
+      case 'approval_requested':
+        return this.ask(e.data.id, e.data.name, e.data.input);
+      case 'interrupted':
+        return this.print(this.s.yellow(`⨯ interrupted during the ${e.data.during}`));
+      case 'error':
+        return this.print(this.s.red(`! ${e.data.message} [${e.data.code}]`));
+      case 'warning':
+        return this.print(this.s.yellow(`! ${e.data.message}`));
+      case 'compaction':
+        return this.print(this.s.dim(`(compacted: ${e.data.messagesBefore} → ${e.data.messagesAfter} messages)`));
+      default:
+        return;
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Approvals
+
+  private ask(callId: string, tool: string, input: unknown): void {
+    if (this.asked.has(callId)) return;
+    this.asked.add(callId);
+    this.questions.push({ callId, tool, input });
+    if (!this.asking) this.nextQuestion();
+  }
+
+  private nextQuestion(): void {
+    const q = this.questions.shift();
+    if (!q) return this.setPrompt();
+    this.asking = { callId: q.callId, tool: q.tool };
+    this.setPrompt(); // before printing: the prompt redrawn under the question is the approval one
+    this.print(this.s.yellow(`? ${q.tool} ${compactJson(q.input, 200)} — approve? [y/N/note]`));
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Output
+
+  private setPrompt(): void {
+    this.rl.setPrompt(this.asking ? this.s.yellow('approve? › ') : this.s.bold('you › '));
+  }
+
+  /** A line above the prompt: the line being typed is redrawn after it. */
+  private print(text: string): void {
+    if (this.closed) {
+      this.out.write(`${text}\n`);
+      return;
+    }
+    if (this.tty) {
+      readline.cursorTo(this.out, 0);
+      readline.clearLine(this.out, 0);
+    }
+    this.out.write(`${text}\n`);
+    if (this.tty) this.rl.prompt(true);
+  }
+
+  private error(err: unknown): void {
+    this.print(this.s.red(`! ${asCliError(err).message}`));
+  }
+}
