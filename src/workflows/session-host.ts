@@ -65,6 +65,7 @@ import {
   type StoredReply,
 } from '../wire/session-messages';
 import { ModelTransport } from './model-transport';
+import type { ActivityKind } from './temporal-ports';
 import type { RunState } from './run-state';
 import type { SessionAgentConfig } from '../core/sessions/config';
 
@@ -101,6 +102,9 @@ export class SessionHost implements PromptHost {
   /** A turn waiting only for approvals should pause so the run can continue as new. */
   private suspending = false;
   private activitiesRunning = 0;
+  /** Search attribute values as last upserted (JSON), by name. */
+  private readonly upserted = new Map<string, string>();
+  private toolsRunning = 0;
   private titling: Promise<void> | undefined;
   /** Until the carried conversation is loaded, queries of it would show an empty one. */
   private restoring: boolean;
@@ -176,8 +180,9 @@ export class SessionHost implements PromptHost {
   };
 
   /** Counts running activities (ports call it): a turn is suspended only when none runs. */
-  readonly onActivity = (delta: 1 | -1): void => {
+  readonly onActivity = (delta: 1 | -1, kind: ActivityKind): void => {
     this.activitiesRunning += delta;
+    if (kind === 'tool') this.toolsRunning += delta;
   };
 
   install(): void {
@@ -400,7 +405,7 @@ export class SessionHost implements PromptHost {
 
   private interrupt(): { interrupted: boolean; messageId?: string } {
     if (!this.current) return { interrupted: false };
-    const during = this.approvals.size > 0 && this.activitiesRunning === 0 ? 'approval' : this.activitiesRunning > 0 ? 'tool' : 'model';
+    const during = this.toolsRunning > 0 ? 'tool' : this.activitiesRunning > 0 ? 'model' : this.approvals.size > 0 ? 'approval' : 'model';
     this.emit('interrupted', { during });
     this.current.scope.cancel();
     return { interrupted: true, messageId: this.current.message.id };
@@ -540,8 +545,22 @@ export class SessionHost implements PromptHost {
     this.upsert();
   }
 
+  /**
+   * Mirrors the catalogue entry into search attributes, sending only what changed since the last
+   * upsert (each upsert is a history event: sending all of them twice a turn cost ~1 KB per turn).
+   */
   private upsert(): void {
-    upsertSearchAttributes(
+    const changed = this.searchAttributeUpdates().filter((pair) => {
+      const value = JSON.stringify(pair.value);
+      if (this.upserted.get(pair.key.name) === value) return false;
+      this.upserted.set(pair.key.name, value);
+      return true;
+    });
+    if (changed.length > 0) upsertSearchAttributes(changed);
+  }
+
+  private searchAttributeUpdates() {
+    return (
       sessionSearchAttributeUpdates({
         agent: this.agent,
         status: this.record.status,
@@ -551,7 +570,7 @@ export class SessionHost implements PromptHost {
         archived: this.record.archived,
         model: this.record.settings.model,
         lastMessageAt: this.record.lastMessageAt,
-      }),
+      })
     );
   }
 

@@ -20,13 +20,15 @@ const DECIDE_IN_MODEL_CALL_PATCH = 'fh-decide-in-model-call';
 /** Temporal's limit for one payload is 2 MB; stay clear of it (external storage offloads large ones). */
 const MAX_SCHEDULED_PAYLOAD_BYTES = 1_900_000;
 
+export type ActivityKind = 'model' | 'tool';
+
 export interface TemporalPortOptions {
   /** Called for every event, in workflow state order (for queries). */
   record(event: AgentEvent): void;
   /** Shared with the caller (a session host stores and restores transcripts through it). */
   transport?: ModelTransport;
   /** Told when an activity starts (+1) and ends (-1): a session suspends a turn only when none runs. */
-  onActivity?(delta: 1 | -1): void;
+  onActivity?(delta: 1 | -1, kind: ActivityKind): void;
 }
 
 const retry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '60s', maximumAttempts: 10 } as const;
@@ -73,12 +75,12 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
   const sinks = proxySinks<FabricSinks>();
   const transport = opts.transport ?? new ModelTransport();
   /** Runs an activity call, counted for the host. */
-  async function counted<T>(call: () => Promise<T>): Promise<T> {
-    opts.onActivity?.(1);
+  async function counted<T>(call: () => Promise<T>, kind: ActivityKind = 'model'): Promise<T> {
+    opts.onActivity?.(1, kind);
     try {
       return await call();
     } finally {
-      opts.onActivity?.(-1);
+      opts.onActivity?.(-1, kind);
     }
   }
   const resolved = new Map<string, { model: string; contextWindowTokens?: number }>();
@@ -138,7 +140,7 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
       // The runner answers a timed-out call itself (an error result the model sees); the activity's own
       // bound is a backstop a little later, for a worker that cannot answer at all.
       const options = def.timeoutMs ? { ...toolOptions, startToCloseTimeout: def.timeoutMs + TOOL_TIMEOUT_GRACE_MS } : toolOptions;
-      const result = await decoded(() => counted(() => activities(options, `tool ${call.name}`).fhTool(input)));
+      const result = await decoded(() => counted(() => activities(options, `tool ${call.name}`).fhTool(input), 'tool'));
       if (result.contentRef) transport.toolResultStored(call.id, result.contentRef);
       return { content: result.content, isError: result.isError };
     },

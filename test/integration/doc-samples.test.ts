@@ -7,6 +7,7 @@
  *
  * A failure names the Markdown file and line, the project and file, and the compiler or runtime error.
  */
+import { FH_SEARCH_ATTRIBUTES } from '../../src/wire/search-attributes';
 import { existsSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { FakeAnthropicServer, say, callTools, type FakeStep } from '@fabric-harness/sdk/testing';
@@ -91,6 +92,11 @@ describe('README and docs samples', () => {
         for (const flag of words.filter((w) => w.startsWith('--'))) {
           if (!help.stdout.includes(flag.split('=')[0])) problems.push(`${at}: \`${command}\`: \`fh ${words[1]}\` has no option ${flag}`);
         }
+      } else if (words.slice(0, 4).join(' ') === 'temporal operator search-attribute create') {
+        // The attributes a namespace needs: each line must create one of ours, with its type.
+        const name = words[words.indexOf('--name') + 1];
+        const type = words[words.indexOf('--type') + 1];
+        if (!name || FH_SEARCH_ATTRIBUTES[name] !== type) problems.push(`${at}: \`${command}\`: not one of FH_SEARCH_ATTRIBUTES with its type`);
       } else {
         problems.push(`${at}: \`${command}\`: unknown command; teach test/integration/doc-samples.test.ts to check it or declare the block a fragment`);
       }

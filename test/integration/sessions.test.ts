@@ -14,16 +14,13 @@ import {
   type SessionHandle,
   type SessionInfo,
 } from '@fabric-harness/sdk/client';
-import { callTools, FakeAnthropicServer, say, type RecordedRequest } from '@fabric-harness/sdk/testing';
+import { callTools, type FakeAnthropicServer, say, type RecordedRequest } from '@fabric-harness/sdk/testing';
+import { isTitleRequest, SCRIPTED_TITLE, startSessionFake } from '../support/session-fake';
 import type { Entry } from '@fabric-harness/sdk';
 import { assistant, longAssistant } from '../fixtures/session-agents';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
 
-const TITLE = 'Garden Trip Planning';
-
-function isTitleRequest(req: RecordedRequest): boolean {
-  return typeof req.body?.system === 'string' && /title/i.test(req.body.system);
-}
+const TITLE = SCRIPTED_TITLE;
 
 /** The text of the last user message of a model request. */
 function lastUserText(req: RecordedRequest): string {
@@ -59,9 +56,7 @@ describe('sessions', () => {
   const sid = (p: string) => `${p}-${process.pid}-${Date.now() % 100000}-${n++}`;
 
   beforeAll(async () => {
-    fake = await FakeAnthropicServer.start({
-      route: (req) => (req.path === '/v1/messages' && isTitleRequest(req) ? say(TITLE) : undefined),
-    });
+    fake = await startSessionFake();
     w = await startTestWorker({ name: 'sessions', baseURL: fake.url });
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-session-cwd-'));
   });

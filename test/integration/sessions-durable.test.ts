@@ -1,0 +1,212 @@
+/**
+ * Sessions across what happens to long conversations: an approval that waits while its worker is
+ * killed, an interrupt during a model call, deleting a session whose prefix a fork shares, and a
+ * deploy of new agent code picked up at continue-as-new. Real dev server, real worker processes.
+ */
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { Client } from '@temporalio/client';
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import { startSession } from '@fabric-harness/sdk/client';
+import { createWorker, FabricHarnessPlugin, FileTranscriptStore, bundleAgents } from '@fabric-harness/sdk/worker';
+import { callTools, type FakeAnthropicServer, say } from '@fabric-harness/sdk/testing';
+import { isTitleRequest, startSessionFake } from '../support/session-fake';
+import { assistant } from '../fixtures/session-agents';
+import { startDelayProxy, type DelayProxy } from '../support/delay-proxy';
+import { testConnection, type TestConnection } from '../support/temporal';
+import { startTestWorker, type TestWorker } from '../support/test-worker';
+import { killHard, startWorkerProcess } from '../support/worker-process-control';
+
+async function until<T>(what: string, probe: () => Promise<T | undefined | false>, ms = 30_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await probe().catch(() => undefined);
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
+
+async function rejection(p: Promise<unknown>): Promise<any> {
+  return p.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (e) => e,
+  );
+}
+
+const sid = (p: string) => `${p}-${process.pid}-${Date.now() % 1_000_000}`;
+
+describe('an approval wait survives killing the worker, and costs no worker slot', () => {
+  let t: TestConnection;
+  let fake: FakeAnthropicServer;
+  const children: ChildProcess[] = [];
+
+  beforeAll(async () => {
+    t = await testConnection();
+    fake = await startSessionFake();
+  });
+  afterAll(async () => {
+    await Promise.all(children.map(killHard));
+    await fake?.stop();
+    await t?.close();
+  });
+
+  it('approves on a new worker after the first was SIGKILLed while the call waited', async () => {
+    const taskQueue = sid('approve-kill');
+    const storeDir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-store-'));
+    const cwd = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-cwd-'));
+    const first = await startWorkerProcess({ taskQueue, fakeUrl: fake.url, storeDir });
+    children.push(first);
+    const client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [new FabricHarnessPlugin({ store: new FileTranscriptStore(storeDir) })] });
+    const s = await startSession(client, assistant, { id: sid('approval'), taskQueue, settings: { permissionMode: 'ask', workingDirectory: cwd } });
+    fake.enqueue(callTools({ name: 'write_file', input: { path: 'after-kill.txt', content: 'survived' } }), say('written after the restart'));
+    const reply = s.prompt('write the file');
+    const pending = await until('the approval', async () => (await s.pendingApprovals())[0]);
+    // Waiting is workflow state, not a running activity: nothing holds a worker slot.
+    const desc = await s.workflow.describe();
+    expect(desc.raw.pendingActivities ?? []).toHaveLength(0);
+
+    await killHard(first);
+    const second = await startWorkerProcess({ taskQueue, fakeUrl: fake.url, storeDir });
+    children.push(second);
+    expect((await s.info()).pendingApprovals.map((p) => p.callId)).toEqual([pending.callId]);
+    await s.approve(pending.callId);
+    expect(await reply).toBe('written after the restart');
+    expect(await fs.readFile(path.join(cwd, 'after-kill.txt'), 'utf8')).toBe('survived');
+    await s.end();
+  });
+});
+
+describe('interrupt during a model call; delete with a fork sharing the prefix', () => {
+  let fake: FakeAnthropicServer;
+  let proxy: DelayProxy;
+  let w: TestWorker;
+
+  beforeAll(async () => {
+    fake = await startSessionFake();
+    proxy = await startDelayProxy(fake.url);
+    w = await startTestWorker({ name: 'sessions-durable', baseURL: proxy.url });
+  });
+  afterAll(async () => {
+    await w?.stop();
+    await proxy?.stop();
+    await fake?.stop();
+  });
+
+  it('interrupts a model call at once; the user message stays and the next one says it was interrupted', async () => {
+    const s = await startSession(w.client, assistant, { id: sid('interrupt-model'), taskQueue: w.taskQueue });
+    // Held until the proxy stops: the cancelled call never reaches the model's script.
+    proxy.delayNext(120_000);
+    const reply = s.prompt('a question the model is slow on');
+    await proxy.held();
+    const started = Date.now();
+    expect(await s.interrupt()).toMatchObject({ interrupted: true });
+    expect((await rejection(reply)).code).toBe('INTERRUPTED');
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect((await s.messages()).map((m) => m.type)).toEqual(['user']);
+    expect((await s.events()).some((e) => e.type === 'interrupted' && e.data.during === 'model')).toBe(true);
+    fake.enqueue(say('second answer'));
+    expect(await s.prompt('another question')).toBe('second answer');
+    const last = fake.messageRequests().filter((r) => !isTitleRequest(r)).at(-1)!;
+    const text = JSON.stringify(last.body.messages);
+    expect(text).toContain('a question the model is slow on');
+    expect(text).toMatch(/interrupted/i);
+    expect((await s.info()).status).toBe('needs-review');
+    await s.end();
+  });
+
+  it('delete removes the session and the blobs only it used; the fork keeps the shared prefix', async () => {
+    const s = await startSession(w.client, assistant, { id: sid('delete-gc'), taskQueue: w.taskQueue });
+    const big = (tag: string) => `${tag} ${'x'.repeat(4000)}`;
+    fake.enqueue(say(big('a1')), say(big('a2')), say(big('a3')));
+    await s.prompt('q1');
+    await s.prompt('q2');
+    const fork = await s.fork({ atMessage: 1 });
+    await s.prompt('q3 only in the original');
+    fake.enqueue(say('fork answer'));
+    expect(await fork.prompt('q2 in the fork')).toBe('fork answer');
+
+    const result = await s.delete({ store: { dir: w.storeDir, olderThanMs: 0 } });
+    expect(result.runs).toBe(1);
+    expect(result.garbage!.removed.length).toBeGreaterThan(0);
+    // What only the original referred to is gone (its last segments); the fork's prefix is not.
+    expect((await rejection(s.info())).code).toBe('SESSION_NOT_FOUND');
+    fake.enqueue(say('fork still answers'));
+    expect(await fork.prompt('and again')).toBe('fork still answers');
+    const lastReq = fake.messageRequests().filter((r) => !isTitleRequest(r)).at(-1)!;
+    expect(JSON.stringify(lastReq.body.messages)).toContain('a1 xxx');
+    await fork.end();
+  });
+});
+
+describe('a deploy of new agent code reaches a running session at continue-as-new', () => {
+  let t: TestConnection;
+  let fake: FakeAnthropicServer;
+
+  beforeAll(async () => {
+    t = await testConnection();
+    fake = await startSessionFake();
+  });
+  afterAll(async () => {
+    await fake?.stop();
+    await t?.close();
+  });
+
+  async function worker(release: 'v1' | 'v2', taskQueue: string, storeDir: string): Promise<{ worker: Worker; running: Promise<void> }> {
+    const module = path.resolve(__dirname, '../fixtures/upgrade', `${release}.ts`);
+    const bundle = await bundleAgents([module], { logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error } as never });
+    const connection = await NativeConnection.connect({ address: t.address });
+    const wk = await createWorker({
+      agents: [module],
+      connection,
+      namespace: t.namespace,
+      taskQueue,
+      model: { apiKey: 'test-key', baseURL: fake.url },
+      store: new FileTranscriptStore(storeDir),
+      workflowBundle: { code: bundle.code },
+    });
+    const running = wk.run().finally(() => connection.close());
+    return { worker: wk, running };
+  }
+
+  it('replays the old run on the new code (patched() false), then takes the new path after continue-as-new', async () => {
+    const taskQueue = sid('upgrade');
+    const storeDir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-store-'));
+    const client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [new FabricHarnessPlugin({ store: new FileTranscriptStore(storeDir) })] });
+    const v1 = await worker('v1', taskQueue, storeDir);
+    const s = await startSession(client, 'upgrader', { id: sid('upgrade'), taskQueue, historyLimit: 60 });
+    fake.enqueue(say('one'));
+    expect(await s.prompt('first')).toBe('one');
+    const firstRun = (await s.info()).runId;
+    v1.worker.shutdown();
+    await v1.running;
+
+    const v2 = await worker('v2', taskQueue, storeDir);
+    try {
+      const systems: string[] = [];
+      let i = 0;
+      while ((await s.info()).runId === firstRun && i < 30) {
+        fake.enqueue(say(`answer ${i}`));
+        await s.prompt(`turn ${i++}`);
+        systems.push(fake.messageRequests().filter((r) => !isTitleRequest(r)).at(-1)!.body.system);
+      }
+      // The run release 1 started kept release 1's path on release 2's code (a replay would have failed otherwise).
+      expect(systems[0]).toBe('You are release one.');
+      expect((await s.info()).runId).not.toBe(firstRun);
+      fake.enqueue(say('after the upgrade'));
+      expect(await s.prompt('and now?')).toBe('after the upgrade');
+      expect(fake.messageRequests().filter((r) => !isTitleRequest(r)).at(-1)!.body.system).toBe('You are release two.');
+      // The conversation came along.
+      const users = (await s.messages()).filter((m) => m.type === 'user').map((m) => (m as { text: string }).text);
+      expect(users[0]).toBe('first');
+      await s.end();
+    } finally {
+      v2.worker.shutdown();
+      await v2.running;
+    }
+  });
+});
