@@ -55,7 +55,7 @@ export function agentWorkflow(def: AgentDefinition): (input: unknown) => Promise
  */
 async function sessionWorkflow(def: AgentDefinition, envelope: SessionEnvelope): Promise<unknown> {
   const state = new RunState();
-  const host = new SessionHost(def.name, envelope.fhSession, state, def.sessions);
+  const host = new SessionHost(def.name, envelope.fhSession, state, def.sessions, def.flavour);
   host.install();
   try {
     const input = parseAgentInput(def, envelope.fhSession.input);

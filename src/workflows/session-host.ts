@@ -119,8 +119,10 @@ export class SessionHost implements PromptHost {
     private readonly start: SessionStart,
     private readonly state: RunState,
     config: SessionAgentConfig = {},
+    flavour: 'default' | 'strict' = 'default',
   ) {
-    this.titleModel = config.titleModel ?? TITLE_MODEL_DEFAULT;
+    // The strict entry injects no model call of its own: without a titleModel, titles come from the message.
+    this.titleModel = config.titleModel ?? (flavour === 'strict' ? undefined : TITLE_MODEL_DEFAULT);
     this.statuses = resolveStatuses(config.statuses);
     const carried = start.carried;
     const now = Date.now();
@@ -150,7 +152,7 @@ export class SessionHost implements PromptHost {
     this.harnessOf = () => state.harnesses[0];
   }
 
-  private readonly titleModel: string;
+  private readonly titleModel: string | undefined;
 
   /** For the harness: asked before each tool call (permission mode, approvals). */
   readonly authorize: ToolAuthorizer = async (call, def) => {
@@ -519,6 +521,7 @@ export class SessionHost implements PromptHost {
   private async generateTitle(firstMessage: string): Promise<void> {
     let title: string;
     try {
+      if (!this.titleModel) throw new Error('no title model');
       const req = titleRequest(firstMessage);
       const res = await this.acts.fhSummarize({ model: this.titleModel, system: req.system, userText: req.userText, maxTokens: req.maxTokens });
       title = sanitizeTitle(res.text) || fallbackTitle(firstMessage);

@@ -10,12 +10,15 @@ import { testBundle } from '../support/bundle';
 /** test/histories/<release>/<name>.json: histories recorded by every release, each replayed by every later one. */
 const HISTORIES = path.resolve(__dirname, '../histories');
 const NAMES = ['calculator-tools', 'threshold-compaction', 'overflow-compaction', 'manual-compaction'];
+/** Recorded from 0.3.0 on: session workflows (approvals and an interrupt; both ends of a continue-as-new). */
+const SESSION_NAMES = ['session-approvals', 'session-continued-first-run', 'session-continued-last-run'];
+const namesOf = (release: string) => (release >= '0.3.0' ? [...NAMES, ...SESSION_NAMES] : NAMES);
 const RELEASES = readdirSync(HISTORIES, { withFileTypes: true })
   .filter((d) => d.isDirectory())
   .map((d) => d.name)
   .sort();
 /** Every recorded history, as `<release>/<name>`. */
-const ALL = RELEASES.flatMap((release) => NAMES.map((name) => `${release}/${name}`));
+const ALL = RELEASES.flatMap((release) => namesOf(release).map((name) => `${release}/${name}`));
 
 async function recorded(id: string) {
   return { workflowId: `recorded-${id}`, history: historyFromJSON(JSON.parse(await fs.readFile(path.join(HISTORIES, `${id}.json`), 'utf8'))) };
@@ -34,10 +37,10 @@ describe('recorded histories replay against the current workflow code', () => {
   const names = ALL;
 
   it('every history recorded by every release replays without a determinism error', async () => {
-    expect(RELEASES).toEqual(expect.arrayContaining(['0.1.0', '0.2.0']));
+    expect(RELEASES).toEqual(expect.arrayContaining(['0.1.0', '0.2.0', '0.3.0']));
     for (const release of RELEASES) {
       const files = (await fs.readdir(path.join(HISTORIES, release))).filter((f) => f.endsWith('.json')).map((f) => f.replace(/\.json$/, ''));
-      expect(files.sort()).toEqual([...NAMES].sort());
+      expect(files.sort()).toEqual(namesOf(release).sort());
     }
     const results = await replayAll(await testBundle(), names);
     expect(results.map((r) => [r.workflowId, r.error?.message])).toEqual(names.map((n) => [`recorded-${n}`, undefined]));

@@ -14,6 +14,7 @@ import { createWorker, FabricHarnessPlugin, FileTranscriptStore, bundleAgents } 
 import { callTools, type FakeAnthropicServer, say } from '@fabric-harness/sdk/testing';
 import { isTitleRequest, startSessionFake } from '../support/session-fake';
 import { assistant } from '../fixtures/session-agents';
+import { DEFAULT_MODEL } from '../../src/core/models';
 import { startDelayProxy, type DelayProxy } from '../support/delay-proxy';
 import { testConnection, type TestConnection } from '../support/temporal';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
@@ -140,6 +141,49 @@ describe('interrupt during a model call; delete with a fork sharing the prefix',
     const lastReq = fake.messageRequests().filter((r) => !isTitleRequest(r)).at(-1)!;
     expect(JSON.stringify(lastReq.body.messages)).toContain('a1 xxx');
     await fork.end();
+  });
+});
+
+describe('settings that change mid-session', () => {
+  let fake: FakeAnthropicServer;
+  let w: TestWorker;
+
+  beforeAll(async () => {
+    fake = await startSessionFake({
+      onlyListedModels: true,
+      models: {
+        [DEFAULT_MODEL]: { maxInputTokens: 200_000 },
+        'claude-haiku-4-5': { maxInputTokens: 200_000 },
+        'claude-opus-4-1': { maxInputTokens: 200_000 },
+      },
+    });
+    w = await startTestWorker({ name: 'sessions-settings', baseURL: fake.url });
+  });
+  afterAll(async () => {
+    await w?.stop();
+    await fake?.stop();
+  });
+
+  it('switches the model for the next call; an unknown model is refused and changes nothing', async () => {
+    const s = await startSession(w.client, assistant, { id: sid('model'), taskQueue: w.taskQueue });
+    fake.enqueue(say('from the default'), say('from opus'));
+    expect(await s.prompt('hi')).toBe('from the default');
+    expect(fake.messageRequests().filter((r) => !isTitleRequest(r)).at(-1)!.body.model).toBe(DEFAULT_MODEL);
+    const before = fake.messageRequests().length;
+
+    const err = await rejection(s.updateSettings({ model: 'claude-imaginary-9' }));
+    expect(err.code).toBe('UNKNOWN_MODEL');
+    expect((await s.info()).settings.model).toBe(DEFAULT_MODEL);
+
+    const info = await s.updateSettings({ model: 'claude-opus-4-1', thinking: 'high' });
+    expect(info.settings.model).toBe('claude-opus-4-1');
+    expect(info.settings.thinking).toBe('high');
+    expect(await s.prompt('and now?')).toBe('from opus');
+    const after = fake.messageRequests().slice(before).filter((r) => r.path === '/v1/messages' && !isTitleRequest(r));
+    expect(after.at(-1)!.body.model).toBe('claude-opus-4-1');
+    // The conversation stayed: the new model sees the first turn.
+    expect(JSON.stringify(after.at(-1)!.body.messages)).toContain('from the default');
+    await s.end();
   });
 });
 
