@@ -59,14 +59,15 @@ async function sessionWorkflow(def: AgentDefinition, envelope: SessionEnvelope):
   host.install();
   try {
     const input = parseAgentInput(def, envelope.fhSession.input);
-    return await def.run({ init: workflowInit(def.flavour, state, host), input });
+    const result = await def.run({ init: workflowInit(def.flavour, state, host), input });
+    // Every accepted update (a prompt answered SESSION_CLOSED, a last edit) finishes before the run ends.
+    await condition(allHandlersFinished);
+    return result;
   } catch (err) {
     if (isContinueAsNew(err)) throw err;
     await condition(allHandlersFinished);
     if (err instanceof InterruptedError && CancellationScope.current().consideredCancelled) throw new CancelledFailure('workflow cancelled');
     throw encodeFailure(err);
-  } finally {
-    // nothing: the host answered every accepted message before serve() returned
   }
 }
 

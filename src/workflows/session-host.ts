@@ -105,6 +105,8 @@ export class SessionHost implements PromptHost {
   /** Search attribute values as last upserted (JSON), by name. */
   private readonly upserted = new Map<string, string>();
   private toolsRunning = 0;
+  /** Counts applied edits, so the serving loop re-arms its idle timer after one. */
+  private edits = 0;
   private titling: Promise<void> | undefined;
   /** Until the carried conversation is loaded, queries of it would show an empty one. */
   private restoring: boolean;
@@ -221,7 +223,9 @@ export class SessionHost implements PromptHost {
     }
     while (!this.closed) {
       const idle = this.idleRemainingMs();
-      const ready = () => this.queue.length > 0 || this.closed || this.shouldContinue();
+      const edits = this.edits;
+      // An edit (flag, archive) can change the idle deadline: wake and re-arm the timer.
+      const ready = () => this.queue.length > 0 || this.closed || this.shouldContinue() || this.edits !== edits;
       // condition() without a timeout resolves to undefined, not true.
       const woke = idle === undefined ? (await condition(ready), true) : await condition(ready, idle);
       if (!woke) {
@@ -230,7 +234,8 @@ export class SessionHost implements PromptHost {
       }
       if (this.closed) break;
       if (this.shouldContinue()) await this.continueAsNew(session);
-      const message = this.queue.shift()!;
+      const message = this.queue.shift();
+      if (!message) continue;
       await this.runTurn(message, () => session.prompt<string>(this.withHint(message.text)));
       answered += 1;
     }
@@ -445,6 +450,7 @@ export class SessionHost implements PromptHost {
       throw encodeFailure(decodeFailure(err) ?? err);
     }
     this.applyEdit(edit, false);
+    this.edits += 1;
     if (model) this.record.settings.model = this.conversation?.model ?? model;
     this.upsert();
     return this.info();
