@@ -149,12 +149,14 @@ export class Session {
   /** Continues a conversation that was saved elsewhere (a session file, a continued workflow). */
   restore(snapshot: { entries: readonly Entry[] }): void {
     this.entries = [...snapshot.entries];
+    this.compaction.restoreAnchor(undefined);
   }
 
   /** Starts a fresh conversation; settings, tools and counters stay. */
   clear(): void {
     this.entries = [];
     this.suspended = undefined;
+    this.compaction.restoreAnchor(undefined); // the usage anchor pointed into the old conversation
   }
 
   get model(): string {
