@@ -45,6 +45,12 @@ const SCRIPTS: Record<string, () => FakeStep[]> = {
     say('7'),
     say('11'),
   ],
+  'sessions-cjs': () => [
+    // session.ts (on Temporal): the write that waits for approval, then the answer after it ran. The
+    // session has a title from the start, so no title request reaches the fake.
+    callTools({ name: 'write_file', input: { path: 'notes.txt', content: 'hello' } }),
+    say('Wrote notes.txt.'),
+  ],
   'calc-esm': () => [
     // client.ts (on Temporal)
     callTools({ name: 'add', input: { a: 2, b: 3 } }),
