@@ -81,6 +81,8 @@ export interface CarriedSession {
   /** Replies clients may still ask for (their prompt was answered "continued"). */
   replies: Array<[string, StoredReply]>;
   interruptedHint: boolean;
+  /** Tool calls approved or denied lately: a second decision is ALREADY_DECIDED in the next run too. */
+  decided?: string[];
 }
 
 export interface SessionInfo extends SessionRecord {

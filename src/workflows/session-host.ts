@@ -71,6 +71,8 @@ import type { SessionAgentConfig } from '../core/sessions/config';
 
 /** Replies kept for clients that ask again after a continue-as-new; older ones drop off. */
 const REMEMBERED_REPLIES = 50;
+/** Replies kept in a run: far more than can wait at once (a waiting prompt's reply is read at once). */
+const REMEMBERED_REPLIES_IN_RUN = 500;
 /** Decided tool calls remembered, so a late second decision is "already decided", not "unknown". */
 const REMEMBERED_DECISIONS = 200;
 const INTERRUPTED_HINT = '[The user interrupted the previous turn before it finished.]';
@@ -149,6 +151,7 @@ export class SessionHost implements PromptHost {
     this.queue = carried ? [...carried.queue] : [];
     for (const a of carried?.approvals ?? []) this.approvals.set(a.callId, { ...a });
     for (const [id, r] of carried?.replies ?? []) this.replies.set(id, r);
+    this.decided.push(...(carried?.decided ?? []));
     this.interruptedHint = carried?.interruptedHint ?? false;
     this.restoring = carried !== undefined;
     this.harnessOf = () => state.harnesses[0];
@@ -240,7 +243,7 @@ export class SessionHost implements PromptHost {
       answered += 1;
     }
     // Accepted but never started: answered, never dropped.
-    for (const m of this.queue.splice(0)) this.replies.set(m.id, { error: errorFields(new SessionClosedError(workflowInfo().workflowId)) });
+    for (const m of this.queue.splice(0)) this.answer(m.id, { error: errorFields(new SessionClosedError(workflowInfo().workflowId)) });
     await this.titling;
     return answered;
   }
@@ -285,7 +288,7 @@ export class SessionHost implements PromptHost {
     });
     try {
       const text = await outcome;
-      this.replies.set(message.id, { text });
+      this.answer(message.id, { text });
       this.interruptedHint = false;
     } catch (err) {
       if (err instanceof TurnSuspendedError) {
@@ -295,7 +298,7 @@ export class SessionHost implements PromptHost {
       if (!typed && !isCancellation(err)) throw err; // a bug: fail the workflow task, so a fix can resume it
       const error = typed ?? new InterruptedError();
       if (error.code === 'INTERRUPTED') this.interruptedHint = true;
-      this.replies.set(message.id, { error: errorFields(error) });
+      this.answer(message.id, { error: errorFields(error) });
     } finally {
       this.current = undefined;
       this.suspending = false;
@@ -334,6 +337,7 @@ export class SessionHost implements PromptHost {
       approvals: [...this.approvals.values()],
       replies: [...this.replies.entries()].slice(-REMEMBERED_REPLIES),
       interruptedHint: this.interruptedHint,
+      decided: [...this.decided],
     };
     const next: SessionEnvelope = { fhSession: { ...this.start, carried } };
     return continueAsNew(next);
@@ -407,7 +411,7 @@ export class SessionHost implements PromptHost {
     const i = this.queue.findIndex((m) => m.id === messageId);
     if (i < 0) return;
     this.queue.splice(i, 1);
-    this.replies.set(messageId, { error: { code: 'MESSAGE_CANCELLED', message: `Message ${messageId} was cancelled before it ran` } });
+    this.answer(messageId, { error: { code: 'MESSAGE_CANCELLED', message: `Message ${messageId} was cancelled before it ran` } });
   }
 
   private interrupt(): { interrupted: boolean; messageId?: string } {
@@ -615,6 +619,12 @@ export class SessionHost implements PromptHost {
       record: { ...this.record },
       transcript: { ref, tail: entries.slice(ref?.count ?? 0, count) as Entry[] },
     };
+  }
+
+  /** A reply, kept for clients that ask for it (bounded: replies already delivered drop off). */
+  private answer(messageId: string, reply: StoredReply): void {
+    this.replies.set(messageId, reply);
+    if (this.replies.size > REMEMBERED_REPLIES_IN_RUN) this.replies.delete(this.replies.keys().next().value as string);
   }
 
   private remember(callId: string): void {

@@ -223,6 +223,22 @@ describe('sessions', () => {
     await s.end();
   });
 
+  it('more prompts waiting at once than Temporal lets updates be in flight (10) are all answered, in order', async () => {
+    const s = await start();
+    fake.enqueue(callTools({ name: 'bash', input: { command: 'sleep 2' } }));
+    for (let i = 0; i < 15; i++) fake.enqueue(say(`reply ${i}`));
+    const first = s.prompt('first');
+    await until('the first turn to run', async () => (await s.info()).processing);
+    const replies = await Promise.all([first, ...Array.from({ length: 14 }, (_, i) => s.prompt(`p${i + 1}`))]);
+    expect(new Set(replies).size).toBe(15);
+    // The follow-up after the tool result is a request of its own, with no user text.
+    const order = conversation().slice(-16).map(lastUserText).filter(Boolean);
+    expect(order[0]).toBe('first');
+    expect(order.slice(1).sort()).toEqual(Array.from({ length: 14 }, (_, i) => `p${i + 1}`).sort());
+    expect((await s.info()).messageCount).toBe(15);
+    await s.end();
+  });
+
   it('sendPrompt starts the session if needed (update-with-start) and prompts it', async () => {
     const id = sid('uws');
     fake.enqueue(say('hello new'), say('hello again'));
