@@ -6,7 +6,8 @@ import { temporal } from '@temporalio/proto';
  * Garbage collection for the file store: mark every blob some history refers to, sweep the rest once
  * they are older than a grace period. Marking is deliberately conservative: any 16- or 64-hex-digit
  * token in a history's decoded payloads (or in an offloaded payload it claims) keeps the blob with that
- * hash, and a kept transcript segment keeps its parents. Over-keeping costs disk; under-keeping would
+ * hash, a kept transcript segment keeps its parents, and the checkpoints its load path names (their
+ * heads are in its text, and a checkpoint is classified by its head). Over-keeping costs disk; under-keeping would
  * break a run, so every doubt resolves to keep. Files that are not blobs of a known kind are never touched.
  */
 export interface SweepOptions {
@@ -67,7 +68,7 @@ export function decodedText(value: unknown): string {
 
 interface Blob {
   file: string;
-  kind: 'transcript' | 'tool-result' | 'payload' | 'prelude' | 'temp';
+  kind: 'transcript' | 'checkpoint' | 'tool-result' | 'payload' | 'prelude' | 'temp';
   hash: string;
 }
 
@@ -92,6 +93,10 @@ function classify(key: string): Omit<Blob, 'file'> | undefined {
   if (/\.\d+\.[a-z0-9]+\.tmp$/.test(key)) return { kind: 'temp', hash: '' };
   let m = /^transcripts\/[0-9a-f]{2}\/([0-9a-f]{16})\.json$/.exec(key);
   if (m) return { kind: 'transcript', hash: m[1]! };
+  // By its head: every segment whose path names the head keeps it. Not read when kept: its entries
+  // are those of segments the same chain keeps anyway.
+  m = /^checkpoints\/[0-9a-f]{2}\/([0-9a-f]{16})\.(?:[0-9a-f]{16}|root)\.json$/.exec(key);
+  if (m) return { kind: 'checkpoint', hash: m[1]! };
   m = /^tool-results\/[0-9a-f]{2}\/([0-9a-f]{64})$/.exec(key);
   if (m) return { kind: 'tool-result', hash: m[1]! };
   m = /^payloads\/([0-9a-f]{64})$/.exec(key);
