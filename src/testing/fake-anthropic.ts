@@ -44,6 +44,38 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type Anthropic from '@anthropic-ai/sdk';
+import {
+  PromptCache,
+  applyContextEdits,
+  betasOf,
+  checkCacheControl,
+  checkCapabilities,
+  checkCompactionBlocks,
+  checkContextManagement,
+  checkThinkingBlocks,
+  checkThinkingConfig,
+  compactEditOf,
+  COMPACTION_BETA,
+  COMPACT_DEFAULT_TRIGGER,
+  defaultMinCacheableTokens,
+  dropBeforeCompaction,
+  modelCapabilities,
+  sealRedactedThinking,
+  signCompaction,
+  signThinking,
+  thinkingOn,
+  type AppliedEdit,
+  type FakeCapabilities,
+} from './fake-anthropic-features';
+
+export {
+  CLEARED_TOOL_RESULT,
+  COMPACTION_BETA,
+  CONTEXT_MANAGEMENT_BETA,
+  defaultMinCacheableTokens,
+  signThinking,
+  type FakeCapabilities,
+} from './fake-anthropic-features';
 
 type ContentBlock = Anthropic.ContentBlock;
 type Message = Anthropic.Message;
@@ -65,7 +97,22 @@ export interface FakeTextStep {
   stopReason?: Exclude<FakeStopReason, 'tool_use'>;
   /** Overrides the reported usage (e.g. to simulate a provider that under-reports input tokens). */
   usage?: FakeUsage;
+  /** A thinking block before the text (the request must enable thinking). */
+  thinking?: string;
 }
+/** A thinking block in a reply, signed by the fake (see {@link think}). */
+export interface FakeThinking {
+  kind: 'thinking';
+  thinking: string;
+}
+/** A redacted_thinking block in a reply (see {@link redactedThinking}). */
+export interface FakeRedactedThinking {
+  kind: 'redacted_thinking';
+  /** Hidden text sealed into the opaque `data`. */
+  payload: string;
+}
+/** What a reply's `content` may hold: text (a string), a tool call, or thinking. */
+export type FakeReplyItem = string | FakeToolCall | FakeThinking | FakeRedactedThinking;
 export interface FakeToolCall {
   name: string;
   /** Omitted: the block is sent with `input: {}`. Any value is sent as is (a truncated call may be partial). */
@@ -76,6 +123,8 @@ export interface FakeToolCall {
 export interface FakeToolUseStep {
   kind: 'tool_use';
   calls: FakeToolCall[];
+  /** Thinking blocks emitted first (the request must enable thinking). */
+  thinking?: Array<FakeThinking | FakeRedactedThinking>;
   /** Optional text block emitted before the tool_use blocks. */
   text?: string;
   usage?: FakeUsage;
@@ -83,7 +132,7 @@ export interface FakeToolUseStep {
 /** Any reply: blocks in order (a string is a text block, sent verbatim) and any stop reason. */
 export interface FakeReplyStep {
   kind: 'reply';
-  content: Array<string | FakeToolCall>;
+  content: FakeReplyItem[];
   stopReason?: FakeStopReason;
   usage?: FakeUsage;
 }
@@ -120,6 +169,13 @@ export interface FakeModel {
   displayName?: string;
   /** Reject input + max_tokens over the window (models before the `model_context_window_exceeded` stop). */
   maxTokensMustFit?: boolean;
+  /**
+   * What `GET /v1/models/{id}` reports in `capabilities` (absent: `null`, as before). When declared, a
+   * request using thinking or a context-management edit the model does not support is rejected.
+   */
+  capabilities?: FakeCapabilities;
+  /** Shortest prefix that is cached. Default by id: {@link defaultMinCacheableTokens} (1024 for unknown ids). */
+  minCacheableTokens?: number;
 }
 
 export interface FakeAnthropicOptions {
@@ -144,11 +200,26 @@ export interface FakeAnthropicOptions {
   port?: number;
   /** Default 127.0.0.1. */
   host?: string;
+  /**
+   * The summary a `compact_20260112` edit writes when it triggers. Default: a deterministic line naming
+   * how many messages were summarised (the fake is not a model).
+   */
+  compactionSummary?: (req: RecordedRequest) => string;
 }
 
 // ---------------------------------------------------------------------------------------------------
 // Builders
 // ---------------------------------------------------------------------------------------------------
+
+/**
+ * A thinking block for a reply, signed deterministically by the fake:
+ * `reply({ content: [think('Check the file first.'), { name: 'read', input: { path: 'a' } }] })`,
+ * `callTools(think('plan'), { name: 'read' })`, or `say('done', { thinking: 'plan' })`.
+ */
+export const think = (thinking: string): FakeThinking => ({ kind: 'thinking', thinking });
+
+/** A redacted_thinking block (opaque `data`; the fake seals `payload` into it and verifies it when sent back). */
+export const redactedThinking = (payload = 'redacted'): FakeRedactedThinking => ({ kind: 'redacted_thinking', payload });
 
 /** A plain text reply (stop_reason `end_turn` unless overridden). */
 export const say = (text: string, extra: Omit<FakeTextStep, 'kind' | 'text'> = {}): FakeStep => ({
@@ -157,15 +228,24 @@ export const say = (text: string, extra: Omit<FakeTextStep, 'kind' | 'text'> = {
   ...extra,
 });
 
-/** A reply that calls one or more tools (stop_reason `tool_use`). */
-export const callTools = (...calls: FakeToolCall[]): FakeStep => ({ kind: 'tool_use', calls });
+/** A reply that calls one or more tools (stop_reason `tool_use`); thinking items given are emitted first. */
+export const callTools = (...items: Array<FakeToolCall | FakeThinking | FakeRedactedThinking>): FakeStep => {
+  const thinking = items.filter(isThinkingItem);
+  const calls = items.filter((i): i is FakeToolCall => !isThinkingItem(i));
+  return thinking.length > 0 ? { kind: 'tool_use', calls, thinking } : { kind: 'tool_use', calls };
+};
+
+function isThinkingItem(i: unknown): i is FakeThinking | FakeRedactedThinking {
+  const kind = (i as { kind?: unknown } | null)?.kind;
+  return kind === 'thinking' || kind === 'redacted_thinking';
+}
 
 /**
  * Any reply the API can give, e.g. a tool call cut off by the output limit:
  * `reply({ content: ['Writing it.', { name: 'write', input: { path: 'a' } }], stopReason: 'max_tokens' })`,
  * an empty turn: `reply({ content: [] })`, a refusal: `reply({ content: [], stopReason: 'refusal' })`.
  */
-export const reply = (opts: { content: Array<string | FakeToolCall>; stopReason?: FakeStopReason; usage?: FakeUsage }): FakeStep => ({
+export const reply = (opts: { content: FakeReplyItem[]; stopReason?: FakeStopReason; usage?: FakeUsage }): FakeStep => ({
   kind: 'reply',
   ...opts,
 });
@@ -218,6 +298,7 @@ function countOutputTokens(content: ContentBlock[]): number {
   let n = 0;
   for (const b of content) {
     if (b.type === 'text') n += countFakeTextTokens(b.text);
+    else if (b.type === 'thinking') n += countFakeTextTokens(b.thinking);
     else if (b.type === 'tool_use') n += countFakeTextTokens(b.name) + countFakeTextTokens(JSON.stringify(b.input ?? {}));
   }
   return Math.max(1, n);
@@ -256,7 +337,11 @@ const BLOCK_FIELDS: Record<string, readonly string[]> = {
   tool_result: ['type', 'tool_use_id', 'content', 'is_error', 'cache_control', 'toolset_name'],
   thinking: ['type', 'thinking', 'signature'],
   redacted_thinking: ['type', 'data'],
+  // Only with the compaction beta (BetaCompactionBlockParam).
+  compaction: ['type', 'content', 'encrypted_content', 'signature', 'tool_changes', 'cache_control'],
 };
+/** System blocks are text blocks (`system?: string | Array<TextBlockParam>`). */
+const SYSTEM_BLOCK_FIELDS = BLOCK_FIELDS.text!;
 const KNOWN_BLOCKS = ['text', 'image', 'document', 'tool_use', 'tool_result', 'thinking', 'redacted_thinking'];
 /** Block types a tool_result's `content` list may hold. */
 const TOOL_RESULT_BLOCKS = ['text', 'image', 'document', 'search_result'];
@@ -272,6 +357,12 @@ export interface ValidateMessagesOptions {
   generation?: boolean;
   /** The model's output cap. Default 128_000. */
   maxOutputTokens?: number;
+  /**
+   * Beta names from the request's `anthropic-beta` header. `context_management` needs
+   * `context-management-2025-06-27` (or `compact-2026-01-12`), `compaction` blocks need `compact-2026-01-12`.
+   * Default none.
+   */
+  betas?: string[];
 }
 
 /** A text block's own rules (empty, whitespace-only), or undefined. */
@@ -288,16 +379,32 @@ function checkFields(b: Record<string, any>, at: string): string | undefined {
   return extra === undefined ? undefined : `${at}.${b.type}.${extra}: Extra inputs are not permitted`;
 }
 
-function checkBlock(b: unknown, at: string, role: string): string | undefined {
+function checkBlock(b: unknown, at: string, role: string, betas: string[] = []): string | undefined {
   if (!isObj(b)) return `${at}: Input should be a valid dictionary`;
-  if (!KNOWN_BLOCKS.includes(b.type)) {
-    return `${at}: Input tag '${String(b.type)}' found using 'type' does not match any of the expected tags: ${KNOWN_BLOCKS.map((t) => `'${t}'`).join(', ')}`;
+  const known = betas.includes(COMPACTION_BETA) ? [...KNOWN_BLOCKS, 'compaction'] : KNOWN_BLOCKS;
+  if (!known.includes(b.type)) {
+    // The tag list names the blocks of the request's API surface (without the beta, no `compaction`).
+    return `${at}: Input tag '${String(b.type)}' found using 'type' does not match any of the expected tags: ${known.map((t) => `'${t}'`).join(', ')}`;
   }
   const extra = checkFields(b, at);
   if (extra) return extra;
   if (b.type === 'text') {
     if (typeof b.text !== 'string') return `${at}.text: Field required`;
+    // "messages.N.content.M.text: cache_control cannot be set for empty text blocks" (real 400, quoted in
+    // "Claude Code 400 Recovery When cache_control Cannot Be Set for Empty Text Blocks", hashnode).
+    if (b.text.length === 0 && b.cache_control !== undefined && b.cache_control !== null) return `${at}.text: cache_control cannot be set for empty text blocks`;
     return checkText(b.text);
+  }
+  if (b.type === 'thinking') {
+    // ThinkingBlockParam: `thinking` and `signature` are required strings. (A cache_control on a thinking
+    // block is an extra input: thinking blocks cannot be cached directly, per the prompt-caching docs.)
+    if (typeof b.thinking !== 'string') return `${at}.thinking.thinking: Field required`;
+    if (typeof b.signature !== 'string') return `${at}.thinking.signature: Field required`;
+    if (role !== 'assistant') return `${at}: \`thinking\` blocks can only be in \`assistant\` messages`; // wording is ours
+  }
+  if (b.type === 'redacted_thinking') {
+    if (typeof b.data !== 'string') return `${at}.redacted_thinking.data: Field required`;
+    if (role !== 'assistant') return `${at}: \`redacted_thinking\` blocks can only be in \`assistant\` messages`; // wording is ours
   }
   if (b.type === 'tool_use') {
     if (typeof b.id !== 'string' || b.id.length === 0) return `${at}.id: Field required`;
@@ -344,6 +451,7 @@ function checkBlock(b: unknown, at: string, role: string): string | undefined {
 export function validateMessagesRequest(body: unknown, opts: ValidateMessagesOptions = {}): string | undefined {
   const generation = opts.generation ?? true;
   const maxOutputTokens = opts.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
+  const betas = opts.betas ?? [];
   if (!isObj(body)) return 'request body must be a JSON object';
 
   // -- scalar fields
@@ -362,6 +470,20 @@ export function validateMessagesRequest(body: unknown, opts: ValidateMessagesOpt
   if (body.system !== undefined && typeof body.system !== 'string' && !Array.isArray(body.system)) {
     return 'system: Input should be a valid string';
   }
+  if (Array.isArray(body.system)) {
+    for (let i = 0; i < body.system.length; i++) {
+      const b = body.system[i];
+      if (!isObj(b)) return `system.${i}: Input should be a valid dictionary`;
+      if (b.type !== 'text') return `system.${i}.type: Input should be 'text'`;
+      const extra = Object.keys(b).find((k) => !SYSTEM_BLOCK_FIELDS.includes(k));
+      if (extra !== undefined) return `system.${i}.${extra}: Extra inputs are not permitted`;
+      if (typeof b.text !== 'string') return `system.${i}.text: Field required`;
+      if (b.text.length === 0 && b.cache_control !== undefined && b.cache_control !== null) return `system.${i}.text: cache_control cannot be set for empty text blocks`;
+      if (b.text.length === 0) return 'system: text content blocks must be non-empty';
+    }
+  }
+  const thinkingConfig = checkThinkingConfig(body, generation);
+  if (thinkingConfig) return thinkingConfig;
 
   // -- messages: shape of every message and block
   const msgs = body.messages;
@@ -389,7 +511,7 @@ export function validateMessagesRequest(body: unknown, opts: ValidateMessagesOpt
     }
     for (let j = 0; j < c.length; j++) {
       const at = `messages.${i}.content.${j}`;
-      const problem = checkBlock(c[j], at, m.role);
+      const problem = checkBlock(c[j], at, m.role, betas);
       if (problem) return problem;
       if (c[j].type === 'tool_use') {
         if (seenToolUse.has(c[j].id)) return `${at}: \`tool_use\` ids must be unique`;
@@ -481,6 +603,10 @@ export function validateMessagesRequest(body: unknown, opts: ValidateMessagesOpt
     }
   }
 
+  // -- Claude features: prompt caching, thinking round trips, context management.
+  const feature = checkCacheControl(body) ?? checkThinkingBlocks(body, turns) ?? checkContextManagement(body, betas);
+  if (feature) return feature;
+
   if (generation && body.stream === true) {
     return 'fake-anthropic: stream=true is not supported (scripted server, does not stream); send a non-streaming request';
   }
@@ -524,6 +650,9 @@ export class FakeAnthropicServer {
   private requestSeq = 0;
   private messageSeq = 0;
   private toolUseSeq = 0;
+  private readonly cache = new PromptCache();
+  /** Added to Date.now(): the fake's clock, which tests move with {@link advanceTime}. */
+  private clockOffsetMs = 0;
 
   private constructor(
     private readonly server: http.Server,
@@ -567,6 +696,27 @@ export class FakeAnthropicServer {
 
   setRoute(route?: FakeRoute): void {
     this.route = route;
+  }
+
+  /** The fake's clock (Date.now() plus every {@link advanceTime}); prompt-cache lifetimes run on it. */
+  now(): number {
+    return Date.now() + this.clockOffsetMs;
+  }
+
+  /** Moves the fake's clock forward, e.g. past a cache entry's 5-minute lifetime. */
+  advanceTime(ms: number): void {
+    if (!(ms >= 0)) throw new RangeError(`advanceTime: ms must be a non-negative number, got ${ms}`);
+    this.clockOffsetMs += ms;
+  }
+
+  /** Forgets every cached prompt prefix. */
+  clearCache(): void {
+    this.cache.clear();
+  }
+
+  /** How many cached prefixes are alive now. */
+  cacheEntries(): number {
+    return this.cache.size(this.now());
   }
 
   /** The exact function the server uses for `input_tokens` and the prompt-too-long check. */
@@ -660,18 +810,47 @@ export class FakeAnthropicServer {
     return errorReply(404, 'Not Found');
   }
 
-  private createMessage(rec: RecordedRequest): Reply {
+  /** Validation shared by messages and count_tokens (the same fields are accepted and rejected by both). */
+  private validate(rec: RecordedRequest, generation: boolean): Reply | undefined {
     const body = rec.body;
     const model: unknown = isObj(body) ? body.model : undefined;
+    const betas = betasOf(rec.headers);
+    const spec = typeof model === 'string' ? this.opts.models?.[model] : undefined;
     const invalid = validateMessagesRequest(body, {
-      generation: true,
-      maxOutputTokens: (typeof model === 'string' && this.opts.models?.[model]?.maxTokens) || DEFAULT_MAX_OUTPUT_TOKENS,
+      generation,
+      maxOutputTokens: spec?.maxTokens || DEFAULT_MAX_OUTPUT_TOKENS,
+      betas,
     });
     if (invalid) return errorReply(400, invalid);
+    const compaction = betas.includes(COMPACTION_BETA) ? checkCompactionBlocks(body) : undefined;
+    if (compaction) return errorReply(400, compaction.message, {}, { error_code: compaction.errorCode });
     if (!this.knows(body.model)) return errorReply(404, `model: ${body.model}`);
+    if (spec?.capabilities) {
+      const unsupported = checkCapabilities(body, modelCapabilities(spec.capabilities));
+      if (unsupported) return errorReply(400, unsupported);
+    }
+    return undefined;
+  }
 
-    // Counted the same way as rec.inputTokens; a too-long prompt is rejected before any step is consumed.
-    const inputTokens = rec.inputTokens ?? countFakeTokens(body);
+  /**
+   * The prompt the model would see: after a compaction block only what follows it, with the
+   * context-management edits applied (the client's history is not changed), counted by the fake tokenizer.
+   */
+  private effectivePrompt(body: Record<string, any>): { prompt: Record<string, any>; applied: AppliedEdit[]; original: number } {
+    const compacted = dropBeforeCompaction(body);
+    const original = countFakeTokens(compacted as { messages: unknown });
+    const { body: prompt, applied } = applyContextEdits(compacted, (b) => countFakeTokens(b as { messages: unknown }));
+    return { prompt, applied, original };
+  }
+
+  private createMessage(rec: RecordedRequest): Reply {
+    const rejected = this.validate(rec, true);
+    if (rejected) return rejected;
+    const body = rec.body;
+
+    const { prompt, applied } = this.effectivePrompt(body);
+    const inputTokens = countFakeTokens(prompt as { messages: unknown });
+    rec.inputTokens = inputTokens;
     const modelSpec = this.opts.models?.[body.model];
     const window = modelSpec?.maxInputTokens ?? this.opts.contextWindow ?? DEFAULT_CONTEXT_WINDOW;
     if (inputTokens > window) return errorReply(400, `prompt is too long: ${inputTokens} tokens > ${window} maximum`);
@@ -682,7 +861,30 @@ export class FakeAnthropicServer {
       );
     }
 
+    const contextManagement = body.context_management ? { context_management: { applied_edits: applied } } : {};
+
+    // Server-side compaction (compact_20260112): past the trigger the server summarises the conversation
+    // and returns a `compaction` block first (SDK BetaCompactionBlock); with pause_after_compaction the
+    // reply is that block alone with stop_reason "compaction" (SDK BetaStopReason), and no step is played.
+    const compact = compactEditOf(body);
+    const compactTrigger = compact?.trigger?.value ?? COMPACT_DEFAULT_TRIGGER;
+    let compactionBlock: ContentBlock | undefined;
+    let promptAfterCompaction = prompt;
+    if (compact && inputTokens >= compactTrigger) {
+      const summary = this.opts.compactionSummary?.(rec) ?? `Summary of the conversation so far (${body.messages.length} messages, scripted by the fake).`;
+      compactionBlock = { type: 'compaction', content: summary, encrypted_content: null, signature: signCompaction(summary) } as unknown as ContentBlock;
+      promptAfterCompaction = { ...prompt, messages: [{ role: 'user', content: [{ type: 'text', text: summary }] }] };
+    }
+
     this.accepted.push(rec);
+    const modelMin = modelSpec?.minCacheableTokens ?? defaultMinCacheableTokens(body.model);
+    const cacheUsage = () =>
+      this.cache.use(promptAfterCompaction, { now: this.now(), minTokens: modelMin, count: (b) => countFakeTokens(b as { messages: unknown }) });
+
+    if (compactionBlock && compact?.pause_after_compaction) {
+      return { status: 200, body: this.message(body, [compactionBlock], 'compaction' as StopReason, null, cacheUsage(), undefined, contextManagement) };
+    }
+
     const step = this.route?.(rec) ?? this.queue.shift();
     if (!step) {
       // 400 so the client does not retry: the test is wrong, and should fail loudly.
@@ -696,7 +898,7 @@ export class FakeAnthropicServer {
       return errorReply(step.status, step.message ?? spec.message, headers);
     }
 
-    const content: ContentBlock[] = [];
+    const content: ContentBlock[] = compactionBlock ? [compactionBlock] : [];
     const text = (t: string) => content.push({ type: 'text', text: t, citations: null });
     const toolUse = (call: FakeToolCall) =>
       content.push({
@@ -706,20 +908,33 @@ export class FakeAnthropicServer {
         input: call.input === undefined ? {} : call.input,
         caller: { type: 'direct' },
       });
+    const thinking = (t: FakeThinking | FakeRedactedThinking) =>
+      content.push(
+        t.kind === 'thinking'
+          ? { type: 'thinking', thinking: t.thinking, signature: signThinking(t.thinking) }
+          : { type: 'redacted_thinking', data: sealRedactedThinking(t.payload) },
+      );
     let stopReason: StopReason;
     if (step.kind === 'text') {
+      if (step.thinking !== undefined) thinking({ kind: 'thinking', thinking: step.thinking });
       text(step.text);
       stopReason = step.stopReason ?? 'end_turn';
     } else if (step.kind === 'tool_use') {
+      step.thinking?.forEach(thinking);
       if (step.text) text(step.text);
       step.calls.forEach(toolUse);
       stopReason = 'tool_use';
     } else {
       for (const item of step.content) {
         if (typeof item === 'string') text(item);
+        else if (isThinkingItem(item)) thinking(item);
         else toolUse(item);
       }
-      stopReason = step.stopReason ?? (step.content.some((c) => typeof c !== 'string') ? 'tool_use' : 'end_turn');
+      stopReason = step.stopReason ?? (step.content.some((c) => typeof c !== 'string' && !isThinkingItem(c)) ? 'tool_use' : 'end_turn');
+    }
+    if (!thinkingOn(body) && content.some((b) => b.type === 'thinking' || b.type === 'redacted_thinking')) {
+      // The real API never thinks unasked; a script that does is a broken test, so fail it loudly.
+      return errorReply(500, `fake-anthropic: script step #${this.accepted.length} has thinking blocks but the request did not enable thinking`);
     }
     let stopSequence: string | null = null;
     if (stopReason === 'stop_sequence') {
@@ -727,7 +942,18 @@ export class FakeAnthropicServer {
       const seqs = body.stop_sequences;
       stopSequence = Array.isArray(seqs) && typeof seqs[0] === 'string' ? seqs[0] : null;
     }
+    return { status: 200, body: this.message(body, content, stopReason, stopSequence, cacheUsage(), step.usage, contextManagement) };
+  }
 
+  private message(
+    body: Record<string, any>,
+    content: ContentBlock[],
+    stopReason: StopReason,
+    stopSequence: string | null,
+    cache: ReturnType<PromptCache['use']>,
+    override: FakeUsage | undefined,
+    extra: Record<string, unknown>,
+  ): Message {
     // Typed as the SDK's Message so the compiler keeps this in step with the real response shape.
     const message: Message = {
       id: `msg_fake_${++this.messageSeq}`,
@@ -741,11 +967,11 @@ export class FakeAnthropicServer {
       container: null,
       diagnostics: null,
       usage: {
-        input_tokens: step.usage?.input_tokens ?? inputTokens,
-        output_tokens: step.usage?.output_tokens ?? countOutputTokens(content),
-        cache_creation_input_tokens: 0,
-        cache_read_input_tokens: 0,
-        cache_creation: { ephemeral_1h_input_tokens: 0, ephemeral_5m_input_tokens: 0 },
+        input_tokens: override?.input_tokens ?? cache.input_tokens,
+        output_tokens: override?.output_tokens ?? countOutputTokens(content),
+        cache_creation_input_tokens: cache.cache_creation_input_tokens,
+        cache_read_input_tokens: cache.cache_read_input_tokens,
+        cache_creation: cache.cache_creation,
         inference_geo: null,
         output_tokens_details: null,
         server_tool_use: null,
@@ -753,13 +979,19 @@ export class FakeAnthropicServer {
         speed: null,
       },
     };
-    return { status: 200, body: message };
+    // Beta fields (BetaMessage.context_management) ride along only when the request used them.
+    return { ...message, ...extra } as Message;
   }
 
   private countTokensEndpoint(rec: RecordedRequest): Reply {
-    const invalid = validateMessagesRequest(rec.body, { generation: false, maxOutputTokens: DEFAULT_MAX_OUTPUT_TOKENS });
-    if (invalid) return errorReply(400, invalid);
-    return { status: 200, body: { input_tokens: rec.inputTokens ?? countFakeTokens(rec.body) } };
+    const rejected = this.validate(rec, false);
+    if (rejected) return rejected;
+    const { prompt, original } = this.effectivePrompt(rec.body);
+    const inputTokens = countFakeTokens(prompt as { messages: unknown });
+    rec.inputTokens = inputTokens;
+    // BetaMessageTokensCount: with context management, the count before edits rides along.
+    const extra = rec.body.context_management ? { context_management: { original_input_tokens: original } } : {};
+    return { status: 200, body: { input_tokens: inputTokens, ...extra } };
   }
 
   private knows(id: string): boolean {
@@ -776,7 +1008,7 @@ export class FakeAnthropicServer {
       created_at: '1970-01-01T00:00:00Z', // the API uses the epoch when a release date is unknown
       max_input_tokens: m?.maxInputTokens ?? this.opts.contextWindow ?? DEFAULT_CONTEXT_WINDOW,
       max_tokens: m?.maxTokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
-      capabilities: null,
+      capabilities: m?.capabilities ? modelCapabilities(m.capabilities) : null,
       deprecated_at: null,
       lifecycle: 'active',
       line: null,
@@ -794,13 +1026,14 @@ export class FakeAnthropicServer {
   }
 }
 
-function errorReply(status: number, message: string, headers: Record<string, string> = {}): Reply {
+function errorReply(status: number, message: string, headers: Record<string, string> = {}, details?: Record<string, string>): Reply {
   const type = ERRORS[status as FakeErrorStatus]?.type ?? 'api_error';
   // The real API tells the SDK whether to retry; mirror the SDK's own defaults for these statuses.
   const retry = status === 429 || status >= 500;
   return {
     status,
-    body: { type: 'error', error: { type, message } },
+    // `details.error_code` is what the SDK maps to its typed errors (e.g. CompactionSignatureInvalidError).
+    body: { type: 'error', error: details ? { type, message, details } : { type, message } },
     headers: { 'x-should-retry': String(retry), ...headers },
   };
 }
