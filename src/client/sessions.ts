@@ -19,7 +19,7 @@ import { FabricError } from '../core/errors';
 import type { AgentEvent } from '../core/events';
 import type { CompactionState } from '../core/session';
 import { parseSessionId, sessionSlug } from '../core/sessions/ids';
-import { SessionClosedError, SessionNotFoundError } from '../core/sessions/host-errors';
+import { assertKnownConnection, SessionClosedError, SessionNotFoundError } from '../core/sessions/host-errors';
 import { labelKeywords, parseLabel, type Labels, type LabelValue } from '../core/sessions/labels';
 import { applySettingsPatch, defaultSessionSettings, type SessionSettingsPatch } from '../core/sessions/settings';
 import { parseTitleInput } from '../core/sessions/titles';
@@ -144,6 +144,7 @@ function sessionStartPlan(agent: AgentDefinition | string, options: StartSession
   const name = typeof agent === 'string' ? agent : agent.name;
   const input = typeof agent === 'string' || options.input === undefined && !agent.input ? options.input : parseAgentInput(agent, options.input);
   const settings = applySettingsPatch(defaultSessionSettings(), options.settings ?? {}, { started: false });
+  assertKnownConnection(settings.connection);
   const labels: Labels = {};
   for (const [n, v] of Object.entries(options.labels ?? {})) {
     const l = parseLabel(n, v ?? undefined);

@@ -35,6 +35,7 @@ import {
   UnknownMessageError,
   UnknownToolCallError,
   InvalidForkPointError,
+  assertKnownConnection,
 } from '../core/sessions/host-errors';
 import { parseWith } from '../core/validate';
 import { decodeFailure, encodeFailure, innermostApplicationFailure } from '../wire/failures';
@@ -501,6 +502,7 @@ export class SessionHost implements PromptHost {
       case 'settings': {
         const before = r.settings.model;
         r.settings = applySettingsPatch(r.settings, edit.settings, { started: r.messageCount > 0 });
+        assertKnownConnection(r.settings.connection);
         if (!dryRun && r.settings.workingDirectory && this.conversation) this.conversation.changeWorkingDirectory(r.settings.workingDirectory);
         return r.settings.model !== before ? r.settings.model : undefined;
       }

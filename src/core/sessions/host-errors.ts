@@ -51,3 +51,16 @@ export class InvalidForkPointError extends FabricError {
     );
   }
 }
+
+/** The connections a worker of this release serves (a session names one in its settings). */
+export const KNOWN_CONNECTIONS = ['anthropic'] as const;
+
+export class UnknownConnectionError extends FabricError {
+  constructor(readonly connection: string) {
+    super('UNKNOWN_CONNECTION', `settings.connection: no connection '${connection}'; this release has: ${KNOWN_CONNECTIONS.join(', ')}`);
+  }
+}
+
+export function assertKnownConnection(connection: string): void {
+  if (!(KNOWN_CONNECTIONS as readonly string[]).includes(connection)) throw new UnknownConnectionError(connection);
+}
