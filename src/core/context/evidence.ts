@@ -13,7 +13,8 @@ export type PreservePredicate = (result: ToolResultBlock, call: ToolUseBlock | u
 const RUNNER_COMMANDS: readonly RegExp[] = [
   /\b(npm|pnpm|yarn|bun)\s+(run\s+)?(test|build|typecheck|check|lint)\b/,
   /\b(npx|pnpx|bunx)\s+(jest|vitest|mocha|tsc|playwright|eslint)\b/,
-  /(^|[\s;&|(/])(jest|vitest|mocha|pytest|tox|nox|tsc|rspec|phpunit|ctest|mvn|gradle|gradlew)\b/,
+  // The runner as the command word (a path may lead to it); `src/jest.config.ts` is no run.
+  /(^|[\s;&|(/])(jest|vitest|mocha|pytest|tox|nox|tsc|rspec|phpunit|ctest|mvn|gradle|gradlew)(?=$|[\s;&|)])/,
   /(^|[\s;&|(])make(\s|$)/,
   /\bcargo\s+(test|build|check|clippy|nextest)\b/,
   /\bgo\s+(test|build|vet)\b/,
