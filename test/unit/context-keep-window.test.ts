@@ -153,7 +153,9 @@ describe('a session follows the recorded cut, whatever its keep settings say now
       decideThenCallModel: async (req) => {
         if (decided) return { decision: { compact: false } as never, result: await reply() };
         decided = true;
-        return { decision: recordedCut(req.entries) };
+        const decision = recordedCut(req.entries);
+        if (!decision.compact) throw new Error('the recorded decision was to compact');
+        return { decision: { ...decision, compact: true } };
       },
       summarize: async (req) => {
         summarized.push(req.userText);

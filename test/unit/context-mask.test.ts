@@ -66,6 +66,8 @@ describe('maskStaleToolResults', () => {
     // A budget that fits only the last pair: masks everything older that is worth masking.
     const byTokens = maskStaleToolResults(h, { keepRecent: { tokens: 1 } });
     expect(byTokens.before).toBe(11);
+    // An entry window starting at tool results starts at their call instead (the boundary a decision records).
+    expect(maskStaleToolResults(h, { keepRecent: { entries: 1 } }).before).toBe(11);
     expect(resultOf(byTokens.entries, 'r2').content).toBe(file(30));
     // A recorded boundary wins over the window (a replay masks what the recorded run masked).
     const recorded = maskStaleToolResults(h, { keepRecent: { entries: 1 }, before: 3 });

@@ -3,7 +3,7 @@
  * `[truncated, N tokens omitted]` marker between them, and say where the full output can be read back.
  * Pure and deterministic (workflow code): sizes are the estimates of ../tokens.
  */
-import { estimateToolResultTokens } from '../tokens';
+import { DENSE_MIN_CHARS, estimateToolResultTokens } from '../tokens';
 import { InvalidToolResultOptionsError } from './errors';
 import { MIN_CAP_TOKENS } from './tool-result-settings';
 
@@ -52,10 +52,12 @@ export function capToolResult(content: string, options: CapOptions): CappedToolR
   if (total <= maxTokens) return { content, truncated: false, omittedTokens: 0 };
   // Sized with the largest N the marker can carry; the real one is no longer.
   const markerChars = truncationMarker(total, ref).length;
-  // Most output estimates at 4 characters a token; base64-heavy output at 1.5 (../tokens). Try the
-  // first and fall back to the second, which fits whatever the content is.
-  for (const charsPerToken of [CHARS_PER_TOKEN, DENSEST_CHARS_PER_TOKEN]) {
-    const keepChars = Math.floor(maxTokens * charsPerToken) - markerChars;
+  // Most output estimates at 4 characters a token; base64-heavy output at 1.5 once it is long
+  // (../tokens). Try the prose size, then one just short of where the dense estimate starts, then the
+  // dense size, which fits whatever the content is.
+  const sizes = [Math.floor(maxTokens * CHARS_PER_TOKEN), Math.min(Math.floor(maxTokens * CHARS_PER_TOKEN), DENSE_MIN_CHARS - 1), Math.floor(maxTokens * DENSEST_CHARS_PER_TOKEN)];
+  for (const size of sizes) {
+    const keepChars = size - markerChars;
     if (keepChars <= 0 || keepChars + markerChars >= content.length) continue;
     const capped = split(content, keepChars, ref);
     if (estimateToolResultTokens(capped.content) <= maxTokens) return capped;
