@@ -54,6 +54,8 @@ export interface ToolCallRequest {
 export interface ToolCallResult {
   content: string;
   isError: boolean;
+  /** Where the runtime stored the full content (Temporal: its sha256 in the tool-result store). */
+  contentRef?: string;
 }
 
 export interface ResolveModelOptions {

@@ -11,6 +11,7 @@ import { isContextOverflowMessage } from './compaction/overflow';
 import { parsePromptCompactionOverrides, type CompactionSettings, type PromptCompactionOverrides, type ResolvedCompactionSettings } from './settings';
 import type { ContextBudget } from './budget';
 import { parseWith } from './validate';
+import { capToolResult } from './context/cap';
 
 export type { CompactionRecord, CompactionState, SummarizerUsage } from './compaction/controller';
 import type { CompactionState } from './compaction/controller';
@@ -418,12 +419,22 @@ export class Session {
           { sessionId: this.id, id, name, input: check.input, cwd: this.config.cwd, timeoutMs: def.timeoutMs },
           def,
         );
-        content = res.content;
+        content = this.capped(res.content, res.contentRef);
         isError = res.isError;
       }
     }
     this.emit('tool_result', { id, name, isError, content: content.slice(0, EVENT_TEXT_LIMIT) });
     return isError ? { type: 'tool_result', tool_use_id: id, content, is_error: true } : { type: 'tool_result', tool_use_id: id, content };
+  }
+
+  /**
+   * Oversized output is capped (compaction.toolResults.maxTokens): only the entry's content changes,
+   * never which commands run, so it is safe in workflow code. The marker names the stored copy when
+   * the runtime kept one (on Temporal the tool activity stores results by content hash).
+   */
+  private capped(content: string, ref: string | undefined): string {
+    const maxTokens = this.config.compaction?.toolResults?.maxTokens;
+    return maxTokens === undefined ? content : capToolResult(content, ref !== undefined ? { maxTokens, ref } : { maxTokens }).content;
   }
 
   private recordUsage(usage: Usage): void {

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { InvalidCompactionSettingsError } from './compaction/errors';
+import { toolResultSettingsSchema } from './context/tool-result-settings';
 
 export const compactionSettingsSchema = z
   .object({
@@ -11,7 +12,10 @@ export const compactionSettingsSchema = z
     compactAtTokens: z.number().int().positive().optional(),
     reserveTokens: z.number().int().nonnegative().optional(),
     keepRecentEntries: z.number().int().min(1).optional(),
+    /** Keep only the newest entries that fit this many tokens; with keepRecentEntries the smaller window wins. */
+    keepRecentTokens: z.number().int().positive().optional(),
     recoverFromOverflow: z.boolean().optional(),
+    toolResults: toolResultSettingsSchema.optional(),
   })
   .strict();
 
@@ -23,6 +27,7 @@ export const promptCompactionOverridesSchema = z
     compactAtTokens: z.number().int().positive().optional(),
     reserveTokens: z.number().int().nonnegative().optional(),
     compactionKeepRecentEntries: z.number().int().min(1).optional(),
+    compactionKeepRecentTokens: z.number().int().positive().optional(),
     recoverContextOverflow: z.boolean().optional(),
   })
   .strict();
@@ -36,6 +41,8 @@ export interface ResolvedCompactionSettings {
   compactAtTokens: number;
   reserveTokens: number;
   keepRecentEntries: number;
+  /** Absent: the keep window is keepRecentEntries alone (and decisions recorded before it existed). */
+  keepRecentTokens?: number;
   recoverFromOverflow: boolean;
   contextWindowTokens: number;
 }
@@ -47,7 +54,9 @@ function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, what: string): T 
   const issue = r.error.issues[0]!;
   // Unknown keys report the key itself; other issues report their path.
   const keys = (issue as { keys?: string[] }).keys;
-  const field = keys?.[0] ?? (issue.path.length > 0 ? issue.path.map(String).join('.') : what);
+  // Nested keys (toolResults.…) keep their path, so the field is named in full.
+  const path = keys?.[0] !== undefined ? [...issue.path, keys[0]] : issue.path;
+  const field = path.length > 0 ? path.map(String).join('.') : what;
   throw new InvalidCompactionSettingsError(field, describeIssue(issue));
 }
 
@@ -102,11 +111,14 @@ export function resolveCompactionSettings(
     throw new InvalidCompactionSettingsError('compactAtTokens', `must not exceed the context window (${window} tokens), got ${compactAtTokens}`);
   }
 
+  const keepRecentTokens = o.compactionKeepRecentTokens ?? s.keepRecentTokens;
   return {
     enabled: s.enabled ?? defaults.enabled,
     compactAtTokens,
     reserveTokens,
     keepRecentEntries: o.compactionKeepRecentEntries ?? s.keepRecentEntries ?? COMPACTION_DEFAULTS.keepRecentEntries,
+    // Only when set: resolved settings travel in recorded decisions, whose shape stays as it was.
+    ...(keepRecentTokens !== undefined ? { keepRecentTokens } : {}),
     recoverFromOverflow: o.recoverContextOverflow ?? s.recoverFromOverflow ?? COMPACTION_DEFAULTS.recoverFromOverflow,
     contextWindowTokens: window,
   };

@@ -28,8 +28,8 @@ const REMEMBERED_PREFIXES = 16;
 export class ModelTransport {
   private readonly sessions = new Map<string, SessionTransport>();
   private readonly sentPreludes = new Set<string>();
-  /** tool_use id → where its tool activity stored the result. */
-  private readonly toolResultRefs = new Map<string, string>();
+  /** tool_use id → where its tool activity stored the result, and the stored content's length. */
+  private readonly toolResultRefs = new Map<string, { ref: string; chars?: number }>();
 
   /**
    * The activity input for a call. `byReference: false` sends everything in full: the answer to a
@@ -97,8 +97,13 @@ export class ModelTransport {
     return best;
   }
 
-  toolResultStored(toolUseId: string, contentRef: string): void {
-    this.toolResultRefs.set(toolUseId, contentRef);
+  /**
+   * `chars`: the stored content's length. A result whose content in history has another length was
+   * rewritten by the session (capped, masked) and travels as it is: the reference would restore the
+   * full output the session meant to leave out.
+   */
+  toolResultStored(toolUseId: string, contentRef: string, chars?: number): void {
+    this.toolResultRefs.set(toolUseId, chars === undefined ? { ref: contentRef } : { ref: contentRef, chars });
   }
 
   /** The delta with tool results the tool activity stored replaced by their references. */
@@ -109,8 +114,9 @@ export class ModelTransport {
         ? {
             ...entry,
             results: entry.results.map((r) => {
-              const contentRef = refs.get(r.tool_use_id);
-              return contentRef ? { ...r, content: '', contentRef } : r;
+              const stored = refs.get(r.tool_use_id);
+              if (!stored || (stored.chars !== undefined && stored.chars !== r.content.length)) return r;
+              return { ...r, content: '', contentRef: stored.ref };
             }),
           }
         : entry,

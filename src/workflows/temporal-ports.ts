@@ -141,8 +141,11 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
       // bound is a backstop a little later, for a worker that cannot answer at all.
       const options = def.timeoutMs ? { ...toolOptions, startToCloseTimeout: def.timeoutMs + TOOL_TIMEOUT_GRACE_MS } : toolOptions;
       const result = await decoded(() => counted(() => activities(options, `tool ${call.name}`).fhTool(input), 'tool'));
-      if (result.contentRef) transport.toolResultStored(call.id, result.contentRef);
-      return { content: result.content, isError: result.isError };
+      if (!result.contentRef) return { content: result.content, isError: result.isError };
+      // The length tells the transport whether the session sent the content as stored (a capped or
+      // masked result is shorter and must not be swapped back for the full one).
+      transport.toolResultStored(call.id, result.contentRef, result.content.length);
+      return { content: result.content, isError: result.isError, contentRef: result.contentRef };
     },
 
     decideCompaction: (facts) => local.fhDecideCompaction(facts),

@@ -12,6 +12,7 @@ import {
 import { anchoredEstimate, estimateContextTokens, estimateTextTokens, usageAnchor, type UsageAnchor } from '../tokens';
 import type { ToolSpec } from '../tools-spec';
 import { contextBudget, type ContextBudget } from '../budget';
+import { keepCount } from '../context/keep-window';
 import { compactHistory, type CompactOutcome } from './compact';
 import { decisionFacts, isIneffective, type CompactionDecision, type DecisionFacts } from './decide';
 import { ContextWindowExceededError } from './errors';
@@ -191,7 +192,10 @@ export class CompactionController {
     options: { keepRecentEntries?: number; generateSummary?: boolean; reason?: CompactionReason },
   ): Promise<CompactOutcome | undefined> {
     const settings = this.manualSettings();
-    const keep = options.keepRecentEntries ?? settings?.keepRecentEntries ?? COMPACTION_DEFAULTS.keepRecentEntries;
+    // An explicit count is the caller's window; otherwise the settings' windows (the smaller wins).
+    const keep =
+      options.keepRecentEntries ??
+      keepCount(entries, { entries: settings?.keepRecentEntries ?? COMPACTION_DEFAULTS.keepRecentEntries, tokens: settings?.keepRecentTokens })!;
     return this.compactNow(entries, options.reason ?? 'manual', { keptEntries: keep }, settings, options.generateSummary ?? true);
   }
 

@@ -7,6 +7,7 @@ import type { Entry } from '../entries';
 import type { ResolvedCompactionSettings } from '../settings';
 import { anchoredEstimate, type EstimateMethod, type UsageAnchor } from '../tokens';
 import type { ToolSpec } from '../tools-spec';
+import { keepCount } from '../context/keep-window';
 import { findCut } from './cut';
 import { CURRENT_SUMMARY_PLAN, type SummaryPlan } from './summary-plan';
 
@@ -84,7 +85,10 @@ export function decisionFacts(input: CompactionDecisionInput): DecisionFacts {
   const { entries, settings } = input;
   const { total, method } = anchoredEstimate({ anchor: input.anchor, entries, system: input.system, tools: input.tools });
   const trigger = input.trigger ?? 'threshold';
-  const keep = trigger === 'overflow' ? Math.min(settings.keepRecentEntries, OVERFLOW_KEEP_RECENT) : settings.keepRecentEntries;
+  // The smaller of the entry and token windows; the cut it gives is recorded with the decision, so a
+  // replay under other keep settings still cuts where the recorded run did.
+  const window = keepCount(entries, { entries: settings.keepRecentEntries, tokens: settings.keepRecentTokens })!;
+  const keep = trigger === 'overflow' ? Math.min(window, OVERFLOW_KEEP_RECENT) : window;
   return {
     trigger,
     settings,
@@ -123,7 +127,7 @@ export function decideFromFacts(facts: DecisionFacts): CompactionDecision {
   else if (!settings.enabled) why = 'compaction is disabled';
   else if (!over) why = `estimate ${estimatedTokens} tokens is within the threshold of ${threshold}`;
   else if (cut === 0)
-    why = `estimate ${estimatedTokens} tokens is over the threshold of ${threshold}, but there is nothing to compact: all ${entryCount} entries fall in the keep-recent window (keepRecentEntries=${keep})`;
+    why = `estimate ${estimatedTokens} tokens is over the threshold of ${threshold}, but there is nothing to compact: all ${entryCount} entries fall in the keep-recent window (${keep} entries${settings.keepRecentTokens !== undefined ? `, keepRecentTokens=${settings.keepRecentTokens}` : ''})`;
   else if (ineffectiveSkip)
     why = `estimate ${estimatedTokens} tokens is over the threshold of ${threshold}, but the last compaction left ${lastCompaction!.tokensAfter} tokens (still over) and only ${addedSince} entries were added since (need more than ${keep}); not compacting again`;
   else why = `estimate ${estimatedTokens} tokens is over the threshold of ${threshold}; compacting ${cut} of ${entryCount} entries`;

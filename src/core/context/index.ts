@@ -1,0 +1,7 @@
+/** Context hygiene beyond summaries: the keep window, capping and masking tool results. Pure (workflow-safe). */
+export { keepCount, entriesWithinTokens, minimalWindowStart, type KeepWindow } from './keep-window';
+export { capToolResult, truncationMarker, READ_TOOL_RESULT, type CapOptions, type CappedToolResult } from './cap';
+export { maskStaleToolResults, toolPlaceholder, isPlaceholder, type MaskOptions, type MaskResult } from './mask';
+export { isVerificationEvidence, preservePredicate, commandOf, firstStringArg, type PreservePredicate } from './evidence';
+export { toolResultSettingsSchema, preserveSettingsSchema, MIN_CAP_TOKENS, type ToolResultSettings, type PreserveSettings } from './tool-result-settings';
+export { InvalidToolResultOptionsError } from './errors';
