@@ -249,7 +249,10 @@ async function queryRun<T>(
     return { from: 'query', value: await withDeadline(conn.client, waitS * 1000, () => handle.query<T, [string?]>(query, session)) };
   } catch (err) {
     const code = grpcCode(err);
-    if (code === GRPC.DEADLINE_EXCEEDED || /deadline/i.test((err as Error).message ?? '')) {
+    // Under load the server can answer a query no worker takes with a generic "Failed to query
+    // Workflow" before our deadline: with no worker polling, that is the same case as a timeout.
+    const unanswered = /failed to query workflow/i.test((err as Error).message ?? '') && !(await hasFreshWorkflowPoller(conn, taskQueue));
+    if (code === GRPC.DEADLINE_EXCEEDED || /deadline/i.test((err as Error).message ?? '') || unanswered) {
       if (ended) return fromHistory(`the run has ended (${status}) and no worker answered within ${waitS} s`);
       throw failure(
         `no worker answered within ${waitS} s: queries run on a worker, so start one for task queue '${taskQueue}' with \`fh worker --agents <module> --task-queue ${taskQueue}\` (or raise --timeout)`,
