@@ -26,21 +26,40 @@ export interface MessagesCall {
   system?: string;
   tools: ToolSpec[];
   entries: readonly Entry[];
+  cache?: { ttl: '5m' | '1h' };
+}
+
+type CacheControl = { type: 'ephemeral'; ttl?: '5m' | '1h' };
+
+/**
+ * The request with prompt-caching breakpoints: the last tool (caches every tool), the system prompt,
+ * and the last block of the conversation, so the next call (the same prefix plus what it adds) reads
+ * what this one wrote. Three of the API's four breakpoints.
+ */
+export function messagesParams(call: MessagesCall): Anthropic.MessageCreateParamsNonStreaming {
+  const cc: CacheControl | undefined = call.cache ? (call.cache.ttl === '1h' ? { type: 'ephemeral', ttl: '1h' } : { type: 'ephemeral' }) : undefined;
+  const tools = call.tools.map((t, i) => (cc && i === call.tools.length - 1 ? { ...t, cache_control: cc } : t)) as Anthropic.Tool[];
+  const messages = toApiMessages(call.entries) as Anthropic.MessageParam[];
+  if (cc && messages.length > 0) {
+    const last = messages[messages.length - 1]!;
+    const content = typeof last.content === 'string' ? [{ type: 'text' as const, text: last.content }] : [...last.content];
+    const i = content.length - 1;
+    if (i >= 0) content[i] = { ...content[i], cache_control: cc } as (typeof content)[number];
+    messages[messages.length - 1] = { ...last, content } as Anthropic.MessageParam;
+  }
+  return {
+    model: call.model,
+    max_tokens: call.maxTokens,
+    ...(call.system ? { system: cc ? [{ type: 'text', text: call.system, cache_control: cc }] : call.system } : {}),
+    ...(tools.length ? { tools } : {}),
+    messages,
+  };
 }
 
 export async function callMessages(client: Anthropic, call: MessagesCall, signal?: AbortSignal): Promise<ModelCallResult> {
   let res: Anthropic.Message;
   try {
-    res = await client.messages.create(
-      {
-        model: call.model,
-        max_tokens: call.maxTokens,
-        ...(call.system ? { system: call.system } : {}),
-        ...(call.tools.length ? { tools: call.tools as Anthropic.Tool[] } : {}),
-        messages: toApiMessages(call.entries) as Anthropic.MessageParam[],
-      },
-      { signal },
-    );
+    res = await client.messages.create(messagesParams(call), { signal });
   } catch (err) {
     throw classifyAnthropicError(err);
   }

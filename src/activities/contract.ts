@@ -27,6 +27,8 @@ export interface ModelActivityInput {
    * result, and the model is called only when it is not to compact (one round trip for both).
    */
   decide?: DecisionFacts;
+  /** Prompt caching breakpoints (absent: none). */
+  cache?: { ttl: '5m' | '1h' };
 }
 
 /** A tool result in a model call's delta, by reference to what the tool activity stored. */

@@ -3,7 +3,7 @@ import { builtinTools, isBuiltinToolName, type BuiltinToolName } from './builtin
 import type { EventListener } from './events';
 import { builtinContextWindow } from './models';
 import type { RuntimePorts } from './ports';
-import { Session, type ToolAuthorizer } from './session';
+import { Session, type SessionConfig, type ToolAuthorizer } from './session';
 import { compactionSettingsSchema, parseCompactionSettings, type CompactionSettings } from './settings';
 import type { ToolDefinition } from './tools';
 import { parseWith } from './validate';
@@ -34,6 +34,7 @@ export const initOptionsSchema = z
     compaction: compactionSettingsSchema.optional(),
     contextWindowTokens: z.number().int().positive().optional(),
     maxTurns: z.number().int().positive().optional(),
+    promptCaching: z.union([z.boolean(), z.object({ ttl: z.enum(['5m', '1h']).optional() }).strict()]).optional(),
     onEvent: z.custom<EventListener>((v) => typeof v === 'function', { message: 'expected a function' }).optional(),
   })
   .strict();
@@ -53,16 +54,21 @@ export type InitOptions = {
   contextWindowTokens?: number;
   /** Tool rounds one prompt may take before MaxTurnsExceededError (default 50). */
   maxTurns?: number;
+  /**
+   * Prompt caching (off by default): cache breakpoints on the tools, the system prompt and the end of the
+   * conversation, so each call reads the prefix the previous one wrote. `true` is a 5-minute cache.
+   */
+  promptCaching?: boolean | { ttl?: '5m' | '1h' };
   onEvent?: EventListener;
 };
 
-export type SessionOptions = Pick<InitOptions, 'model' | 'system' | 'tools' | 'compaction' | 'maxTokens' | 'maxTurns'> & {
+export type SessionOptions = Pick<InitOptions, 'model' | 'system' | 'tools' | 'compaction' | 'maxTokens' | 'maxTurns' | 'promptCaching'> & {
   /** A name for the session, unique within the run (default: main, main-2, …). */
   id?: string;
 };
 
 export const sessionOptionsSchema = initOptionsSchema
-  .pick({ model: true, system: true, tools: true, compaction: true, maxTokens: true, maxTurns: true })
+  .pick({ model: true, system: true, tools: true, compaction: true, maxTokens: true, maxTurns: true, promptCaching: true })
   .extend({ id: z.string().min(1).max(64).optional() })
   .strict();
 
@@ -123,6 +129,7 @@ export class Harness {
       compactionDefaultEnabled: this.flavour === 'default',
       contextWindowTokens: window,
       authorize: this.authorize,
+      cache: promptCache(merged.promptCaching),
     });
     this.list.push(session);
     return session;
@@ -137,6 +144,11 @@ export function parseInitOptions(options: unknown): InitOptions {
   // Compaction settings first, so a bad one is InvalidCompactionSettingsError whichever way it came in.
   parseCompactionSettings((options as InitOptions | undefined)?.compaction);
   return parseWith(initOptionsSchema, options ?? {}, 'init options') as InitOptions;
+}
+
+function promptCache(option: InitOptions['promptCaching']): SessionConfig['cache'] {
+  if (!option) return undefined;
+  return { ttl: (option === true ? undefined : option.ttl) ?? '5m' };
 }
 
 function resolveTools(refs: Array<ToolDefinition | BuiltinToolName>): ToolDefinition[] {

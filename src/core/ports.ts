@@ -20,6 +20,13 @@ export interface ModelCallRequest {
    * appended (or, after a rolled-back prompt, cut back), or a new array when history was rewritten.
    */
   entries: readonly Entry[];
+  /** Prompt caching: breakpoints on the tools, the system prompt and the conversation's tail. */
+  cache?: PromptCache;
+}
+
+export interface PromptCache {
+  /** How long the provider keeps the cached prefix (Anthropic: 5 minutes, or 1 hour at a higher write price). */
+  ttl: '5m' | '1h';
 }
 
 /** What decideThenCallModel answers: the decision, and the reply unless the decision was to compact. */

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { assistantText, type Entry, type ToolResultBlock, type Usage } from './entries';
 import { makeEvent, type AgentEventType, type CompactionReason, type EventPayloads } from './events';
 import { FabricError, InterruptedError, MaxTurnsExceededError, ModelCallError, OutputParseError, TurnSuspendedError } from './errors';
-import type { ModelCallRequest, ModelCallResult, RuntimePorts } from './ports';
+import type { ModelCallRequest, ModelCallResult, PromptCache, RuntimePorts } from './ports';
 import { interpretReply } from './replies';
 import { checkToolInput, toolSpec, type ToolDefinition } from './tools';
 import type { ToolSpec } from './tools-spec';
@@ -34,6 +34,8 @@ export interface SessionConfig {
    * the model as the call's error result. May throw TurnSuspendedError (the host continues as new).
    */
   authorize?: ToolAuthorizer;
+  /** Prompt caching for the model calls (undefined: off). */
+  cache?: PromptCache;
 }
 
 export type ToolVerdict = { allow: true } | { allow: false; content: string };
@@ -288,8 +290,9 @@ export class Session {
         continue;
       }
       // Overflow the provider did not report as one: with compaction on, treat it like one.
-      if (settings?.enabled && window && result.usage.inputTokens > window) {
-        await recover(new ModelCallError('context_overflow', `reported input tokens ${result.usage.inputTokens} exceed the context window ${window}`));
+      const reportedInput = result.usage.inputTokens + (result.usage.cacheReadInputTokens ?? 0) + (result.usage.cacheCreationInputTokens ?? 0);
+      if (settings?.enabled && window && reportedInput > window) {
+        await recover(new ModelCallError('context_overflow', `reported input tokens ${reportedInput} exceed the context window ${window}`));
         continue;
       }
       if (action.kind === 'refusal') throw action.error;
@@ -330,6 +333,7 @@ export class Session {
       system: this.config.system,
       tools: this.toolSpecs,
       entries: this.entries,
+      ...(this.config.cache ? { cache: this.config.cache } : {}),
     };
   }
 

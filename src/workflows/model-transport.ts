@@ -46,6 +46,7 @@ export class ModelTransport {
       prelude: byReference && this.sentPreludes.has(hash) ? { hash } : { hash, value: prelude },
       base,
       delta: byReference ? this.withToolResultRefs(delta) : delta,
+      ...(req.cache ? { cache: req.cache } : {}),
     };
   }
 
