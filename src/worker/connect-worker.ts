@@ -4,9 +4,11 @@
  * (TEMPORAL_CONFIG_FILE / TEMPORAL_PROFILE, TOML, read by @temporalio/envconfig) over localhost:7233 and
  * the `default` namespace. TLS, mTLS and API keys (Temporal Cloud) come through the same settings.
  */
+import * as fs from 'node:fs';
 import { NativeConnection, type NativeConnectionOptions } from '@temporalio/worker';
 import {
   connectionOptions,
+  ConnectionSettingsError,
   probeServer,
   resolveConnectionSettings,
   ServerUnreachableError,
@@ -23,6 +25,7 @@ export interface WorkerConnectConfig {
 
 /** The NativeConnection options and namespace for these settings (flags over environment over config file). */
 export function workerConnectionOptions(settings: ConnectionFlags | ConnectionSettings = {}, env: NodeJS.ProcessEnv = process.env): WorkerConnectConfig {
+  if (!isResolved(settings)) requireNamedConfigFile(settings.configFile ? ['configFile', settings.configFile] : ['TEMPORAL_CONFIG_FILE', env.TEMPORAL_CONFIG_FILE]);
   const resolved = isResolved(settings) ? settings : resolveConnectionSettings(settings, env);
   return { connectionOptions: connectionOptions(resolved) as NativeConnectionOptions, namespace: resolved.namespace, settings: resolved };
 }
@@ -46,6 +49,15 @@ export async function connectWorker(settings: ConnectionFlags | ConnectionSettin
   } catch (err) {
     throw new ServerUnreachableError(config.settings.address, err instanceof Error ? err.message : String(err), config.settings.sources.address);
   }
+}
+
+/**
+ * envconfig treats a config file it cannot find as empty; for a worker that means a typo in the path
+ * connects to localhost. A file named explicitly must exist.
+ */
+function requireNamedConfigFile([what, file]: [string, string | undefined]): void {
+  if (!file) return;
+  if (!fs.existsSync(file)) throw new ConnectionSettingsError(`${what}: the Temporal config file ${file} does not exist`);
 }
 
 function isResolved(s: ConnectionFlags | ConnectionSettings): s is ConnectionSettings {
