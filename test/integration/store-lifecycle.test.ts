@@ -7,6 +7,7 @@
  * how it is simulated here. Each collection's figures (blobs and bytes before/after, histories marked,
  * mark and sweep time) are printed.
  */
+import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -22,6 +23,7 @@ import { testBundle } from '../support/bundle';
 import { TEST_AGENT_MODULES } from '../support/bundle-once';
 import { startSessionFake } from '../support/session-fake';
 import { testConnection, type TestConnection } from '../support/temporal';
+import { main } from '../../src/cli/main';
 
 const MINIO_BUILD_TIMEOUT_MS = 20 * 60_000;
 /** Histories for the timing of a collection. */
@@ -222,4 +224,37 @@ describe.each(['file', 's3'] as const)('store lifecycle on the %s store', (kind)
     expect(report.removed).toEqual([]);
     expect(sorted(await keys(store))).toEqual(sorted(before));
   }, 300_000);
+
+  // The file store's `fh store gc --store-dir` is test/integration/store-gc.test.ts.
+  if (kind === 's3') it('fh store gc --s3-bucket collects the same bucket the workers use (credentials from the AWS environment)', async () => {
+    const s3 = store as S3Store;
+    const orphan = `payloads/${createHash('sha256').update(unique('orphan')).digest('hex')}`;
+    await s3.put(orphan, new TextEncoder().encode('nothing refers to this'));
+    const before = await keys(store);
+    const saved = { ...process.env };
+    Object.assign(process.env, { AWS_ACCESS_KEY_ID: minio!.accessKeyId, AWS_SECRET_ACCESS_KEY: minio!.secretAccessKey, AWS_REGION: minio!.region });
+    const gc = async (...extra: string[]) => {
+      let out = '';
+      let err = '';
+      const args = ['store', 'gc', '--s3-bucket', s3.bucket, '--s3-prefix', 'fh/lifecycle', '--s3-endpoint', minio!.endpoint];
+      const code = await main([...args, '--address', t.address, '--namespace', t.namespace, '--older-than', '0', '--json', ...extra], {
+        out: (x) => void (out += x),
+        err: (x) => void (err += x),
+      });
+      return { code, err, report: out ? JSON.parse(out) : undefined };
+    };
+    try {
+      const dry = await gc('--dry-run');
+      expect(dry.err).toBe('');
+      expect(dry.report).toMatchObject({ location: `s3://${s3.bucket}/fh/lifecycle/`, blobs: before.size, removed: [orphan] });
+      expect(sorted(await keys(store))).toEqual(sorted(before));
+      const real = await gc();
+      expect(real.code).toBe(0);
+      expect(real.report.removed).toEqual([orphan]);
+      expect(sorted(await keys(store))).toEqual(sorted(before).filter((k) => k !== orphan));
+    } finally {
+      for (const k of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_REGION']) if (saved[k] === undefined) delete process.env[k];
+      Object.assign(process.env, saved);
+    }
+  }, 120_000);
 });
