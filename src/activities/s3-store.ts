@@ -1,7 +1,7 @@
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { z } from 'zod';
 import { parseWith } from '../core/validate';
-import type { TranscriptStore } from './transcript-store';
+import type { StoredBlob, TranscriptStore } from './transcript-store';
 
 /**
  * The transcript store on S3 (or any S3-compatible server: MinIO, R2, …), for workers on several
@@ -14,7 +14,8 @@ import type { TranscriptStore } from './transcript-store';
  * hash, tool results and payloads by sha256), so a tampered object fails with STORE_INTEGRITY there.
  *
  * Permissions: s3:GetObject, s3:PutObject, and s3:ListBucket (without it S3 answers a missing key with
- * 403 instead of 404, which this store cannot tell from a real refusal and reports as an error).
+ * 403 instead of 404, which this store cannot tell from a real refusal and reports as an error);
+ * garbage collection (`fh store gc`) also needs s3:DeleteObject.
  */
 export interface S3StoreOptions {
   bucket: string;
@@ -40,6 +41,7 @@ let awsS3: AwsS3 | undefined;
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const aws = (): AwsS3 => (awsS3 ??= require('@aws-sdk/client-s3') as AwsS3);
 
+const DELETE_BATCH = 1_000;
 const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 const SAFE_KEY = /^[A-Za-z0-9_\-/.]+$/;
 
@@ -137,6 +139,50 @@ export class S3Store implements TranscriptStore {
     } catch (err) {
       if (isMissing(err)) return;
       throw new S3StoreRequestError('CopyObject (touch)', `s3://${this.bucket}/${Key}`, err);
+    }
+  }
+
+  /** ListObjectsV2 below the store's prefix, page by page (1,000 keys a request). */
+  async *list(prefix: string): AsyncIterable<StoredBlob> {
+    if (prefix && (!SAFE_KEY.test(prefix) || prefix.includes('..') || prefix.startsWith('/'))) throw new Error(`invalid store key prefix: ${prefix}`);
+    const Prefix = this.prefix + prefix;
+    let ContinuationToken: string | undefined;
+    do {
+      let page: import('@aws-sdk/client-s3').ListObjectsV2CommandOutput;
+      try {
+        page = await this.client.send(new (aws().ListObjectsV2Command)({ Bucket: this.bucket, Prefix, ContinuationToken }));
+      } catch (err) {
+        throw new S3StoreRequestError('ListObjectsV2', `s3://${this.bucket}/${Prefix}`, err);
+      }
+      for (const o of page.Contents ?? []) {
+        if (!o.Key?.startsWith(this.prefix)) continue;
+        yield { key: o.Key.slice(this.prefix.length), size: o.Size ?? 0, lastModified: o.LastModified ?? new Date(0) };
+      }
+      ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (ContinuationToken);
+  }
+
+  /** DeleteObjects in batches of 1,000 (S3's limit); a missing key counts as deleted, as S3 says. */
+  async delete(keys: string[]): Promise<void> {
+    const Keys = keys.map((k) => this.key(k));
+    for (let i = 0; i < Keys.length; i += DELETE_BATCH) {
+      const batch = Keys.slice(i, i + DELETE_BATCH);
+      let errors: Array<{ Key?: string; Code?: string; Message?: string }>;
+      try {
+        const res = await this.client.send(
+          new (aws().DeleteObjectsCommand)({ Bucket: this.bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }),
+        );
+        errors = res.Errors ?? [];
+      } catch (err) {
+        throw new S3StoreRequestError('DeleteObjects', `s3://${this.bucket}/${this.prefix}`, err);
+      }
+      if (errors.length > 0) {
+        const first = errors[0]!;
+        const cause = Object.assign(new Error(`${errors.length} of ${batch.length} keys not deleted; first: ${first.Key}: ${first.Code} ${first.Message ?? ''}`.trim()), {
+          name: first.Code ?? 'DeleteError',
+        });
+        throw new S3StoreRequestError('DeleteObjects', `s3://${this.bucket}/${first.Key ?? this.prefix}`, cause);
+      }
     }
   }
 

@@ -1,17 +1,20 @@
-import { promises as fs } from 'node:fs';
-import * as path from 'node:path';
 import { temporal } from '@temporalio/proto';
+import { FabricError } from '../core/errors';
+import { FileTranscriptStore, isCollectable, type CollectableStore, type StoredBlob, type TranscriptStore } from './transcript-store';
 
 /**
- * Garbage collection for the file store: mark every blob some history refers to, sweep the rest once
- * they are older than a grace period. Marking is deliberately conservative: any 16- or 64-hex-digit
- * token in a history's decoded payloads (or in an offloaded payload it claims) keeps the blob with that
- * hash, a kept transcript segment keeps its parents, and the checkpoints its load path names (their
- * heads are in its text, and a checkpoint is classified by its head). Over-keeping costs disk; under-keeping would
- * break a run, so every doubt resolves to keep. Files that are not blobs of a known kind are never touched.
+ * Garbage collection for a store that can list and delete (the file store, S3): mark every blob some
+ * history refers to, sweep the rest once they are older than a grace period. Marking is deliberately
+ * conservative: any 16- or 64-hex-digit token in a history's decoded payloads (or in an offloaded payload
+ * it claims) keeps the blob with that hash, a kept transcript segment keeps its parents, and the
+ * checkpoints its load path names (their heads are in its text, and a checkpoint is classified by its
+ * head). Over-keeping costs storage; under-keeping would break a run, so every doubt resolves to keep.
+ * Keys that are not blobs of a known kind are never touched.
  */
 export interface SweepOptions {
-  dir: string;
+  /** The store to sweep; or `dir`, a file store's directory. */
+  store?: CollectableStore;
+  dir?: string;
   /** Unreferenced blobs younger than this are kept: a running activity may have stored one its history does not show yet. */
   olderThanMs: number;
   dryRun: boolean;
@@ -19,14 +22,38 @@ export interface SweepOptions {
 }
 
 export interface SweepReport {
+  /** Where the store is (its directory or bucket URL); same as `location`, kept for the file-store callers. */
   dir: string;
+  location: string;
   dryRun: boolean;
   blobs: number;
+  /** Bytes of those blobs, before the sweep. */
+  bytes: number;
   referenced: number;
   /** Unreferenced but inside the grace period. */
   young: number;
   removed: string[];
   removedBytes: number;
+}
+
+/** The options name no store, both, or one that cannot list and delete. */
+export class StoreNotCollectableError extends FabricError {
+  constructor(reason: string) {
+    super('STORE_NOT_COLLECTABLE', `cannot collect garbage: ${reason}`);
+  }
+}
+
+/** The store the options name: `store` (which must list and delete) or a file store at `dir`. */
+export function collectableStore(opts: { store?: TranscriptStore; dir?: string }): CollectableStore {
+  if (opts.store && opts.dir !== undefined) throw new StoreNotCollectableError('give `store` or `dir`, not both');
+  if (opts.store) {
+    if (!isCollectable(opts.store)) {
+      throw new StoreNotCollectableError(`the store${opts.store.location ? ` ${opts.store.location}` : ''} cannot list() and delete() its blobs`);
+    }
+    return opts.store;
+  }
+  if (typeof opts.dir === 'string' && opts.dir) return new FileTranscriptStore(opts.dir);
+  throw new StoreNotCollectableError('name the store: `store` (a FileTranscriptStore, an S3Store, …) or `dir` (a file store directory)');
 }
 
 const HASH_TOKEN = /\b(?:[0-9a-f]{64}|[0-9a-f]{16})\b/g;
@@ -66,30 +93,25 @@ export function decodedText(value: unknown): string {
   return out.join('\n');
 }
 
-interface Blob {
-  file: string;
+interface Blob extends StoredBlob {
   kind: 'transcript' | 'checkpoint' | 'tool-result' | 'payload' | 'prelude' | 'temp';
   hash: string;
 }
 
-/** The store's blobs by kind and hash (from their keys); other files are left out, so never removed. */
-async function listBlobs(dir: string): Promise<Blob[]> {
+/** The store's blobs by kind and hash (from their keys); other keys are left out, so never removed. */
+async function listBlobs(store: CollectableStore): Promise<{ blobs: Blob[]; bytes: number }> {
   const blobs: Blob[] = [];
-  const walk = async (d: string): Promise<void> => {
-    for (const e of await fs.readdir(d, { withFileTypes: true }).catch(() => [])) {
-      const file = path.join(d, e.name);
-      if (e.isDirectory()) await walk(file);
-      else if (e.isFile()) {
-        const blob = classify(path.relative(dir, file).split(path.sep).join('/'));
-        if (blob) blobs.push({ ...blob, file });
-      }
-    }
-  };
-  await walk(dir);
-  return blobs;
+  let bytes = 0;
+  for await (const b of store.list('')) {
+    const kind = classify(b.key);
+    if (!kind) continue;
+    blobs.push({ ...b, ...kind });
+    bytes += b.size;
+  }
+  return { blobs, bytes };
 }
 
-function classify(key: string): Omit<Blob, 'file'> | undefined {
+function classify(key: string): Pick<Blob, 'kind' | 'hash'> | undefined {
   if (/\.\d+\.[a-z0-9]+\.tmp$/.test(key)) return { kind: 'temp', hash: '' };
   let m = /^transcripts\/[0-9a-f]{2}\/([0-9a-f]{16})\.json$/.exec(key);
   if (m) return { kind: 'transcript', hash: m[1]! };
@@ -106,51 +128,61 @@ function classify(key: string): Omit<Blob, 'file'> | undefined {
   return undefined;
 }
 
+/** Blobs read at once while following references (S3 round trips dominate a large mark phase). */
+const READ_CONCURRENCY = 16;
+
 /** Follows references inside kept blobs: a segment's parent, the hashes inside an offloaded payload. */
-async function expand(blobs: Blob[], refs: StoreReferences): Promise<Set<Blob>> {
+async function expand(store: CollectableStore, blobs: Blob[], refs: StoreReferences): Promise<Set<Blob>> {
   const byHash = new Map<string, Blob[]>();
   for (const b of blobs) if (b.kind !== 'temp') byHash.set(b.hash, [...(byHash.get(b.hash) ?? []), b]);
   const kept = new Set<Blob>();
   const queue = [...refs.hashes];
-  while (queue.length) {
-    for (const blob of byHash.get(queue.pop()!) ?? []) {
-      if (kept.has(blob)) continue;
-      kept.add(blob);
-      if (blob.kind !== 'transcript' && blob.kind !== 'payload') continue;
-      const bytes = await fs.readFile(blob.file).catch(() => undefined);
-      if (!bytes) continue;
-      let text = bytes.toString('utf8');
-      if (blob.kind === 'payload') {
-        try {
-          text += decodedText(temporal.api.common.v1.Payload.decode(bytes));
-        } catch {
-          /* the raw text is scanned anyway */
-        }
+  const follow = async (blob: Blob): Promise<string[]> => {
+    if (blob.kind !== 'transcript' && blob.kind !== 'payload') return [];
+    const bytes = await store.get(blob.key);
+    if (!bytes) return [];
+    let text = Buffer.from(bytes).toString('utf8');
+    if (blob.kind === 'payload') {
+      try {
+        text += decodedText(temporal.api.common.v1.Payload.decode(bytes));
+      } catch {
+        /* the raw text is scanned anyway */
       }
-      queue.push(...refs.addText(text));
     }
+    return refs.addText(text);
+  };
+  while (queue.length) {
+    const toRead: Blob[] = [];
+    while (queue.length && toRead.length < READ_CONCURRENCY) {
+      for (const blob of byHash.get(queue.pop()!) ?? []) {
+        if (kept.has(blob)) continue;
+        kept.add(blob);
+        toRead.push(blob);
+      }
+    }
+    for (const found of await Promise.all(toRead.map(follow))) queue.push(...found);
   }
   return kept;
 }
 
 /** Removes (or, dry, lists) the blobs no reference keeps that are older than the grace period. */
 export async function sweepStore(refs: StoreReferences, opts: SweepOptions): Promise<SweepReport> {
+  const store = collectableStore(opts);
   const now = opts.now ?? Date.now();
-  const blobs = await listBlobs(opts.dir);
-  const kept = await expand(blobs, refs);
-  const report: SweepReport = { dir: opts.dir, dryRun: opts.dryRun, blobs: blobs.length, referenced: kept.size, young: 0, removed: [], removedBytes: 0 };
+  const { blobs, bytes } = await listBlobs(store);
+  const kept = await expand(store, blobs, refs);
+  const location = store.location ?? '(store)';
+  const report: SweepReport = { dir: location, location, dryRun: opts.dryRun, blobs: blobs.length, bytes, referenced: kept.size, young: 0, removed: [], removedBytes: 0 };
   for (const blob of blobs) {
     if (kept.has(blob)) continue;
-    const st = await fs.stat(blob.file).catch(() => undefined);
-    if (!st) continue;
-    if (now - st.mtimeMs < opts.olderThanMs) {
+    if (now - blob.lastModified.getTime() < opts.olderThanMs) {
       report.young++;
       continue;
     }
-    if (!opts.dryRun) await fs.rm(blob.file, { force: true });
-    report.removed.push(path.relative(opts.dir, blob.file).split(path.sep).join('/'));
-    report.removedBytes += st.size;
+    report.removed.push(blob.key);
+    report.removedBytes += blob.size;
   }
+  if (!opts.dryRun && report.removed.length > 0) await store.delete(report.removed);
   return report;
 }
 

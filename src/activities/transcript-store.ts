@@ -22,6 +22,28 @@ export interface TranscriptStore {
    * garbage collection running now keeps it for its grace period. Optional.
    */
   touch?(key: string): Promise<void>;
+  /**
+   * Every blob whose key starts with `prefix` (the store's own keys, without any prefix the store adds).
+   * Optional: with `delete`, it makes the store collectable by `collectStoreGarbage` / `fh store gc`.
+   */
+  list?(prefix: string): AsyncIterable<StoredBlob>;
+  /** Removes these keys; a key that is already gone is not an error. Optional (see `list`). */
+  delete?(keys: string[]): Promise<void>;
+}
+
+/** A blob as a store lists it: what garbage collection needs to decide and to measure. */
+export interface StoredBlob {
+  key: string;
+  size: number;
+  /** When it was written or last touched: the grace period counts from here. */
+  lastModified: Date;
+}
+
+/** A store garbage collection can sweep: it lists and deletes. */
+export type CollectableStore = TranscriptStore & Required<Pick<TranscriptStore, 'list' | 'delete'>>;
+
+export function isCollectable(store: TranscriptStore): store is CollectableStore {
+  return typeof store.list === 'function' && typeof store.delete === 'function';
 }
 
 const SAFE_KEY = /^[A-Za-z0-9_\-/.]+$/;
@@ -67,6 +89,36 @@ export class FileTranscriptStore implements TranscriptStore {
   async touch(key: string): Promise<void> {
     const now = new Date();
     await fs.utimes(this.file(key), now, now).catch(() => undefined);
+  }
+
+  async *list(prefix: string): AsyncIterable<StoredBlob> {
+    if (prefix && (!SAFE_KEY.test(prefix) || prefix.includes('..'))) throw new Error(`invalid store key prefix: ${prefix}`);
+    await this.checked();
+    // Walk only the directory the prefix names, then filter by the rest (S3's prefix semantics).
+    const start = path.join(this.dir, prefix.slice(0, prefix.lastIndexOf('/') + 1));
+    const walk = async function* (dir: string, root: string): AsyncGenerator<StoredBlob> {
+      const entries = await fs.readdir(dir, { withFileTypes: true }).catch((err: NodeJS.ErrnoException) => {
+        if (err.code === 'ENOENT') return [];
+        throw err;
+      });
+      for (const e of entries) {
+        const file = path.join(dir, e.name);
+        if (e.isDirectory()) yield* walk(file, root);
+        else if (e.isFile()) {
+          const key = path.relative(root, file).split(path.sep).join('/');
+          if (!key.startsWith(prefix)) continue;
+          const st = await fs.stat(file).catch(() => undefined);
+          if (st) yield { key, size: st.size, lastModified: st.mtime };
+        }
+      }
+    };
+    yield* walk(start, this.dir);
+  }
+
+  async delete(keys: string[]): Promise<void> {
+    const files = keys.map((k) => this.file(k));
+    await this.checked();
+    for (const file of files) await fs.rm(file, { force: true });
   }
 
   /** Creates the directory (0700) or checks an existing one, once per store object. */

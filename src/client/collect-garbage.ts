@@ -1,9 +1,12 @@
 import type { Client } from '@temporalio/client';
-import { decodedText, StoreReferences, sweepStore, type SweepReport } from '../activities/store-gc';
+import { collectableStore, decodedText, StoreReferences, sweepStore, type SweepReport } from '../activities/store-gc';
+import type { TranscriptStore } from '../activities/transcript-store';
 
 export interface CollectGarbageOptions {
-  /** The file store's directory. */
-  dir: string;
+  /** The workers' store; it must list and delete (FileTranscriptStore, S3Store). Or `dir`. */
+  store?: TranscriptStore;
+  /** A file store's directory (instead of `store`). */
+  dir?: string;
   /** Keep unreferenced blobs younger than this: a running activity may have stored one its history does not show yet. */
   olderThanMs: number;
   dryRun?: boolean;
@@ -13,16 +16,22 @@ export interface CollectGarbageReport extends SweepReport {
   histories: number;
   /** Runs listed by visibility whose history was gone by the time it was fetched. */
   vanished: number;
+  /** Wall time of the mark (histories) and sweep (store) phases. */
+  markMs: number;
+  sweepMs: number;
 }
 
 /**
  * Mark and sweep: every blob a history of the namespace refers to (open runs, and closed runs it still
  * retains) is kept, with the transcript segments it chains to; the rest, once past the grace period, goes.
+ * A run deleted (by hand, or by the namespace retention) stops protecting its blobs.
  */
 export async function collectStoreGarbage(client: Client, opts: CollectGarbageOptions): Promise<CollectGarbageReport> {
+  const store = collectableStore(opts); // a bad store fails before any history is read
   const refs = new StoreReferences();
   let histories = 0;
   let vanished = 0;
+  const t0 = Date.now();
   for await (const wf of client.workflow.list()) {
     try {
       const history = await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
@@ -33,8 +42,9 @@ export async function collectStoreGarbage(client: Client, opts: CollectGarbageOp
       else throw err;
     }
   }
-  const report = await sweepStore(refs, { dir: opts.dir, olderThanMs: opts.olderThanMs, dryRun: opts.dryRun ?? false });
-  return { ...report, histories, vanished };
+  const t1 = Date.now();
+  const report = await sweepStore(refs, { store, olderThanMs: opts.olderThanMs, dryRun: opts.dryRun ?? false });
+  return { ...report, histories, vanished, markMs: t1 - t0, sweepMs: Date.now() - t1 };
 }
 
 function isNotFound(err: unknown): boolean {

@@ -37,5 +37,9 @@ export {
   type DeleteOptions,
 } from './sessions';
 export { collectStoreGarbage, type CollectGarbageOptions, type CollectGarbageReport } from './collect-garbage';
+export { StoreNotCollectableError, type SweepReport } from '../activities/store-gc';
+// The stores, for clients that resolve offloaded payloads or collect garbage (neither loads the worker).
+export { FileTranscriptStore, type TranscriptStore, type CollectableStore, type StoredBlob } from '../activities/transcript-store';
+export { S3Store, S3StoreRequestError, type S3StoreOptions } from '../activities/s3-store';
 export { SessionClosedError, SessionNotFoundError, UnknownMessageError, UnknownToolCallError, InvalidForkPointError } from '../core/sessions/host-errors';
 export type { SessionInfo, SessionEdit, PendingApproval, QueuedMessage, SessionRecord } from '../wire/session-messages';

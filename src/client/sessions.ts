@@ -48,6 +48,7 @@ import {
   type SessionStart,
 } from '../wire/session-messages';
 import { collectStoreGarbage, type CollectGarbageReport } from './collect-garbage';
+import type { TranscriptStore } from '../activities/transcript-store';
 import { AGENT_MEMO_KEY, DEFAULT_TASK_QUEUE } from './start';
 
 export interface StartSessionOptions {
@@ -202,10 +203,11 @@ export interface DeleteOptions {
   wait?: boolean;
   waitMs?: number;
   /**
-   * Also remove the store blobs nothing else references (a file store's directory). Without it the
-   * blobs stay until `fh store gc`.
+   * Also remove the store blobs nothing else references: the workers' store (`{ store }`, one that lists
+   * and deletes: FileTranscriptStore, S3Store) or a file store's directory (`{ dir }`). Without it the
+   * blobs stay until `fh store gc`. `olderThanMs` (default 60 s) is the grace period for blobs no history shows yet.
    */
-  store?: { dir: string; olderThanMs?: number };
+  store?: { dir: string; olderThanMs?: number } | { store: TranscriptStore; olderThanMs?: number };
 }
 
 /** A session: its id is the workflow id, so it follows the session across continue-as-new. */
@@ -385,7 +387,7 @@ export class SessionHandle {
     if (options.wait === false && !options.store) return { runs };
     await this.waitGone(options.waitMs ?? 120_000);
     if (!options.store) return { runs };
-    const garbage = await collectStoreGarbage(this.client, { dir: options.store.dir, olderThanMs: options.store.olderThanMs ?? 60_000 });
+    const garbage = await collectStoreGarbage(this.client, { ...options.store, olderThanMs: options.store.olderThanMs ?? 60_000 });
     return { runs, garbage };
   }
 

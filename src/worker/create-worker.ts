@@ -1,4 +1,4 @@
-import { bundleWorkflowCode, NativeConnection, Worker, type LogLevel, type WorkerOptions, type WorkflowBundle } from '@temporalio/worker';
+import { bundleWorkflowCode, type NativeConnection, Worker, type LogLevel, type WorkerOptions, type WorkflowBundle } from '@temporalio/worker';
 import type { ModelConnection } from '../activities/anthropic';
 import type { ToolSandboxOptions } from '../activities/tool-env';
 import type { TranscriptStore } from '../activities/transcript-store';
@@ -8,6 +8,8 @@ import { resolveAgentModules, writeWorkflowEntry } from './bundle';
 import { bundlerLogger } from './bundler-logger';
 import { FabricHarnessPlugin } from './plugin';
 import { collectToolCode } from './tool-code';
+import { connectWorker } from './connect-worker';
+import type { ConnectionFlags } from '../client/connection';
 
 import { DEFAULT_TASK_QUEUE } from '../client/start';
 
@@ -22,8 +24,14 @@ export interface CreateWorkerOptions
    * with execute that the agent modules export (or list in agent({ tools })) are found without this.
    */
   tools?: Array<ToolSource | string>;
-  /** A connection to Temporal; default: connect to TEMPORAL_ADDRESS (or localhost:7233). */
+  /**
+   * A connection to Temporal. Default: one this worker opens (and closes when it stops) from `connect`,
+   * the TEMPORAL_* environment and the Temporal config file's profile (TEMPORAL_CONFIG_FILE /
+   * TEMPORAL_PROFILE): address, namespace, TLS, API key, as `fh` resolves them.
+   */
   connection?: NativeConnection;
+  /** Settings that win over the environment when no `connection` is given (e.g. `{ profile: 'prod' }`). */
+  connect?: ConnectionFlags;
   taskQueue?: string;
   /** Anthropic settings for this worker (default: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, ANTHROPIC_MODEL). */
   model?: ModelConnection & { defaultModel?: string };
@@ -48,6 +56,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     agents,
     tools,
     connection,
+    connect,
     taskQueue,
     model,
     store,
@@ -79,13 +88,34 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
       preloadModules: bundlerOptions?.preloadModules,
       webpackConfigHook: bundlerOptions?.webpackConfigHook,
     }));
-  return Worker.create({
-    ...rest,
-    ...(interceptors ? { interceptors: { ...interceptors, workflowModules: undefined } } : {}),
-    connection: connection ?? (await NativeConnection.connect({ address: process.env.TEMPORAL_ADDRESS ?? 'localhost:7233' })),
-    namespace: rest.namespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default',
-    taskQueue: taskQueue ?? DEFAULT_TASK_QUEUE,
-    plugins: allPlugins,
-    workflowBundle: bundle,
-  });
+  const owned = connection ? undefined : await connectWorker(connect ?? {});
+  let worker: Worker;
+  try {
+    worker = await Worker.create({
+      ...rest,
+      ...(interceptors ? { interceptors: { ...interceptors, workflowModules: undefined } } : {}),
+      connection: connection ?? owned!.connection,
+      namespace: rest.namespace ?? owned?.namespace ?? connect?.namespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default',
+      taskQueue: taskQueue ?? DEFAULT_TASK_QUEUE,
+      plugins: allPlugins,
+      workflowBundle: bundle,
+    });
+  } catch (err) {
+    await owned?.connection.close().catch(() => undefined);
+    throw err;
+  }
+  if (owned) closeWhenStopped(worker, owned.connection);
+  return worker;
+}
+
+/** A connection this function opened is this worker's: closed once run() ends (Worker.create closes only its own). */
+function closeWhenStopped(worker: Worker, connection: NativeConnection): void {
+  const run = worker.run.bind(worker);
+  worker.run = async () => {
+    try {
+      return await run();
+    } finally {
+      await connection.close().catch(() => undefined);
+    }
+  };
 }

@@ -1,7 +1,10 @@
 export { createWorker, DEFAULT_TASK_QUEUE, type CreateWorkerOptions } from './create-worker';
+export { connectWorker, workerConnectionOptions, type WorkerConnection, type WorkerConnectConfig } from './connect-worker';
+export { resolveConnectionSettings, ConnectionSettingsError, ServerUnreachableError, type ConnectionFlags, type ConnectionSettings } from '../client/connection';
 export { FabricHarnessPlugin, type FabricHarnessPluginOptions } from './plugin';
 export { bundleAgents, workflowsPathFor } from './bundle';
-export { FileTranscriptStore, MemoryTranscriptStore, type TranscriptStore } from '../activities/transcript-store';
+export { FileTranscriptStore, MemoryTranscriptStore, type TranscriptStore, type CollectableStore, type StoredBlob } from '../activities/transcript-store';
+export { StoreNotCollectableError } from '../activities/store-gc';
 export { S3Store, S3StoreRequestError, type S3StoreOptions } from '../activities/s3-store';
 export { TranscriptStoreDriver, externalStorageFor } from '../activities/external-storage';
 export { createActivities } from '../activities/activities';

@@ -3,7 +3,8 @@
  * test/support/doc-samples.ts for the annotations). TypeScript samples are compiled with tsc in
  * projects of their own (CommonJS, or ES modules for `*-esm`) against the built package, and the runnable
  * ones run with Node against a scripted fake Anthropic server and the integration run's Temporal dev
- * server. Bash blocks may only use npm scripts that exist and `fh` commands and options the CLI accepts.
+ * server. Bash blocks may only use npm scripts that exist, `node scripts/<x>.js <sub>` as the script documents it,
+ * and `fh` commands and options the CLI accepts.
  *
  * A failure names the Markdown file and line, the project and file, and the compiler or runtime error.
  */
@@ -98,6 +99,13 @@ describe('README and docs samples', () => {
         for (const flag of words.filter((w) => w.startsWith('--'))) {
           if (!help.stdout.includes(flag.split('=')[0])) problems.push(`${at}: \`${command}\`: \`fh ${words[1]}\` has no option ${flag}`);
         }
+      } else if (words[0] === 'node' && /^scripts\/[\w-]+\.js$/.test(words[1] ?? '')) {
+        // A project script: it exists, its usage comment shows this subcommand, and it knows each option.
+        const file = path.join(ROOT, words[1]!);
+        const text = existsSync(file) ? await fs.readFile(file, 'utf8') : undefined;
+        if (!text) problems.push(`${at}: \`${command}\`: ${words[1]} does not exist`);
+        else if (words[2] && !text.includes(`node ${words[1]} ${words[2]}`)) problems.push(`${at}: \`${command}\`: ${words[1]} documents no subcommand '${words[2]}'`);
+        else for (const flag of words.filter((w) => w.startsWith('--'))) if (!text.includes(flag.split('=')[0]!)) problems.push(`${at}: \`${command}\`: ${words[1]} has no option ${flag}`);
       } else if (words.slice(0, 4).join(' ') === 'temporal operator search-attribute create') {
         // The attributes a namespace needs: each line must create one of ours, with its type.
         const name = words[words.indexOf('--name') + 1];

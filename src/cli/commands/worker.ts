@@ -5,7 +5,7 @@ import { DuplicateToolImplementationError } from '../../core/tool-registry';
 import { loadModule as loadUserModule, ModuleLoadError } from '../../worker/load-modules';
 import { collectToolCode } from '../../worker/tool-code';
 import { DEFAULT_TASK_QUEUE } from '../../client/start';
-import { connectionOptions, probeServer, ServerUnreachableError } from '../../client/connection';
+import { ServerUnreachableError } from '../../client/connection';
 import { str, strs, type Parsed } from '../args';
 import { asCliError, installRuntime, logLevel, settingsFrom, STORE_OPTION, storeFrom, type Command, type Io } from '../context';
 import { CliError, EXIT, oneLine, usage } from '../errors';
@@ -123,19 +123,14 @@ async function runWorker(p: Parsed, io: Io): Promise<number> {
 
   installRuntime(logLevel(p));
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { NativeConnection } = require('@temporalio/worker') as typeof import('@temporalio/worker');
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { createWorker } = require('../../worker/create-worker') as typeof import('../../worker/create-worker');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { connectWorker } = require('../../worker/connect-worker') as typeof import('../../worker/connect-worker');
 
-  await probeServer(settings).catch((err) => {
-    throw asCliError(err, { settings });
+  // The same resolution as every fh command and createWorker: flags, TEMPORAL_*, the config file's profile.
+  const { connection } = await connectWorker(settings).catch((err: unknown) => {
+    throw asCliError(err instanceof ServerUnreachableError ? new ServerUnreachableError(err.address, oneLine(err.detail), err.source) : err, { settings });
   });
-  let connection: Awaited<ReturnType<typeof NativeConnection.connect>>;
-  try {
-    connection = await NativeConnection.connect(connectionOptions(settings));
-  } catch (err) {
-    throw asCliError(new ServerUnreachableError(settings.address, oneLine((err as Error).message), settings.sources.address), { settings });
-  }
   try {
     io.err(`[fh worker] bundling workflow code for ${agents.map((a) => a.name).join(', ')}…`);
     const worker = await createWorker({
