@@ -79,6 +79,8 @@ describe('the cluster under chaos: 3 worker processes, a shared S3 store, kills 
   let client: Client;
   let root: string;
   const slots: WorkerSlot[] = [];
+  /** Worker restarts under way: afterAll waits for them, so none comes up after the slots are killed. */
+  const restarts = new Set<Promise<void>>();
   let workerEnv: Record<string, string>;
 
   beforeAll(async () => {
@@ -105,7 +107,7 @@ describe('the cluster under chaos: 3 worker processes, a shared S3 store, kills 
       AWS_SECRET_ACCESS_KEY: minio.secretAccessKey,
       AWS_REGION: minio.region,
     };
-    for (let i = 0; i < WORKERS; i++) slots.push({ index: i, dir: path.join(root, `worker-${i}`), pids: [] });
+    for (let i = 0; i < WORKERS; i++) slots.push({ index: i, dir: path.join(root, `worker-${i}`), pids: [], failedStarts: 0 });
     await Promise.all(slots.map((slot) => startSlot(slot, workerEnv)));
     connection = await Connection.connect({ address: cluster.address });
     const store = new S3Store({
@@ -119,6 +121,7 @@ describe('the cluster under chaos: 3 worker processes, a shared S3 store, kills 
   }, 15 * 60_000);
 
   afterAll(async () => {
+    await Promise.allSettled([...restarts]);
     await Promise.all(slots.map((slot) => killSlot(slot)));
     await connection?.close();
     await fake?.stop();
@@ -186,11 +189,10 @@ describe('the cluster under chaos: 3 worker processes, a shared S3 store, kills 
 
     // A killed worker comes back in the background while the next kill may already take another one;
     // at least two of the three stay up (a kill waits for that), so runs always have somewhere to go.
-    const restarts = new Set<Promise<void>>();
     const restartLater = (slot: WorkerSlot): void => {
       const restart = (async () => {
         await sleep(500 + random() * 1500);
-        await startSlot(slot, workerEnv);
+        await startSlot(slot, workerEnv, log);
         chaos.workerRestarts++;
       })();
       restarts.add(restart);
@@ -257,6 +259,7 @@ describe('the cluster under chaos: 3 worker processes, a shared S3 store, kills 
       serverRestarts: chaos.serverRestarts,
       serverRestartMs: chaos.serverRestartMs,
       workerPidsUsed: slots.reduce((n, s) => n + s.pids.length, 0),
+      workerStartsThatExitedEarly: slots.reduce((n, s) => n + s.failedStarts, 0),
       runsWithActivitiesOnSeveralWorkers: all.filter((t) => t.activityPids.size > 1).length,
       runsWithWorkflowTasksOnSeveralWorkers: all.filter((t) => t.workflowTaskPids.size > 1).length,
       transcriptStoreMisses: sum((t) => t.storeMisses),

@@ -67,18 +67,44 @@ export interface WorkerSlot {
   child?: ChildProcess;
   /** Every pid this slot has had, in order. */
   pids: number[];
+  /** Starts that exited before they were ready (e.g. the server was restarting) and were tried again. */
+  failedStarts: number;
 }
 
 const WORKER_SCRIPT = path.join(__dirname, 'cluster-worker.ts');
 const WORKER_READY_TIMEOUT_MS = 90_000;
 
-/** Starts (or restarts) the worker process of `slot`; resolves once it polls. */
-export async function startSlot(slot: WorkerSlot, env: Record<string, string>): Promise<void> {
+const START_ATTEMPTS = 10;
+
+/**
+ * Starts (or restarts) the worker process of `slot`; resolves once it polls. A worker exits at startup when
+ * it cannot reach the server (NativeConnection.connect fails fast, as `fh worker` does): like a process
+ * supervisor on a worker machine, this starts it again, a bounded number of times.
+ */
+export async function startSlot(slot: WorkerSlot, env: Record<string, string>, log: (line: string) => void = () => undefined): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(slot, env);
+    } catch (err) {
+      if (!(err instanceof WorkerExitedError) || attempt >= START_ATTEMPTS) throw err;
+      slot.failedStarts++;
+      log(`worker ${slot.index} exited before it was ready (attempt ${attempt}), starting it again: ${err.message.split('\n').find((l) => /Error/.test(l))?.slice(0, 160) ?? ''}`);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+}
+
+class WorkerExitedError extends Error {}
+
+async function startOnce(slot: WorkerSlot, env: Record<string, string>): Promise<void> {
   await fs.mkdir(slot.dir, { recursive: true });
   const starting = startTsProcess(WORKER_SCRIPT, { ...env, FH_STORE_DIR: slot.dir, TMPDIR: slot.dir, FH_PARENT_PID: String(process.pid) });
   let timer: NodeJS.Timeout | undefined;
   const child = await Promise.race([
-    starting,
+    // startTsProcess rejects only when the process exits before it prints worker-ready.
+    starting.catch((err: Error) => {
+      throw new WorkerExitedError(err.message);
+    }),
     new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`cluster worker ${slot.index} printed no worker-ready in ${WORKER_READY_TIMEOUT_MS} ms`)), WORKER_READY_TIMEOUT_MS);
     }),
