@@ -19,6 +19,7 @@ import { msToTs } from '@temporalio/common/lib/time';
 import { acquireBuildLock, exeName, findOnPath, goInstall, isExecutableFile, waitUntil } from './go-build';
 import { POSTGRES_USER, logTail, startPostgres, type PostgresServer } from './postgres';
 import { findProjectDir, type SearchAttributeTypeName } from './temporal-cli';
+import { FH_SEARCH_ATTRIBUTES } from '../wire/search-attributes';
 
 /** The server release, the one the pinned CLI (temporal-cli.ts) bundles. */
 export const TEMPORAL_SERVER_VERSION = 'v1.29.1';
@@ -311,7 +312,7 @@ export interface StartTemporalClusterOptions extends ClusterOptions {
   /** Where PostgreSQL's data, the server config and the logs live. A temporary directory (removed by stop()) when omitted. */
   dir?: string;
   namespace?: string;
-  /** Registered on the namespace. Default `{ FhAgent: 'Keyword' }` (what `fh server` registers). */
+  /** Registered on the namespace. Default every attribute the SDK uses (FH_SEARCH_ATTRIBUTES, what `fh server` registers). */
   searchAttributes?: Record<string, SearchAttributeTypeName>;
   /** Server log level. Default `warn`. */
   logLevel?: string;
@@ -352,7 +353,7 @@ export async function startTemporalCluster(opts: StartTemporalClusterOptions = {
   const projectDir = opts.projectDir ?? findProjectDir();
   const onProgress = opts.onProgress ?? (() => undefined);
   const namespace = opts.namespace ?? 'default';
-  const searchAttributes = opts.searchAttributes ?? { FhAgent: 'Keyword' };
+  const searchAttributes: Record<string, SearchAttributeTypeName> = opts.searchAttributes ?? { ...FH_SEARCH_ATTRIBUTES };
   const temporary = !opts.dir;
   const dir = opts.dir ? path.resolve(opts.dir) : fs.mkdtempSync(path.join(os.tmpdir(), 'fh-cluster-'));
   fs.mkdirSync(dir, { recursive: true });
@@ -393,7 +394,7 @@ export async function startTemporalCluster(opts: StartTemporalClusterOptions = {
       async restartServer({ graceMs } = {}) {
         await server!.stop(graceMs);
         server = await launch();
-        await waitForNamespace(address, namespace, Object.keys(searchAttributes));
+        await waitForNamespace(address, namespace, searchAttributes);
       },
       stop: () =>
         (stopping ??= (async () => {
@@ -508,12 +509,25 @@ async function setUpNamespace(address: string, namespace: string, searchAttribut
   } finally {
     await connection.close();
   }
-  await waitForNamespace(address, namespace, Object.keys(searchAttributes));
+  await waitForNamespace(address, namespace, searchAttributes);
 }
 
+/** A value of each type that a visibility query accepts (`FhFlagged = 'probe'` is rejected: not a Bool). */
+const PROBE_VALUES: Record<SearchAttributeTypeName, string> = {
+  Text: "'probe'",
+  Keyword: "'probe'",
+  KeywordList: "'probe'",
+  Int: '0',
+  Double: '0',
+  Bool: 'true',
+  Datetime: "'2000-01-01T00:00:00Z'",
+};
+
 /** Until a list query over the search attributes succeeds in the namespace: then workers and clients can use it. */
-async function waitForNamespace(address: string, namespace: string, attributes: string[]): Promise<void> {
-  const query = attributes.map((a) => `${a} = 'probe'`).join(' AND ');
+async function waitForNamespace(address: string, namespace: string, attributes: Record<string, SearchAttributeTypeName>): Promise<void> {
+  const query = Object.entries(attributes)
+    .map(([name, type]) => `${name} = ${PROBE_VALUES[type]}`)
+    .join(' AND ');
   let last = '';
   await waitUntil(
     async () => {
