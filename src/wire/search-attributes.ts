@@ -53,49 +53,13 @@ export const FH_SEARCH_ATTRIBUTES: Readonly<Record<string, SearchAttributeTypeLa
   Object.fromEntries(ALL_KEYS.map((k) => [k.name, TYPE_LABELS[k.type]])),
 );
 
-/** A label's value: a string, number or boolean, or `null` for a label without a value (e.g. `urgent`). */
+/**
+ * Labels as FhLabels keywords and back: each label as `name`, and when it has a value also as
+ * `name=value`, so visibility matches "has label" and "has label with value" with one clause each.
+ * One encoding, in the session catalogue's own module.
+ */
+export { labelKeywords, labelsFromKeywords as decodeLabelKeywords } from '../core/sessions/labels';
 export type LabelValue = string | number | boolean | null;
-
-/**
- * The FhLabels keywords of some labels: each label as `name`, and when it has a value also as `name=value`, so that
- * visibility can match "has label" and "has label with value" with one `FhLabels = '...'` each. Label names must not
- * contain `=` (the decoder splits at the first one); callers validate them.
- */
-export function labelKeywords(labels: Readonly<Record<string, LabelValue>>): string[] {
-  const out: string[] = [];
-  for (const [name, value] of Object.entries(labels)) {
-    out.push(name);
-    if (value !== null && value !== undefined) out.push(`${name}=${String(value)}`);
-  }
-  return out;
-}
-
-/**
- * Labels back from FhLabels keywords: `name=value` gives the value, typed back when it round-trips as a number or
- * boolean (`2` → 2, `true` → true; `02` stays a string); a bare `name` gives null unless a value was seen.
- */
-export function decodeLabelKeywords(keywords: readonly string[]): Record<string, LabelValue> {
-  const labels: Record<string, LabelValue> = {};
-  for (const keyword of keywords) {
-    const eq = keyword.indexOf('=');
-    if (eq < 0) {
-      if (!(keyword in labels)) labels[keyword] = null;
-      continue;
-    }
-    labels[keyword.slice(0, eq)] = typedLabelValue(keyword.slice(eq + 1));
-  }
-  return labels;
-}
-
-function typedLabelValue(raw: string): LabelValue {
-  if (raw === 'true') return true;
-  if (raw === 'false') return false;
-  if (raw.trim() !== '') {
-    const n = Number(raw);
-    if (Number.isFinite(n) && String(n) === raw) return n;
-  }
-  return raw;
-}
 
 /** What a session's search attributes are made of (labels already encoded with {@link labelKeywords}). */
 export interface SessionSearchFields {
