@@ -97,6 +97,10 @@ export function createLocalTools(sandbox: ToolSandbox = defaultToolSandbox): Loc
     read_file: readFile,
     write_file: writeFile,
     edit_file: editFile,
+    // The worker answers it from its store (activities.ts); in-process runs keep no full outputs.
+    read_tool_result: async () => {
+      throw new ToolFailure('read_tool_result reads the outputs a Temporal worker stored; this run keeps none (nothing was truncated with a ref).');
+    },
   };
 }
 

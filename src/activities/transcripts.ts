@@ -329,6 +329,16 @@ export class ToolResultStore {
     return ref;
   }
 
+  /** A stored result by its ref, verified against it; undefined when the store does not have it. */
+  async read(ref: string): Promise<string | undefined> {
+    const key = toolResultKey(ref);
+    const blob = await this.store.get(key);
+    if (!blob) return undefined;
+    const actual = createHash('sha256').update(blob).digest('hex');
+    if (actual !== ref) throw new StoreIntegrityError(key, `its sha256 is ${actual}`);
+    return decoder.decode(blob);
+  }
+
   /** The delta with every referenced tool result filled in, or undefined when one is missing. */
   async resolve(delta: Entry[]): Promise<Entry[] | undefined> {
     const out: Entry[] = [];

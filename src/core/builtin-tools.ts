@@ -29,6 +29,12 @@ export const editFileInput = z.object({
   new_string: z.string().describe('Replacement text.'),
 });
 
+export const readToolResultInput = z.object({
+  ref: z.string().regex(/^[0-9a-f]{64}$/, 'must be the 64-hex ref a truncated result names').describe('The ref in the [full output: read_tool_result("…")] marker.'),
+  offset: z.number().int().nonnegative().optional().describe('First character to read (default 0).'),
+  maxChars: z.number().int().positive().max(50_000).optional().describe('How much to read (default 20,000).'),
+});
+
 export const builtinTools = {
   bash: builtin('bash', 'Run a shell command in the sandbox directory and return its exit code, stdout and stderr.', bashInput),
   read_file: builtin('read_file', 'Read a text file from the sandbox directory.', readFileInput, { readOnly: true }),
@@ -37,6 +43,12 @@ export const builtinTools = {
     'edit_file',
     'Replace one exact occurrence of old_string with new_string in a file of the sandbox directory.',
     editFileInput,
+  ),
+  read_tool_result: builtin(
+    'read_tool_result',
+    'Read part of a tool output that was truncated in the conversation, by the ref its marker names, a page at a time.',
+    readToolResultInput,
+    { readOnly: true },
   ),
 } as const;
 

@@ -122,7 +122,7 @@ export class Harness {
       model: resolved.model,
       maxTokens: merged.maxTokens ?? DEFAULT_MAX_TOKENS,
       system: merged.system,
-      tools: resolveTools(merged.tools ?? []),
+      tools: withReadBack(resolveTools(merged.tools ?? []), merged, this.ports.runtime),
       cwd: sandboxCwd(merged.sandbox) ?? this.defaultCwd,
       maxTurns: merged.maxTurns ?? DEFAULT_MAX_TURNS,
       compaction: merged.compaction,
@@ -149,6 +149,16 @@ export function parseInitOptions(options: unknown): InitOptions {
 function promptCache(option: InitOptions['promptCaching']): SessionConfig['cache'] {
   if (!option) return undefined;
   return { ttl: (option === true ? undefined : option.ttl) ?? '5m' };
+}
+
+/**
+ * Capped tool results name where the full output is (on Temporal, the worker's store): the model gets the
+ * tool that reads it back. Inline nothing is stored, so nothing is added.
+ */
+function withReadBack(tools: ToolDefinition[], options: InitOptions, runtime: 'inline' | 'temporal'): ToolDefinition[] {
+  const capping = options.compaction?.toolResults?.maxTokens !== undefined;
+  if (!capping || runtime !== 'temporal' || tools.some((t) => t.name === 'read_tool_result')) return tools;
+  return [...tools, builtinTools.read_tool_result];
 }
 
 function resolveTools(refs: Array<ToolDefinition | BuiltinToolName>): ToolDefinition[] {
