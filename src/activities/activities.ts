@@ -77,7 +77,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
       const result = await asFailure(() =>
         heartbeating(() => callMessages(
           anthropic(),
-          { model: input.model, maxTokens: input.maxTokens, system: prelude.system, tools: prelude.tools, entries, cache: input.cache },
+          { model: input.model, maxTokens: input.maxTokens, system: prelude.system, tools: prelude.tools, entries, cache: input.cache, thinking: input.thinking },
           Context.current().cancellationSignal,
         )),
       );

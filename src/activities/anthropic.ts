@@ -1,5 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
-import type { Entry, TextBlock, ToolUseBlock } from '../core/entries';
+import type { AssistantBlock, Entry } from '../core/entries';
 import { toApiMessages } from '../core/entries';
 import { MissingApiKeyError, ModelCallError, UnknownModelError, type ModelErrorKind } from '../core/errors';
 import { isContextOverflowMessage } from '../core/compaction/overflow';
@@ -27,6 +27,8 @@ export interface MessagesCall {
   tools: ToolSpec[];
   entries: readonly Entry[];
   cache?: { ttl: '5m' | '1h' };
+  /** Extended thinking with this budget (absent: thinking off, no `thinking` parameter sent). */
+  thinking?: { budgetTokens: number };
 }
 
 type CacheControl = { type: 'ephemeral'; ttl?: '5m' | '1h' };
@@ -43,13 +45,18 @@ export function messagesParams(call: MessagesCall): Anthropic.MessageCreateParam
   if (cc && messages.length > 0) {
     const last = messages[messages.length - 1]!;
     const content = typeof last.content === 'string' ? [{ type: 'text' as const, text: last.content }] : [...last.content];
-    const i = content.length - 1;
+    // Thinking blocks cannot carry cache_control (the API rejects it): mark the last block that can.
+    let i = content.length - 1;
+    while (i >= 0 && (content[i]!.type === 'thinking' || content[i]!.type === 'redacted_thinking')) i--;
     if (i >= 0) content[i] = { ...content[i], cache_control: cc } as (typeof content)[number];
     messages[messages.length - 1] = { ...last, content } as Anthropic.MessageParam;
   }
   return {
     model: call.model,
-    max_tokens: call.maxTokens,
+    // The budget is part of max_tokens (the API requires max_tokens > budget_tokens): the reply keeps its
+    // configured room for text and tool calls on top of the thinking.
+    max_tokens: call.thinking ? call.thinking.budgetTokens + call.maxTokens : call.maxTokens,
+    ...(call.thinking ? { thinking: { type: 'enabled' as const, budget_tokens: call.thinking.budgetTokens } } : {}),
     ...(call.system ? { system: cc ? [{ type: 'text', text: call.system, cache_control: cc }] : call.system } : {}),
     ...(tools.length ? { tools } : {}),
     messages,
@@ -63,9 +70,12 @@ export async function callMessages(client: Anthropic, call: MessagesCall, signal
   } catch (err) {
     throw classifyAnthropicError(err);
   }
-  const content: Array<TextBlock | ToolUseBlock> = [];
+  const content: AssistantBlock[] = [];
   for (const block of res.content) {
-    if (block.type === 'text') content.push({ type: 'text', text: block.text });
+    // Thinking is kept exactly (text and signature, or the encrypted data): the API verifies it when sent back.
+    if (block.type === 'thinking') content.push({ type: 'thinking', thinking: block.thinking, signature: block.signature });
+    else if (block.type === 'redacted_thinking') content.push({ type: 'redacted_thinking', data: block.data });
+    else if (block.type === 'text') content.push({ type: 'text', text: block.text });
     else if (block.type === 'tool_use') content.push({ type: 'tool_use', id: block.id, name: block.name, input: block.input });
   }
   const usage = {

@@ -29,6 +29,8 @@ export interface ModelActivityInput {
   decide?: DecisionFacts;
   /** Prompt caching breakpoints (absent: none). */
   cache?: { ttl: '5m' | '1h' };
+  /** Extended thinking (absent: off; absent in inputs recorded before thinking existed, so they replay). */
+  thinking?: { budgetTokens: number };
 }
 
 /** A tool result in a model call's delta, by reference to what the tool activity stored. */

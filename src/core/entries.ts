@@ -19,6 +19,23 @@ export interface ToolUseBlock {
   input: unknown;
 }
 
+/**
+ * The model's extended thinking, signed by the provider. Kept exactly as it came and sent back
+ * unmodified: the API verifies the signature, and during a tool-use loop it requires the thinking that
+ * preceded the calls being answered.
+ */
+export interface ThinkingBlock {
+  type: 'thinking';
+  thinking: string;
+  signature: string;
+}
+
+/** Thinking the provider encrypted (`data` is opaque); kept and sent back like a thinking block. */
+export interface RedactedThinkingBlock {
+  type: 'redacted_thinking';
+  data: string;
+}
+
 export interface ToolResultBlock {
   type: 'tool_result';
   tool_use_id: string;
@@ -39,10 +56,12 @@ export interface UserEntry {
   text: string;
 }
 
-/** One model response: text and/or tool calls. */
+/** One model response: thinking (first, when enabled), text and/or tool calls. */
+export type AssistantBlock = ThinkingBlock | RedactedThinkingBlock | TextBlock | ToolUseBlock;
+
 export interface AssistantEntry {
   type: 'assistant';
-  content: Array<TextBlock | ToolUseBlock>;
+  content: AssistantBlock[];
   stopReason?: string;
   model?: string;
   usage?: Usage;
@@ -77,7 +96,7 @@ export interface SummaryEntry {
 export type Entry = UserEntry | AssistantEntry | ToolResultsEntry | SummaryEntry;
 
 /** Messages in the Anthropic Messages API shape, as sent on the wire. */
-export type ApiContentBlock = TextBlock | ToolUseBlock | ToolResultBlock;
+export type ApiContentBlock = AssistantBlock | ToolResultBlock;
 export interface ApiMessage {
   role: 'user' | 'assistant';
   content: ApiContentBlock[];

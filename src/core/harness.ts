@@ -6,6 +6,7 @@ import type { RuntimePorts } from './ports';
 import { Session, type SessionConfig, type ToolAuthorizer } from './session';
 import { compactionSettingsSchema, parseCompactionSettings, type CompactionSettings } from './settings';
 import type { ToolDefinition } from './tools';
+import { resolveThinking, thinkingOptionSchema, type ThinkingOption } from './thinking';
 import { parseWith } from './validate';
 
 /** Which entrypoint defined the agent: it decides what is injected by default. */
@@ -35,6 +36,7 @@ export const initOptionsSchema = z
     contextWindowTokens: z.number().int().positive().optional(),
     maxTurns: z.number().int().positive().optional(),
     promptCaching: z.union([z.boolean(), z.object({ ttl: z.enum(['5m', '1h']).optional() }).strict()]).optional(),
+    thinking: thinkingOptionSchema.optional(),
     onEvent: z.custom<EventListener>((v) => typeof v === 'function', { message: 'expected a function' }).optional(),
   })
   .strict();
@@ -59,16 +61,22 @@ export type InitOptions = {
    * conversation, so each call reads the prefix the previous one wrote. `true` is a 5-minute cache.
    */
   promptCaching?: boolean | { ttl?: '5m' | '1h' };
+  /**
+   * Extended thinking (off by default): a level (`'low'` 2048 tokens, `'medium'` 8192, `'high'` 16384,
+   * `'max'` 32000) or `{ budgetTokens }` (at least 1024). The budget is added to `maxTokens` on each
+   * call, so the reply keeps its room. Thinking blocks are kept in the history and sent back unmodified.
+   */
+  thinking?: ThinkingOption;
   onEvent?: EventListener;
 };
 
-export type SessionOptions = Pick<InitOptions, 'model' | 'system' | 'tools' | 'compaction' | 'maxTokens' | 'maxTurns' | 'promptCaching'> & {
+export type SessionOptions = Pick<InitOptions, 'model' | 'system' | 'tools' | 'compaction' | 'maxTokens' | 'maxTurns' | 'promptCaching' | 'thinking'> & {
   /** A name for the session, unique within the run (default: main, main-2, …). */
   id?: string;
 };
 
 export const sessionOptionsSchema = initOptionsSchema
-  .pick({ model: true, system: true, tools: true, compaction: true, maxTokens: true, maxTurns: true, promptCaching: true })
+  .pick({ model: true, system: true, tools: true, compaction: true, maxTokens: true, maxTurns: true, promptCaching: true, thinking: true })
   .extend({ id: z.string().min(1).max(64).optional() })
   .strict();
 
@@ -130,6 +138,7 @@ export class Harness {
       contextWindowTokens: window,
       authorize: this.authorize,
       cache: promptCache(merged.promptCaching),
+      thinking: resolveThinking(merged.thinking),
     });
     this.list.push(session);
     return session;

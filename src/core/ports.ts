@@ -22,6 +22,13 @@ export interface ModelCallRequest {
   entries: readonly Entry[];
   /** Prompt caching: breakpoints on the tools, the system prompt and the conversation's tail. */
   cache?: PromptCache;
+  /** Extended thinking with this budget (absent: off). */
+  thinking?: ThinkingBudget;
+}
+
+export interface ThinkingBudget {
+  /** Tokens the model may think with (at least 1024); sent on top of maxTokens. */
+  budgetTokens: number;
 }
 
 export interface PromptCache {

@@ -68,7 +68,8 @@ export function interpretReply(entry: AssistantEntry, stopReason: string | null 
 /**
  * The entry as it stays in the conversation: text blocks the API would refuse to take back (empty or
  * whitespace-only, which real models do send, e.g. "\n\n" before a tool call) are dropped. The entry
- * may end up with no content; toApiMessages leaves such an entry out of the request.
+ * may end up with no content; toApiMessages leaves such an entry out of the request. Thinking blocks
+ * are kept as they are, object for object: the API verifies their signatures when they come back.
  */
 export function keptEntry(entry: AssistantEntry): AssistantEntry {
   const content = entry.content.filter((b) => b.type !== 'text' || b.text.trim().length > 0);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { assistantText, type Entry, type ToolResultBlock, type Usage } from './entries';
 import { makeEvent, type AgentEventType, type CompactionReason, type EventPayloads } from './events';
 import { FabricError, InterruptedError, MaxTurnsExceededError, ModelCallError, OutputParseError, TurnSuspendedError } from './errors';
-import type { ModelCallRequest, ModelCallResult, PromptCache, RuntimePorts } from './ports';
+import type { ModelCallRequest, ModelCallResult, PromptCache, RuntimePorts, ThinkingBudget } from './ports';
 import { interpretReply } from './replies';
 import { checkToolInput, toolSpec, type ToolDefinition } from './tools';
 import type { ToolSpec } from './tools-spec';
@@ -12,6 +12,7 @@ import { parsePromptCompactionOverrides, type CompactionSettings, type PromptCom
 import type { ContextBudget } from './budget';
 import { parseWith } from './validate';
 import { capToolResult } from './context/cap';
+import { parseThinkingBudget } from './thinking';
 
 export type { CompactionRecord, CompactionState, SummarizerUsage } from './compaction/controller';
 import type { CompactionState } from './compaction/controller';
@@ -36,6 +37,8 @@ export interface SessionConfig {
   authorize?: ToolAuthorizer;
   /** Prompt caching for the model calls (undefined: off). */
   cache?: PromptCache;
+  /** Extended thinking for the model calls (undefined: off). */
+  thinking?: ThinkingBudget;
 }
 
 export type ToolVerdict = { allow: true } | { allow: false; content: string };
@@ -60,6 +63,8 @@ export interface SuspendedTurn {
   /** Tool rounds used so far, and the limit. */
   turn: number;
   maxTurns: number;
+  /** The turn's thinking: a resumed tool loop must think as it started (absent: off). */
+  thinking?: ThinkingBudget;
 }
 
 export interface PromptOptions<T = unknown> extends PromptCompactionOverrides {
@@ -113,6 +118,11 @@ export class Session {
   private suspended: SuspendedTurn | undefined;
   /** Index of the running turn's user entry, and its tool-round count (for suspension). */
   private turnStart = 0;
+  /**
+   * The running turn's thinking, fixed when it starts: the API refuses thinking switched on in the
+   * middle of a tool loop (the turn answered must start with thinking), so a change waits for the next turn.
+   */
+  private turnThinking: ThinkingBudget | undefined;
 
   constructor(
     private readonly ports: RuntimePorts,
@@ -173,6 +183,15 @@ export class Session {
     this.compaction.retarget(model, contextWindowTokens);
   }
 
+  /** Extended thinking with this budget (undefined: off), from the next prompt on. */
+  changeThinking(thinking: ThinkingBudget | undefined): void {
+    this.config.thinking = thinking === undefined ? undefined : parseThinkingBudget(thinking, 'thinking');
+  }
+
+  get thinking(): ThinkingBudget | undefined {
+    return this.config.thinking;
+  }
+
   /** Tool paths resolve here from the next call on. */
   changeWorkingDirectory(cwd: string): void {
     this.config.cwd = cwd;
@@ -189,6 +208,7 @@ export class Session {
       this.rollingBackOnFailure(async () => {
         this.suspended = undefined;
         this.turnStart = turn.turnStart;
+        this.turnThinking = turn.thinking;
         const settings = this.compaction.settingsFor(undefined);
         const done = new Map(turn.results.map((r) => [r.tool_use_id, r]));
         await this.runToolCalls(turn.calls, done, turn.turn, turn.maxTurns);
@@ -255,6 +275,7 @@ export class Session {
     const settings = this.compaction.settingsFor(overrides);
     const maxTurns = turnsOverride ?? this.config.maxTurns;
     this.turnStart = this.entries.length;
+    this.turnThinking = this.config.thinking;
     this.entries.push({ type: 'user', text });
     return this.turnLoop(settings, maxTurns, output, 0);
   }
@@ -334,6 +355,7 @@ export class Session {
       tools: this.toolSpecs,
       entries: this.entries,
       ...(this.config.cache ? { cache: this.config.cache } : {}),
+      ...(this.turnThinking ? { thinking: this.turnThinking } : {}),
     };
   }
 
@@ -376,7 +398,7 @@ export class Session {
     );
     if (settled.some((r) => r.status === 'rejected' && r.reason instanceof TurnSuspendedError)) {
       const results = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
-      this.suspended = { turnStart: this.turnStart, calls, results, turn, maxTurns };
+      this.suspended = { turnStart: this.turnStart, calls, results, turn, maxTurns, ...(this.turnThinking ? { thinking: this.turnThinking } : {}) };
       throw new TurnSuspendedError();
     }
     const results = settled.map((r, i): ToolResultBlock =>

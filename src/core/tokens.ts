@@ -69,7 +69,11 @@ export function estimateEntryTokens(e: Entry): number {
       break;
     case 'assistant':
       for (const b of e.content) {
-        n += b.type === 'text' ? estimateTextTokens(b.text) : estimateTextTokens(b.name) + estimateTextTokens(jsonText(b.input));
+        if (b.type === 'text') n += estimateTextTokens(b.text);
+        else if (b.type === 'tool_use') n += estimateTextTokens(b.name) + estimateTextTokens(jsonText(b.input));
+        // The API counts only the latest turn's thinking as input; counting all of it over-estimates, the safe side.
+        else if (b.type === 'thinking') n += estimateTextTokens(b.thinking);
+        else n += estimateTextTokens(b.data);
       }
       break;
     case 'tool_results':

@@ -35,7 +35,7 @@ export function createInlinePorts(opts: InlinePortOptions): RuntimePorts {
     withRetries(maxAttempts, () =>
       callMessages(
         anthropic(),
-        { model: req.model, maxTokens: req.maxTokens, system: req.system, tools: req.tools, entries: req.entries, cache: req.cache },
+        { model: req.model, maxTokens: req.maxTokens, system: req.system, tools: req.tools, entries: req.entries, cache: req.cache, thinking: req.thinking },
         signal,
       ),
     );

@@ -54,12 +54,14 @@ export type SessionLabel = z.infer<typeof sessionLabelSchema>;
 const usageSchema = z.looseObject({ inputTokens: z.number(), outputTokens: z.number() });
 const textBlock = z.looseObject({ type: z.literal('text'), text: z.string() });
 const toolUseBlock = z.looseObject({ type: z.literal('tool_use'), id: z.string(), name: z.string(), input: z.unknown() });
+const thinkingBlock = z.looseObject({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() });
+const redactedThinkingBlock = z.looseObject({ type: z.literal('redacted_thinking'), data: z.string() });
 const toolResultBlock = z.looseObject({ type: z.literal('tool_result'), tool_use_id: z.string(), content: z.string(), is_error: z.boolean().optional() });
 export const entrySchema = z.discriminatedUnion('type', [
   z.looseObject({ type: z.literal('user'), text: z.string() }),
   z.looseObject({
     type: z.literal('assistant'),
-    content: z.array(z.discriminatedUnion('type', [textBlock, toolUseBlock])),
+    content: z.array(z.discriminatedUnion('type', [thinkingBlock, redactedThinkingBlock, textBlock, toolUseBlock])),
     stopReason: z.string().optional(),
     model: z.string().optional(),
     usage: usageSchema.optional(),

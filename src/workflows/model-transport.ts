@@ -47,6 +47,8 @@ export class ModelTransport {
       base,
       delta: byReference ? this.withToolResultRefs(delta) : delta,
       ...(req.cache ? { cache: req.cache } : {}),
+      // Only when set: a call without thinking has the activity input it had before thinking existed.
+      ...(req.thinking ? { thinking: req.thinking } : {}),
     };
   }
 

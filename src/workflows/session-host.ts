@@ -37,6 +37,7 @@ import {
   InvalidForkPointError,
   assertKnownConnection,
 } from '../core/sessions/host-errors';
+import { resolveThinking } from '../core/thinking';
 import { parseWith } from '../core/validate';
 import { decodeFailure, encodeFailure, innermostApplicationFailure } from '../wire/failures';
 import { MAX_PROMPT_BYTES } from '../wire/messages';
@@ -258,6 +259,13 @@ export class SessionHost implements PromptHost {
     if (model && model !== session.model) await this.switchModel(session, model);
     this.record.settings.model = session.model;
     if (this.record.settings.workingDirectory) session.changeWorkingDirectory(this.record.settings.workingDirectory);
+    // A new session whose creator chose no level takes the agent's init({ thinking }) level; from then
+    // on the session's level decides (a { budgetTokens } agent setting is not a level: sessions use levels).
+    const agentThinking = harness.options.thinking;
+    if (!this.start.carried && this.start.settings?.thinking === undefined && typeof agentThinking === 'string') {
+      this.record.settings.thinking = agentThinking;
+    }
+    session.changeThinking(resolveThinking(this.record.settings.thinking));
     const carried = this.start.carried?.transcript;
     if (carried) {
       const base = carried.ref ? await this.acts.fhLoadTranscript(carried.ref) : [];
@@ -504,6 +512,8 @@ export class SessionHost implements PromptHost {
         r.settings = applySettingsPatch(r.settings, edit.settings, { started: r.messageCount > 0 });
         assertKnownConnection(r.settings.connection);
         if (!dryRun && r.settings.workingDirectory && this.conversation) this.conversation.changeWorkingDirectory(r.settings.workingDirectory);
+        // From the conversation's next prompt on (a running tool loop keeps the thinking it started with).
+        if (!dryRun && this.conversation) this.conversation.changeThinking(resolveThinking(r.settings.thinking));
         return r.settings.model !== before ? r.settings.model : undefined;
       }
       case 'clear':

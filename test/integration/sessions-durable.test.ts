@@ -11,7 +11,7 @@ import { Client } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { startSession } from '@fabric-harness/sdk/client';
 import { createWorker, FabricHarnessPlugin, FileTranscriptStore, bundleAgents } from '@fabric-harness/sdk/worker';
-import { callTools, type FakeAnthropicServer, say } from '@fabric-harness/sdk/testing';
+import { callTools, type FakeAnthropicServer, say, think } from '@fabric-harness/sdk/testing';
 import { isTitleRequest, startSessionFake } from '../support/session-fake';
 import { assistant } from '../fixtures/session-agents';
 import { DEFAULT_MODEL } from '../../src/core/models';
@@ -183,6 +183,32 @@ describe('settings that change mid-session', () => {
     expect(after.at(-1)!.body.model).toBe('claude-opus-4-1');
     // The conversation stayed: the new model sees the first turn.
     expect(JSON.stringify(after.at(-1)!.body.messages)).toContain('from the default');
+    await s.end();
+  });
+
+  it("sends the session's thinking level from the next call; a signed thinking block and a tool call round-trip", async () => {
+    const s = await startSession(w.client, assistant, { id: sid('thinking'), taskQueue: w.taskQueue });
+    const calls = () => fake.messageRequests().filter((r) => r.path === '/v1/messages' && !isTitleRequest(r));
+    fake.enqueue(say('no thinking yet'));
+    expect(await s.prompt('hi')).toBe('no thinking yet');
+    expect(calls().at(-1)!.body.thinking).toBeUndefined();
+
+    expect((await s.updateSettings({ thinking: 'high' })).settings.thinking).toBe('high');
+    const before = calls().length;
+    fake.enqueue(
+      callTools(think('I should read the notes first.'), { name: 'read_file', input: { path: 'notes.txt' } }),
+      say('Read them.', { thinking: 'The read is done.' }),
+    );
+    expect(await s.prompt('read the notes')).toBe('Read them.');
+    const [first, second] = calls().slice(before);
+    expect(first!.body.thinking).toEqual({ type: 'enabled', budget_tokens: 16384 });
+    expect(first!.body.max_tokens).toBe(16384 + 4096);
+    // The follow-up (same turn) carries the signed block unchanged before the tool call; the fake verified it.
+    const assistantTurn = second!.body.messages.at(-2);
+    expect(assistantTurn.role).toBe('assistant');
+    expect(assistantTurn.content[0]).toEqual({ type: 'thinking', thinking: 'I should read the notes first.', signature: expect.stringMatching(/^fake_sig_/) });
+    expect(assistantTurn.content[1]).toMatchObject({ type: 'tool_use', name: 'read_file' });
+    expect(fake.requests.filter((r) => r.path === '/v1/messages').length).toBe(fake.messageRequests().length); // none rejected
     await s.end();
   });
 });

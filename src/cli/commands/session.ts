@@ -296,7 +296,9 @@ export function conversationText(messages: Entry[], full: boolean): string {
         case 'user':
           return `${n} user       ${clip(m.text, 100)}`;
         case 'assistant': {
-          const parts = m.content.map((b) => (b.type === 'text' ? clip(b.text, 100) : `→ ${b.name} ${clip(json(b.input), 80)}`));
+          const parts = m.content.map((b) =>
+            b.type === 'text' ? clip(b.text, 100) : b.type === 'tool_use' ? `→ ${b.name} ${clip(json(b.input), 80)}` : `(${b.type === 'thinking' ? 'thinking' : 'redacted thinking'})`,
+          );
           return `${n} assistant  ${parts.join(full ? '\n' : ' ')}`;
         }
         case 'tool_results':

@@ -27,6 +27,8 @@ export function renderEntryForSummary(e: Entry): string {
       const lines: string[] = [];
       const text = assistantText(e);
       if (text.trim()) lines.push(`Assistant: ${text}`);
+      // Thinking blocks are skipped: they are the model's working, not what it said or did, and
+      // redacted ones are unreadable; the summary keeps the text and the tool calls.
       for (const b of e.content) {
         if (b.type === 'tool_use') {
           lines.push(`Tool call ${b.name}(${truncateWithMarker(JSON.stringify(b.input) ?? '', RENDER_TRUNCATE_CHARS)})`);
