@@ -45,6 +45,15 @@ describe('generateSession', () => {
     expect(s.truth.lastEvidence!.signature.some((line) => tail.includes(JSON.stringify(line).slice(1, -1)))).toBe(false);
   });
 
+  it('without pasted logs is the same session with shorter prompts', () => {
+    const a = generateSession({ seed: 4 });
+    const b = generateSession({ seed: 4, pastedLogs: false });
+    expect(b.truth).toEqual(a.truth);
+    expect(b.entries).toHaveLength(a.entries.length);
+    expect(JSON.stringify(a.entries)).toContain('Here is what I see in the logs:');
+    expect(JSON.stringify(b.entries)).not.toContain('Here is what I see in the logs:');
+  });
+
   it('names the bad option', () => {
     expect(() => generateSession({ seed: 1.5 })).toThrow(InvalidEvalOptionsError);
     expect(() => generateSession({ seed: 1, modelCalls: 3 })).toThrow(/'modelCalls'/);

@@ -13,6 +13,8 @@ export interface ScriptedSessionOptions {
   seed: number;
   /** Model calls (assistant entries) in the session. Default 300. */
   modelCalls?: number;
+  /** Some task prompts carry a pasted log (long user messages, as users write them). Default true. */
+  pastedLogs?: boolean;
 }
 
 /** An error the session raised that was never fixed; `signature` is the line that names it. */
@@ -141,6 +143,7 @@ interface State {
   entries: Entry[];
   calls: number;
   callBudget: number;
+  pastedLogs: boolean;
   nextId: number;
   files: Set<string>;
   instructions: string[];
@@ -259,7 +262,9 @@ function task(s: State): void {
   const module = rng.pick(MODULES);
   const files = pathsOf(module);
   let prompt = rng.pick(TASKS)(module);
-  if (rng.chance(0.3)) prompt += '\n\n' + pastedLog(rng, module);
+  // Drawn either way, so turning pasted logs off changes nothing else in the session.
+  const log = rng.chance(0.3) ? pastedLog(rng, module) : undefined;
+  if (log !== undefined && s.pastedLogs) prompt += '\n\n' + log;
   s.entries.push({ type: 'user', text: prompt });
   if (rng.chance(0.15)) readFile(s, rng.pick(CONFIG_FILES));
   const steps = rng.int(3, 7);
@@ -298,6 +303,7 @@ export function generateSession(options: ScriptedSessionOptions): ScriptedSessio
     entries: [],
     calls: 0,
     callBudget: modelCalls - DOCS_TAIL_CALLS,
+    pastedLogs: options.pastedLogs ?? true,
     nextId: 1,
     files: new Set(),
     instructions: [],
