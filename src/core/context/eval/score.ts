@@ -23,7 +23,11 @@ export function visibleText(entries: readonly Entry[]): string {
         parts.push(e.text);
         break;
       case 'assistant':
-        for (const b of e.content) parts.push(b.type === 'text' ? b.text : `${b.name} ${JSON.stringify(b.input)}`);
+        for (const b of e.content) {
+          if (b.type === 'text') parts.push(b.text);
+          else if (b.type === 'tool_use') parts.push(`${b.name} ${JSON.stringify(b.input)}`);
+          // Thinking is not what the next call's reader is scored on.
+        }
         break;
       case 'tool_results':
         for (const r of e.results) parts.push(r.content);
