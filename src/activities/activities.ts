@@ -2,7 +2,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { encodeFailure } from '../wire/failures';
-import { decideFromFacts } from '../core/compaction/decide';
+import { actsBeforeCall, decideFromFacts } from '../core/compaction/decide';
 import { DEFAULT_MODEL } from '../core/models';
 import { ToolRegistry, type ToolSource } from '../core/tool-registry';
 import { readToolResultInput } from '../core/builtin-tools';
@@ -55,7 +55,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
     async fhModel(input: ModelActivityInput): Promise<ModelActivityResult> {
       // Decided here, first, so compaction costs no round trip of its own; the result records it.
       const decision = input.decide ? decideFromFacts(input.decide) : undefined;
-      if (decision?.compact) return { decision };
+      if (decision && actsBeforeCall(decision)) return { decision };
       const prelude = await asFailure(() => resolvePrelude(deps.store, input.prelude));
       const base = input.base ? await asFailure(() => transcripts.load(input.base!)) : [];
       if (!base) {

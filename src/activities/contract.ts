@@ -45,11 +45,11 @@ export interface ModelActivityReply {
   model: string;
   /** The stored transcript now ending with `entry`: the next call's base. */
   stored: TranscriptRefPayload;
-  /** The compaction decision, when the input asked for one (it was not to compact). */
+  /** The compaction decision, when the input asked for one (it did not ask to rewrite history first). */
   decision?: CompactionDecision;
 }
 
-/** The decision was to compact: no model call was made; the workflow compacts and calls again. */
+/** The decision rewrites history first (compact, mask): no model call was made; the workflow does it and calls again. */
 export interface ModelActivityCompactFirst {
   decision: CompactionDecision;
   entry?: undefined;

@@ -15,6 +15,14 @@ export interface EventPayloads {
     tokensBefore: number;
     tokensAfter: number;
   };
+  /** Stale tool results (in entries before `before`) were replaced by one-line placeholders. */
+  masking: {
+    before: number;
+    masked: number;
+    savedTokens: number;
+    tokensBefore: number;
+    tokensAfter: number;
+  };
   /** The estimate passed 80% of the context window. */
   context_window_warning: {
     estimatedTokens: number;

@@ -38,7 +38,8 @@ export interface PromptCache {
 
 /** What decideThenCallModel answers: the decision, and the reply unless the decision was to compact. */
 export type DecidedModelCall =
-  | { decision: CompactionDecision & { compact: true }; result?: undefined }
+  /** The decision rewrites history first (compact, mask): no call was made. */
+  | { decision: CompactionDecision; result?: undefined }
   | { decision: CompactionDecision; result: ModelCallResult };
 
 export interface ModelCallResult {

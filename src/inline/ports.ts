@@ -1,5 +1,5 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import { decideFromFacts } from '../core/compaction/decide';
+import { actsBeforeCall, decideFromFacts } from '../core/compaction/decide';
 import type { EventListener } from '../core/events';
 import { ModelCallError } from '../core/errors';
 import { DEFAULT_MODEL } from '../core/models';
@@ -45,7 +45,7 @@ export function createInlinePorts(opts: InlinePortOptions): RuntimePorts {
     callModel,
     async decideThenCallModel(req, facts) {
       const decision = decideFromFacts(facts);
-      return decision.compact ? { decision: { ...decision, compact: true } } : { decision, result: await callModel(req) };
+      return actsBeforeCall(decision) ? { decision } : { decision, result: await callModel(req) };
     },
     async summarize(req) {
       const res = await withRetries(maxAttempts, () =>

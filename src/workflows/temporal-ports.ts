@@ -5,7 +5,7 @@ import { jsonBytes } from '../core/bytes';
 import type { AgentEvent } from '../core/events';
 import { InterruptedError, PayloadTooLargeError } from '../core/errors';
 import type { ModelCallRequest, ModelCallResult, RuntimePorts } from '../core/ports';
-import type { DecisionFacts } from '../core/compaction/decide';
+import { actsBeforeCall, type DecisionFacts } from '../core/compaction/decide';
 import { decodeFailure, innermostApplicationFailure } from '../wire/failures';
 import { ModelTransport } from './model-transport';
 import type { FabricSinks } from './sinks';
@@ -114,10 +114,11 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
       if (!patched(DECIDE_IN_MODEL_CALL_PATCH)) {
         // A run recorded before decisions rode with the model call: its decision was a local activity.
         const decision = await local.fhDecideCompaction(facts);
-        return decision.compact ? { decision: { ...decision, compact: true } } : { decision, result: reply(await modelActivity(req)) };
+        return actsBeforeCall(decision) ? { decision } : { decision, result: reply(await modelActivity(req)) };
       }
       const result = await modelActivity(req, facts);
-      if (result.entry === undefined) return { decision: { ...result.decision, compact: true } };
+      // No call was made: the decision rewrites history first (an old recorded result: to compact).
+      if (result.entry === undefined) return { decision: result.decision };
       return { decision: result.decision!, result: reply(result) };
     },
 

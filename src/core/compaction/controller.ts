@@ -13,6 +13,9 @@ import { anchoredEstimate, estimateContextTokens, estimateTextTokens, usageAncho
 import type { ToolSpec } from '../tools-spec';
 import { contextBudget, type ContextBudget } from '../budget';
 import { keepCount } from '../context/keep-window';
+import { maskStaleToolResults } from '../context/mask';
+import { planMask } from '../context/mask-plan';
+import { preservePredicate } from '../context/evidence';
 import { compactHistory, type CompactOutcome } from './compact';
 import { decisionFacts, isIneffective, type CompactionDecision, type DecisionFacts } from './decide';
 import { ContextWindowExceededError } from './errors';
@@ -141,7 +144,9 @@ export class CompactionController {
 
   /** What the threshold decision before a model call is made from (a few numbers; O(n) to compute). */
   thresholdFacts(entries: readonly Entry[], settings: ResolvedCompactionSettings): DecisionFacts {
-    return this.facts(entries, settings, 'threshold');
+    const facts = this.facts(entries, settings, 'threshold');
+    const mask = planMask(entries, this.ctx.settings?.toolResults);
+    return mask ? { ...facts, maskBefore: mask.before } : facts;
   }
 
   /**
@@ -158,6 +163,8 @@ export class CompactionController {
       });
     }
     if (decision.ineffectiveSkip) this.emit('warning', { code: 'COMPACTION_INEFFECTIVE', message: decision.why });
+    // Masking first, so a summary made next reads placeholders instead of stale output.
+    if (decision.mask) entries = this.maskNow(entries, decision.mask.before);
     if (!decision.compact) return entries;
     return (await this.compactNow(entries, 'threshold', decision, settings))?.entries ?? entries;
   }
@@ -283,6 +290,26 @@ export class CompactionController {
       lastCompaction: last ? { entryCountAfter: last.messagesAfter, tokensAfter: last.tokensAfter, ineffective: last.ineffective } : undefined,
       trigger,
     });
+  }
+
+  /**
+   * Masks stale tool results before the recorded boundary; which results count as evidence (kept
+   * verbatim) comes from the settings. A new array, so runtimes see history was rewritten.
+   */
+  private maskNow(entries: Entry[], before: number): Entry[] {
+    const tokensBefore = this.estimate(entries).total;
+    const preserve = preservePredicate(this.ctx.settings?.toolResults?.preserve);
+    const result = maskStaleToolResults(entries, { before, preserve });
+    if (result.masked === 0) return entries;
+    this.anchor = undefined; // the provider's count described the unmasked history
+    this.emit('masking', {
+      before: result.before,
+      masked: result.masked,
+      savedTokens: result.savedTokens,
+      tokensBefore,
+      tokensAfter: this.estimate(result.entries).total,
+    });
+    return result.entries;
   }
 
   private noteDecision(decision: CompactionDecision): void {

@@ -47,6 +47,16 @@ export interface CompactionDecision {
   ineffectiveSkip: boolean;
   /** How the summary would be chunked (recorded, so a later change to the numbers replays the same). */
   summaryPlan: SummaryPlan;
+  /**
+   * Mask stale tool results in entries[0..before) before anything else (seed 004 §4). Absent: mask
+   * nothing, as in every decision recorded before masking existed, so those histories replay unchanged.
+   */
+  mask?: { before: number };
+}
+
+/** The decision asks the session to rewrite history before the model is called (no call is made with it). */
+export function actsBeforeCall(decision: CompactionDecision): boolean {
+  return decision.compact || decision.mask !== undefined;
 }
 
 export const WARN_FRACTION = 0.8;
@@ -79,6 +89,11 @@ export interface DecisionFacts {
   /** Where the history would be cut (0: nothing to compact). */
   cut: number;
   lastCompaction?: LastCompaction;
+  /**
+   * Tool results before this index are stale and worth masking now (set by the controller only when
+   * masking is configured and a large enough chunk has gone stale; see ../context/mask-plan).
+   */
+  maskBefore?: number;
 }
 
 export function decisionFacts(input: CompactionDecisionInput): DecisionFacts {
@@ -148,5 +163,6 @@ export function decideFromFacts(facts: DecisionFacts): CompactionDecision {
     keptEntries: entryCount - cut,
     ineffectiveSkip,
     summaryPlan: CURRENT_SUMMARY_PLAN,
+    ...(facts.maskBefore !== undefined && facts.trigger === 'threshold' ? { mask: { before: facts.maskBefore } } : {}),
   };
 }

@@ -2,6 +2,7 @@
 export { keepCount, entriesWithinTokens, minimalWindowStart, type KeepWindow } from './keep-window';
 export { capToolResult, truncationMarker, READ_TOOL_RESULT, type CapOptions, type CappedToolResult } from './cap';
 export { maskStaleToolResults, toolPlaceholder, isPlaceholder, type MaskOptions, type MaskResult } from './mask';
+export { planMask, MASK_MIN_RESULTS, MASK_MIN_TOKENS, type MaskPlan } from './mask-plan';
 export { isVerificationEvidence, preservePredicate, commandOf, firstStringArg, type PreservePredicate } from './evidence';
 export { toolResultSettingsSchema, preserveSettingsSchema, MIN_CAP_TOKENS, type ToolResultSettings, type PreserveSettings } from './tool-result-settings';
 export { InvalidToolResultOptionsError } from './errors';
