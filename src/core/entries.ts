@@ -91,6 +91,11 @@ export interface SummaryEntry {
   compactedEntries: number;
   /** True when built without a model (deterministic fallback). */
   fallback: boolean;
+  /**
+   * Text an afterCompact hook asked to inject after the summary (e.g. a memory file). Shown after the
+   * summary in the same user-side message; not carried into the next compaction (its hook injects anew).
+   */
+  injected?: string;
 }
 
 export type Entry = UserEntry | AssistantEntry | ToolResultsEntry | SummaryEntry;
@@ -116,6 +121,7 @@ export function renderSummaryEntry(entry: SummaryEntry): string {
   if (entry.files.read.length > 0 || entry.files.modified.length > 0) {
     parts.push(renderFileOperations(entry.files));
   }
+  if (entry.injected?.trim()) parts.push(entry.injected.trim());
   return parts.join('\n\n');
 }
 

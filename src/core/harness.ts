@@ -4,6 +4,7 @@ import type { EventListener } from './events';
 import { builtinContextWindow } from './models';
 import type { RuntimePorts } from './ports';
 import { Session, type SessionConfig, type ToolAuthorizer } from './session';
+import { compactionHooksSchema, type CompactionHooks } from './compaction/hooks';
 import { compactionSettingsSchema, parseCompactionSettings, type CompactionSettings } from './settings';
 import type { ToolDefinition } from './tools';
 import { resolveThinking, thinkingOptionSchema, type ThinkingOption } from './thinking';
@@ -38,6 +39,7 @@ export const initOptionsSchema = z
     promptCaching: z.union([z.boolean(), z.object({ ttl: z.enum(['5m', '1h']).optional() }).strict()]).optional(),
     thinking: thinkingOptionSchema.optional(),
     onEvent: z.custom<EventListener>((v) => typeof v === 'function', { message: 'expected a function' }).optional(),
+    hooks: compactionHooksSchema.optional(),
   })
   .strict();
 
@@ -68,6 +70,12 @@ export type InitOptions = {
    */
   thinking?: ThinkingOption;
   onEvent?: EventListener;
+  /**
+   * Compaction hooks: `beforeCompact` may veto a compaction or add instructions to its summary request;
+   * `afterCompact` may inject text right after the summary (e.g. a memory file). On Temporal they run in
+   * workflow code, so they must be deterministic (no I/O, clocks or randomness; use activities for that).
+   */
+  hooks?: CompactionHooks;
 };
 
 export type SessionOptions = Pick<InitOptions, 'model' | 'system' | 'tools' | 'compaction' | 'maxTokens' | 'maxTurns' | 'promptCaching' | 'thinking'> & {
@@ -139,6 +147,7 @@ export class Harness {
       authorize: this.authorize,
       cache: promptCache(merged.promptCaching),
       thinking: resolveThinking(merged.thinking),
+      hooks: merged.hooks,
     });
     this.list.push(session);
     return session;

@@ -7,6 +7,7 @@ import { interpretReply } from './replies';
 import { checkToolInput, toolSpec, type ToolDefinition } from './tools';
 import type { ToolSpec } from './tools-spec';
 import { CompactionController, type SummarizerUsage } from './compaction/controller';
+import type { CompactionHooks } from './compaction/hooks';
 import { isContextOverflowMessage } from './compaction/overflow';
 import { parsePromptCompactionOverrides, type CompactionSettings, type PromptCompactionOverrides, type ResolvedCompactionSettings } from './settings';
 import type { ContextBudget } from './budget';
@@ -39,6 +40,8 @@ export interface SessionConfig {
   cache?: PromptCache;
   /** Extended thinking for the model calls (undefined: off). */
   thinking?: ThinkingBudget;
+  /** The agent's compaction hooks (init({ hooks })). */
+  hooks?: CompactionHooks;
 }
 
 export type ToolVerdict = { allow: true } | { allow: false; content: string };
@@ -138,6 +141,7 @@ export class Session {
       settings: config.compaction,
       enabledByDefault: config.compactionDefaultEnabled,
       contextWindowTokens: config.contextWindowTokens,
+      hooks: config.hooks,
     });
   }
 

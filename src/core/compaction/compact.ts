@@ -33,6 +33,8 @@ export interface CompactOptions {
   userMessageBudgetTokens: number;
   /** The chunking numbers the recorded decision carries (absent: a decision recorded before they were). */
   summaryPlan?: SummaryPlan;
+  /** Extra summary instructions (a beforeCompact hook's), added to every summary request. */
+  instructions?: string;
 }
 
 export interface CompactOutcome {
@@ -127,12 +129,12 @@ async function summarizeInChunks(
   // From the second chunk on, the request carries the running summary (up to summaryMaxTokens long).
   const summaryTokens = Math.max(estimateTextTokens(previousSummary ?? ''), opts.summaryMaxTokens);
   const plan = opts.summaryPlan ?? CURRENT_SUMMARY_PLAN;
-  const overhead = estimateTextTokens(SUMMARIZER_SYSTEM_PROMPT) + summaryTokens + plan.requestSlackTokens;
+  const overhead = estimateTextTokens(SUMMARIZER_SYSTEM_PROMPT) + estimateTextTokens(opts.instructions ?? '') + summaryTokens + plan.requestSlackTokens;
   const chunkBudget = Math.max(plan.minChunkTokens, opts.summarizerBudgetTokens - overhead - opts.summaryMaxTokens);
   const chunks = planSummaryChunks(rendered, chunkBudget);
   let summary = previousSummary;
   for (const chunk of chunks) {
-    const req = buildSummaryRequest({ renderedSlice: chunk, previousSummary: summary, files });
+    const req = buildSummaryRequest({ renderedSlice: chunk, previousSummary: summary, files, instructions: opts.instructions });
     const res = await ports.summarize({
       sessionId: opts.sessionId,
       model: opts.model,

@@ -16,9 +16,10 @@ import { keepCount } from '../context/keep-window';
 import { maskStaleToolResults } from '../context/mask';
 import { planMask } from '../context/mask-plan';
 import { preservePredicate } from '../context/evidence';
-import { compactHistory, type CompactOutcome } from './compact';
+import { compactHistory, historyTokens, type CompactOutcome } from './compact';
 import { decisionFacts, isIneffective, type CompactionDecision, type DecisionFacts } from './decide';
 import { ContextWindowExceededError } from './errors';
+import { runAfterCompact, runBeforeCompact, type CompactionHooks } from './hooks';
 
 export interface CompactionRecord {
   reason: CompactionReason;
@@ -57,6 +58,8 @@ export interface CompactionContext {
   /** Whether compaction is on when `settings.enabled` is not said (default entry: true). */
   enabledByDefault: boolean;
   contextWindowTokens: number | undefined;
+  /** The agent's beforeCompact / afterCompact hooks. */
+  hooks?: CompactionHooks;
 }
 
 /** Where the usage anchor stood, so a rolled-back prompt can put it back. */
@@ -325,11 +328,17 @@ export class CompactionController {
     generateSummary = true,
   ): Promise<CompactOutcome | undefined> {
     const window = this.ctx.contextWindowTokens ?? settings?.contextWindowTokens;
-    this.emit('compaction_started', {
-      reason,
-      estimatedTokens: plan.estimatedTokens ?? this.estimate(entries).total,
-      contextWindowSize: window ?? 0,
-    });
+    const estimatedTokens = plan.estimatedTokens ?? this.estimate(entries).total;
+    // A veto skips this compaction: a threshold one leaves the history as it is, an overflow one ends
+    // in ContextWindowExceededError (the caller's), a manual one compacts nothing.
+    const before = await runBeforeCompact(this.ctx.hooks, { reason, entries, tokens: estimatedTokens, contextWindowTokens: window });
+    if (!before.ok) this.emit('error', { code: 'COMPACTION_HOOK_FAILED', message: before.message, recoverable: true });
+    const said = before.ok ? before.value : undefined;
+    if (said && 'veto' in said) {
+      this.emit('warning', { code: 'COMPACTION_VETOED', message: `beforeCompact vetoed the ${reason} compaction${said.reason ? `: ${said.reason}` : ''}` });
+      return undefined;
+    }
+    this.emit('compaction_started', { reason, estimatedTokens, contextWindowSize: window ?? 0 });
     const attempt = await compactHistory(this.countingPorts, entries, {
       sessionId: this.ctx.sessionId,
       reason,
@@ -342,9 +351,10 @@ export class CompactionController {
       fixedTokens: this.fixedTokens(),
       // Verbatim user messages are what users miss most, but they must not undo the compaction.
       userMessageBudgetTokens: Math.min(USER_MESSAGE_BUDGET_TOKENS, Math.floor((window ?? 20_000) * USER_MESSAGE_WINDOW_SHARE)),
+      instructions: said && 'instructions' in said ? said.instructions : undefined,
     });
     if (!attempt.ok) return undefined;
-    const outcome = attempt.outcome;
+    const outcome = await this.withInjection(reason, attempt.outcome);
     this.anchor = undefined; // the provider's count described a history that no longer exists
     this.compactionCount += 1;
     const threshold = settings?.compactAtTokens;
@@ -374,6 +384,23 @@ export class CompactionController {
       trackedFileCount: outcome.trackedFileCount,
     });
     return outcome;
+  }
+
+  /** Asks afterCompact for text to inject; it goes into the summary entry, so the history stays valid. */
+  private async withInjection(reason: CompactionReason, outcome: CompactOutcome): Promise<CompactOutcome> {
+    const after = await runAfterCompact(this.ctx.hooks, {
+      reason,
+      summary: outcome.summaryEntry.summary,
+      entriesBefore: outcome.messagesBefore,
+      entriesAfter: outcome.messagesAfter,
+      entries: outcome.entries,
+    });
+    if (!after.ok) this.emit('error', { code: 'COMPACTION_HOOK_FAILED', message: after.message, recoverable: true });
+    const inject = after.ok ? after.value?.inject?.trim() : undefined;
+    if (!inject) return outcome;
+    const summaryEntry = { ...outcome.summaryEntry, injected: inject };
+    const entries = [summaryEntry, ...outcome.entries.slice(1)];
+    return { ...outcome, summaryEntry, entries, tokensAfter: this.fixedTokens() + historyTokens(entries) };
   }
 
   private currentAnchor(entries: readonly Entry[]): UsageAnchor | undefined {

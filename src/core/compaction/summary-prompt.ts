@@ -47,8 +47,11 @@ export function buildSummaryRequest(input: {
   renderedSlice: string;
   previousSummary?: string;
   files: FileOperations;
+  /** Extra instructions from the agent (a beforeCompact hook), after the standard ones. */
+  instructions?: string;
 }): { system: string; userText: string } {
   const files = filesBlock(input.files);
+  const extra = input.instructions?.trim();
   const previous = input.previousSummary?.trim();
   const userText = previous
     ? [
@@ -78,7 +81,8 @@ export function buildSummaryRequest(input: {
         'Tracked file operations (copy verbatim as the File Operations section):',
         files,
       ].join('\n');
-  return { system: SUMMARIZER_SYSTEM_PROMPT, userText };
+  // In the user text, not the system prompt: the system prompt stays one constant string.
+  return { system: SUMMARIZER_SYSTEM_PROMPT, userText: extra ? `${userText}\n\nAdditional instructions for this summary:\n${extra}` : userText };
 }
 
 const CHARS_PER_TOKEN = 4;
