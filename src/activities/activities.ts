@@ -15,6 +15,7 @@ import {
   type ModelActivityInput,
   type ModelActivityResult,
 } from './contract';
+import { countTokensParams, decideWithExactCount, TokenCountCache, wantsExactCount } from './count-tokens';
 import { createLocalTools } from './local-tools';
 import { resolveToolSandbox, type ToolSandboxOptions } from './tool-env';
 import { runToolImplementation } from './tool-runner';
@@ -48,13 +49,16 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
   const tools = deps.tools instanceof ToolRegistry ? deps.tools : ToolRegistry.from(deps.tools);
   const localTools = createLocalTools(resolveToolSandbox(deps.toolSandbox));
   const windows = new Map<string, number | undefined>();
+  const counts = new TokenCountCache();
   let client: Anthropic | undefined;
   const anthropic = (): Anthropic => (client ??= createAnthropicClient(deps.connection));
 
   return {
     async fhModel(input: ModelActivityInput): Promise<ModelActivityResult> {
       // Decided here, first, so compaction costs no round trip of its own; the result records it.
-      const decision = input.decide ? decideFromFacts(input.decide) : undefined;
+      // Under estimator 'count-tokens' the decision needs the request itself, so it is made below.
+      const exact = wantsExactCount(input.decide);
+      let decision = input.decide && !exact ? decideFromFacts(input.decide) : undefined;
       if (decision && actsBeforeCall(decision)) return { decision };
       const prelude = await asFailure(() => resolvePrelude(deps.store, input.prelude));
       const base = input.base ? await asFailure(() => transcripts.load(input.base!)) : [];
@@ -74,12 +78,16 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
         });
       }
       const entries = base.concat(delta);
+      const call = { model: input.model, maxTokens: input.maxTokens, system: prelude.system, tools: prelude.tools, entries, cache: input.cache, thinking: input.thinking };
+      if (exact) {
+        const signal = Context.current().cancellationSignal;
+        decision = await heartbeating(() =>
+          decideWithExactCount(input.decide!, () => counts.count(anthropic(), countTokensParams(call), signal)),
+        );
+        if (actsBeforeCall(decision)) return { decision };
+      }
       const result = await asFailure(() =>
-        heartbeating(() => callMessages(
-          anthropic(),
-          { model: input.model, maxTokens: input.maxTokens, system: prelude.system, tools: prelude.tools, entries, cache: input.cache, thinking: input.thinking },
-          Context.current().cancellationSignal,
-        )),
+        heartbeating(() => callMessages(anthropic(), call, Context.current().cancellationSignal)),
       );
       const stored = await transcripts.append(input.base, base, [...delta, result.entry]);
       return decision ? { ...result, stored, decision } : { ...result, stored };

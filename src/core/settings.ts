@@ -16,6 +16,11 @@ export const compactionSettingsSchema = z
     keepRecentTokens: z.number().int().positive().optional(),
     recoverFromOverflow: z.boolean().optional(),
     toolResults: toolResultSettingsSchema.optional(),
+    /**
+     * How the threshold decision measures the request: 'heuristic' (default, no extra call) or
+     * 'count-tokens' (the provider's exact count, one cached count_tokens call before each model call).
+     */
+    estimator: z.enum(['heuristic', 'count-tokens']).optional(),
   })
   .strict();
 
@@ -45,6 +50,8 @@ export interface ResolvedCompactionSettings {
   keepRecentTokens?: number;
   recoverFromOverflow: boolean;
   contextWindowTokens: number;
+  /** Absent: the heuristic estimate (and decisions recorded before the exact count existed). */
+  estimator?: 'count-tokens';
 }
 
 function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, what: string): T | undefined {
@@ -121,5 +128,6 @@ export function resolveCompactionSettings(
     ...(keepRecentTokens !== undefined ? { keepRecentTokens } : {}),
     recoverFromOverflow: o.recoverContextOverflow ?? s.recoverFromOverflow ?? COMPACTION_DEFAULTS.recoverFromOverflow,
     contextWindowTokens: window,
+    ...(s.estimator === 'count-tokens' ? { estimator: 'count-tokens' as const } : {}),
   };
 }

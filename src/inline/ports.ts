@@ -4,7 +4,8 @@ import type { EventListener } from '../core/events';
 import { ModelCallError } from '../core/errors';
 import { DEFAULT_MODEL } from '../core/models';
 import type { ModelCallRequest, RuntimePorts } from '../core/ports';
-import { callMessages, createAnthropicClient, lookupContextWindow, type ModelConnection } from '../activities/anthropic';
+import { callMessages, createAnthropicClient, lookupContextWindow, type MessagesCall, type ModelConnection } from '../activities/anthropic';
+import { countTokensParams, decideWithExactCount, TokenCountCache, wantsExactCount } from '../activities/count-tokens';
 import { runToolImplementation } from '../activities/tool-runner';
 import type { ToolRegistry } from '../core/tool-registry';
 
@@ -31,20 +32,25 @@ export function createInlinePorts(opts: InlinePortOptions): RuntimePorts {
   const signal = opts.signal ?? new AbortController().signal;
   const maxAttempts = opts.maxAttempts ?? 5;
 
-  const callModel = (req: ModelCallRequest) =>
-    withRetries(maxAttempts, () =>
-      callMessages(
-        anthropic(),
-        { model: req.model, maxTokens: req.maxTokens, system: req.system, tools: req.tools, entries: req.entries, cache: req.cache, thinking: req.thinking },
-        signal,
-      ),
-    );
+  const counts = new TokenCountCache();
+  const messagesCall = (req: ModelCallRequest): MessagesCall => ({
+    model: req.model,
+    maxTokens: req.maxTokens,
+    system: req.system,
+    tools: req.tools,
+    entries: req.entries,
+    cache: req.cache,
+    thinking: req.thinking,
+  });
+  const callModel = (req: ModelCallRequest) => withRetries(maxAttempts, () => callMessages(anthropic(), messagesCall(req), signal));
 
   return {
     runtime: 'inline',
     callModel,
     async decideThenCallModel(req, facts) {
-      const decision = decideFromFacts(facts);
+      const decision = wantsExactCount(facts)
+        ? await decideWithExactCount(facts, () => counts.count(anthropic(), countTokensParams(messagesCall(req)), signal))
+        : decideFromFacts(facts);
       return actsBeforeCall(decision) ? { decision } : { decision, result: await callModel(req) };
     },
     async summarize(req) {

@@ -52,6 +52,13 @@ export interface CompactionDecision {
    * nothing, as in every decision recorded before masking existed, so those histories replay unchanged.
    */
   mask?: { before: number };
+  /**
+   * With estimator 'count-tokens': the provider's exact input-token count the decision used (absent
+   * when the count failed, or under the heuristic).
+   */
+  countedTokens?: number;
+  /** Set only under 'count-tokens': 'count-tokens' (decided from the exact count) or 'heuristic-fallback' (the count failed). */
+  estimator?: 'count-tokens' | 'heuristic-fallback';
 }
 
 /** The decision asks the session to rewrite history before the model is called (no call is made with it). */
