@@ -47,6 +47,27 @@ describe('compaction on Temporal (threshold, manual, overrides, failures, strict
     await fake?.stop();
   });
 
+  it("estimator 'count-tokens': the worker counts the exact request, decides from it, and records the count", async () => {
+    summaryRoute(fake);
+    const oneLetterWords = Array.from({ length: 400 }, () => 'a').join(' '); // the heuristic counts ~4 chars a token
+    fake.enqueue(say('first'), say('second'));
+    const before = fake.requests.length;
+    const handle = await startAgent(
+      w.client,
+      chatter,
+      { prompts: ['hello', oneLetterWords], contextWindowTokens: 10_000, compaction: { compactAtTokens: 300, keepRecentEntries: 1, estimator: 'count-tokens' } },
+      { workflowId: wid('count-tokens'), taskQueue: w.taskQueue },
+    );
+    const result = await handle.result();
+    const counted = fake.requests.slice(before).filter((r) => r.path === '/v1/messages/count_tokens');
+    expect(counted.length).toBeGreaterThanOrEqual(2);
+    expect(result.state.count).toBe(1);
+    expect(result.state.lastDecision).toMatchObject({ estimator: 'count-tokens' });
+    // The exact count is in the model activity's result in history, so a replay follows it.
+    const decoded = (await handle.fetchHistory()).events!.flatMap((e) => e.activityTaskCompletedEventAttributes?.result?.payloads ?? []).map((p) => Buffer.from(p.data!).toString());
+    expect(decoded.some((d) => d.includes('"countedTokens"'))).toBe(true);
+  });
+
   it('compacts before the next model call once the threshold is passed, recorded and visible', async () => {
     summaryRoute(fake);
     const prompts = Array.from({ length: 8 }, (_, i) => `Question ${i}: ${words(60, 'qq')}`);
