@@ -1,6 +1,6 @@
 /**
  * Building test servers (MinIO, the Temporal server and its SQL tool) from the Go module proxy with
- * `go install`, the way temporal-cli.ts builds the Temporal CLI: one build at a time per bin directory
+ * `go install` (and the Temporal CLI, for temporal-cli.ts): one build at a time per bin directory
  * (a lock file shared by every process), progress lines while it runs, and the last lines of the
  * build output in the error when it fails.
  */

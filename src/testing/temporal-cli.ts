@@ -10,12 +10,12 @@
  *
  * The dev server is started through `TestWorkflowEnvironment.createLocal`, which waits until the frontend answers.
  */
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { acquireBuildLock, findOnPath, goInstall, isExecutableFile } from './go-build';
 
 /**
  * The CLI release built by {@link ensureTemporalCli}. Pinned to v1.5.1 on purpose: later tags declare a `replace`
@@ -113,28 +113,6 @@ export function localTemporalCliPath(projectDir: string = findProjectDir()): str
   return path.join(projectDir, '.temporal', 'bin', EXE_NAME);
 }
 
-function isExecutableFile(file: string): boolean {
-  try {
-    if (!fs.statSync(file).isFile()) return false;
-    if (process.platform !== 'win32') fs.accessSync(file, fs.constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function findOnPath(name: string): string | undefined {
-  const names = process.platform === 'win32' ? [`${name}.exe`, `${name}.cmd`, name] : [name];
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    if (!dir) continue;
-    for (const n of names) {
-      const candidate = path.join(dir, n);
-      if (isExecutableFile(candidate)) return candidate;
-    }
-  }
-  return undefined;
-}
-
 /**
  * Find an existing Temporal CLI: `TEMPORAL_CLI_PATH`, then `temporal` on `PATH`, then
  * `<projectDir>/.temporal/bin/temporal`. Returns undefined when none exists.
@@ -181,11 +159,23 @@ export async function ensureTemporalCli(opts: EnsureTemporalCliOptions = {}): Pr
   const target = localTemporalCliPath(projectDir);
   const binDir = path.dirname(target);
   fs.mkdirSync(binDir, { recursive: true });
-  const release = await acquireBuildLock(binDir, onProgress);
+  const buildFailed = (message: string, cause?: unknown) => new TemporalCliError('TemporalCliBuildFailed', message, cause === undefined ? undefined : { cause });
+  const release = await acquireBuildLock(binDir, 'the Temporal CLI', onProgress, buildFailed);
   try {
     // Another process may have finished the build while we waited for the lock.
     if (isExecutableFile(target)) return target;
-    await goInstall(go, binDir, onProgress);
+    await goInstall({
+      go,
+      binDir,
+      spec: `${TEMPORAL_CLI_PACKAGE}@${TEMPORAL_CLI_VERSION}`,
+      // Stamp the version `temporal --version` prints (a plain go install reports 0.0.0-DEV); -s -w drop the
+      // symbol and DWARF tables, which only serve debuggers, from a ~250 MB binary.
+      flags: [`-ldflags=-s -w -X=github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_VERSION.replace(/^v/, '')}`],
+      what: `the Temporal CLI ${TEMPORAL_CLI_VERSION}`,
+      onProgress,
+      fail: (detail, cause) =>
+        buildFailed(`${detail} Or install the Temporal CLI yourself (https://docs.temporal.io/cli) and set TEMPORAL_CLI_PATH to it.`, cause),
+    });
   } finally {
     release();
   }
@@ -198,117 +188,6 @@ export async function ensureTemporalCli(opts: EnsureTemporalCliOptions = {}): Pr
   }
   onProgress(`Temporal CLI ${TEMPORAL_CLI_VERSION} installed at ${target}`);
   return target;
-}
-
-/** Serialize builds into one bin directory across processes (CI jobs, jest, `npm run server`). */
-async function acquireBuildLock(binDir: string, onProgress: (line: string) => void): Promise<() => void> {
-  const lock = path.join(binDir, '.install.lock');
-  const deadline = Date.now() + 30 * 60_000;
-  let announced = false;
-  for (;;) {
-    try {
-      fs.writeFileSync(lock, String(process.pid), { flag: 'wx' });
-      return () => fs.rmSync(lock, { force: true });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-    const holder = Number.parseInt(fs.readFileSync(lock, 'utf8').trim(), 10);
-    if (!Number.isFinite(holder) || !isProcessAlive(holder)) {
-      fs.rmSync(lock, { force: true }); // stale: its owner died mid-build
-      continue;
-    }
-    if (!announced) {
-      onProgress(`Another process (pid ${holder}) is building the Temporal CLI into ${binDir}; waiting for it…`);
-      announced = true;
-    }
-    if (Date.now() > deadline) {
-      throw new TemporalCliError(
-        'TemporalCliBuildFailed',
-        `Gave up waiting for pid ${holder} to finish building the Temporal CLI (lock ${lock}). ` +
-          `If no build is running, delete the lock file and retry.`,
-      );
-    }
-    await new Promise((r) => setTimeout(r, 1000));
-  }
-}
-
-function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-function goInstall(go: string, binDir: string, onProgress: (line: string) => void): Promise<void> {
-  const spec = `${TEMPORAL_CLI_PACKAGE}@${TEMPORAL_CLI_VERSION}`;
-  // Stamp the version `temporal --version` prints (a plain go install reports 0.0.0-DEV); -s -w drop the symbol and
-  // DWARF tables, which only serve debuggers, from a ~250 MB binary.
-  const ldflags = `-ldflags=-s -w -X=github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_VERSION.replace(/^v/, '')}`;
-  const args = ['install', ldflags, spec];
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    GOBIN: binDir,
-    // The CLI is pure Go (SQLite via modernc.org); without cgo no C compiler is needed.
-    CGO_ENABLED: process.env.CGO_ENABLED ?? '0',
-  };
-  onProgress(
-    `Building the Temporal CLI ${TEMPORAL_CLI_VERSION} from source: go install ${spec} (GOBIN=${binDir}). ` +
-      `This takes a few minutes the first time; later runs reuse the binary.`,
-  );
-  const started = Date.now();
-  return new Promise<void>((resolve, reject) => {
-    const child = spawn(go, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const tail: string[] = [];
-    const onLine = (line: string): void => {
-      if (!line.trim()) return;
-      tail.push(line);
-      if (tail.length > 40) tail.shift();
-      onProgress(line);
-    };
-    for (const stream of [child.stdout, child.stderr]) {
-      let buffered = '';
-      stream.setEncoding('utf8');
-      stream.on('data', (chunk: string) => {
-        buffered += chunk;
-        const lines = buffered.split(/\r?\n/);
-        buffered = lines.pop() ?? '';
-        lines.forEach(onLine);
-      });
-      stream.on('end', () => onLine(buffered));
-    }
-    const heartbeat = setInterval(() => {
-      onProgress(`…still building the Temporal CLI (${Math.round((Date.now() - started) / 1000)}s elapsed)`);
-    }, 30_000);
-    heartbeat.unref();
-    child.on('error', (err) => {
-      clearInterval(heartbeat);
-      reject(
-        new TemporalCliError('TemporalCliBuildFailed', `Could not run ${go}: ${err.message}. Check your Go installation.`, {
-          cause: err,
-        }),
-      );
-    });
-    child.on('close', (code, signal) => {
-      clearInterval(heartbeat);
-      if (code === 0) {
-        onProgress(`Built the Temporal CLI in ${Math.round((Date.now() - started) / 1000)}s`);
-        resolve();
-        return;
-      }
-      reject(
-        new TemporalCliError(
-          'TemporalCliBuildFailed',
-          `\`go install ${spec}\` failed (${signal ? `signal ${signal}` : `exit code ${code}`}).\n` +
-            `${tail.join('\n')}\n` +
-            `What to do: check that this machine reaches the Go module proxy (GOPROXY=${process.env.GOPROXY ?? 'default'}) ` +
-            `and that Go is >= 1.25 or GOTOOLCHAIN allows fetching it; or install the Temporal CLI yourself ` +
-            `(https://docs.temporal.io/cli) and set TEMPORAL_CLI_PATH to it.`,
-        ),
-      );
-    });
-  });
 }
 
 /** A port the OS considers free on 127.0.0.1 right now (bound to port 0, then released). */
