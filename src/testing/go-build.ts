@@ -4,7 +4,7 @@
  * (a lock file shared by every process), progress lines while it runs, and the last lines of the
  * build output in the error when it fails.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -173,4 +173,35 @@ export async function waitUntil(
     if (Date.now() > deadline) throw opts.fail(`not ready after ${Math.round(opts.timeoutMs / 1000)}s`);
     await new Promise((r) => setTimeout(r, opts.intervalMs ?? 200));
   }
+}
+
+/** A started server process: why it ended, if it has (exit code, signal or spawn error), and a stop that escalates. */
+export interface WatchedProcess {
+  exited(): string | undefined;
+  /** Sends `signal`, then SIGKILL after `graceMs`; resolves once the process has exited. */
+  stop(signal: NodeJS.Signals, graceMs: number): Promise<void>;
+}
+
+export function watchProcess(child: ChildProcess): WatchedProcess {
+  let exited: string | undefined;
+  const done = new Promise<void>((resolve) => {
+    child.on('exit', (code, signal) => {
+      exited = signal ? `signal ${signal}` : `exit code ${code}`;
+      resolve();
+    });
+    child.on('error', (err) => {
+      exited = err.message;
+      resolve();
+    });
+  });
+  return {
+    exited: () => exited,
+    async stop(signal, graceMs) {
+      if (exited) return;
+      child.kill(signal);
+      const killer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      await done;
+      clearTimeout(killer);
+    },
+  };
 }

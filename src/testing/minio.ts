@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { acquireBuildLock, exeName, findOnPath, goInstall, isExecutableFile, waitUntil } from './go-build';
+import { acquireBuildLock, exeName, findOnPath, goInstall, isExecutableFile, waitUntil, watchProcess } from './go-build';
 import { findProjectDir, getFreePort } from './temporal-cli';
 
 /** The Go package built by {@link ensureMinio}. `latest`: MinIO tags releases by date and ships no go.mod replace directives. */
@@ -160,26 +160,15 @@ export async function startMinio(opts: StartMinioOptions = {}): Promise<MinioSer
   };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
-  let exited: string | undefined;
   let spawnError: Error | undefined;
   child.on('error', (err) => (spawnError = err));
-  const exitedPromise = new Promise<void>((resolve) =>
-    child.on('exit', (code, signal) => {
-      exited = signal ? `signal ${signal}` : `exit code ${code}`;
-      resolve();
-    }),
-  );
+  const proc = watchProcess(child);
 
   const removeData = (): void => {
     if (ownDataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   };
   const stop = async (): Promise<void> => {
-    if (!exited) {
-      child.kill('SIGTERM');
-      const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exitedPromise;
-      clearTimeout(killer);
-    }
+    await proc.stop('SIGTERM', 10_000);
     removeData();
   };
 
@@ -192,7 +181,7 @@ export async function startMinio(opts: StartMinioOptions = {}): Promise<MinioSer
       },
       {
         timeoutMs: opts.readyTimeoutMs ?? 60_000,
-        aborted: () => (spawnError ? `could not run ${executable}: ${spawnError.message}` : exited ? `it exited (${exited})` : undefined),
+        aborted: () => (spawnError ? `could not run ${executable}: ${spawnError.message}` : proc.exited() ? `it exited (${proc.exited()})` : undefined),
         fail: (why) =>
           new MinioError(
             'MinioStartFailed',

@@ -9,7 +9,7 @@ import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_pr
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { findOnPath, isExecutableFile, waitUntil } from './go-build';
+import { findOnPath, isExecutableFile, waitUntil, watchProcess } from './go-build';
 import { getFreePort } from './temporal-cli';
 
 export type PostgresErrorCode =
@@ -153,25 +153,10 @@ export async function startPostgres(opts: StartPostgresOptions = {}): Promise<Po
   );
   fs.closeSync(out);
   if (opts.detached) child.unref();
-  let exited: string | undefined;
-  const exitedPromise = new Promise<void>((resolve) => {
-    child.on('exit', (code, signal) => {
-      exited = signal ? `signal ${signal}` : `exit code ${code}`;
-      resolve();
-    });
-    child.on('error', (err) => {
-      exited = err.message;
-      resolve();
-    });
-  });
+  const proc = watchProcess(child);
 
   const stop = async (): Promise<void> => {
-    if (!exited) {
-      child.kill('SIGINT');
-      const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exitedPromise;
-      clearTimeout(killer);
-    }
+    await proc.stop('SIGINT', 15_000);
     if (temporary) {
       fs.rmSync(dataDir, { recursive: true, force: true });
       fs.rmSync(logFile, { force: true });
@@ -185,7 +170,7 @@ export async function startPostgres(opts: StartPostgresOptions = {}): Promise<Po
       {
         timeoutMs: 60_000,
         intervalMs: 250,
-        aborted: () => (exited ? `it exited (${exited})` : undefined),
+        aborted: () => (proc.exited() ? `it exited (${proc.exited()})` : undefined),
         fail: (why) => new PostgresError('PostgresStartFailed', `PostgreSQL (${bin}/postgres) did not accept connections on 127.0.0.1:${port}: ${why}.\n${logTail(logFile)}`),
       },
     );

@@ -16,7 +16,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
-import { acquireBuildLock, exeName, findOnPath, goInstall, isExecutableFile, waitUntil } from './go-build';
+import { acquireBuildLock, exeName, findOnPath, goInstall, isExecutableFile, waitUntil, watchProcess } from './go-build';
 import { POSTGRES_USER, logTail, startPostgres, type PostgresServer } from './postgres';
 import { findProjectDir, type SearchAttributeTypeName } from './temporal-cli';
 import { FH_SEARCH_ATTRIBUTES } from '../wire/search-attributes';
@@ -429,27 +429,11 @@ function spawnServer(server: string, dir: string, logFile: string, detached: boo
   });
   fs.closeSync(out);
   if (detached) child.unref();
-  let exited: string | undefined;
-  const done = new Promise<void>((resolve) => {
-    child.on('exit', (code, signal) => {
-      exited = signal ? `signal ${signal}` : `exit code ${code}`;
-      resolve();
-    });
-    child.on('error', (err) => {
-      exited = err.message;
-      resolve();
-    });
-  });
+  const proc = watchProcess(child);
   return {
     child,
-    exited: () => exited,
-    async stop(graceMs = 20_000) {
-      if (exited) return;
-      child.kill('SIGTERM');
-      const killer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-      await done;
-      clearTimeout(killer);
-    },
+    exited: proc.exited,
+    stop: (graceMs = 20_000) => proc.stop('SIGTERM', graceMs),
   };
 }
 
