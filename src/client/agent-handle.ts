@@ -3,7 +3,7 @@ import type { ContextBudget } from '../core/budget';
 import type { Entry } from '../core/entries';
 import type { AgentEvent } from '../core/events';
 import type { CompactionState, CompactResult } from '../core/session';
-import { decodeFailure } from '../wire/failures';
+import { typedFailure } from '../wire/failures';
 import {
   closeSignal,
   compactionStateQuery,
@@ -103,11 +103,6 @@ async function typed<T>(p: Promise<T>): Promise<T> {
   try {
     return await p;
   } catch (err) {
-    const fabric = decodeFailure(err);
-    if (fabric) {
-      (fabric as { cause?: unknown }).cause = err;
-      throw fabric;
-    }
-    throw err;
+    throw typedFailure(err);
   }
 }

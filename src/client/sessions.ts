@@ -25,7 +25,7 @@ import { applySettingsPatch, defaultSessionSettings, type SessionSettingsPatch }
 import { parseTitleInput } from '../core/sessions/titles';
 import { parseWith } from '../core/validate';
 import { z } from 'zod';
-import { decodeFailure } from '../wire/failures';
+import { typedFailure } from '../wire/failures';
 import { compactionStateQuery, contextBudgetQuery, eventsQuery, messagesQuery, usageQuery, type AgentUsage } from '../wire/messages';
 import { FH_KIND, SESSION_KIND, sessionSearchAttributes } from '../wire/search-attributes';
 import {
@@ -435,11 +435,8 @@ function isCompleted(err: unknown): boolean {
 
 /** Our typed error for a failure: a FabricError the session sent, or SESSION_NOT_FOUND / SESSION_CLOSED. */
 function typedError(err: unknown, id: string): unknown {
-  const fabric = decodeFailure(err);
-  if (fabric) {
-    (fabric as { cause?: unknown }).cause = err;
-    return fabric;
-  }
+  const typed = typedFailure(err);
+  if (typed !== err) return typed;
   if (isCompleted(err)) {
     const e = new SessionClosedError(id);
     (e as { cause?: unknown }).cause = err;

@@ -30,6 +30,26 @@ export function encodeFailure(err: unknown): unknown {
   });
 }
 
+/**
+ * Runs an update validator's checks: our typed errors leave it as failures the client can decode
+ * (validators reject by throwing, and a plain error would say nothing typed).
+ */
+export function rejectWith(check: () => void): void {
+  try {
+    check();
+  } catch (err) {
+    throw encodeFailure(err);
+  }
+}
+
+/** The error a client sees for a Temporal failure: the FabricError it carries (with the failure as its cause), else itself. */
+export function typedFailure(err: unknown): unknown {
+  const fabric = decodeFailure(err);
+  if (!fabric) return err;
+  (fabric as { cause?: unknown }).cause = err;
+  return fabric;
+}
+
 /** The innermost ApplicationFailure in a failure's cause chain (the one that says what went wrong). */
 export function innermostApplicationFailure(err: unknown): ApplicationFailure | undefined {
   let found: ApplicationFailure | undefined;

@@ -7,7 +7,7 @@ import type { Harness, PromptHost, ServeOptions } from '../core/harness';
 import type { Session } from '../core/session';
 import { parseWith } from '../core/validate';
 import { promptTextSchema } from '../core/session';
-import { encodeFailure } from '../wire/failures';
+import { encodeFailure, rejectWith } from '../wire/failures';
 import {
   closeSignal,
   compactionStateQuery,
@@ -198,11 +198,3 @@ export class RunState implements PromptHost {
   }
 }
 
-/** Validators reject by throwing: throw our typed errors as failures the client can decode. */
-function rejectWith(check: () => void): void {
-  try {
-    check();
-  } catch (err) {
-    throw encodeFailure(err);
-  }
-}

@@ -39,7 +39,7 @@ import {
 } from '../core/sessions/host-errors';
 import { resolveThinking } from '../core/thinking';
 import { parseWith } from '../core/validate';
-import { decodeFailure, encodeFailure, innermostApplicationFailure } from '../wire/failures';
+import { decodeFailure, encodeFailure, innermostApplicationFailure, rejectWith } from '../wire/failures';
 import { MAX_PROMPT_BYTES } from '../wire/messages';
 import { sessionSearchAttributeUpdates } from '../wire/search-attributes';
 import {
@@ -657,10 +657,3 @@ function structuredCopy<T>(v: T): T {
   return JSON.parse(JSON.stringify(v)) as T;
 }
 
-function rejectWith(check: () => void): void {
-  try {
-    check();
-  } catch (err) {
-    throw encodeFailure(err);
-  }
-}
