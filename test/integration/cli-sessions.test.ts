@@ -8,8 +8,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { getSession } from '@fabric-harness/sdk/client';
-import { callTools, FakeAnthropicServer, say, type RecordedRequest } from '@fabric-harness/sdk/testing';
+import { callTools, FakeAnthropicServer, say } from '@fabric-harness/sdk/testing';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
+import { until } from '../support/waiting';
+import { isTitleRequest, lastUserText } from '../support/session-fake';
 
 const ROOT = path.resolve(__dirname, '../..');
 const FH = path.join(ROOT, 'dist/cli/main.js');
@@ -78,28 +80,8 @@ function expectOneLineError(r: Ran, code: number, pattern: RegExp): void {
   expect(lines[0]).toMatch(/^fh: /);
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
-const isTitleRequest = (req: RecordedRequest) => typeof req.body?.system === 'string' && /title/i.test(req.body.system);
 
-function lastUserText(req: RecordedRequest): string {
-  const msgs = req.body.messages as Array<{ role: string; content: Array<{ type: string; text?: string }> }>;
-  const user = [...msgs].reverse().find((m) => m.role === 'user')!;
-  return user.content.filter((b) => b.type === 'text').map((b) => b.text).join('\n');
-}
 
 describe('fh session', () => {
   let fake: FakeAnthropicServer;

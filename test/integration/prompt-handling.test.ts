@@ -10,17 +10,10 @@ import type { Entry } from '@fabric-harness/sdk';
 import { chatter } from '../fixtures/compaction-agents';
 import { startDelayProxy, type DelayProxy } from '../support/delay-proxy';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
+import { rejection } from '../support/waiting';
 
 const text = (entries: Entry[]) => JSON.stringify(entries);
 
-async function rejection(p: Promise<unknown>): Promise<any> {
-  return p.then(
-    () => {
-      throw new Error('expected a rejection');
-    },
-    (e) => e,
-  );
-}
 
 describe('client prompts and compactions on a running agent', () => {
   let fake: FakeAnthropicServer;

@@ -19,25 +19,9 @@ import { startDelayProxy, type DelayProxy } from '../support/delay-proxy';
 import { testConnection, type TestConnection } from '../support/temporal';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
 import { killHard, startWorkerProcess } from '../support/worker-process-control';
+import { rejection, until } from '../support/waiting';
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe().catch(() => undefined);
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
 
-async function rejection(p: Promise<unknown>): Promise<any> {
-  return p.then(
-    () => {
-      throw new Error('expected a rejection');
-    },
-    (e) => e,
-  );
-}
 
 const sid = (p: string) => `${p}-${process.pid}-${Date.now() % 1_000_000}`;
 

@@ -14,39 +14,17 @@ import {
   type SessionHandle,
   type SessionInfo,
 } from '@fabric-harness/sdk/client';
-import { callTools, type FakeAnthropicServer, say, type RecordedRequest } from '@fabric-harness/sdk/testing';
-import { isTitleRequest, SCRIPTED_TITLE, startSessionFake } from '../support/session-fake';
+import { callTools, type FakeAnthropicServer, say } from '@fabric-harness/sdk/testing';
+import { isTitleRequest, lastUserText, SCRIPTED_TITLE, startSessionFake } from '../support/session-fake';
 import type { Entry } from '@fabric-harness/sdk';
 import { assistant, longAssistant } from '../fixtures/session-agents';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
+import { rejection, until } from '../support/waiting';
 
 const TITLE = SCRIPTED_TITLE;
 
-/** The text of the last user message of a model request. */
-function lastUserText(req: RecordedRequest): string {
-  const msgs = req.body.messages as Array<{ role: string; content: Array<{ type: string; text?: string }> }>;
-  const user = [...msgs].reverse().find((m) => m.role === 'user')!;
-  return user.content.filter((b) => b.type === 'text').map((b) => b.text).join('\n');
-}
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
 
-async function rejection(p: Promise<unknown>): Promise<any> {
-  return p.then(
-    () => {
-      throw new Error('expected a rejection');
-    },
-    (e) => e,
-  );
-}
 
 describe('sessions', () => {
   let fake: FakeAnthropicServer;

@@ -15,3 +15,10 @@ export function isTitleRequest(req: RecordedRequest): boolean {
 export function startSessionFake(options: FakeAnthropicOptions = {}): Promise<FakeAnthropicServer> {
   return FakeAnthropicServer.start({ ...options, route: (req) => (isTitleRequest(req) ? say(SCRIPTED_TITLE) : options.route?.(req)) });
 }
+
+/** The text of the last user message of a model request. */
+export function lastUserText(req: RecordedRequest): string {
+  const msgs = req.body.messages as Array<{ role: string; content: Array<{ type: string; text?: string }> }>;
+  const user = [...msgs].reverse().find((m) => m.role === 'user')!;
+  return user.content.filter((b) => b.type === 'text').map((b) => b.text).join('\n');
+}
