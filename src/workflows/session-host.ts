@@ -2,7 +2,9 @@
  * A session workflow: one conversation that lives for days, answering prompts one turn at a time
  * from a queue, with its catalogue entry (title, status, labels…) in workflow state and in search
  * attributes, permission modes and approvals, interrupt, and continue-as-new at turn boundaries (or
- * while a turn waits only for approvals) carrying the conversation by reference. Workflow code.
+ * while a turn waits only for approvals) carrying the conversation by reference. Workflow code:
+ * `Date.now()` here is the workflow clock (the sandbox replaces Date with the time of the current
+ * workflow task), so every timestamp it takes is the same on replay.
  */
 import {
   allHandlersFinished,
