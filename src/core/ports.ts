@@ -102,7 +102,17 @@ export interface RuntimePorts {
    * `options.contextWindowTokens` is given (the default model name is still resolved).
    */
   resolveModel(model: string | undefined, options?: ResolveModelOptions): Promise<ResolvedModel>;
+  /**
+   * Whether code that issues new commands may run (Temporal: `patched(id)`, so histories recorded
+   * before the change replay on the old path). Inline runs always take the new path. Absent: true.
+   */
+  patched?(id: string): boolean;
   /** Epoch ms; workflow time on Temporal. */
   now(): number;
   emit(event: AgentEvent): void;
+}
+
+/** New commands behind a patch id: the runtime's answer, or true where the runtime has no history. */
+export function isPatched(ports: Pick<RuntimePorts, 'patched'>, id: string): boolean {
+  return ports.patched ? ports.patched(id) : true;
 }

@@ -108,6 +108,7 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
 
   return {
     runtime: 'temporal',
+    patched: (id) => patched(id),
     callModel: async (req) => reply(await modelActivity(req)),
 
     async decideThenCallModel(req, facts) {

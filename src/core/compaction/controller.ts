@@ -20,6 +20,7 @@ import { compactHistory, historyTokens, type CompactOutcome } from './compact';
 import { decisionFacts, isIneffective, type CompactionDecision, type DecisionFacts } from './decide';
 import { ContextWindowExceededError } from './errors';
 import { runAfterCompact, runBeforeCompact, type CompactionHooks } from './hooks';
+import type { ContextMemory } from '../context/memory';
 
 export interface CompactionRecord {
   reason: CompactionReason;
@@ -60,6 +61,8 @@ export interface CompactionContext {
   contextWindowTokens: number | undefined;
   /** The agent's beforeCompact / afterCompact hooks. */
   hooks?: CompactionHooks;
+  /** The agent's memory file: flushed before a compaction, re-injected after it (absent: no memory). */
+  memory?: ContextMemory;
 }
 
 /** Where the usage anchor stood, so a rolled-back prompt can put it back. */
