@@ -24,6 +24,8 @@ import { StoreBlobMissingError, StoreIntegrityError } from "./store-errors";
 import type { TranscriptStore } from './transcript-store';
 import type { ToolActivityResult } from './contract';
 import { loadJson, saveJson, ToolResultStore, Transcripts } from './transcripts';
+import { MemoryFiles } from './memory-files';
+import { updateMemory } from '../core/context/memory-extract';
 
 const HEARTBEAT_MS = 2_000;
 
@@ -46,6 +48,7 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps): FabricActivities {
   const transcripts = new Transcripts(deps.store);
   const toolResults = new ToolResultStore(deps.store);
+  const memoryFiles = new MemoryFiles(deps.store);
   const tools = deps.tools instanceof ToolRegistry ? deps.tools : ToolRegistry.from(deps.tools);
   const localTools = createLocalTools(resolveToolSandbox(deps.toolSandbox));
   const windows = new Map<string, number | undefined>();
@@ -160,6 +163,38 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
         });
       }
       return transcripts.append(input.base, base, delta);
+    },
+
+    async fhFlushMemory(input) {
+      const base = input.base ? await asFailure(() => transcripts.load(input.base!)) : [];
+      const delta = await asFailure(() => toolResults.resolve(input.delta));
+      if (!base || !delta) {
+        throw ApplicationFailure.create({
+          type: TRANSCRIPT_STORE_MISS,
+          message: "part of the dropped history is not in this worker's store; the workflow resends it in full",
+          nonRetryable: true,
+        });
+      }
+      const usage = { inputTokens: 0, outputTokens: 0 };
+      const call = async (req: { system: string; userText: string; maxTokens: number }) => {
+        const result = await heartbeating(() =>
+          callMessages(anthropic(), { model: input.model, maxTokens: req.maxTokens, system: req.system, tools: [], entries: [{ type: 'user', text: req.userText }] }, Context.current().cancellationSignal),
+        );
+        usage.inputTokens += result.usage.inputTokens;
+        usage.outputTokens += result.usage.outputTokens;
+        return { text: result.entry.content.map((b) => (b.type === 'text' ? b.text : '')).join('') };
+      };
+      return asFailure(async () => {
+        const existing = await memoryFiles.load(input.key);
+        const dropped = base.concat(delta).slice(0, input.dropped);
+        const update = await updateMemory(call, { existing: existing?.text, dropped, maxTokens: input.maxTokens });
+        const file = await memoryFiles.save(input.key, update.text);
+        return { ...file, compacted: update.compacted, usage };
+      });
+    },
+
+    async fhLoadMemory(input) {
+      return (await asFailure(() => memoryFiles.load(input.key))) ?? null;
     },
 
     async fhLoadTranscript(ref) {

@@ -85,6 +85,30 @@ export interface ResolveModelResult {
   contextWindowTokens?: number;
 }
 
+/** A memory flush: the dropped slice by reference (the stored transcript and what is not stored yet). */
+export interface FlushMemoryActivityInput {
+  key: string;
+  maxTokens: number;
+  model: string;
+  base: TranscriptRefPayload | null;
+  /** Entries after `base`, tool results by reference where stored (as in a model call's delta). */
+  delta: Entry[];
+  /** How many entries of base + delta, from the start, the compaction drops. */
+  dropped: number;
+}
+
+export interface MemoryFilePayload {
+  text: string;
+  hash: string;
+  tokens: number;
+}
+
+export interface FlushMemoryActivityResult extends MemoryFilePayload {
+  /** How the file was kept in budget: 'no' (it fit), 'model' (a second call), 'trimmed' (oldest bullets dropped). */
+  compacted: 'no' | 'model' | 'trimmed';
+  usage: Usage;
+}
+
 export interface FabricActivities {
   fhModel(input: ModelActivityInput): Promise<ModelActivityResult>;
   fhSummarize(input: SummarizeActivityInput): Promise<{ text: string; usage: Usage }>;
@@ -96,6 +120,10 @@ export interface FabricActivities {
   fhStoreTranscript(input: { base: TranscriptRefPayload | null; delta: Entry[] }): Promise<TranscriptRefPayload>;
   /** A stored conversation's entries (a continued or forked session restores from it). */
   fhLoadTranscript(ref: TranscriptRefPayload): Promise<Entry[]>;
+  /** Merges what is worth remembering of a compaction's dropped slice into the memory file `key`. */
+  fhFlushMemory(input: FlushMemoryActivityInput): Promise<FlushMemoryActivityResult>;
+  /** The memory file `key` (null: none yet), for a new session's system prompt. */
+  fhLoadMemory(input: { key: string }): Promise<MemoryFilePayload | null>;
 }
 
 /** ApplicationFailure types the workflow reacts to. */

@@ -9,6 +9,9 @@ import { compactionSettingsSchema, parseCompactionSettings, type CompactionSetti
 import type { ToolDefinition } from './tools';
 import { resolveThinking, thinkingOptionSchema, type ThinkingOption } from './thinking';
 import { parseWith } from './validate';
+import { PortMemory } from './context/memory';
+import { memoryBlock } from './context/memory-extract';
+import { resolveMemorySettings } from './context/memory-settings';
 
 /** Which entrypoint defined the agent: it decides what is injected by default. */
 export type Flavour = 'default' | 'strict';
@@ -133,11 +136,13 @@ export class Harness {
     const resolved = await this.ports.resolveModel(merged.model, given !== undefined ? { contextWindowTokens: given } : {});
     const window = merged.contextWindowTokens ?? resolved.contextWindowTokens ?? builtinContextWindow(resolved.model);
     const id = opts.id ?? (this.list.length === 0 ? 'main' : `main-${this.list.length + 1}`);
+    const memory = await sessionMemory(this.ports, merged.compaction, id, resolved.model);
     const session = new Session(this.ports, {
       id,
       model: resolved.model,
       maxTokens: merged.maxTokens ?? DEFAULT_MAX_TOKENS,
-      system: merged.system,
+      // Memory from earlier sessions goes in once, fixed for the session: the prompt cache stays valid.
+      system: memory?.initial ? [merged.system, memoryBlock(memory.initial, MEMORY_SYSTEM_HEADING)].filter(Boolean).join('\n\n') : merged.system,
       tools: withReadBack(resolveTools(merged.tools ?? []), merged, this.ports.runtime),
       cwd: sandboxCwd(merged.sandbox) ?? this.defaultCwd,
       maxTurns: merged.maxTurns ?? DEFAULT_MAX_TURNS,
@@ -148,6 +153,7 @@ export class Harness {
       cache: promptCache(merged.promptCaching),
       thinking: resolveThinking(merged.thinking),
       hooks: merged.hooks,
+      memory: memory?.memory,
     });
     this.list.push(session);
     return session;
@@ -162,6 +168,25 @@ export function parseInitOptions(options: unknown): InitOptions {
   // Compaction settings first, so a bad one is InvalidCompactionSettingsError whichever way it came in.
   parseCompactionSettings((options as InitOptions | undefined)?.compaction);
   return parseWith(initOptionsSchema, options ?? {}, 'init options') as InitOptions;
+}
+
+const MEMORY_SYSTEM_HEADING = '## Memory from earlier sessions';
+
+/**
+ * The session's memory when compaction.memory is on and the runtime keeps memory files: the stored
+ * file (if any) is loaded once, for the system prompt, and the memory starts from it.
+ */
+async function sessionMemory(
+  ports: RuntimePorts,
+  compaction: CompactionSettings | undefined,
+  sessionId: string,
+  model: string,
+): Promise<{ memory: PortMemory; initial: string | undefined } | undefined> {
+  const port = ports.memory;
+  const settings = port ? resolveMemorySettings(compaction?.memory, port.agentName) : undefined;
+  if (!port || !settings) return undefined;
+  const initial = (await port.load(settings.key))?.text.trim() || undefined;
+  return { memory: new PortMemory(port, settings, { sessionId, model: () => model }, initial), initial };
 }
 
 function promptCache(option: InitOptions['promptCaching']): SessionConfig['cache'] {

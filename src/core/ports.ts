@@ -3,6 +3,7 @@ import type { AgentEvent } from './events';
 import type { ToolDefinition } from './tools';
 import type { ToolSpec } from './tools-spec';
 import type { CompactionDecision, DecisionFacts } from './compaction/decide';
+import type { MemoryPort } from './context/memory';
 
 /**
  * What a session needs from the world. The inline runtime calls Anthropic and runs tools directly;
@@ -107,6 +108,8 @@ export interface RuntimePorts {
    * before the change replay on the old path). Inline runs always take the new path. Absent: true.
    */
   patched?(id: string): boolean;
+  /** Memory files (compaction.memory); absent: the runtime keeps none and the memory flush is off. */
+  memory?: MemoryPort;
   /** Epoch ms; workflow time on Temporal. */
   now(): number;
   emit(event: AgentEvent): void;

@@ -8,6 +8,7 @@ import { checkToolInput, toolSpec, type ToolDefinition } from './tools';
 import type { ToolSpec } from './tools-spec';
 import { CompactionController, type SummarizerUsage } from './compaction/controller';
 import type { CompactionHooks } from './compaction/hooks';
+import type { ContextMemory } from './context/memory';
 import { isContextOverflowMessage } from './compaction/overflow';
 import { parsePromptCompactionOverrides, type CompactionSettings, type PromptCompactionOverrides, type ResolvedCompactionSettings } from './settings';
 import type { ContextBudget } from './budget';
@@ -42,6 +43,8 @@ export interface SessionConfig {
   thinking?: ThinkingBudget;
   /** The agent's compaction hooks (init({ hooks })). */
   hooks?: CompactionHooks;
+  /** The agent's memory file (compaction.memory): flushed before compactions, re-injected after them. */
+  memory?: ContextMemory;
 }
 
 export type ToolVerdict = { allow: true } | { allow: false; content: string };
@@ -142,6 +145,7 @@ export class Session {
       enabledByDefault: config.compactionDefaultEnabled,
       contextWindowTokens: config.contextWindowTokens,
       hooks: config.hooks,
+      memory: config.memory,
     });
   }
 

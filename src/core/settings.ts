@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { InvalidCompactionSettingsError } from './compaction/errors';
 import { toolResultSettingsSchema } from './context/tool-result-settings';
+import { memorySettingsSchema } from './context/memory-settings';
 
 export const compactionSettingsSchema = z
   .object({
@@ -21,6 +22,8 @@ export const compactionSettingsSchema = z
      * 'count-tokens' (the provider's exact count, one cached count_tokens call before each model call).
      */
     estimator: z.enum(['heuristic', 'count-tokens']).optional(),
+    /** The memory flush (seed 004 §5): off unless enabled, since it costs a model call per compaction. */
+    memory: memorySettingsSchema.optional(),
   })
   .strict();
 

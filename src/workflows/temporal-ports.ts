@@ -1,5 +1,5 @@
-import { isCancellation, patched, proxyActivities, proxyLocalActivities, proxySinks, type ActivityOptions } from '@temporalio/workflow';
-import type { FabricActivities, ModelActivityInput, ModelActivityReply, ModelActivityResult, ToolActivityInput } from '../activities/contract';
+import { isCancellation, patched, proxyActivities, proxyLocalActivities, proxySinks, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+import type { FabricActivities, FlushMemoryActivityInput, ModelActivityInput, ModelActivityReply, ModelActivityResult, ToolActivityInput } from '../activities/contract';
 import { TRANSCRIPT_STORE_MISS } from '../activities/contract';
 import { jsonBytes } from '../core/bytes';
 import type { AgentEvent } from '../core/events';
@@ -165,6 +165,37 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
         resolved.set(key, hit);
       }
       return hit;
+    },
+
+    memory: {
+      // The workflow type is the agent's name: the default memory key.
+      get agentName() {
+        return workflowInfo().workflowType;
+      },
+      async load(key) {
+        const file = await decoded(() => counted(() => activities(modelOptions, `load memory ${key}`).fhLoadMemory({ key })));
+        return file ?? undefined;
+      },
+      async flush(req) {
+        // The dropped slice by reference: what the store has of the conversation, plus what it lacks of the slice.
+        const send = (byReference: boolean): FlushMemoryActivityInput => {
+          const { base, delta } = byReference ? transport.unstored(req.sessionId, req.entries) : { base: null, delta: req.entries.slice(0, req.dropped) };
+          const need = Math.max(0, req.dropped - (base?.count ?? 0));
+          return { key: req.key, maxTokens: req.maxTokens, model: req.model, base, delta: delta.slice(0, need), dropped: req.dropped };
+        };
+        const call = (input: FlushMemoryActivityInput) => {
+          assertFits('memory flush input', input);
+          return counted(() => activities(modelOptions, `flush memory ${req.key}`).fhFlushMemory(input));
+        };
+        let result;
+        try {
+          result = await call(send(true));
+        } catch (err) {
+          if (innermostApplicationFailure(err)?.type !== TRANSCRIPT_STORE_MISS) throw decodedFailure(err);
+          result = await decoded(() => call(send(false)));
+        }
+        return { text: result.text, hash: result.hash, tokens: result.tokens };
+      },
     },
 
     // The workflow sandbox's Date is workflow time: deterministic, identical on replay.

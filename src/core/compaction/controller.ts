@@ -1,6 +1,6 @@
 import type { Entry, Usage } from '../entries';
 import { makeEvent, type AgentEventType, type CompactionReason, type EventPayloads } from '../events';
-import { UnknownContextWindowError } from '../errors';
+import { InterruptedError, UnknownContextWindowError } from '../errors';
 import type { RuntimePorts } from '../ports';
 import {
   COMPACTION_DEFAULTS,
@@ -21,6 +21,7 @@ import { decisionFacts, isIneffective, type CompactionDecision, type DecisionFac
 import { ContextWindowExceededError } from './errors';
 import { runAfterCompact, runBeforeCompact, type CompactionHooks } from './hooks';
 import type { ContextMemory } from '../context/memory';
+import { memoryBlock } from '../context/memory-extract';
 
 export interface CompactionRecord {
   reason: CompactionReason;
@@ -357,6 +358,7 @@ export class CompactionController {
       instructions: said && 'instructions' in said ? said.instructions : undefined,
     });
     if (!attempt.ok) return undefined;
+    await this.flushMemory(entries, attempt.outcome.cut, reason);
     const outcome = await this.withInjection(reason, attempt.outcome);
     this.anchor = undefined; // the provider's count described a history that no longer exists
     this.compactionCount += 1;
@@ -399,11 +401,28 @@ export class CompactionController {
       entries: outcome.entries,
     });
     if (!after.ok) this.emit('error', { code: 'COMPACTION_HOOK_FAILED', message: after.message, recoverable: true });
-    const inject = after.ok ? after.value?.inject?.trim() : undefined;
+    const memory = this.ctx.memory?.current();
+    const hooked = after.ok ? after.value?.inject?.trim() : undefined;
+    // Memory first: it is the durable part; the hook's text is about this compaction.
+    const inject = [memory ? memoryBlock(memory) : undefined, hooked].filter(Boolean).join('\n\n');
     if (!inject) return outcome;
     const summaryEntry = { ...outcome.summaryEntry, injected: inject };
     const entries = [summaryEntry, ...outcome.entries.slice(1)];
     return { ...outcome, summaryEntry, entries, tokensAfter: this.fixedTokens() + historyTokens(entries) };
+  }
+
+  /**
+   * Flushes what the compaction drops into the memory file (when the agent keeps one). A failed flush
+   * is reported and the compaction goes on: the memory misses one slice, history loses nothing.
+   */
+  private async flushMemory(entries: readonly Entry[], cut: number, reason: CompactionReason): Promise<void> {
+    if (!this.ctx.memory || cut <= 0) return;
+    try {
+      await this.ctx.memory.flush(entries, cut, reason);
+    } catch (err) {
+      if (err instanceof InterruptedError) throw err;
+      this.emit('error', { code: 'MEMORY_FLUSH_FAILED', message: `the memory flush failed: ${err instanceof Error ? err.message : String(err)}`, recoverable: true });
+    }
   }
 
   private currentAnchor(entries: readonly Entry[]): UsageAnchor | undefined {
