@@ -44,6 +44,8 @@ export interface InvokeOptions {
   tools?: ToolSource[];
   /** Aborting it cancels the run: the model call in flight and running tools (bash: its process group). */
   signal?: AbortSignal;
+  /** Where the inline runtime keeps memory files (compaction.memory; default: in this process only). */
+  memoryDir?: string;
 }
 
 export interface AgentDefinition<I = any, O = any> {

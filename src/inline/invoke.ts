@@ -10,7 +10,7 @@ import { createInlinePorts } from './ports';
 export async function invokeInline(def: AgentDefinition, input: unknown, options: InvokeOptions = {}): Promise<unknown> {
   const parsed = parseAgentInput(def, input);
   checkDeclaredTools(def, options);
-  return def.run({ init: inlineInit(def.flavour, options), input: parsed });
+  return def.run({ init: inlineInit(def.flavour, options, plainHarness, def.name), input: parsed });
 }
 
 /** Tools the agent declares must have code before the run starts, not when the model first calls them. */
@@ -24,7 +24,7 @@ export type HarnessFactory = (ports: RuntimePorts, options: InitOptions, flavour
 
 const plainHarness: HarnessFactory = (ports, options, flavour, cwd) => new Harness(ports, options, flavour, cwd);
 
-export function inlineInit(flavour: Flavour, defaults: InvokeOptions = {}, makeHarness: HarnessFactory = plainHarness): InitFn {
+export function inlineInit(flavour: Flavour, defaults: InvokeOptions = {}, makeHarness: HarnessFactory = plainHarness, agentName?: string): InitFn {
   return async (raw?: InitOptions) => {
     const options = parseInitOptions(raw);
     warnIfTemporalWithCompaction(flavour, options);
@@ -35,7 +35,16 @@ export function inlineInit(flavour: Flavour, defaults: InvokeOptions = {}, makeH
     }
     const onEvent = options.onEvent ?? defaults.onEvent;
     const tools = ToolRegistry.from(defaults.tools ?? []);
-    const ports = createInlinePorts({ apiKey: defaults.apiKey, baseURL: defaults.baseURL, model: defaults.model, onEvent, tools, signal: defaults.signal });
+    const ports = createInlinePorts({
+      apiKey: defaults.apiKey,
+      baseURL: defaults.baseURL,
+      model: defaults.model,
+      onEvent,
+      tools,
+      signal: defaults.signal,
+      agentName,
+      memoryDir: defaults.memoryDir,
+    });
     return makeHarness(ports, options, flavour, defaults.cwd ?? process.cwd());
   };
 }

@@ -8,6 +8,7 @@ import { callMessages, createAnthropicClient, lookupContextWindow, type Messages
 import { countTokensParams, decideWithExactCount, TokenCountCache, wantsExactCount } from '../activities/count-tokens';
 import { runToolImplementation } from '../activities/tool-runner';
 import type { ToolRegistry } from '../core/tool-registry';
+import { inlineMemoryPort } from './memory';
 
 export interface InlinePortOptions extends ModelConnection {
   model?: string;
@@ -16,6 +17,10 @@ export interface InlinePortOptions extends ModelConnection {
   signal?: AbortSignal;
   /** Code for declared tools (invoke's `tools`); a tool's own execute comes first. */
   tools?: ToolRegistry;
+  /** The agent run (the default memory key; 'default' for a bare init()). */
+  agentName?: string;
+  /** Where memory files are kept (default: in this process only). */
+  memoryDir?: string;
   /** Attempts for retryable model errors (429/529/5xx/network); Temporal's retry policy plays this role there. */
   maxAttempts?: number;
 }
@@ -44,9 +49,22 @@ export function createInlinePorts(opts: InlinePortOptions): RuntimePorts {
   });
   const callModel = (req: ModelCallRequest) => withRetries(maxAttempts, () => callMessages(anthropic(), messagesCall(req), signal));
 
+  const textCall = (model: string, req: { system: string; userText: string; maxTokens: number }) =>
+    withRetries(maxAttempts, () =>
+      callMessages(anthropic(), { model, maxTokens: req.maxTokens, system: req.system, tools: [], entries: [{ type: 'user', text: req.userText }] }, signal),
+    );
+
   return {
     runtime: 'inline',
     callModel,
+    memory: inlineMemoryPort({
+      agentName: opts.agentName ?? 'default',
+      dir: opts.memoryDir,
+      call: (model) => async (req) => {
+        const res = await textCall(model, req);
+        return { text: res.entry.content.map((b) => (b.type === 'text' ? b.text : '')).join('') };
+      },
+    }),
     async decideThenCallModel(req, facts) {
       const decision = wantsExactCount(facts)
         ? await decideWithExactCount(facts, () => counts.count(anthropic(), countTokensParams(messagesCall(req)), signal))

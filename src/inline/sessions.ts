@@ -62,6 +62,7 @@ export async function openSession(def: AgentDefinition, options: OpenSessionOpti
     def.flavour,
     { ...options, model: settings.model, cwd: settings.workingDirectory },
     (ports, initOptions, flavour, cwd) => new ServingHarness(ports, initOptions, flavour, cwd, conversation),
+    def.name,
   );
   conversation.started(def.run({ init, input }));
   return conversation;
