@@ -21,6 +21,12 @@ export const compactionSettingsSchema = z
      * 'count-tokens' (the provider's exact count, one cached count_tokens call before each model call).
      */
     estimator: z.enum(['heuristic', 'count-tokens']).optional(),
+    /**
+     * Where context management runs: 'client' (default: our threshold compaction), 'server' (Claude's
+     * context editing and compaction, ours only on overflow) or 'auto' (server where the Models API says
+     * the model supports it). Decided once per model and recorded (src/core/context/strategy.ts).
+     */
+    strategy: z.enum(['client', 'server', 'auto']).optional(),
   })
   .strict();
 

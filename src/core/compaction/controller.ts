@@ -21,6 +21,7 @@ import { decisionFacts, isIneffective, type CompactionDecision, type DecisionFac
 import { ContextWindowExceededError } from './errors';
 import { runAfterCompact, runBeforeCompact, type CompactionHooks } from './hooks';
 import type { ContextMemory } from '../context/memory';
+import type { StrategyDecision } from '../context/strategy';
 
 export interface CompactionRecord {
   reason: CompactionReason;
@@ -47,6 +48,8 @@ export interface CompactionState {
   estimate: { tokens: number; method: 'heuristic' | 'usage-anchored' };
   contextWindowTokens: number | undefined;
   usagePercent: number | undefined;
+  /** Where context management runs ('server': Claude's edits and compaction), and why (recorded). */
+  strategy: { strategy: 'client' | 'server'; why: string };
 }
 
 export interface CompactionContext {
@@ -63,6 +66,8 @@ export interface CompactionContext {
   hooks?: CompactionHooks;
   /** The agent's memory file: flushed before a compaction, re-injected after it (absent: no memory). */
   memory?: ContextMemory;
+  /** The recorded strategy decision (absent: client by settings). */
+  strategy?: StrategyDecision;
 }
 
 /** Where the usage anchor stood, so a rolled-back prompt can put it back. */
@@ -244,6 +249,9 @@ export class CompactionController {
       estimate: { tokens: estimate.total, method: estimate.method },
       contextWindowTokens: window,
       usagePercent: window ? Math.round((estimate.total / window) * 1000) / 10 : undefined,
+      strategy: this.ctx.strategy
+        ? { strategy: this.ctx.strategy.strategy, why: this.ctx.strategy.why }
+        : { strategy: 'client', why: 'compaction.strategy is not set (client)' },
     };
   }
 
