@@ -165,3 +165,51 @@ describe('server strategy inline, against the fake server', () => {
     expect(s.usage().serverContext).toBeUndefined();
   });
 });
+
+describe('the fake server refuses malformed context_management', () => {
+  let fake: FakeAnthropicServer;
+  beforeAll(async () => {
+    fake = await FakeAnthropicServer.start();
+  });
+  afterAll(async () => {
+    await fake.stop();
+  });
+  const create = async (betas: string[], body: Record<string, unknown>) => {
+    const res = await fetch(`${fake.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': 'k', 'anthropic-version': '2023-06-01', 'anthropic-beta': betas.join(',') },
+      body: JSON.stringify({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'q' }], ...body }),
+    });
+    return { status: res.status, message: ((await res.json()) as { error?: { message?: string } }).error?.message ?? '' };
+  };
+  const BOTH = [CONTEXT_MANAGEMENT_BETA, COMPACTION_BETA];
+
+  it.each([
+    ['edits not a list', { context_management: { edits: { type: 'clear_tool_uses_20250919' } } }, /edits: Input should be a valid list/],
+    ['a type twice', { context_management: { edits: [{ type: 'clear_tool_uses_20250919' }, { type: 'clear_tool_uses_20250919' }] } }, /duplicate/],
+    [
+      'clear_thinking after clear_tool_uses',
+      { thinking: { type: 'enabled', budget_tokens: 1024 }, max_tokens: 2000, context_management: { edits: [{ type: 'clear_tool_uses_20250919' }, { type: 'clear_thinking_20251015' }] } },
+      /must come before/,
+    ],
+    ['a compaction trigger below the minimum', { context_management: { edits: [{ type: 'compact_20260112', trigger: { type: 'input_tokens', value: 1000 } }] } }, /greater than or equal to 50000/],
+    ['a trigger without a value', { context_management: { edits: [{ type: 'clear_tool_uses_20250919', trigger: { type: 'input_tokens' } }] } }, /trigger\.input_tokens\.value: Field required/],
+    ['an unknown key', { context_management: { edits: [], clear: true } }, /context_management\.clear: Extra inputs/],
+  ])('%s', async (_, body, message) => {
+    const r = await create(BOTH, body);
+    expect(r.status).toBe(400);
+    expect(r.message).toMatch(message);
+  });
+
+  it('a compaction block whose summary was changed', async () => {
+    const r = await create(BOTH, {
+      messages: [
+        { role: 'user', content: 'q' },
+        { role: 'assistant', content: [{ type: 'compaction', content: 'edited summary', signature: 'fake_csig_x' }, { type: 'text', text: 'a' }] },
+        { role: 'user', content: 'again' },
+      ],
+    });
+    expect(r.status).toBe(400);
+    expect(r.message).toMatch(/does not match its signature/);
+  });
+});
