@@ -4,7 +4,9 @@
  * the fake server applies them and reports them, and the run accounts them; a model without the
  * capability gets our client compaction; a recorded run replays with the strategy changed to 'client'.
  */
+import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { auditTranscript, startAgent } from '@fabric-harness/sdk/client';
 import { bundleAgents, FabricHarnessPlugin } from '@fabric-harness/sdk/worker';
@@ -91,6 +93,19 @@ describe('server-side context management strategy on Temporal', () => {
     expect(sent.some(isSummaryRequest)).toBe(true);
     expect(result.state.count).toBeGreaterThan(0);
     expect(result.usage.serverContext).toBeUndefined();
+  });
+});
+
+describe('histories recorded before strategies', () => {
+  it("replay with compaction.strategy 'auto' set: nothing was recorded, so they stay client", async () => {
+    const changed = await bundleAgents([path.resolve(__dirname, '../fixtures/strategy-variants.ts')], { logger: quiet });
+    for (const release of ['0.1.0', '0.2.0', '0.3.0']) {
+      const file = path.resolve(__dirname, `../histories/${release}/threshold-compaction.json`);
+      const history = historyFromJSON(JSON.parse(await fs.readFile(file, 'utf8')));
+      await expect(
+        Worker.runReplayHistory({ workflowBundle: changed, plugins: [new FabricHarnessPlugin()], replayName: `old-${release}` }, history, `recorded-${release}`),
+      ).resolves.toBeUndefined();
+    }
   });
 });
 
