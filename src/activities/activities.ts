@@ -8,7 +8,8 @@ import { ToolRegistry, type ToolSource } from '../core/tool-registry';
 import { readToolResultInput } from '../core/builtin-tools';
 import { READ_TOOL_RESULT } from '../core/context/cap';
 import type { ToolSpec } from '../core/tools-spec';
-import { callMessages, createAnthropicClient, lookupContextWindow, verifyModel, type ModelConnection } from './anthropic';
+import { callMessages, createAnthropicClient, lookupModelFacts, verifyModel, type ModelConnection, type ModelFacts } from './anthropic';
+import { chooseStrategy } from '../core/context/strategy';
 import {
   TRANSCRIPT_STORE_MISS,
   type FabricActivities,
@@ -51,7 +52,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
   const memoryFiles = new MemoryFiles(deps.store);
   const tools = deps.tools instanceof ToolRegistry ? deps.tools : ToolRegistry.from(deps.tools);
   const localTools = createLocalTools(resolveToolSandbox(deps.toolSandbox));
-  const windows = new Map<string, number | undefined>();
+  const modelFacts = new Map<string, ModelFacts>();
   const counts = new TokenCountCache();
   let client: Anthropic | undefined;
   const anthropic = (): Anthropic => (client ??= createAnthropicClient(deps.connection));
@@ -81,7 +82,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
         });
       }
       const entries = base.concat(delta);
-      const call = { model: input.model, maxTokens: input.maxTokens, system: prelude.system, tools: prelude.tools, entries, cache: input.cache, thinking: input.thinking };
+      const call = { model: input.model, maxTokens: input.maxTokens, system: prelude.system, tools: prelude.tools, entries, cache: input.cache, thinking: input.thinking, contextManagement: input.contextManagement };
       if (exact) {
         const signal = Context.current().cancellationSignal;
         decision = await heartbeating(() =>
@@ -142,10 +143,16 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
     async fhResolveModel(input) {
       const model = input.model ?? deps.defaultModel ?? process.env.ANTHROPIC_MODEL ?? DEFAULT_MODEL;
       if (input.verify) await asFailure(() => heartbeating(() => verifyModel(anthropic(), model)));
-      // The agent set the window: nothing to look up (and no API key needed for it).
-      if (input.contextWindowTokens !== undefined) return { model, contextWindowTokens: input.contextWindowTokens };
-      if (!windows.has(model)) windows.set(model, await asFailure(() => heartbeating(() => lookupContextWindow(anthropic(), model))));
-      return { model, contextWindowTokens: windows.get(model) };
+      const wantsStrategy = input.strategy !== undefined && input.strategy !== 'client';
+      // The agent set the window and no strategy needs the capabilities: nothing to look up (no API key needed).
+      if (input.contextWindowTokens !== undefined && !wantsStrategy) {
+        return input.strategy ? { model, contextWindowTokens: input.contextWindowTokens, strategy: chooseStrategy(input.strategy, model, undefined) } : { model, contextWindowTokens: input.contextWindowTokens };
+      }
+      if (!modelFacts.has(model)) modelFacts.set(model, await asFailure(() => heartbeating(() => lookupModelFacts(anthropic(), model))));
+      const facts = modelFacts.get(model)!;
+      const window = input.contextWindowTokens ?? facts.contextWindowTokens;
+      // Decided here, so the choice is this activity's recorded result: a replay under other settings follows it.
+      return input.strategy ? { model, contextWindowTokens: window, strategy: chooseStrategy(input.strategy, model, facts.capabilities) } : { model, contextWindowTokens: window };
     },
 
     async fhDecideCompaction(facts) {

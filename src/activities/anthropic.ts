@@ -6,6 +6,13 @@ import { isContextOverflowMessage } from '../core/compaction/overflow';
 import type { ModelCallResult } from '../core/ports';
 import type { ToolSpec } from '../core/tools-spec';
 import { keptEntry } from '../core/replies';
+import {
+  COMPACTION_BETA,
+  serverContextCapabilities,
+  type AppliedContextEdit,
+  type ContextManagementParams,
+  type ServerContextCapabilities,
+} from '../core/context/strategy';
 
 /** Where the model lives. Resolved on the worker (or the inline process); never part of a workflow's input. */
 export interface ModelConnection {
@@ -29,6 +36,8 @@ export interface MessagesCall {
   cache?: { ttl: '5m' | '1h' };
   /** Extended thinking with this budget (absent: thinking off, no `thinking` parameter sent). */
   thinking?: { budgetTokens: number };
+  /** Claude's server-side context management (absent: none sent, the plain Messages API). */
+  contextManagement?: ContextManagementParams;
 }
 
 type CacheControl = { type: 'ephemeral'; ttl?: '5m' | '1h' };
@@ -39,9 +48,40 @@ type CacheControl = { type: 'ephemeral'; ttl?: '5m' | '1h' };
  * what this one wrote. Three of the API's four breakpoints.
  */
 export function messagesParams(call: MessagesCall): Anthropic.MessageCreateParamsNonStreaming {
+  const params = plainMessagesParams(call);
+  if (!call.contextManagement) return params;
+  return { ...params, context_management: { edits: call.contextManagement.edits } } as Anthropic.MessageCreateParamsNonStreaming;
+}
+
+/**
+ * Compaction blocks as the API takes them back: only the newest one with a summary (the server reads
+ * only what follows it, and refuses two), none at all without the compaction beta.
+ */
+function withLastCompactionOnly(messages: Anthropic.MessageParam[], keep: boolean): Anthropic.MessageParam[] {
+  let last: [number, number] | undefined;
+  messages.forEach((m, i) => {
+    if (typeof m.content === 'string') return;
+    m.content.forEach((b, j) => {
+      const c = b as { type: string; content?: unknown };
+      if (c.type === 'compaction' && typeof c.content === 'string') last = [i, j];
+    });
+  });
+  const out: Anthropic.MessageParam[] = [];
+  messages.forEach((m, i) => {
+    if (typeof m.content === 'string') return out.push(m);
+    const content = m.content.filter((b, j) => (b as { type: string }).type !== 'compaction' || (keep && last?.[0] === i && last[1] === j));
+    if (content.length > 0) out.push({ ...m, content } as Anthropic.MessageParam);
+  });
+  return out;
+}
+
+function plainMessagesParams(call: MessagesCall): Anthropic.MessageCreateParamsNonStreaming {
   const cc: CacheControl | undefined = call.cache ? (call.cache.ttl === '1h' ? { type: 'ephemeral', ttl: '1h' } : { type: 'ephemeral' }) : undefined;
   const tools = call.tools.map((t, i) => (cc && i === call.tools.length - 1 ? { ...t, cache_control: cc } : t)) as Anthropic.Tool[];
-  const messages = toApiMessages(call.entries) as Anthropic.MessageParam[];
+  const messages = withLastCompactionOnly(
+    toApiMessages(call.entries) as Anthropic.MessageParam[],
+    call.contextManagement?.betas.includes(COMPACTION_BETA) === true,
+  );
   if (cc && messages.length > 0) {
     const last = messages[messages.length - 1]!;
     const content = typeof last.content === 'string' ? [{ type: 'text' as const, text: last.content }] : [...last.content];
@@ -64,14 +104,23 @@ export function messagesParams(call: MessagesCall): Anthropic.MessageCreateParam
 }
 
 export async function callMessages(client: Anthropic, call: MessagesCall, signal?: AbortSignal): Promise<ModelCallResult> {
-  let res: Anthropic.Message;
+  let res: Anthropic.Message | Anthropic.Beta.BetaMessage;
   try {
-    res = await client.messages.create(messagesParams(call), { signal });
+    const params = messagesParams(call);
+    res = call.contextManagement
+      ? await client.beta.messages.create({ ...(params as Anthropic.Beta.MessageCreateParamsNonStreaming), betas: call.contextManagement.betas }, { signal })
+      : await client.messages.create(params, { signal });
   } catch (err) {
     throw classifyAnthropicError(err);
   }
   const content: AssistantBlock[] = [];
+  const applied: AppliedContextEdit[] = appliedEdits(res);
   for (const block of res.content) {
+    // Server-side compaction's summary: kept verbatim in the reply and sent back (the API verifies it).
+    if (block.type === 'compaction') {
+      content.push({ type: 'compaction', content: block.content, encrypted_content: block.encrypted_content, signature: block.signature ?? null });
+      applied.push({ type: 'compact_20260112', clearedInputTokens: 0 });
+    }
     // Thinking is kept exactly (text and signature, or the encrypted data): the API verifies it when sent back.
     if (block.type === 'thinking') content.push({ type: 'thinking', thinking: block.thinking, signature: block.signature });
     else if (block.type === 'redacted_thinking') content.push({ type: 'redacted_thinking', data: block.data });
@@ -87,20 +136,45 @@ export async function callMessages(client: Anthropic, call: MessagesCall, signal
   // Whitespace-only text (real models send "\n\n" before a tool call) is dropped where it arrives: the
   // API refuses it when sent back, and the entry the runtime stores is then the one the session keeps.
   const entry = keptEntry({ type: 'assistant', content, stopReason: res.stop_reason ?? undefined, model: res.model, usage });
-  return { entry, usage, stopReason: res.stop_reason ?? null, model: res.model };
+  const result: ModelCallResult = { entry, usage, stopReason: res.stop_reason ?? null, model: res.model };
+  // Only when the request asked for context management: a plain call's result keeps its shape.
+  return call.contextManagement ? { ...result, contextManagement: { applied } } : result;
+}
+
+/** `context_management.applied_edits` of a beta response, in our shape (none on a plain response). */
+function appliedEdits(res: Anthropic.Message | Anthropic.Beta.BetaMessage): AppliedContextEdit[] {
+  const edits = (res as Anthropic.Beta.BetaMessage).context_management?.applied_edits ?? [];
+  return edits.map((e) =>
+    e.type === 'clear_tool_uses_20250919'
+      ? { type: e.type, clearedInputTokens: e.cleared_input_tokens, clearedToolUses: e.cleared_tool_uses }
+      : { type: e.type, clearedInputTokens: e.cleared_input_tokens, clearedThinkingTurns: e.cleared_thinking_turns },
+  );
+}
+
+/** What the Models API says about a model: its input window and context-management capabilities. */
+export interface ModelFacts {
+  contextWindowTokens?: number;
+  capabilities?: ServerContextCapabilities;
 }
 
 /** The model's input window, from the Models API. undefined when the API cannot say. */
 export async function lookupContextWindow(client: Anthropic, model: string): Promise<number | undefined> {
+  return (await lookupModelFacts(client, model)).contextWindowTokens;
+}
+
+/** The model's window and capabilities, from the Models API; each absent when the API cannot say. */
+export async function lookupModelFacts(client: Anthropic, model: string): Promise<ModelFacts> {
   try {
-    const info = (await client.models.retrieve(model)) as { max_input_tokens?: number | null };
+    const info = (await client.models.retrieve(model)) as { max_input_tokens?: number | null; capabilities?: unknown };
     // null (or a nonsensical 0) means the API does not know: fall back to the table / explicit setting.
-    return info.max_input_tokens && info.max_input_tokens > 0 ? info.max_input_tokens : undefined;
+    const window = info.max_input_tokens && info.max_input_tokens > 0 ? info.max_input_tokens : undefined;
+    const capabilities = serverContextCapabilities(info.capabilities);
+    return { ...(window !== undefined ? { contextWindowTokens: window } : {}), ...(capabilities ? { capabilities } : {}) };
   } catch (err) {
     const classified = classifyAnthropicError(err);
     // A bad key must surface now, not as a silent fallback to the built-in table.
     if (classified.kind === 'authentication' || classified.kind === 'permission') throw classified;
-    return undefined;
+    return {};
   }
 }
 

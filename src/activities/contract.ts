@@ -5,6 +5,7 @@
 import type { Entry, Usage, AssistantEntry } from '../core/entries';
 import type { CompactionDecision, DecisionFacts } from '../core/compaction/decide';
 import type { ToolSpec } from '../core/tools-spec';
+import type { AppliedContextEdit, CompactionStrategySetting, ContextManagementParams, StrategyDecision } from '../core/context/strategy';
 
 export interface TranscriptRefPayload {
   head: string;
@@ -31,6 +32,8 @@ export interface ModelActivityInput {
   cache?: { ttl: '5m' | '1h' };
   /** Extended thinking (absent: off; absent in inputs recorded before thinking existed, so they replay). */
   thinking?: { budgetTokens: number };
+  /** Server-side context management (absent: none; absent in inputs recorded before strategies). */
+  contextManagement?: ContextManagementParams;
 }
 
 /** A tool result in a model call's delta, by reference to what the tool activity stored. */
@@ -47,6 +50,8 @@ export interface ModelActivityReply {
   stored: TranscriptRefPayload;
   /** The compaction decision, when the input asked for one (it did not ask to rewrite history first). */
   decision?: CompactionDecision;
+  /** What the server cleared or compacted (only when the input sent context management). */
+  contextManagement?: { applied: AppliedContextEdit[] };
 }
 
 /** The decision rewrites history first (compact, mask): no model call was made; the workflow does it and calls again. */
@@ -83,6 +88,8 @@ export interface ToolActivityResult {
 export interface ResolveModelResult {
   model: string;
   contextWindowTokens?: number;
+  /** The strategy decided from the model's capabilities (only when the input gave a strategy setting). */
+  strategy?: StrategyDecision;
 }
 
 /** A memory flush: the dropped slice by reference (the stored transcript and what is not stored yet). */
@@ -114,7 +121,7 @@ export interface FabricActivities {
   fhSummarize(input: SummarizeActivityInput): Promise<{ text: string; usage: Usage }>;
   fhTool(input: ToolActivityInput): Promise<ToolActivityResult>;
   /** With `contextWindowTokens` (the window the agent set) it only resolves the model name. */
-  fhResolveModel(input: { model?: string; contextWindowTokens?: number; verify?: boolean }): Promise<ResolveModelResult>;
+  fhResolveModel(input: { model?: string; contextWindowTokens?: number; verify?: boolean; strategy?: CompactionStrategySetting }): Promise<ResolveModelResult>;
   fhDecideCompaction(facts: DecisionFacts): Promise<CompactionDecision>;
   /** Stores a conversation's entries not stored yet (before a session continues as new). */
   fhStoreTranscript(input: { base: TranscriptRefPayload | null; delta: Entry[] }): Promise<TranscriptRefPayload>;

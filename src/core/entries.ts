@@ -50,6 +50,17 @@ export interface Usage {
   cacheCreationInputTokens?: number;
 }
 
+/**
+ * A summary Claude's server-side compaction (compact_20260112) wrote, signed: kept in the reply and sent
+ * back verbatim; the server then reads only what follows it.
+ */
+export interface CompactionBlock {
+  type: 'compaction';
+  content: string | null;
+  encrypted_content?: string | null;
+  signature?: string | null;
+}
+
 /** A prompt (or correction) a user sent. */
 export interface UserEntry {
   type: 'user';
@@ -57,7 +68,7 @@ export interface UserEntry {
 }
 
 /** One model response: thinking (first, when enabled), text and/or tool calls. */
-export type AssistantBlock = ThinkingBlock | RedactedThinkingBlock | TextBlock | ToolUseBlock;
+export type AssistantBlock = CompactionBlock | ThinkingBlock | RedactedThinkingBlock | TextBlock | ToolUseBlock;
 
 export interface AssistantEntry {
   type: 'assistant';

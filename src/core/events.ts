@@ -23,6 +23,13 @@ export interface EventPayloads {
     tokensBefore: number;
     tokensAfter: number;
   };
+  /** Claude's server-side context management changed what a model call read (strategy 'server'). */
+  context_edited: {
+    edits: Array<{ type: string; clearedInputTokens: number; clearedToolUses?: number; clearedThinkingTurns?: number }>;
+    clearedToolUses: number;
+    clearedInputTokens: number;
+    compacted: boolean;
+  };
   /** The estimate passed 80% of the context window. */
   context_window_warning: {
     estimatedTokens: number;

@@ -133,7 +133,12 @@ export class Harness {
     const merged: InitOptions = { ...this.options, ...stripUndefined(opts) };
     // A window the agent set is not looked up (no Models API call); the default model name still is resolved.
     const given = merged.contextWindowTokens;
-    const resolved = await this.ports.resolveModel(merged.model, given !== undefined ? { contextWindowTokens: given } : {});
+    const strategy = merged.compaction?.strategy;
+    const resolved = await this.ports.resolveModel(merged.model, {
+      ...(given !== undefined ? { contextWindowTokens: given } : {}),
+      // Only a strategy other than the default goes to the runtime (which then looks capabilities up).
+      ...(strategy !== undefined && strategy !== 'client' ? { strategy } : {}),
+    });
     const window = merged.contextWindowTokens ?? resolved.contextWindowTokens ?? builtinContextWindow(resolved.model);
     const id = opts.id ?? (this.list.length === 0 ? 'main' : `main-${this.list.length + 1}`);
     const memory = await sessionMemory(this.ports, merged.compaction, id, resolved.model);
@@ -154,6 +159,7 @@ export class Harness {
       thinking: resolveThinking(merged.thinking),
       hooks: merged.hooks,
       memory: memory?.memory,
+      ...(resolved.strategy ? { strategy: resolved.strategy } : {}),
     });
     this.list.push(session);
     return session;

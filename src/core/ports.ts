@@ -4,6 +4,7 @@ import type { ToolDefinition } from './tools';
 import type { ToolSpec } from './tools-spec';
 import type { CompactionDecision, DecisionFacts } from './compaction/decide';
 import type { MemoryPort } from './context/memory';
+import type { AppliedContextEdit, CompactionStrategySetting, ContextManagementParams, StrategyDecision } from './context/strategy';
 
 /**
  * What a session needs from the world. The inline runtime calls Anthropic and runs tools directly;
@@ -25,6 +26,8 @@ export interface ModelCallRequest {
   cache?: PromptCache;
   /** Extended thinking with this budget (absent: off). */
   thinking?: ThinkingBudget;
+  /** Claude's server-side context management edits (absent: none; the strategy is client). */
+  contextManagement?: ContextManagementParams;
 }
 
 export interface ThinkingBudget {
@@ -48,6 +51,8 @@ export interface ModelCallResult {
   usage: Usage;
   stopReason: string | null;
   model: string;
+  /** What the server cleared or compacted (only when the request sent context management). */
+  contextManagement?: { applied: AppliedContextEdit[] };
 }
 
 export interface SummarizeRequest {
@@ -77,11 +82,18 @@ export interface ToolCallResult {
 export interface ResolveModelOptions {
   /** The window the agent set (`contextWindowTokens`): the runtime returns it and looks nothing up. */
   contextWindowTokens?: number;
+  /**
+   * compaction.strategy: the runtime looks up the model's capabilities and decides (absent or 'client':
+   * nothing is looked up for it, and the result has no strategy, as before strategies existed).
+   */
+  strategy?: CompactionStrategySetting;
 }
 
 export interface ResolvedModel {
   model: string;
   contextWindowTokens?: number;
+  /** The recorded strategy decision (absent: client, decided by settings alone). */
+  strategy?: StrategyDecision;
 }
 
 export interface RuntimePorts {

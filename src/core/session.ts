@@ -15,6 +15,8 @@ import type { ContextBudget } from './budget';
 import { parseWith } from './validate';
 import { capToolResult } from './context/cap';
 import { parseThinkingBudget } from './thinking';
+import { ServerContextStrategy } from './context/strategy-state';
+import type { ContextManagementParams, ServerContextUsage, StrategyDecision } from './context/strategy';
 
 export type { CompactionRecord, CompactionState, SummarizerUsage } from './compaction/controller';
 import type { CompactionState } from './compaction/controller';
@@ -45,6 +47,8 @@ export interface SessionConfig {
   hooks?: CompactionHooks;
   /** The agent's memory file (compaction.memory): flushed before compactions, re-injected after them. */
   memory?: ContextMemory;
+  /** The recorded compaction strategy decision (absent: client). */
+  strategy?: StrategyDecision;
 }
 
 export type ToolVerdict = { allow: true } | { allow: false; content: string };
@@ -94,6 +98,8 @@ export interface SessionUsage extends Usage {
   modelCalls: number;
   /** The summariser's calls (compaction), counted apart from the conversation's model calls. */
   summarizer: SummarizerUsage;
+  /** What Claude's server-side context management cleared and compacted (strategy 'server' only). */
+  serverContext?: ServerContextUsage;
 }
 
 const EVENT_TEXT_LIMIT = 2000;
@@ -129,6 +135,9 @@ export class Session {
    * middle of a tool loop (the turn answered must start with thinking), so a change waits for the next turn.
    */
   private turnThinking: ThinkingBudget | undefined;
+  private readonly server: ServerContextStrategy;
+  /** The server-side edits the running turn's calls send (strategy 'server'). */
+  private serverEdits: ContextManagementParams | undefined;
 
   constructor(
     private readonly ports: RuntimePorts,
@@ -146,7 +155,9 @@ export class Session {
       contextWindowTokens: config.contextWindowTokens,
       hooks: config.hooks,
       memory: config.memory,
+      strategy: config.strategy,
     });
+    this.server = new ServerContextStrategy(config.strategy);
   }
 
   get id(): string {
@@ -159,7 +170,8 @@ export class Session {
   }
 
   usage(): SessionUsage {
-    return { ...this.usageTotals, modelCalls: this.modelCalls, summarizer: this.compaction.summarizerUsage() };
+    const usage = { ...this.usageTotals, modelCalls: this.modelCalls, summarizer: this.compaction.summarizerUsage() };
+    return this.server.active ? { ...usage, serverContext: this.server.usage() } : usage;
   }
 
   async prompt<T = string>(text: string, options: PromptOptions<T> = {}): Promise<T> {
@@ -298,6 +310,7 @@ export class Session {
     // The provider said the request does not fit (an error, its own stop reason, or input it reported
     // above the window): compact once and retry, or throw ContextWindowExceededError.
     let overflowTried = false;
+    this.serverEdits = this.server.params(settings, this.turnThinking !== undefined);
     const recover = async (providerSaid: unknown) => {
       this.entries = await this.compaction.recoverFromOverflow(this.entries, settings, providerSaid, overflowTried);
       overflowTried = true;
@@ -305,7 +318,8 @@ export class Session {
     for (;;) {
       let result: ModelCallResult;
       try {
-        result = settings?.enabled ? await this.decideThenCallModel(settings) : await this.callModel();
+        // Under the server strategy Claude manages the context; ours acts only on an overflow.
+        result = settings?.enabled && !this.server.active ? await this.decideThenCallModel(settings) : await this.callModel();
       } catch (err) {
         if (!isOverflowError(err)) throw err;
         await recover(err);
@@ -364,6 +378,7 @@ export class Session {
       entries: this.entries,
       ...(this.config.cache ? { cache: this.config.cache } : {}),
       ...(this.turnThinking ? { thinking: this.turnThinking } : {}),
+      ...(this.serverEdits ? { contextManagement: this.serverEdits } : {}),
     };
   }
 
@@ -393,6 +408,8 @@ export class Session {
       inputTokens: result.usage.inputTokens,
       outputTokens: result.usage.outputTokens,
     });
+    const edited = this.server.account(result);
+    if (edited) this.emit('context_edited', edited);
     return result;
   }
 

@@ -24,6 +24,12 @@ export const compactionSettingsSchema = z
     estimator: z.enum(['heuristic', 'count-tokens']).optional(),
     /** The memory flush (seed 004 §5): off unless enabled, since it costs a model call per compaction. */
     memory: memorySettingsSchema.optional(),
+    /**
+     * Where context management runs: 'client' (default: our threshold compaction), 'server' (Claude's
+     * context editing and compaction, ours only on overflow) or 'auto' (server where the Models API says
+     * the model supports it). Decided once per model and recorded (src/core/context/strategy.ts).
+     */
+    strategy: z.enum(['client', 'server', 'auto']).optional(),
   })
   .strict();
 

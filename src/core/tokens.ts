@@ -73,7 +73,9 @@ export function estimateEntryTokens(e: Entry): number {
         else if (b.type === 'tool_use') n += estimateTextTokens(b.name) + estimateTextTokens(jsonText(b.input));
         // The API counts only the latest turn's thinking as input; counting all of it over-estimates, the safe side.
         else if (b.type === 'thinking') n += estimateTextTokens(b.thinking);
-        else n += estimateTextTokens(b.data);
+        else if (b.type === 'redacted_thinking') n += estimateTextTokens(b.data);
+        // The server reads only what follows its summary; counting the summary too is the safe side.
+        else n += estimateTextTokens(b.content ?? '');
       }
       break;
     case 'tool_results':

@@ -4,7 +4,8 @@ import type { EventListener } from '../core/events';
 import { ModelCallError } from '../core/errors';
 import { DEFAULT_MODEL } from '../core/models';
 import type { ModelCallRequest, RuntimePorts } from '../core/ports';
-import { callMessages, createAnthropicClient, lookupContextWindow, type MessagesCall, type ModelConnection } from '../activities/anthropic';
+import { callMessages, createAnthropicClient, lookupModelFacts, type MessagesCall, type ModelConnection, type ModelFacts } from '../activities/anthropic';
+import { chooseStrategy } from '../core/context/strategy';
 import { countTokensParams, decideWithExactCount, TokenCountCache, wantsExactCount } from '../activities/count-tokens';
 import { runToolImplementation } from '../activities/tool-runner';
 import type { ToolRegistry } from '../core/tool-registry';
@@ -32,7 +33,7 @@ export interface InlinePortOptions extends ModelConnection {
 export function createInlinePorts(opts: InlinePortOptions): RuntimePorts {
   let client: Anthropic | undefined;
   const anthropic = (): Anthropic => (client ??= createAnthropicClient(opts));
-  const windows = new Map<string, number | undefined>();
+  const modelFacts = new Map<string, ModelFacts>();
   // invoke's `signal`: aborting it cancels the model call in flight and the tools (bash: its process group).
   const signal = opts.signal ?? new AbortController().signal;
   const maxAttempts = opts.maxAttempts ?? 5;
@@ -46,6 +47,7 @@ export function createInlinePorts(opts: InlinePortOptions): RuntimePorts {
     entries: req.entries,
     cache: req.cache,
     thinking: req.thinking,
+    contextManagement: req.contextManagement,
   });
   const callModel = (req: ModelCallRequest) => withRetries(maxAttempts, () => callMessages(anthropic(), messagesCall(req), signal));
 
@@ -94,9 +96,15 @@ export function createInlinePorts(opts: InlinePortOptions): RuntimePorts {
     decideCompaction: async (facts) => decideFromFacts(facts),
     async resolveModel(model, options = {}) {
       const name = model ?? opts.model ?? process.env.ANTHROPIC_MODEL ?? DEFAULT_MODEL;
-      if (options.contextWindowTokens !== undefined) return { model: name, contextWindowTokens: options.contextWindowTokens };
-      if (!windows.has(name)) windows.set(name, await lookupContextWindow(anthropic(), name));
-      return { model: name, contextWindowTokens: windows.get(name) };
+      const setting = options.strategy;
+      const wantsStrategy = setting !== undefined && setting !== 'client';
+      if (options.contextWindowTokens !== undefined && !wantsStrategy) {
+        return { model: name, contextWindowTokens: options.contextWindowTokens, ...(setting ? { strategy: chooseStrategy(setting, name, undefined) } : {}) };
+      }
+      if (!modelFacts.has(name)) modelFacts.set(name, await lookupModelFacts(anthropic(), name));
+      const facts = modelFacts.get(name)!;
+      const window = options.contextWindowTokens ?? facts.contextWindowTokens;
+      return { model: name, contextWindowTokens: window, ...(setting ? { strategy: chooseStrategy(setting, name, facts.capabilities) } : {}) };
     },
     now: () => Date.now(),
     emit: (event) => opts.onEvent?.(event),

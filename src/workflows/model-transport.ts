@@ -49,6 +49,7 @@ export class ModelTransport {
       ...(req.cache ? { cache: req.cache } : {}),
       // Only when set: a call without thinking has the activity input it had before thinking existed.
       ...(req.thinking ? { thinking: req.thinking } : {}),
+      ...(req.contextManagement ? { contextManagement: req.contextManagement } : {}),
     };
   }
 

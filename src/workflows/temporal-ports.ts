@@ -1,5 +1,5 @@
 import { isCancellation, patched, proxyActivities, proxyLocalActivities, proxySinks, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
-import type { FabricActivities, FlushMemoryActivityInput, ModelActivityInput, ModelActivityReply, ModelActivityResult, ToolActivityInput } from '../activities/contract';
+import type { FabricActivities, FlushMemoryActivityInput, ModelActivityInput, ModelActivityReply, ModelActivityResult, ResolveModelResult, ToolActivityInput } from '../activities/contract';
 import { TRANSCRIPT_STORE_MISS } from '../activities/contract';
 import { jsonBytes } from '../core/bytes';
 import type { AgentEvent } from '../core/events';
@@ -83,7 +83,7 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
       opts.onActivity?.(-1, kind);
     }
   }
-  const resolved = new Map<string, { model: string; contextWindowTokens?: number }>();
+  const resolved = new Map<string, ResolveModelResult>();
 
   /** One model activity: the transcript by reference, resent whole once if the worker's store lacks it. */
   async function modelActivity(req: ModelCallRequest, facts?: DecisionFacts): Promise<ModelActivityResult> {
@@ -154,12 +154,15 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
 
     async resolveModel(model, options = {}) {
       const given = options.contextWindowTokens;
-      const key = `${model ?? ''}|${given ?? ''}`;
+      const strategy = options.strategy !== undefined && options.strategy !== 'client' ? options.strategy : undefined;
+      const key = `${model ?? ''}|${given ?? ''}|${strategy ?? ''}`;
       let hit = resolved.get(key);
       if (!hit) {
         // The agent's window goes to the activity, which then looks nothing up. Only the input changes
         // (not which commands run), so histories recorded before replay as they are: no patch needed.
-        const input = given !== undefined ? { model, contextWindowTokens: given } : { model };
+        // A strategy setting other than 'client' asks the activity to decide it from the model's
+        // capabilities: the decision is its recorded result, which a replay under other settings follows.
+        const input = { model, ...(given !== undefined ? { contextWindowTokens: given } : {}), ...(strategy ? { strategy } : {}) };
         const lookup = activities(modelOptions, `resolve model ${model ?? '(worker default)'}`);
         hit = await decoded(() => lookup.fhResolveModel(input));
         resolved.set(key, hit);
@@ -214,6 +217,6 @@ function assertFits(what: string, value: unknown): void {
 }
 
 function reply(r: ModelActivityResult): ModelCallResult {
-  const { entry, usage, stopReason, model } = r as ModelActivityReply;
-  return { entry, usage, stopReason, model };
+  const { entry, usage, stopReason, model, contextManagement } = r as ModelActivityReply;
+  return contextManagement ? { entry, usage, stopReason, model, contextManagement } : { entry, usage, stopReason, model };
 }

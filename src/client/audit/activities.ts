@@ -23,6 +23,8 @@ import type { Attributes, EventRef, HistoryEvent, Walk } from './walk';
 
 type Failure = temporal.api.failure.v1.IFailure;
 
+import { addCacheAccounts, cacheAccount } from './cache';
+
 export async function activityScheduled(w: Walk, a: Attributes<'activityTaskScheduledEventAttributes'>, ev: EventRef): Promise<void> {
   const name = a.activityType?.name ?? '?';
   const input = await w.reader.value(a.input?.payloads?.[0]);
@@ -59,6 +61,7 @@ function modelScheduled(w: Walk, mi: ModelActivityInput, ev: EventRef): ModelCal
       newEntries: delta.length,
       summaries: delta.filter((d) => d.type === 'summary').length,
     },
+    ...(mi.contextManagement ? { contextManagement: { edits: mi.contextManagement.edits.map((e) => e.type), applied: [] } } : {}),
     ...(mi.prelude?.value ? { system: mi.prelude.value.system, tools: (mi.prelude.value.tools ?? []).map((t) => t.name) } : {}),
     status: 'pending',
   });
@@ -159,6 +162,21 @@ function modelCompleted(w: Walk, rec: ModelCallRecord, result: unknown, ev: Even
     rec.model = r.model ?? rec.model;
     rec.stopReason = r.stopReason;
     rec.usage = r.usage;
+    if (r.usage) {
+      rec.cache = cacheAccount(r.usage);
+      w.run.totals.cache = addCacheAccounts(w.run.totals.cache, rec.cache);
+    }
+    if (r.contextManagement) {
+      const applied = r.contextManagement.applied ?? [];
+      rec.contextManagement = { edits: rec.contextManagement?.edits ?? [], applied };
+      const sc = w.run.totals.serverContext;
+      for (const e of applied) {
+        sc.edits += 1;
+        sc.clearedToolUses += e.clearedToolUses ?? 0;
+        sc.clearedInputTokens += e.clearedInputTokens;
+        if (e.type === 'compact_20260112') sc.compactions += 1;
+      }
+    }
     const content = r.entry?.content ?? [];
     rec.response = {
       text: content.map((b) => (b.type === 'text' ? b.text : '')).join(''),
@@ -213,6 +231,7 @@ function resolveCompleted(rec: ModelResolvedRecord, result: unknown): void {
       rec.contextWindowTokens = r.contextWindowTokens;
       rec.contextWindowSource = r.contextWindowTokens !== undefined ? 'models_api' : 'unknown';
     }
+    if (r.strategy) rec.strategy = { strategy: r.strategy.strategy, why: r.strategy.why };
   }
 }
 

@@ -34,6 +34,8 @@ export async function auditTranscript(history: History, opts: AuditOptions = {})
   return { json, markdown: renderAuditMarkdown(json, { truncateAt }) };
 }
 
+import { emptyCacheAccount } from './cache';
+
 function newRun(opts: AuditOptions, events: number): AuditRun {
   return {
     workflowId: opts.workflowId,
@@ -51,6 +53,8 @@ function newRun(opts: AuditOptions, events: number): AuditRun {
       summaries: 0,
       summarizer: { inputTokens: 0, outputTokens: 0, calls: 0 },
       userActions: 0,
+      cache: emptyCacheAccount(),
+      serverContext: { edits: 0, clearedToolUses: 0, clearedInputTokens: 0, compactions: 0 },
     },
   };
 }

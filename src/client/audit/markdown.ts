@@ -1,5 +1,6 @@
 /** The Markdown view of an audit (what `fh history <id>` prints): a header for the run, a section per record. */
 import { isOffloaded } from './payloads';
+import { cacheText } from './cache';
 import type {
   ActivityRecord,
   AuditRecord,
@@ -38,6 +39,10 @@ function renderRun(run: AuditRun): string[] {
       `${t.compactionDecisions} compaction decision${t.compactionDecisions === 1 ? '' : 's'}, ${t.compactions} compaction${t.compactions === 1 ? '' : 's'} · ` +
       `${t.summaries} summar${t.summaries === 1 ? 'y' : 'ies'}${t.summarizer.calls ? ` (${t.summarizer.inputTokens} input / ${t.summarizer.outputTokens} output tokens)` : ''} · ` +
       `${t.userActions} user action${t.userActions === 1 ? '' : 's'}`,
+    `- Prompt ${cacheText(t.cache)}`,
+    ...(t.serverContext.edits > 0
+      ? [`- Server-side context management: ${t.serverContext.edits} edit${t.serverContext.edits === 1 ? '' : 's'} applied, ${t.serverContext.clearedToolUses} tool uses / ${t.serverContext.clearedInputTokens} input tokens cleared, ${t.serverContext.compactions} compaction${t.serverContext.compactions === 1 ? '' : 's'}`]
+      : []),
     '',
   ];
 }
@@ -52,6 +57,7 @@ function renderRecord(r: AuditRecord, n: number): string[] {
     case 'model_resolved':
       return [
         heading(r, `Model resolved: ${r.model ?? r.requested ?? '?'}${windowText(r)}`),
+        ...(r.strategy ? [`- Compaction strategy: ${r.strategy.strategy} — ${r.strategy.why}`] : []),
       ];
     case 'model_call':
       return renderModelCall(r, n);
@@ -92,6 +98,11 @@ function renderModelCall(r: ModelCallRecord, n: number): string[] {
     lines.push(
       `- Tokens: ${r.usage.inputTokens} input / ${r.usage.outputTokens} output${r.usage.cacheReadInputTokens ? ` (${r.usage.cacheReadInputTokens} cached)` : ''} · stop reason: ${r.stopReason ?? 'none'}`,
     );
+  }
+  if (r.cache) lines.push(`- Prompt ${cacheText(r.cache)}`);
+  if (r.contextManagement) {
+    const applied = r.contextManagement.applied.map((e) => `${e.type} (${e.clearedToolUses !== undefined ? `${e.clearedToolUses} tool uses, ` : ''}${e.clearedInputTokens} tokens)`);
+    lines.push(`- Server-side context management: sent ${r.contextManagement.edits.join(', ') || '(none)'}; applied ${applied.join(', ') || 'nothing'}`);
   }
   if (r.tools) lines.push(`- Tools offered: ${r.tools.length ? r.tools.join(', ') : '(none)'}`);
   if (r.response?.text) lines.push(`- Reply:\n\n${quote(truncate(r.response.text, n))}\n`);

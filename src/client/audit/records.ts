@@ -1,6 +1,8 @@
 /** The shapes of an audit: one record per thing the run did or was sent, the run's summary, the transcript. */
 import type { CompactionDecision } from '../../core/compaction/decide';
 import type { Usage } from '../../core/entries';
+import type { AppliedContextEdit } from '../../core/context/strategy';
+import type { CacheAccount } from './cache';
 
 /** A payload that lives in external storage and was not (or could not be) fetched. */
 export interface OffloadedValue {
@@ -39,6 +41,8 @@ export interface ModelResolvedRecord extends RecordBase {
   contextWindowTokens?: number;
   /** 'agent': set with contextWindowTokens (nothing looked up); 'models_api': looked up; 'unknown': neither said one. */
   contextWindowSource?: 'agent' | 'models_api' | 'unknown';
+  /** The compaction strategy the activity decided from the model's capabilities (recorded), and why. */
+  strategy?: { strategy: 'client' | 'server'; why: string };
   status: ActivityStatus;
 }
 
@@ -57,6 +61,10 @@ export interface ModelCallRecord extends RecordBase {
   completedEventId?: number;
   stopReason?: string | null;
   usage?: Usage;
+  /** Prompt-cache read / write / uncached input tokens of this call, and its hit rate. */
+  cache?: CacheAccount;
+  /** The server-side context edits the call sent (types), and what the server applied. */
+  contextManagement?: { edits: string[]; applied: AppliedContextEdit[] };
   /** What the model answered: its text and the tools it asked for. */
   response?: { text: string; toolCalls: Array<{ id: string; name: string; input: unknown }> };
   error?: string;
@@ -187,6 +195,10 @@ export interface AuditRun {
     /** Compaction summary requests that came back, and their tokens (not in inputTokens/outputTokens above). */
     summarizer: { inputTokens: number; outputTokens: number; calls: number };
     userActions: number;
+    /** Prompt-cache totals over the run's model calls, with the run's hit rate. */
+    cache: CacheAccount;
+    /** What Claude's server-side context management cleared over the run (strategy 'server'). */
+    serverContext: { edits: number; clearedToolUses: number; clearedInputTokens: number; compactions: number };
   };
 }
 

@@ -22,6 +22,7 @@ import { ContextWindowExceededError } from './errors';
 import { runAfterCompact, runBeforeCompact, type CompactionHooks } from './hooks';
 import type { ContextMemory } from '../context/memory';
 import { memoryBlock } from '../context/memory-extract';
+import type { StrategyDecision } from '../context/strategy';
 
 export interface CompactionRecord {
   reason: CompactionReason;
@@ -48,6 +49,8 @@ export interface CompactionState {
   estimate: { tokens: number; method: 'heuristic' | 'usage-anchored' };
   contextWindowTokens: number | undefined;
   usagePercent: number | undefined;
+  /** Where context management runs ('server': Claude's edits and compaction), and why (recorded). */
+  strategy: { strategy: 'client' | 'server'; why: string };
 }
 
 export interface CompactionContext {
@@ -64,6 +67,8 @@ export interface CompactionContext {
   hooks?: CompactionHooks;
   /** The agent's memory file: flushed before a compaction, re-injected after it (absent: no memory). */
   memory?: ContextMemory;
+  /** The recorded strategy decision (absent: client by settings). */
+  strategy?: StrategyDecision;
 }
 
 /** Where the usage anchor stood, so a rolled-back prompt can put it back. */
@@ -245,6 +250,9 @@ export class CompactionController {
       estimate: { tokens: estimate.total, method: estimate.method },
       contextWindowTokens: window,
       usagePercent: window ? Math.round((estimate.total / window) * 1000) / 10 : undefined,
+      strategy: this.ctx.strategy
+        ? { strategy: this.ctx.strategy.strategy, why: this.ctx.strategy.why }
+        : { strategy: 'client', why: 'compaction.strategy is not set (client)' },
     };
   }
 
