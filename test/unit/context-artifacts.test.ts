@@ -160,7 +160,7 @@ describe('read_tool_result, the 0.3.0 name', () => {
     const offloaded = await ports.runTool({ sessionId: 's', id: 'a', name: 'big', input: {}, cwd: '.', offloadBytes: 100_000 }, big);
     expect(offloaded.artifact?.ref).toBe(sha(content));
     for (const name of ['read_artifact', 'read_tool_result']) {
-      const page = await ports.runTool({ sessionId: 's', id: 'b', name, input: { ref: sha(content), maxChars: 10 } }, builtinTools.read_artifact);
+      const page = await ports.runTool({ sessionId: 's', id: 'b', name, input: { ref: sha(content), maxChars: 10 }, cwd: '.' }, builtinTools.read_artifact);
       expect(page).toEqual({ content: `[characters 0-10 of ${content.length}. More: read_artifact({"ref":"${sha(content)}","offset":10}).]\n${content.slice(0, 10)}`, isError: false });
     }
     // Without a threshold the output is kept, and stored (a capped marker's ref reads it back).
