@@ -5,8 +5,8 @@ import { encodeFailure } from '../wire/failures';
 import { actsBeforeCall, decideFromFacts } from '../core/compaction/decide';
 import { DEFAULT_MODEL } from '../core/models';
 import { ToolRegistry, type ToolSource } from '../core/tool-registry';
-import { readToolResultInput } from '../core/builtin-tools';
-import { READ_TOOL_RESULT } from '../core/context/cap';
+import { isReadArtifact } from '../core/context/artifacts';
+import { offloadToolResult, readArtifact } from './artifacts';
 import type { ToolSpec } from '../core/tools-spec';
 import { callMessages, createAnthropicClient, lookupModelFacts, verifyModel, type ModelConnection, type ModelFacts } from './anthropic';
 import { chooseStrategy } from '../core/context/strategy';
@@ -23,7 +23,6 @@ import { runToolImplementation } from './tool-runner';
 import { canonicalJson, hashString } from '../core/hash';
 import { StoreBlobMissingError, StoreIntegrityError } from "./store-errors";
 import type { TranscriptStore } from './transcript-store';
-import type { ToolActivityResult } from './contract';
 import { loadJson, saveJson, ToolResultStore, Transcripts } from './transcripts';
 import { MemoryFiles } from './memory-files';
 import { updateMemory } from '../core/context/memory-extract';
@@ -119,19 +118,23 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
 
     async fhTool(input) {
       // Reads this worker's store (where every tool activity stored its full output): not sandbox code.
-      if (input.name === READ_TOOL_RESULT) return asFailure(() => readToolResult(toolResults, input.input));
+      // read_tool_result is its 0.3.0 name: running workflows and recorded histories still call it.
+      if (isReadArtifact(input.name)) return asFailure(() => readArtifact(toolResults, input.input));
       const ctx = Context.current();
       // Heartbeat while the tool runs, so a dead worker is noticed within the heartbeat timeout
       // (not the much longer start-to-close timeout) even for tools that never heartbeat themselves.
       const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_MS);
       try {
-        const result = await asFailure(() =>
+        const output = await asFailure(() =>
           runToolImplementation(tools.get(input.name), input.name, input.input, {
             cwd: input.cwd,
             signal: ctx.cancellationSignal,
             heartbeat: (details) => ctx.heartbeat(details),
           }, { local: localTools, timeoutMs: input.timeoutMs }),
         );
+        // Decided here, with the threshold the workflow sent, and recorded in this result: a replay
+        // under another threshold reads the same result from history.
+        const result = await asFailure(() => offloadToolResult(toolResults, output, { tool: input.name, input: input.input }, input.offloadBytes));
         // Stored here, so the next model call can refer to it instead of carrying it through history again.
         const contentRef = await toolResults.save(result.content);
         return contentRef ? { ...result, contentRef } : result;
@@ -260,18 +263,4 @@ async function heartbeating<T>(fn: () => Promise<T>): Promise<T> {
   } finally {
     clearInterval(beat);
   }
-}
-
-const READ_PAGE_CHARS = 20_000;
-
-/** One page of a stored tool output, with where the next page starts. Missing: an error result the model reads. */
-async function readToolResult(store: ToolResultStore, raw: unknown): Promise<ToolActivityResult> {
-  const parsed = readToolResultInput.safeParse(raw);
-  if (!parsed.success) return { content: `Invalid input: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, isError: true };
-  const { ref, offset = 0, maxChars = READ_PAGE_CHARS } = parsed.data;
-  const text = await store.read(ref);
-  if (text === undefined) return { content: `No stored tool output ${ref} (it was never stored here, or it was collected).`, isError: true };
-  const end = Math.min(text.length, offset + maxChars);
-  const more = end < text.length ? ` More: read_tool_result({"ref":"${ref}","offset":${end}}).` : '';
-  return { content: `[characters ${offset}-${end} of ${text.length}.${more}]\n${text.slice(offset, end)}`, isError: false };
 }

@@ -76,6 +76,11 @@ export interface ToolActivityInput {
   cwd: string;
   /** The tool's timeoutMs: the runner aborts the call and answers an error result past it. */
   timeoutMs?: number;
+  /**
+   * Offload an output over this many UTF-8 bytes as an artifact (absent: never; absent in inputs
+   * recorded before artifacts existed). Only the input changes, not which commands run: no patch.
+   */
+  offloadBytes?: number;
 }
 
 export interface ToolActivityResult {
@@ -83,6 +88,8 @@ export interface ToolActivityResult {
   isError: boolean;
   /** The content's key in the transcript store (set for results worth referring to). */
   contentRef?: string;
+  /** The output was offloaded (`content` is its reference): its ref in the store and its UTF-8 size. */
+  artifact?: { ref: string; bytes: number };
 }
 
 export interface ResolveModelResult {

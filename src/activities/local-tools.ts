@@ -97,9 +97,9 @@ export function createLocalTools(sandbox: ToolSandbox = defaultToolSandbox): Loc
     read_file: readFile,
     write_file: writeFile,
     edit_file: editFile,
-    // The worker answers it from its store (activities.ts); in-process runs keep no full outputs.
-    read_tool_result: async () => {
-      throw new ToolFailure('read_tool_result reads the outputs a Temporal worker stored; this run keeps none (nothing was truncated with a ref).');
+    // The runtime answers it from its artifact store (the tool activity, the inline ports), never this code.
+    read_artifact: async () => {
+      throw new ToolFailure('read_artifact reads the outputs the runtime stored; it is answered by the tool activity or the inline runtime, not by local tool code.');
     },
   };
 }

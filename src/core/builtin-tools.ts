@@ -29,8 +29,9 @@ export const editFileInput = z.object({
   new_string: z.string().describe('Replacement text.'),
 });
 
-export const readToolResultInput = z.object({
-  ref: z.string().regex(/^[0-9a-f]{64}$/, 'must be the 64-hex ref a truncated result names').describe('The ref in the [full output: read_tool_result("…")] marker.'),
+/** Input of read_artifact (and of read_tool_result, its 0.3.0 name). */
+export const readArtifactInput = z.object({
+  ref: z.string().regex(/^[0-9a-f]{64}$/, 'must be the 64-hex ref an artifact reference or a truncation marker names').describe('The ref in the [artifact …] reference or the [full output: read_artifact(…)] marker.'),
   offset: z.number().int().nonnegative().optional().describe('First character to read (default 0).'),
   maxChars: z.number().int().positive().max(50_000).optional().describe('How much to read (default 20,000).'),
 });
@@ -44,10 +45,10 @@ export const builtinTools = {
     'Replace one exact occurrence of old_string with new_string in a file of the sandbox directory.',
     editFileInput,
   ),
-  read_tool_result: builtin(
-    'read_tool_result',
-    'Read part of a tool output that was truncated in the conversation, by the ref its marker names, a page at a time.',
-    readToolResultInput,
+  read_artifact: builtin(
+    'read_artifact',
+    'Read a stored tool output (an [artifact …] reference, or a result truncated in the conversation) by its ref, a page at a time.',
+    readArtifactInput,
     { readOnly: true },
   ),
 } as const;

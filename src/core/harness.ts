@@ -8,6 +8,7 @@ import { compactionHooksSchema, type CompactionHooks } from './compaction/hooks'
 import { compactionSettingsSchema, parseCompactionSettings, type CompactionSettings } from './settings';
 import type { ToolDefinition } from './tools';
 import { resolveThinking, thinkingOptionSchema, type ThinkingOption } from './thinking';
+import { READ_ARTIFACT, READ_ARTIFACT_ALIAS, resolveOffloadBytes } from './context/artifacts';
 import { parseWith } from './validate';
 import { PortMemory } from './context/memory';
 import { memoryBlock } from './context/memory-extract';
@@ -16,8 +17,11 @@ import { resolveMemorySettings } from './context/memory-settings';
 /** Which entrypoint defined the agent: it decides what is injected by default. */
 export type Flavour = 'default' | 'strict';
 
+/** Built-in tool names an agent may list; read_tool_result is read_artifact's 0.3.0 name. */
+const builtinToolNames = [...(Object.keys(builtinTools) as BuiltinToolName[]), READ_ARTIFACT_ALIAS] as const;
+
 const toolRef = z.union([
-  z.enum(Object.keys(builtinTools) as [BuiltinToolName, ...BuiltinToolName[]]),
+  z.enum(builtinToolNames as unknown as [string, ...string[]]),
   z.custom<ToolDefinition>((v) => typeof v === 'object' && v !== null && (v as ToolDefinition).kind === 'tool', {
     message: "expected a tool({...}) definition or a built-in tool name ('bash', 'read_file', 'write_file', 'edit_file')",
   }),
@@ -55,7 +59,7 @@ export type InitOptions = {
   model?: string;
   maxTokens?: number;
   system?: string;
-  tools?: Array<ToolDefinition | BuiltinToolName>;
+  tools?: Array<ToolDefinition | BuiltinToolName | typeof READ_ARTIFACT_ALIAS>;
   compaction?: CompactionSettings;
   /** Overrides the window from the Models API and the built-in table. */
   contextWindowTokens?: number;
@@ -142,13 +146,14 @@ export class Harness {
     const window = merged.contextWindowTokens ?? resolved.contextWindowTokens ?? builtinContextWindow(resolved.model);
     const id = opts.id ?? (this.list.length === 0 ? 'main' : `main-${this.list.length + 1}`);
     const memory = await sessionMemory(this.ports, merged.compaction, id, resolved.model);
-    const session = new Session(this.ports, {
+    const offloadBytes = resolveOffloadBytes(merged.compaction, this.flavour === 'default');
+    const session = new Session(withOffloadThreshold(this.ports, offloadBytes), {
       id,
       model: resolved.model,
       maxTokens: merged.maxTokens ?? DEFAULT_MAX_TOKENS,
       // Memory from earlier sessions goes in once, fixed for the session: the prompt cache stays valid.
       system: memory?.initial ? [merged.system, memoryBlock(memory.initial, MEMORY_SYSTEM_HEADING)].filter(Boolean).join('\n\n') : merged.system,
-      tools: withReadBack(resolveTools(merged.tools ?? []), merged, this.ports.runtime),
+      tools: withReadBack(resolveTools(merged.tools ?? []), merged, offloadBytes),
       cwd: sandboxCwd(merged.sandbox) ?? this.defaultCwd,
       maxTurns: merged.maxTurns ?? DEFAULT_MAX_TURNS,
       compaction: merged.compaction,
@@ -201,17 +206,30 @@ function promptCache(option: InitOptions['promptCaching']): SessionConfig['cache
 }
 
 /**
- * Capped tool results name where the full output is (on Temporal, the worker's store): the model gets the
- * tool that reads it back. Inline nothing is stored, so nothing is added.
+ * Offloaded outputs and capped results name where the full output is (the worker's store on Temporal,
+ * the run's memory inline): the model gets the tool that reads it back. A session without tools has
+ * no output to read back, and gets nothing.
  */
-function withReadBack(tools: ToolDefinition[], options: InitOptions, runtime: 'inline' | 'temporal'): ToolDefinition[] {
+function withReadBack(tools: ToolDefinition[], options: InitOptions, offloadBytes: number | undefined): ToolDefinition[] {
   const capping = options.compaction?.toolResults?.maxTokens !== undefined;
-  if (!capping || runtime !== 'temporal' || tools.some((t) => t.name === 'read_tool_result')) return tools;
-  return [...tools, builtinTools.read_tool_result];
+  if (tools.length === 0 || (!capping && offloadBytes === undefined) || tools.some((t) => t.name === READ_ARTIFACT)) return tools;
+  return [...tools, builtinTools.read_artifact];
 }
 
-function resolveTools(refs: Array<ToolDefinition | BuiltinToolName>): ToolDefinition[] {
-  return refs.map((ref) => (typeof ref === 'string' && isBuiltinToolName(ref) ? builtinTools[ref] : (ref as ToolDefinition)));
+/**
+ * The ports a session runs on, with its artifact threshold on every tool call: the runtime (the tool
+ * activity on Temporal) decides on offloading and, on Temporal, records the decision in the result.
+ */
+function withOffloadThreshold(ports: RuntimePorts, offloadBytes: number | undefined): RuntimePorts {
+  if (offloadBytes === undefined) return ports;
+  return { ...ports, runTool: (call, def) => ports.runTool({ ...call, offloadBytes }, def) };
+}
+
+function resolveTools(refs: Array<ToolDefinition | string>): ToolDefinition[] {
+  return refs.map((ref) => {
+    if (ref === READ_ARTIFACT_ALIAS) return builtinTools.read_artifact;
+    return typeof ref === 'string' && isBuiltinToolName(ref) ? builtinTools[ref] : (ref as ToolDefinition);
+  });
 }
 
 function sandboxCwd(sandbox: InitOptions['sandbox']): string | undefined {

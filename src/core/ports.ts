@@ -70,6 +70,8 @@ export interface ToolCallRequest {
   input: unknown;
   cwd: string;
   timeoutMs?: number;
+  /** Offload an output over this many UTF-8 bytes as an artifact (undefined: never). The session's setting. */
+  offloadBytes?: number;
 }
 
 export interface ToolCallResult {
@@ -77,6 +79,8 @@ export interface ToolCallResult {
   isError: boolean;
   /** Where the runtime stored the full content (Temporal: its sha256 in the tool-result store). */
   contentRef?: string;
+  /** The output was offloaded: `content` is its reference, read back with read_artifact. */
+  artifact?: { ref: string; bytes: number };
 }
 
 export interface ResolveModelOptions {

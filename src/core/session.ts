@@ -14,6 +14,7 @@ import { parsePromptCompactionOverrides, type CompactionSettings, type PromptCom
 import type { ContextBudget } from './budget';
 import { parseWith } from './validate';
 import { capToolResult } from './context/cap';
+import { toolsByNameWithAliases } from './context/artifacts';
 import { parseThinkingBudget } from './thinking';
 import { ServerContextStrategy } from './context/strategy-state';
 import type { ContextManagementParams, ServerContextUsage, StrategyDecision } from './context/strategy';
@@ -144,7 +145,7 @@ export class Session {
     private readonly config: SessionConfig,
   ) {
     this.toolSpecs = config.tools.map(toolSpec);
-    this.toolsByName = new Map(config.tools.map((t) => [t.name, t]));
+    this.toolsByName = toolsByNameWithAliases(config.tools);
     this.compaction = new CompactionController(ports, {
       sessionId: config.id,
       model: config.model,

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { InvalidCompactionSettingsError } from './compaction/errors';
 import { toolResultSettingsSchema } from './context/tool-result-settings';
 import { memorySettingsSchema } from './context/memory-settings';
+import { artifactSettingsSchema } from './context/artifacts';
 
 export const compactionSettingsSchema = z
   .object({
@@ -17,6 +18,8 @@ export const compactionSettingsSchema = z
     keepRecentTokens: z.number().int().positive().optional(),
     recoverFromOverflow: z.boolean().optional(),
     toolResults: toolResultSettingsSchema.optional(),
+    /** Tool outputs over a size threshold are stored and replaced by a reference (read back with read_artifact). */
+    artifacts: artifactSettingsSchema.optional(),
     /**
      * How the threshold decision measures the request: 'heuristic' (default, no extra call) or
      * 'count-tokens' (the provider's exact count, one cached count_tokens call before each model call).

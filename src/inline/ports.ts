@@ -8,6 +8,10 @@ import { callMessages, createAnthropicClient, lookupModelFacts, type MessagesCal
 import { chooseStrategy } from '../core/context/strategy';
 import { countTokensParams, decideWithExactCount, TokenCountCache, wantsExactCount } from '../activities/count-tokens';
 import { runToolImplementation } from '../activities/tool-runner';
+import { offloadToolResult, readArtifact } from '../activities/artifacts';
+import { MemoryTranscriptStore } from '../activities/transcript-store';
+import { ToolResultStore } from '../activities/transcripts';
+import { isReadArtifact } from '../core/context/artifacts';
 import type { ToolRegistry } from '../core/tool-registry';
 import { inlineMemoryPort } from './memory';
 
@@ -39,6 +43,9 @@ export function createInlinePorts(opts: InlinePortOptions): RuntimePorts {
   const maxAttempts = opts.maxAttempts ?? 5;
 
   const counts = new TokenCountCache();
+  // This run's artifacts and full tool outputs (what a worker keeps in its store), for read_artifact.
+  // In memory: they live as long as the run, as the conversation that refers to them does.
+  const artifacts = new ToolResultStore(new MemoryTranscriptStore());
   const messagesCall = (req: ModelCallRequest): MessagesCall => ({
     model: req.model,
     maxTokens: req.maxTokens,
@@ -85,14 +92,21 @@ export function createInlinePorts(opts: InlinePortOptions): RuntimePorts {
       );
       return { text: res.entry.content.map((b) => (b.type === 'text' ? b.text : '')).join(''), usage: res.usage };
     },
-    runTool: (call, def) =>
-      runToolImplementation(
+    async runTool(call, def) {
+      if (isReadArtifact(call.name)) return readArtifact(artifacts, call.input);
+      const output = await runToolImplementation(
         def.execute ?? opts.tools?.get(call.name),
         call.name,
         call.input,
         { cwd: call.cwd, signal, heartbeat: () => undefined },
         { where: 'inline', timeoutMs: def.timeoutMs },
-      ),
+      );
+      const result = await offloadToolResult(artifacts, output, { tool: call.name, input: call.input }, call.offloadBytes);
+      if (result.artifact) return result;
+      // Kept as a worker keeps it, so a capped result's marker names a ref read_artifact can page back.
+      const contentRef = await artifacts.save(result.content);
+      return contentRef ? { ...result, contentRef } : result;
+    },
     decideCompaction: async (facts) => decideFromFacts(facts),
     async resolveModel(model, options = {}) {
       const name = model ?? opts.model ?? process.env.ANTHROPIC_MODEL ?? DEFAULT_MODEL;

@@ -138,16 +138,19 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
     async runTool(call, def) {
       const input: ToolActivityInput = { name: call.name, callId: call.id, input: call.input, cwd: call.cwd };
       if (def.timeoutMs) input.timeoutMs = def.timeoutMs;
+      // The activity decides on offloading and records it in its result; the input changes, not the commands.
+      if (call.offloadBytes !== undefined) input.offloadBytes = call.offloadBytes;
       assertFits(`tool ${call.name} input`, input);
       // The runner answers a timed-out call itself (an error result the model sees); the activity's own
       // bound is a backstop a little later, for a worker that cannot answer at all.
       const options = def.timeoutMs ? { ...toolOptions, startToCloseTimeout: def.timeoutMs + TOOL_TIMEOUT_GRACE_MS } : toolOptions;
       const result = await decoded(() => counted(() => activities(options, `tool ${call.name}`).fhTool(input), 'tool'));
-      if (!result.contentRef) return { content: result.content, isError: result.isError };
+      const artifact = result.artifact ? { artifact: result.artifact } : {};
+      if (!result.contentRef) return { content: result.content, isError: result.isError, ...artifact };
       // The length tells the transport whether the session sent the content as stored (a capped or
       // masked result is shorter and must not be swapped back for the full one).
       transport.toolResultStored(call.id, result.contentRef, result.content.length);
-      return { content: result.content, isError: result.isError, contentRef: result.contentRef };
+      return { content: result.content, isError: result.isError, contentRef: result.contentRef, ...artifact };
     },
 
     decideCompaction: (facts) => local.fhDecideCompaction(facts),

@@ -283,7 +283,7 @@ describe('the fh command', () => {
     expect(calls.map((c) => c.usage.inputTokens)).toEqual(modelRequests.map((q) => q.inputTokens));
     expect(calls.map((c) => c.stopReason)).toEqual(['tool_use', 'tool_use', 'tool_use', 'end_turn']);
     expect(calls.every((c) => c.model === modelRequests[0]!.body.model && c.status === 'completed')).toBe(true);
-    expect(calls[0].tools).toEqual(['pad', 'add']);
+    expect(calls[0].tools).toEqual(['pad', 'add', 'read_artifact']); // the default entry offers the artifact reader
     expect(calls[3].response.text).toBe('Done: 5.');
     expect(audit.run.totals).toMatchObject({
       modelCalls: modelRequests.length,

@@ -1,7 +1,7 @@
 /**
  * A tool result capped in the conversation is read back in full from the worker's store with
- * read_tool_result (offered to the model automatically when capping is on), a page at a time, verified
- * against its ref. Real dev server and worker.
+ * read_artifact (offered to the model automatically when capping is on), a page at a time, verified
+ * against its ref; read_tool_result, its 0.3.0 name, is still answered. Real dev server and worker.
  */
 import { startSession } from '@fabric-harness/sdk/client';
 import { callTools, say, type FakeAnthropicServer, type RecordedRequest } from '@fabric-harness/sdk/testing';
@@ -15,16 +15,20 @@ const lastToolResult = (req: RecordedRequest): string => {
   return typeof block?.content === 'string' ? block.content : JSON.stringify(block?.content ?? '');
 };
 
-describe('read_tool_result', () => {
+describe('read_artifact on a capped result', () => {
   let fake: FakeAnthropicServer;
   let w: TestWorker;
 
   beforeAll(async () => {
-    // After the capped result, the model asks for the page the marker points at.
+    // After the capped result, the model asks for the page the marker points at; after that page, for
+    // the next one by the 0.3.0 name (a running workflow's model may still use it).
     fake = await startSessionFake({
       route: (req) => {
-        const m = /read_tool_result\(\\?"([0-9a-f]{64})\\?"\)/.exec(lastToolResult(req));
-        return m ? callTools({ name: 'read_tool_result', input: { ref: m[1], offset: 10_000, maxChars: 40 } }) : undefined;
+        const result = lastToolResult(req);
+        const marker = /\[full output: read_artifact\(\{"ref":"([0-9a-f]{64})","offset":0\}\)\]/.exec(result);
+        if (marker) return callTools({ name: 'read_artifact', input: { ref: marker[1], offset: 10_000, maxChars: 40 } });
+        const page = /^\[characters 10000-10040 of \d+\. More: read_artifact\(\{"ref":"([0-9a-f]{64})"/.exec(result);
+        return page ? callTools({ name: 'read_tool_result', input: { ref: page[1], offset: 10_040, maxChars: 40 } }) : undefined;
       },
     });
     w = await startTestWorker({ name: 'readback', baseURL: fake.url });
@@ -39,14 +43,16 @@ describe('read_tool_result', () => {
     fake.enqueue(callTools({ name: 'bash', input: { command: 'seq 1 5000' } }), say('read it'));
     expect(await s.prompt('count')).toBe('read it');
     const requests = fake.messageRequests();
-    expect(requests[0]!.body.tools.map((t: { name: string }) => t.name)).toEqual(['bash', 'read_tool_result']);
+    expect(requests[0]!.body.tools.map((t: { name: string }) => t.name)).toEqual(['bash', 'read_artifact']);
     const capped = lastToolResult(requests[1]!);
     expect(capped).toMatch(/\[truncated, \d+ tokens omitted\]/);
     expect(capped).not.toContain('\n2500\n');
-    const page = lastToolResult(requests.at(-1)!);
-    expect(page).toMatch(/^\[characters 10000-10040 of \d+\. More: read_tool_result/);
+    const page = lastToolResult(requests.at(-2)!);
+    expect(page).toMatch(/^\[characters 10000-10040 of \d+\. More: read_artifact\(/);
     // seq 1 5000 printed in full: the characters at 10,000 are the numbers around 2,270.
     expect(page).toMatch(/\n(?:\d+\n?){5,}/);
+    // The old name reads the next page from the same store.
+    expect(lastToolResult(requests.at(-1)!)).toMatch(/^\[characters 10040-10080 of \d+\. More: read_artifact\(\{"ref":"[0-9a-f]{64}","offset":10080\}\)\.\]\n(?:\d+\n?){5,}/);
     await s.end();
   });
 });

@@ -35,7 +35,7 @@ describe('capToolResult', () => {
   it('names where the full output can be read back', () => {
     const r = capToolResult(lines(2000), { maxTokens: 500, ref: 'abc123' });
     expect(r.content).toContain('[truncated, ');
-    expect(r.content).toContain('\n[full output: read_tool_result("abc123")]\n');
+    expect(r.content).toContain('\n[full output: read_artifact({"ref":"abc123","offset":0})]\n');
     expect(estimateToolResultTokens(r.content)).toBeLessThanOrEqual(500);
     expect(truncationMarker(7)).toBe('\n[truncated, 7 tokens omitted]\n');
   });

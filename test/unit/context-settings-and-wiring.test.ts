@@ -83,7 +83,7 @@ describe('capping in the session', () => {
     expect(await s.prompt('read the log')).toBe('done');
     const result = (s.messages()[2] as ToolResultsEntry).results[0]!;
     expect(estimateToolResultTokens(result.content)).toBeLessThanOrEqual(500);
-    expect(result.content).toMatch(/\n\[truncated, \d+ tokens omitted\]\n\[full output: read_tool_result\("sha-of-the-log"\)\]\n/);
+    expect(result.content).toMatch(/\n\[truncated, \d+ tokens omitted\]\n\[full output: read_artifact\(\{"ref":"sha-of-the-log","offset":0\}\)\]\n/);
     expect(result.content.startsWith('log line 0\n')).toBe(true);
     expect(result.content.endsWith('log line 2999')).toBe(true);
     expect((sent[1]!.at(-1) as ToolResultsEntry).results[0]!.content).toBe(result.content);

@@ -6,13 +6,14 @@
 import { DENSE_MIN_CHARS, estimateToolResultTokens } from '../tokens';
 import { InvalidToolResultOptionsError } from './errors';
 import { MIN_CAP_TOKENS } from './tool-result-settings';
+import { READ_ARTIFACT } from './artifacts';
 
 export interface CapOptions {
   /** The capped result's estimated tokens stay at or below this (marker included). */
   maxTokens: number;
   /**
    * Where the full output was stored (on Temporal the tool activity stores results by content hash):
-   * named in the marker with the tool that reads it back.
+   * named in the marker with the tool that reads it back (read_artifact).
    */
   ref?: string;
 }
@@ -23,9 +24,6 @@ export interface CappedToolResult {
   /** Estimated tokens of the part left out (0 when not truncated). */
   omittedTokens: number;
 }
-
-/** The name of the built-in tool that reads a stored result back (named in the marker). */
-export const READ_TOOL_RESULT = 'read_tool_result';
 
 /**
  * Share of the kept characters that is the head. Less than all of it: a command's verdict (a test
@@ -39,7 +37,7 @@ const DENSEST_CHARS_PER_TOKEN = 1.5;
 const CHARS_PER_TOKEN = 4;
 
 export function truncationMarker(omittedTokens: number, ref?: string): string {
-  const readBack = ref !== undefined ? `\n[full output: ${READ_TOOL_RESULT}(${JSON.stringify(ref)})]` : '';
+  const readBack = ref !== undefined ? `\n[full output: ${READ_ARTIFACT}(${JSON.stringify({ ref, offset: 0 })})]` : '';
   return `\n[truncated, ${omittedTokens} tokens omitted]${readBack}\n`;
 }
 

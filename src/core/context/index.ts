@@ -1,6 +1,22 @@
-/** Context hygiene beyond summaries: the keep window, capping and masking tool results. Pure (workflow-safe). */
+/** Context hygiene beyond summaries: the keep window, capping, masking and offloading tool results. Pure (workflow-safe). */
 export { keepCount, entriesWithinTokens, minimalWindowStart, type KeepWindow } from './keep-window';
-export { capToolResult, truncationMarker, READ_TOOL_RESULT, type CapOptions, type CappedToolResult } from './cap';
+export { capToolResult, truncationMarker, type CapOptions, type CappedToolResult } from './cap';
+export {
+  artifactSettingsSchema,
+  resolveOffloadBytes,
+  shouldOffload,
+  artifactReference,
+  artifactPage,
+  toolsByNameWithAliases,
+  isReadArtifact,
+  READ_ARTIFACT,
+  READ_ARTIFACT_ALIAS,
+  DEFAULT_OFFLOAD_BYTES,
+  MIN_OFFLOAD_BYTES,
+  PREVIEW_BYTES,
+  type ArtifactSettings,
+  type ArtifactSource,
+} from './artifacts';
 export { maskStaleToolResults, toolPlaceholder, isPlaceholder, type MaskOptions, type MaskResult } from './mask';
 export { planMask, MASK_MIN_RESULTS, MASK_MIN_TOKENS, type MaskPlan } from './mask-plan';
 export { isVerificationEvidence, preservePredicate, commandOf, firstStringArg, type PreservePredicate } from './evidence';
