@@ -141,7 +141,7 @@ describe('server strategy inline, against the fake server', () => {
   it('a compaction block the server returns is kept and sent back, and counted', async () => {
     await start(['clear_tool_uses_20250919', 'compact_20260112']);
     const huge = tool({ name: 'dump', description: 'Dump.', input: schema.object({}), execute: () => 'data '.repeat(60_000) });
-    const fh = await init({ model: 'fake-cm', tools: [huge], compaction: { strategy: 'auto', compactAtTokens: 50_000 } });
+    const fh = await init({ model: 'fake-cm', tools: [huge], compaction: { strategy: 'auto', compactAtTokens: 50_000, artifacts: { enabled: false } } }); // a 300 KB result would be offloaded, and nothing left to compact
     const s = await fh.session();
     fake.enqueue(callTools({ name: 'dump', input: {} }), say('done'), say('again'));
     await s.prompt('dump it');
