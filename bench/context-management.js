@@ -19,7 +19,8 @@
  * (src/core/context/eval) run over the same scripted session and window, for the matching strategy:
  * they score the SDK's deterministic fallback summary, not the fake's canned summary text.
  *
- *   FH_BENCH_CM_TOOL_CALLS=300   tool calls in the scripted session (e.g. 40 for a quick run)
+ *   FH_BENCH_CM_TOOL_CALLS=300          tool calls in the scripted session (e.g. 40 for a quick run)
+ *   FH_BENCH_CM_UNMANAGED_CACHING=1     also run no management with caching on (~40 s more)
  */
 const http = require('node:http');
 
@@ -37,32 +38,52 @@ const SUMMARY =
  * Anthropic's context-editing edit to every conversation request (the lowest-level hook there is: the
  * SDK sends no context_management yet); the fake server applies it over HTTP as the API would. The
  * trigger and keep are the evaluation's simulated server-side strategy's (compactAtTokens of the 50k
- * window, keep 3 tool uses). To switch to the real setting, replace `proxyEdits` with
- * `compaction: { enabled: true, strategy: 'server' }` below (one line), and drop `(edit injected by bench proxy)`.
+ * window, keep 3 tool uses). To switch to the real setting, change `serverSide` in configurations()
+ * (one line) and SERVER_SIDE_VIA.
  */
+const SERVER_SIDE_VIA = '(edit sent by bench proxy)';
 const SERVER_SIDE_EDIT = (triggerTokens, keepToolUses) => ({
   type: 'clear_tool_uses_20250919',
   trigger: { type: 'input_tokens', value: triggerTokens },
   keep: { type: 'tool_uses', value: keepToolUses },
 });
 
-/** The configurations, in table order; `evalStrategy` names the evaluation strategy whose survival is shown. */
-function configurations(deps) {
+/**
+ * The configurations, in table order; `evalStrategy` names the evaluation strategy whose survival is
+ * shown. To keep the run near two minutes, only the two client-side strategies run with caching off and
+ * on (caching changes how the input is billed, hardly how much is sent): no management runs with caching
+ * off (its requests reach ~460k tokens and the fake server's tokenizer makes each such run ~40 s of CPU;
+ * FH_BENCH_CM_UNMANAGED_CACHING=1 adds caching on), the server-side ones with caching on.
+ */
+function configurations(deps, { unmanagedCaching = false } = {}) {
   const { SERVER_KEEP_TOOL_USES, evalSettings } = deps.evaluation;
   const managed = evalSettings({ contextWindowTokens: MANAGED_WINDOW });
-  const serverSide = { proxyEdits: [SERVER_SIDE_EDIT(managed.compactAtTokens, SERVER_KEEP_TOOL_USES)], compaction: { enabled: false } };
-  const rows = [{ name: 'no management', evalStrategy: 'none', window: UNMANAGED_WINDOW, compaction: { enabled: false }, caching: [false, true] }];
-  rows.push({ name: 'summaries only', evalStrategy: 'summary-only', window: MANAGED_WINDOW, compaction: { enabled: true }, caching: [false, true] });
-  rows.push({
-    name: 'masking + summaries',
-    evalStrategy: 'masking+summary',
-    window: MANAGED_WINDOW,
-    // The evaluation masks outside the compaction keep window; the same window here.
-    compaction: { enabled: true, toolResults: { maskAfterEntries: managed.keepRecentEntries } },
-    caching: [false, true],
-  });
-  rows.push({ name: 'server-side (edit injected by bench proxy)', evalStrategy: 'server-side', window: MANAGED_WINDOW, ...serverSide, caching: [false, true] });
-  return rows;
+  const proxyEdits = [SERVER_SIDE_EDIT(managed.compactAtTokens, SERVER_KEEP_TOOL_USES)];
+  // The switch to the real setting is this line: (compaction) => ({ compaction: { ...compaction, strategy: 'server' } }).
+  const serverSide = (compaction) => ({ proxyEdits, compaction });
+  return [
+    { name: 'no management', evalStrategy: 'none', window: UNMANAGED_WINDOW, compaction: { enabled: false }, caching: unmanagedCaching ? [false, true] : [false] },
+    { name: 'summaries only', evalStrategy: 'summary-only', window: MANAGED_WINDOW, compaction: { enabled: true }, caching: [false, true] },
+    {
+      name: 'masking + summaries',
+      evalStrategy: 'masking+summary',
+      window: MANAGED_WINDOW,
+      // The evaluation masks outside the compaction keep window; the same window here.
+      compaction: { enabled: true, toolResults: { maskAfterEntries: managed.keepRecentEntries } },
+      caching: [false, true],
+    },
+    // The evaluation's server-side strategy: the edit alone, no client compaction.
+    { name: `server-side ${SERVER_SIDE_VIA}`, evalStrategy: 'server-side', window: MANAGED_WINDOW, ...serverSide({ enabled: false }), caching: [true] },
+    // The same edit with the client's summaries only as the overflow fallback (threshold at the window).
+    {
+      name: `server-side + summary on overflow ${SERVER_SIDE_VIA}`,
+      // The evaluation has no such strategy: no survival figures for it.
+      evalStrategy: undefined,
+      window: MANAGED_WINDOW,
+      ...serverSide({ enabled: true, compactAtTokens: MANAGED_WINDOW, recoverFromOverflow: true }),
+      caching: [true],
+    },
+  ];
 }
 
 function defaultDeps() {
@@ -300,8 +321,8 @@ async function measure(ctx, options = {}) {
     (await deps.evaluation.compareStrategies(script.session, { contextWindowTokens: MANAGED_WINDOW })).map((r) => [r.strategy, r]),
   );
   const rows = [];
-  for (const config of configurations(deps)) {
-    const survival = evalReports.get(config.evalStrategy).survival;
+  for (const config of configurations(deps, { unmanagedCaching: options.unmanagedCaching })) {
+    const survival = config.evalStrategy === undefined ? undefined : evalReports.get(config.evalStrategy).survival;
     for (const caching of options.caching ?? config.caching) {
       const started = Date.now();
       const r = await runConfiguration(deps, script, config, caching);
@@ -318,10 +339,10 @@ async function measure(ctx, options = {}) {
         'summariser tokens': k(r.summarizerTokens),
         'peak context': k(r.peakTokens),
         overflowed: r.overflowAt === undefined ? 'no' : `at call ${r.overflowAt}`,
-        'instructions (eval)': pct(survival.instructions),
-        'files (eval)': pct(survival.files),
-        'open errors (eval)': pct(survival.openErrors),
-        'last evidence (eval)': survival.lastEvidence ? 'yes' : 'no',
+        'instructions (eval)': survival ? pct(survival.instructions) : '-',
+        'files (eval)': survival ? pct(survival.files) : '-',
+        'open errors (eval)': survival ? pct(survival.openErrors) : '-',
+        'last evidence (eval)': survival ? (survival.lastEvidence ? 'yes' : 'no') : '-',
       });
       // The raw numbers, for callers (the unit test); not a table column.
       Object.defineProperty(rows[rows.length - 1], 'measured', { value: r, enumerable: false });
@@ -341,7 +362,7 @@ function toolCallsFromEnv() {
 module.exports = {
   name: 'context-management',
   description: 'tokens sent, cache hits, summariser cost and peak context of a real Session over 300 tool calls, per context strategy, caching off/on',
-  run: (ctx) => measure(ctx, { toolCalls: toolCallsFromEnv() }),
+  run: (ctx) => measure(ctx, { toolCalls: toolCallsFromEnv(), unmanagedCaching: process.env.FH_BENCH_CM_UNMANAGED_CACHING === '1' }),
   measure,
   scriptedSession,
   toPrompts,
