@@ -33,20 +33,8 @@ const UNMANAGED_WINDOW = 1_000_000;
 const SUMMARY =
   '## Goal\nWork through the user\'s coding tasks in this repository.\n## Progress\nSeveral modules changed; tests were run after each change.\n## Key Decisions\nNone recorded.\n## Failed Approaches\nNone recorded.\n## Open Issues\nSee the latest test run.\n## Next Steps\nContinue with the current task.';
 
-/**
- * The server-side strategy. Until `compaction.strategy: 'server'` is in main, the measuring proxy adds
- * Anthropic's context-editing edit to every conversation request (the lowest-level hook there is: the
- * SDK sends no context_management yet); the fake server applies it over HTTP as the API would. The
- * trigger and keep are the evaluation's simulated server-side strategy's (compactAtTokens of the 50k
- * window, keep 3 tool uses). To switch to the real setting, change `serverSide` in configurations()
- * (one line) and SERVER_SIDE_VIA.
- */
-const SERVER_SIDE_VIA = '(edit sent by bench proxy)';
-const SERVER_SIDE_EDIT = (triggerTokens, keepToolUses) => ({
-  type: 'clear_tool_uses_20250919',
-  trigger: { type: 'input_tokens', value: triggerTokens },
-  keep: { type: 'tool_uses', value: keepToolUses },
-});
+/** The server-side rows use the SDK's own setting: Claude's context editing decides what is cleared. */
+const SERVER_SIDE_VIA = "(compaction.strategy: 'server')";
 
 /**
  * The configurations, in table order; `evalStrategy` names the evaluation strategy whose survival is
@@ -56,11 +44,9 @@ const SERVER_SIDE_EDIT = (triggerTokens, keepToolUses) => ({
  * FH_BENCH_CM_UNMANAGED_CACHING=1 adds caching on), the server-side ones with caching on.
  */
 function configurations(deps, { unmanagedCaching = false } = {}) {
-  const { SERVER_KEEP_TOOL_USES, evalSettings } = deps.evaluation;
+  const { evalSettings } = deps.evaluation;
   const managed = evalSettings({ contextWindowTokens: MANAGED_WINDOW });
-  const proxyEdits = [SERVER_SIDE_EDIT(managed.compactAtTokens, SERVER_KEEP_TOOL_USES)];
-  // The switch to the real setting is this line: (compaction) => ({ compaction: { ...compaction, strategy: 'server' } }).
-  const serverSide = (compaction) => ({ proxyEdits, compaction });
+  const serverSide = (compaction) => ({ compaction: { ...compaction, strategy: 'server' } });
   return [
     { name: 'no management', evalStrategy: 'none', window: UNMANAGED_WINDOW, compaction: { enabled: false }, caching: unmanagedCaching ? [false, true] : [false] },
     { name: 'summaries only', evalStrategy: 'summary-only', window: MANAGED_WINDOW, compaction: { enabled: true }, caching: [false, true] },
@@ -73,7 +59,7 @@ function configurations(deps, { unmanagedCaching = false } = {}) {
       caching: [false, true],
     },
     // The evaluation's server-side strategy: the edit alone, no client compaction.
-    { name: `server-side ${SERVER_SIDE_VIA}`, evalStrategy: 'server-side', window: MANAGED_WINDOW, ...serverSide({ enabled: false }), caching: [true] },
+    { name: `server-side ${SERVER_SIDE_VIA}`, evalStrategy: 'server-side', window: MANAGED_WINDOW, ...serverSide({ enabled: true, recoverFromOverflow: false }), caching: [true] },
     // The same edit with the client's summaries only as the overflow fallback (threshold at the window).
     {
       name: `server-side + summary on overflow ${SERVER_SIDE_VIA}`,
@@ -148,10 +134,10 @@ function toPrompts(entries) {
 // ---------------------------------------------------------------------------------------------------
 
 /**
- * Forwards every request to the fake server and reads each response's usage. With `edits`, conversation
- * requests get `context_management` and the beta header (the server-side strategy until the SDK sends them).
+ * Forwards every request to the fake server and reads each response's usage, telling conversation
+ * calls from summariser calls.
  */
-async function startProxy({ target, edits, summarizeMarker }) {
+async function startProxy({ target, summarizeMarker }) {
   const upstream = new URL(target);
   const calls = [];
   const server = http.createServer((req, res) => {
@@ -165,11 +151,6 @@ async function startProxy({ target, edits, summarizeMarker }) {
         const json = JSON.parse(body.toString('utf8'));
         const system = typeof json.system === 'string' ? json.system : JSON.stringify(json.system ?? '');
         kind = system.includes(summarizeMarker) ? 'summary' : 'conversation';
-        if (kind === 'conversation' && edits) {
-          json.context_management = { edits };
-          headers['anthropic-beta'] = [headers['anthropic-beta'], 'context-management-2025-06-27'].filter(Boolean).join(',');
-          body = Buffer.from(JSON.stringify(json));
-        }
       }
       headers['content-length'] = String(body.length);
       const out = http.request({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers }, (up) => {
@@ -234,7 +215,7 @@ async function runConfiguration(deps, script, config, promptCaching) {
     contextWindow: config.window,
     route: (req) => (JSON.stringify(req.body?.system ?? '').includes(SUMMARIZE_MARKER) ? say(SUMMARY) : undefined),
   });
-  const proxy = await startProxy({ target: fake.url, edits: config.proxyEdits, summarizeMarker: SUMMARIZE_MARKER });
+  const proxy = await startProxy({ target: fake.url, summarizeMarker: SUMMARIZE_MARKER });
   const saved = { key: process.env.ANTHROPIC_API_KEY, url: process.env.ANTHROPIC_BASE_URL };
   process.env.ANTHROPIC_API_KEY = 'bench-key';
   process.env.ANTHROPIC_BASE_URL = proxy.url;
