@@ -188,11 +188,13 @@ function compactAndCheck(entries: Entry[], keep: number, userMessageBudgetTokens
   const sentTexts = new Set(toApiMessages(result).flatMap((m) => m.content.flatMap((b) => (b.type === 'text' ? [b.text] : []))));
   for (const e of split.kept) if (e.type === 'user') check(sentTexts.has(e.text), 'kept user message is sent verbatim');
 
-  // Carried user messages are verbatim copies (only the newest may be cut, with a marker).
+  // Carried user messages are verbatim copies, or an original's head with a truncation marker.
   const originals = new Set([...split.toCompact.flatMap((e) => (e.type === 'user' ? [e.text] : [])), ...(prev?.userMessages ?? [])]);
-  summary.userMessages.forEach((m, i) => {
+  summary.userMessages.forEach((m) => {
     if (originals.has(m)) return;
-    check(i === 0 && /…\[truncated \d+ chars\]$/.test(m), 'only the newest carried message may be truncated');
+    const cut = /…\[truncated \d+ chars\]$/.exec(m);
+    const head = cut ? m.slice(0, cut.index) : undefined;
+    check(head !== undefined && [...originals].some((o) => o.startsWith(head)), 'a carried message is an original or its head with a marker');
     stats.truncated++;
   });
 

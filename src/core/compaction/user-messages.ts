@@ -1,14 +1,20 @@
 /**
  * User messages survive compaction verbatim (newest first, within a token budget): what the user asked
- * for is the part of history a summary must never paraphrase away.
+ * for is the part of history a summary must never paraphrase away. A long message (a pasted log) is
+ * carried as its head, cut to a share of the budget: otherwise one paste would crowd out every older
+ * instruction, the loss users complain about most.
  */
 import type { Entry } from '../entries';
 import { estimateTextTokens } from '../tokens';
 import { truncateWithMarker } from './render';
 
 export const DEFAULT_USER_MESSAGE_BUDGET_TOKENS = 2_000;
-/** Room left for the `…[truncated N chars]` marker when the newest message is cut. */
+/** Room left for the `…[truncated N chars]` marker when a message is cut. */
 const MARKER_RESERVE_CHARS = 32;
+/** The newest message (what the agent is working on) may take half the budget, an older one an eighth. */
+const NEWEST_SHARE = 1 / 2;
+const OLDER_SHARE = 1 / 8;
+const MIN_MESSAGE_TOKENS = 64;
 
 export function carryUserMessages(
   toCompact: readonly Entry[],
@@ -24,7 +30,10 @@ export function carryUserMessages(
 
   const out: string[] = [];
   let remaining = Math.max(0, Math.floor(budgetTokens));
-  for (const text of candidates) {
+  const budget = remaining;
+  for (const whole of candidates) {
+    const cap = Math.max(MIN_MESSAGE_TOKENS, Math.floor(budget * (out.length === 0 ? NEWEST_SHARE : OLDER_SHARE)));
+    const text = estimateTextTokens(whole) > cap ? truncateWithMarker(whole, cap * 4 - MARKER_RESERVE_CHARS) : whole;
     const cost = estimateTextTokens(text);
     if (cost <= remaining) {
       out.push(text);
