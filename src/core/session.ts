@@ -13,6 +13,7 @@ import { parsePromptCompactionOverrides, type CompactionSettings, type PromptCom
 import type { ContextBudget } from './budget';
 import { parseWith } from './validate';
 import { capToolResult } from './context/cap';
+import { OverflowLadderState } from './context/ladder';
 import { parseThinkingBudget } from './thinking';
 
 export type { CompactionRecord, CompactionState, SummarizerUsage } from './compaction/controller';
@@ -80,6 +81,17 @@ export interface CompactOptions {
   keepRecentEntries?: number;
   generateSummary?: boolean;
   reason?: CompactionReason;
+}
+
+const resetOptionsSchema = z.object({ transferSummary: z.boolean().optional() }).strict();
+
+export type ResetOptions = z.infer<typeof resetOptionsSchema>;
+
+export interface ResetResult {
+  /** Entries the old conversation had (it stays in the runtime's transcript store, where there is one). */
+  entriesBefore: number;
+  /** The transfer summary the new conversation starts with ('' when there was nothing to summarise). */
+  summary: string;
 }
 
 export interface CompactResult {
@@ -230,6 +242,22 @@ export class Session {
     });
   }
 
+  /**
+   * Starts a fresh conversation that begins with a transfer summary of this one (`transferSummary`,
+   * default true: one summarize call) and the agent's memory. Settings, tools and counters stay; a
+   * runtime that keeps transcripts keeps the old one.
+   */
+  async reset(options: ResetOptions = {}): Promise<ResetResult> {
+    const { transferSummary } = parseWith(resetOptionsSchema, options, 'reset');
+    return this.exclusive(async () => {
+      const entriesBefore = this.entries.length;
+      this.entries = await this.compaction.resetNow(this.entries, { transferSummary: transferSummary ?? true });
+      this.suspended = undefined;
+      const first = this.entries[0];
+      return { entriesBefore, summary: first?.type === 'summary' ? first.summary : '' };
+    });
+  }
+
   compactionState(): CompactionState {
     return this.compaction.state(this.entries);
   }
@@ -292,11 +320,11 @@ export class Session {
     turn: number,
   ): Promise<T> {
     // The provider said the request does not fit (an error, its own stop reason, or input it reported
-    // above the window): compact once and retry, or throw ContextWindowExceededError.
-    let overflowTried = false;
+    // above the window): climb the overflow ladder one step and retry (each step at most once this
+    // prompt), or throw ContextWindowExceededError.
+    const ladder = new OverflowLadderState();
     const recover = async (providerSaid: unknown) => {
-      this.entries = await this.compaction.recoverFromOverflow(this.entries, settings, providerSaid, overflowTried);
-      overflowTried = true;
+      this.entries = await this.compaction.recoverFromOverflow(this.entries, settings, providerSaid, ladder, this.runningPrompt());
     };
     for (;;) {
       let result: ModelCallResult;
@@ -336,6 +364,15 @@ export class Session {
       }
       await this.runToolCalls(action.calls, new Map(), turn, maxTurns);
     }
+  }
+
+  /** The running turn's prompt (its last user entry), carried through a session reset so it is still answered. */
+  private runningPrompt(): string | undefined {
+    for (let i = this.entries.length - 1; i >= 0; i--) {
+      const e = this.entries[i]!;
+      if (e.type === 'user') return e.text;
+    }
+    return undefined;
   }
 
   /** After an interruption: a tool_use without its result would make every later request invalid. */
