@@ -11,7 +11,7 @@ import { DROPPED_INJECTED_NOTE, LADDER_STEPS, ladderFacts, OverflowLadderState, 
 import { resetConversation } from '../../src/core/context/reset';
 import { toApiMessages, type Entry } from '../../src/core/entries';
 import { validateMessagesRequest } from '../../src/testing';
-import { call, results, say, session, summary, user } from './compaction-helpers';
+import { call, results, session, summary, user } from './compaction-helpers';
 
 const settings = (over: Record<string, unknown> = {}) => resolveCompactionSettings(over as never, undefined, 10_000, { enabled: true });
 
