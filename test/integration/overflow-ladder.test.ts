@@ -121,6 +121,13 @@ describe('the overflow ladder on Temporal', () => {
     if (step === 'session-reset') {
       expect(requests.filter(isTransfer)).toHaveLength(1);
       expect(body(requests.find(isTransfer)!)).not.toContain('lorem ipsum'); // conclusions, not raw tool output
+      // History stays flat: the transfer summary's activity input carries placeholders, not the pages.
+      const summarizeInputs = (await handle.fetchHistory()).events!
+        .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'fhSummarize')
+        .map((e) => (e.activityTaskScheduledEventAttributes!.input?.payloads ?? []).reduce((n, p) => n + (p.data?.length ?? 0), 0));
+      const transferBytes = summarizeInputs.at(-1)!;
+      console.log(`ladder: summarize activity inputs ${summarizeInputs.join(', ')} bytes (the last is the transfer summary)`);
+      expect(transferBytes).toBeLessThan(4_000);
     }
   });
 
