@@ -4,10 +4,12 @@
  * workflow history (a local activity marker), and the prompt answered. Then: a manual reset through
  * SessionHandle.reset(), and a recorded full climb replayed by a bundle with other settings.
  */
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Worker } from '@temporalio/worker';
 import type { temporal } from '@temporalio/proto';
-import { startAgent, startSession } from '@fabric-harness/sdk/client';
+import { getSession, startAgent, startSession } from '@fabric-harness/sdk/client';
 import { bundleAgents, FabricHarnessPlugin } from '@fabric-harness/sdk/worker';
 import { FakeAnthropicServer, callTools, fail, say, type RecordedRequest } from '@fabric-harness/sdk/testing';
 import { isEvent } from '@fabric-harness/sdk';
@@ -157,5 +159,26 @@ describe('the overflow ladder on Temporal', () => {
     expect(body(next)).not.toContain(MEMORY_LINE); // no memory configured: nothing re-injected
     await expect(s.reset({ transferSummary: 'yes' } as never)).rejects.toThrow(/transferSummary/);
     await s.end();
+  });
+
+  it('fh session reset <id> --no-summary resets the same session from the terminal (the built binary)', async () => {
+    const fh = path.resolve(__dirname, '../../dist/cli/main.js');
+    if (!fs.existsSync(fh)) throw new Error('dist/cli/main.js is missing: npm run build first');
+    fits = () => true;
+    const id = `ladder-cli-${Date.now()}-${n++}`;
+    const s = await startSession(w.client, ladderSession, { id, taskQueue: w.taskQueue });
+    fake.enqueue(say('hello back'));
+    await s.prompt('hello');
+    const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TEMPORAL_') && !k.startsWith('ANTHROPIC_')));
+    const env = { ...clean, TEMPORAL_ADDRESS: w.t.address, TEMPORAL_NAMESPACE: w.t.namespace, FH_STORE_DIR: w.storeDir, NO_COLOR: '1' };
+    const before = fake.requests.filter(isTransfer).length;
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, [fh, 'session', 'reset', id, '--no-summary', '--json'], { env, timeout: 60_000 }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout))),
+    );
+    expect(JSON.parse(out)).toMatchObject({ id, entriesBefore: 2 });
+    expect(fake.requests.filter(isTransfer).length).toBe(before); // --no-summary: no summarize call
+    const again = getSession(w.client, id);
+    expect(await again.messages()).toEqual([]); // no summary asked for and no memory: an empty conversation
+    await again.end();
   });
 });

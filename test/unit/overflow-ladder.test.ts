@@ -200,5 +200,9 @@ describe('an inline session climbing the ladder', () => {
     await expect(s.prompt('next')).resolves.toBe('fresh');
     expect(body(fake.messageRequests().filter((x) => !isSummary(x)).at(-1)!)).toContain('TRANSFER-NOTE');
     await expect(s.reset({ transferSummary: 'yes' } as never)).rejects.toThrow(/transferSummary/);
+    const transfers = fake.messageRequests().filter(isTransfer).length;
+    await expect(s.reset({ transferSummary: false })).resolves.toMatchObject({ summary: '' });
+    expect(s.messages()).toEqual([]);
+    expect(fake.messageRequests().filter(isTransfer)).toHaveLength(transfers);
   });
 });

@@ -280,7 +280,7 @@ export class CompactionController {
   }
 
   /**
-   * Replaces the conversation with a transfer summary (one summarize call, unless `transferSummary`
+   * Replaces the conversation with a transfer summary (one summarize call; none when `transferSummary`
    * is false), the memory's current text and the running turn's prompt (when one is running).
    */
   async resetNow(entries: readonly Entry[], options: { transferSummary: boolean; currentPrompt?: string }): Promise<Entry[]> {
@@ -288,7 +288,7 @@ export class CompactionController {
     // The running prompt is carried verbatim after the summary: summarising it too would say it twice.
     const history = options.currentPrompt !== undefined ? withoutRunningTurn(entries) : entries;
     const summary =
-      history.length === 0
+      history.length === 0 || !options.transferSummary
         ? undefined
         : await transferSummary(this.countingPorts, history, {
             sessionId: this.ctx.sessionId,
@@ -297,6 +297,8 @@ export class CompactionController {
             generateSummary: options.transferSummary,
           });
     const memory = this.ctx.memory?.current();
+    // Nothing to carry (no summary asked for, no memory, no running prompt): an empty conversation.
+    if (!summary && !memory?.trim() && options.currentPrompt === undefined) return this.rewritten([]);
     const next = resetConversation({
       summary: summary?.text ?? 'The conversation was reset; nothing came before.',
       fallback: summary?.fallback ?? true,

@@ -29,7 +29,7 @@ export interface TransferOptions {
   model: string;
   /** Tokens the transfer request may carry of the conversation (its newest part is kept). */
   budgetTokens: number;
-  /** false: build the deterministic summary without a model. */
+  /** false: build the deterministic summary without a model (a summarize call that fails does the same). */
   generateSummary: boolean;
 }
 
