@@ -34,6 +34,7 @@ import {
   editSessionUpdate,
   endSessionUpdate,
   forkPointQuery,
+  resetSessionUpdate,
   interruptUpdate,
   sessionInfoQuery,
   sessionPromptUpdate,
@@ -45,6 +46,7 @@ import {
   type SessionEnvelope,
   type SessionInfo,
   type SessionReply,
+  type SessionResetResult,
   type SessionStart,
 } from '../wire/session-messages';
 import { collectStoreGarbage, type CollectGarbageReport } from './collect-garbage';
@@ -273,6 +275,15 @@ export class SessionHandle {
 
   edit(edit: SessionEdit): Promise<SessionInfo> {
     return this.typed(this.workflow.executeUpdate(editSessionUpdate, { args: [edit] }));
+  }
+
+  /**
+   * Restarts the conversation from a transfer summary (`transferSummary: false`: none) and the agent's
+   * memory, in the same workflow: the session id and this handle stay valid, and the old conversation
+   * stays in the transcript store (`previousTranscript`). Waits for a running turn to finish.
+   */
+  reset(options: { transferSummary?: boolean } = {}): Promise<SessionResetResult> {
+    return this.typed(this.workflow.executeUpdate(resetSessionUpdate, { args: [options] }));
   }
 
   setStatus(status: string): Promise<SessionInfo> {

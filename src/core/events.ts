@@ -30,6 +30,14 @@ export interface EventPayloads {
     clearedInputTokens: number;
     compacted: boolean;
   };
+  /** An overflow-ladder step was decided: carried out (`applied`), or skipped and why. */
+  overflow_step: {
+    step: 'emergency-compaction' | 'purge-tool-results' | 'drop-injected' | 'session-reset';
+    applied: boolean;
+    why: string;
+    tokensBefore: number;
+    tokensAfter: number;
+  };
   /** The estimate passed 80% of the context window. */
   context_window_warning: {
     estimatedTokens: number;

@@ -15,6 +15,7 @@ import type { ContextBudget } from './budget';
 import { parseWith } from './validate';
 import { capToolResult } from './context/cap';
 import { toolsByNameWithAliases } from './context/artifacts';
+import { OverflowLadderState } from './context/ladder';
 import { parseThinkingBudget } from './thinking';
 import { ServerContextStrategy } from './context/strategy-state';
 import type { ContextManagementParams, ServerContextUsage, StrategyDecision } from './context/strategy';
@@ -88,6 +89,17 @@ export interface CompactOptions {
   keepRecentEntries?: number;
   generateSummary?: boolean;
   reason?: CompactionReason;
+}
+
+const resetOptionsSchema = z.object({ transferSummary: z.boolean().optional() }).strict();
+
+export type ResetOptions = z.infer<typeof resetOptionsSchema>;
+
+export interface ResetResult {
+  /** Entries the old conversation had (it stays in the runtime's transcript store, where there is one). */
+  entriesBefore: number;
+  /** The transfer summary the new conversation starts with ('' when there was nothing to summarise). */
+  summary: string;
 }
 
 export interface CompactResult {
@@ -247,6 +259,22 @@ export class Session {
     });
   }
 
+  /**
+   * Starts a fresh conversation that begins with a transfer summary of this one (`transferSummary`,
+   * default true: one summarize call) and the agent's memory. Settings, tools and counters stay; a
+   * runtime that keeps transcripts keeps the old one.
+   */
+  async reset(options: ResetOptions = {}): Promise<ResetResult> {
+    const { transferSummary } = parseWith(resetOptionsSchema, options, 'reset');
+    return this.exclusive(async () => {
+      const entriesBefore = this.entries.length;
+      this.entries = await this.compaction.resetNow(this.entries, { transferSummary: transferSummary ?? true });
+      this.suspended = undefined;
+      const first = this.entries[0];
+      return { entriesBefore, summary: first?.type === 'summary' ? first.summary : '' };
+    });
+  }
+
   compactionState(): CompactionState {
     return this.compaction.state(this.entries);
   }
@@ -309,12 +337,12 @@ export class Session {
     turn: number,
   ): Promise<T> {
     // The provider said the request does not fit (an error, its own stop reason, or input it reported
-    // above the window): compact once and retry, or throw ContextWindowExceededError.
-    let overflowTried = false;
+    // above the window): climb the overflow ladder one step and retry (each step at most once this
+    // prompt), or throw ContextWindowExceededError.
+    const ladder = new OverflowLadderState();
     this.serverEdits = this.server.params(settings, this.turnThinking !== undefined);
     const recover = async (providerSaid: unknown) => {
-      this.entries = await this.compaction.recoverFromOverflow(this.entries, settings, providerSaid, overflowTried);
-      overflowTried = true;
+      this.entries = await this.compaction.recoverFromOverflow(this.entries, settings, providerSaid, ladder, this.runningPrompt());
     };
     for (;;) {
       let result: ModelCallResult;
@@ -355,6 +383,15 @@ export class Session {
       }
       await this.runToolCalls(action.calls, new Map(), turn, maxTurns);
     }
+  }
+
+  /** The running turn's prompt (its last user entry), carried through a session reset so it is still answered. */
+  private runningPrompt(): string | undefined {
+    for (let i = this.entries.length - 1; i >= 0; i--) {
+      const e = this.entries[i]!;
+      if (e.type === 'user') return e.text;
+    }
+    return undefined;
   }
 
   /** After an interruption: a tool_use without its result would make every later request invalid. */

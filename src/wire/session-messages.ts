@@ -134,6 +134,17 @@ export const cancelMessageUpdate = defineUpdate<void, [{ messageId: string }]>('
 export const interruptUpdate = defineUpdate<{ interrupted: boolean; messageId?: string }, []>('fh.session.interrupt');
 export const approveUpdate = defineUpdate<void, [{ callId: string; approved: boolean; note?: string }]>('fh.session.approve');
 export const editSessionUpdate = defineUpdate<SessionInfo, [SessionEdit]>('fh.session.edit');
+/** What a session reset answers: the transfer summary, and where the old conversation stays stored. */
+export interface SessionResetResult {
+  entriesBefore: number;
+  summary: string;
+  previousTranscript: TranscriptRefPayload | null;
+}
+/**
+ * Resets the conversation in the running workflow (same session id): the overflow ladder resets
+ * mid-turn inside the workflow the same way, and a client's handle stays valid.
+ */
+export const resetSessionUpdate = defineUpdate<SessionResetResult, [{ transferSummary?: boolean }]>('fh.session.reset');
 /** Ends the session's workflow (`deleting`: the client deletes it and its blobs next). */
 export const endSessionUpdate = defineUpdate<void, [{ deleting?: boolean }]>('fh.session.end');
 export const sessionInfoQuery = defineQuery<SessionInfo>('fh.session.info');

@@ -48,6 +48,8 @@ import {
   approveUpdate,
   cancelMessageUpdate,
   editSessionUpdate,
+  resetSessionUpdate,
+  type SessionResetResult,
   endSessionUpdate,
   forkPointQuery,
   interruptUpdate,
@@ -212,6 +214,7 @@ export class SessionHost implements PromptHost {
     setHandler(interruptUpdate, () => this.interrupt());
     setHandler(approveUpdate, (req) => this.decide(req), { validator: (req) => rejectWith(() => this.validateDecision(req)) });
     setHandler(editSessionUpdate, (edit) => this.edit(edit), { validator: (edit) => rejectWith(() => this.validateEdit(edit)) });
+    setHandler(resetSessionUpdate, (req) => this.reset(req ?? {}), { validator: (req) => rejectWith(() => this.validateReset(req)) });
     setHandler(endSessionUpdate, () => {
       this.closed = true;
     });
@@ -456,6 +459,25 @@ export class SessionHost implements PromptHost {
     this.applyEdit(edit, true);
   }
 
+  private validateReset(req: unknown): void {
+    parseWith(resetRequestSchema, req ?? {}, 'reset');
+    if (this.closed) throw new SessionClosedError(workflowInfo().workflowId);
+  }
+
+  /**
+   * A manual reset, in this run (same session id): the old conversation is stored first (it stays in
+   * the transcript store, named in the result), then the conversation restarts from a transfer summary
+   * and the memory. Waits for a running turn to finish, so a turn is never cut in half.
+   */
+  private async reset(req: { transferSummary?: boolean }): Promise<SessionResetResult> {
+    await condition(() => this.conversation !== undefined && this.current === undefined);
+    const session = this.conversation!;
+    const previousTranscript = await this.storeTranscript(session);
+    const result = await session.reset(req);
+    this.upsert();
+    return { ...result, previousTranscript };
+  }
+
   private async edit(edit: SessionEdit): Promise<SessionInfo> {
     // A new model is resolved first: an unknown one fails the update and changes nothing.
     const model = this.applyEdit(edit, true);
@@ -659,3 +681,4 @@ function structuredCopy<T>(v: T): T {
   return JSON.parse(JSON.stringify(v)) as T;
 }
 
+const resetRequestSchema = z.object({ transferSummary: z.boolean().optional() }).strict();

@@ -442,6 +442,22 @@ const interruptCommand = sub('interrupt', {
   },
 });
 
+// Same session id, same workflow: the overflow ladder resets mid-turn inside the workflow the same way,
+// and clients (a chat window, `fh session prompt`) keep addressing the session they know.
+const resetCommand = sub('reset', {
+  summary: "restart a session's conversation from a transfer summary and the agent's memory (same id; the old transcript stays stored)",
+  usage: 'reset <id> [--no-summary]',
+  options: { 'no-summary': { type: 'boolean', help: 'start empty (memory only), without the transfer summary call' } },
+  examples: ['fh session reset triage-7'],
+  run: async (p, io) => {
+    const { named } = args(p, 'session reset', ['id']);
+    return withClient(p, async (conn) => {
+      const r = await handleOf(conn, named[0]!).reset({ transferSummary: !flag(p, 'no-summary') });
+      return out(io, p, { id: named[0], ...r }, `reset ${named[0]}: ${r.entriesBefore} entries replaced by a transfer summary${r.summary ? `:\n${r.summary}` : ' (none)'}`);
+    });
+  },
+});
+
 const statusCommand = sub('status', {
   summary: "set a session's status (todo, in-progress, needs-review, done, cancelled, or the agent's own)",
   usage: 'status <id> <status>',
@@ -609,6 +625,7 @@ const SUBCOMMANDS: Command[] = [
   decisionCommand(true),
   decisionCommand(false),
   interruptCommand,
+  resetCommand,
   statusCommand,
   titleCommand,
   labelCommand,
@@ -621,7 +638,7 @@ const SUBCOMMANDS: Command[] = [
 
 export const sessionCommand: Command = {
   name: 'session',
-  summary: 'long-lived conversations: new, list, show, prompt, approve, deny, interrupt, status, label, title, fork, archive, delete',
+  summary: 'long-lived conversations: new, list, show, prompt, approve, deny, interrupt, reset, status, label, title, fork, archive, delete',
   // Every subcommand's usage line: `fh session --help` shows the whole syntax at a glance.
   usage: SUBCOMMANDS.map((c) => c.usage[0]!),
   description:

@@ -23,6 +23,9 @@ import { runAfterCompact, runBeforeCompact, type CompactionHooks } from './hooks
 import type { ContextMemory } from '../context/memory';
 import { memoryBlock } from '../context/memory-extract';
 import type { StrategyDecision } from '../context/strategy';
+import { isPatched } from '../ports';
+import { dropInjected, ladderFacts, OVERFLOW_LADDER_PATCH, purgeToolResults, type LadderStep, type OverflowLadderState } from '../context/ladder';
+import { resetConversation, transferSummary, TRANSFER_SUMMARY_MAX_TOKENS } from '../context/reset';
 
 export interface CompactionRecord {
   reason: CompactionReason;
@@ -182,17 +185,51 @@ export class CompactionController {
   }
 
   /**
-   * The provider said the request does not fit (an error, or reported input over the window). With
-   * recovery on and not yet tried this prompt, compact hard (the decision is recorded) and hand back
-   * the history to retry with; otherwise throw ContextWindowExceededError.
+   * The provider said the request does not fit (an error, or reported input over the window). Climbs
+   * the overflow ladder (../context/ladder): the next step not yet tried this prompt is decided
+   * (recorded) and carried out, skipping steps that would change nothing, and the history to retry with
+   * is handed back. Once every step was tried, or recovery is off: ContextWindowExceededError.
+   * Histories recorded before the ladder (no patch marker) take the single emergency compaction.
    */
   async recoverFromOverflow(
     entries: Entry[],
     settings: ResolvedCompactionSettings | undefined,
     providerError: unknown,
-    alreadyTried: boolean,
+    ladder: OverflowLadderState,
+    currentPrompt?: string,
   ): Promise<Entry[]> {
-    if (!settings?.enabled || !settings.recoverFromOverflow || alreadyTried) throw this.exceeded(entries, providerError, settings);
+    if (settings && ladder.patched === undefined) ladder.patched = isPatched(this.ports, OVERFLOW_LADDER_PATCH);
+    if (!ladder.patched) return this.recoverOnce(entries, settings, providerError, ladder);
+    for (let step = ladder.next(); step !== undefined; step = ladder.next()) {
+      ladder.mark(step);
+      const decision = await this.decideLadderStep(entries, settings!, step);
+      if (decision.ladderStop) throw this.exceeded(entries, providerError, settings);
+      const tokensBefore = this.estimate(entries).total;
+      const next = decision.apply ? await this.applyLadderStep(entries, decision, settings!, currentPrompt) : undefined;
+      this.emit('overflow_step', {
+        step,
+        applied: next !== undefined,
+        why: decision.apply && next === undefined ? `${decision.why} (it did not go through: see the events before)` : decision.why,
+        tokensBefore,
+        tokensAfter: next ? this.estimate(next).total : tokensBefore,
+      });
+      if (next) return next;
+    }
+    throw new ContextWindowExceededError({
+      contextWindowTokens: settings!.contextWindowTokens,
+      estimatedTokens: this.estimate(entries).total,
+      detail: `every overflow-ladder step was tried this prompt; the provider said: ${providerError instanceof Error ? providerError.message : String(providerError)}`,
+    });
+  }
+
+  /** Before the ladder: one emergency compaction keeping OVERFLOW_KEEP_RECENT entries, then give up. */
+  private async recoverOnce(
+    entries: Entry[],
+    settings: ResolvedCompactionSettings | undefined,
+    providerError: unknown,
+    ladder: OverflowLadderState,
+  ): Promise<Entry[]> {
+    if (!settings?.enabled || !settings.recoverFromOverflow || ladder.legacyTried) throw this.exceeded(entries, providerError, settings);
     const decision = await this.decide(entries, settings, 'overflow');
     const outcome = decision.compact ? await this.compactNow(entries, 'overflow', decision, settings) : undefined;
     if (!outcome) {
@@ -202,7 +239,86 @@ export class CompactionController {
         detail: decision.why,
       });
     }
+    ladder.legacyTried = true;
     return outcome.entries;
+  }
+
+  private async decideLadderStep(entries: readonly Entry[], settings: ResolvedCompactionSettings, step: LadderStep): Promise<CompactionDecision> {
+    const decision = await this.ports.decideCompaction({ ...this.facts(entries, settings, 'overflow'), ...ladderFacts(entries, step) });
+    this.noteDecision(decision);
+    return decision;
+  }
+
+  /** Carries out a recorded ladder decision; undefined when it did not go through (a veto, a failed summary). */
+  private async applyLadderStep(
+    entries: Entry[],
+    decision: CompactionDecision,
+    settings: ResolvedCompactionSettings,
+    currentPrompt: string | undefined,
+  ): Promise<Entry[] | undefined> {
+    switch (decision.ladderStep) {
+      case 'emergency-compaction': {
+        const outcome = await this.compactNow(entries, 'overflow', decision, settings);
+        // Under overflow a failed summary falls back to a model-free one, so no outcome means a
+        // beforeCompact veto: the agent asked that history not be rewritten, so no later step does it.
+        if (!outcome) {
+          throw new ContextWindowExceededError({
+            contextWindowTokens: settings.contextWindowTokens,
+            estimatedTokens: decision.estimatedTokens,
+            detail: `${decision.why}; beforeCompact vetoed it, so the overflow ladder stops`,
+          });
+        }
+        return outcome.entries;
+      }
+      case 'purge-tool-results': {
+        const purged = purgeToolResults(entries, decision.purge?.before ?? 0);
+        return purged.masked > 0 ? this.rewritten(purged.entries) : undefined;
+      }
+      case 'drop-injected': {
+        const dropped = dropInjected(entries);
+        return dropped.dropped > 0 ? this.rewritten(dropped.entries) : undefined;
+      }
+      case 'session-reset':
+        return this.resetNow(entries, { transferSummary: true, currentPrompt });
+      default:
+        return undefined;
+    }
+  }
+
+  /**
+   * Replaces the conversation with a transfer summary (one summarize call; none when `transferSummary`
+   * is false), the memory's current text and the running turn's prompt (when one is running).
+   */
+  async resetNow(entries: readonly Entry[], options: { transferSummary: boolean; currentPrompt?: string }): Promise<Entry[]> {
+    const window = this.ctx.contextWindowTokens ?? 100_000;
+    // The running prompt is carried verbatim after the summary: summarising it too would say it twice.
+    const history = options.currentPrompt !== undefined ? withoutRunningTurn(entries) : entries;
+    const summary =
+      history.length === 0 || !options.transferSummary
+        ? undefined
+        : await transferSummary(this.countingPorts, history, {
+            sessionId: this.ctx.sessionId,
+            model: this.ctx.model,
+            budgetTokens: Math.max(1000, Math.floor(window / 2) - TRANSFER_SUMMARY_MAX_TOKENS),
+            generateSummary: options.transferSummary,
+          });
+    const memory = this.ctx.memory?.current();
+    // Nothing to carry (no summary asked for, no memory, no running prompt): an empty conversation.
+    if (!summary && !memory?.trim() && options.currentPrompt === undefined) return this.rewritten([]);
+    const next = resetConversation({
+      summary: summary?.text ?? 'The conversation was reset; nothing came before.',
+      fallback: summary?.fallback ?? true,
+      memory,
+      prompt: options.currentPrompt,
+      compactedEntries: history.reduce((n, e) => n + (e.type === 'summary' ? e.compactedEntries : 1), 0),
+    });
+    return this.rewritten(next);
+  }
+
+  /** History was rewritten: the provider's count described the old one. */
+  private rewritten(entries: Entry[]): Entry[] {
+    this.anchor = undefined;
+    return entries;
   }
 
   /** A manual compaction (session.compact or a client's update). */
@@ -450,4 +566,10 @@ export class CompactionController {
   private emit<K extends AgentEventType>(type: K, data: EventPayloads[K]): void {
     this.ports.emit(makeEvent(type, data, this.ports.now()));
   }
+}
+
+/** The conversation before the running turn (its last user entry and what followed it). */
+function withoutRunningTurn(entries: readonly Entry[]): Entry[] {
+  for (let i = entries.length - 1; i >= 0; i--) if (entries[i]!.type === 'user') return entries.slice(0, i);
+  return [...entries];
 }

@@ -10,6 +10,7 @@ import type { ToolSpec } from '../tools-spec';
 import { keepCount } from '../context/keep-window';
 import { findCut } from './cut';
 import { CURRENT_SUMMARY_PLAN, type SummaryPlan } from './summary-plan';
+import { decideLadderStep, type LadderStep } from '../context/ladder';
 
 export interface LastCompaction {
   /** History length right after that compaction. */
@@ -59,6 +60,17 @@ export interface CompactionDecision {
   countedTokens?: number;
   /** Set only under 'count-tokens': 'count-tokens' (decided from the exact count) or 'heuristic-fallback' (the count failed). */
   estimator?: 'count-tokens' | 'heuristic-fallback';
+  /**
+   * The overflow-ladder step this decision is about (../context/ladder). Absent: a decision recorded
+   * before the ladder existed, which means an emergency compaction keeping OVERFLOW_KEEP_RECENT entries.
+   */
+  ladderStep?: LadderStep;
+  /** For a ladder step: carry it out (false: it would change nothing, or recovery is off; `why` says which). */
+  apply?: boolean;
+  /** The ladder stops here (recovery is off): the overflow becomes ContextWindowExceededError. */
+  ladderStop?: boolean;
+  /** purge-tool-results: the results in entries[0..before) become placeholders (recorded, so replays purge the same). */
+  purge?: { before: number };
 }
 
 /** The decision asks the session to rewrite history before the model is called (no call is made with it). */
@@ -101,6 +113,13 @@ export interface DecisionFacts {
    * masking is configured and a large enough chunk has gone stale; see ../context/mask-plan).
    */
   maskBefore?: number;
+  /** Set for a decision about one overflow-ladder step (with the step's own facts below). */
+  ladderStep?: LadderStep;
+  /** purge-tool-results: results before this index are historical; `purgeable` of them would shrink. */
+  purgeBefore?: number;
+  purgeable?: number;
+  /** drop-injected: summary entries carrying injected text. */
+  injected?: number;
 }
 
 export function decisionFacts(input: CompactionDecisionInput): DecisionFacts {
@@ -155,7 +174,7 @@ export function decideFromFacts(facts: DecisionFacts): CompactionDecision {
   else why = `estimate ${estimatedTokens} tokens is over the threshold of ${threshold}; compacting ${cut} of ${entryCount} entries`;
 
   const compact = overflow ? cut > 0 : settings.enabled && over && cut > 0 && !ineffectiveSkip;
-  return {
+  const decision: CompactionDecision = {
     compact,
     reason: compact ? (overflow ? 'overflow' : 'threshold') : null,
     why,
@@ -172,4 +191,5 @@ export function decideFromFacts(facts: DecisionFacts): CompactionDecision {
     summaryPlan: CURRENT_SUMMARY_PLAN,
     ...(facts.maskBefore !== undefined && facts.trigger === 'threshold' ? { mask: { before: facts.maskBefore } } : {}),
   };
+  return overflow && facts.ladderStep ? decideLadderStep(facts, decision) : decision;
 }
