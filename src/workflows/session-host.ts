@@ -102,6 +102,8 @@ export class SessionHost implements PromptHost {
   private readonly approvals = new Map<string, Approval>();
   private readonly decided: string[] = [];
   private current: { message: QueuedMessage; scope: CancellationScope } | undefined;
+  /** A manual reset is storing the old conversation and restarting it: no turn may start meanwhile. */
+  private resetting = false;
   private interruptedHint: boolean;
   private conversation: Session | undefined;
   private closed = false;
@@ -244,6 +246,7 @@ export class SessionHost implements PromptHost {
       }
       if (this.closed) break;
       if (this.shouldContinue()) await this.continueAsNew(session);
+      if (this.resetting) await condition(() => !this.resetting);
       const message = this.queue.shift();
       if (!message) continue;
       await this.runTurn(message, () => session.prompt<string>(this.withHint(message.text)));
@@ -470,12 +473,19 @@ export class SessionHost implements PromptHost {
    * and the memory. Waits for a running turn to finish, so a turn is never cut in half.
    */
   private async reset(req: { transferSummary?: boolean }): Promise<SessionResetResult> {
-    await condition(() => this.conversation !== undefined && this.current === undefined);
-    const session = this.conversation!;
-    const previousTranscript = await this.storeTranscript(session);
-    const result = await session.reset(req);
-    this.upsert();
-    return { ...result, previousTranscript };
+    await condition(() => this.conversation !== undefined && this.current === undefined && !this.resetting);
+    // No turn starts until the reset is done: one started while the old conversation is being stored
+    // would be missing from the stored copy and then wiped by the reset.
+    this.resetting = true;
+    try {
+      const session = this.conversation!;
+      const previousTranscript = await this.storeTranscript(session);
+      const result = await session.reset(req);
+      this.upsert();
+      return { ...result, previousTranscript };
+    } finally {
+      this.resetting = false;
+    }
   }
 
   private async edit(edit: SessionEdit): Promise<SessionInfo> {
