@@ -5,7 +5,7 @@
  * module, so the difference is in code, not in the recorded input), with the model inputs compared.
  */
 import * as path from 'node:path';
-import { startAgent } from '@fabric-harness/sdk/client';
+import { startAgent, type AgentHandle } from '@fabric-harness/sdk/client';
 import { FileTranscriptStore } from '@fabric-harness/sdk/worker';
 import { FakeAnthropicServer, callTools, say, type RecordedRequest } from '@fabric-harness/sdk/testing';
 import { isEvent } from '@fabric-harness/sdk';
@@ -29,7 +29,7 @@ function toolResults(req: RecordedRequest): string[] {
 const isPlaceholderText = (s: string) => /^\[tool: [^\n]*\]$/.test(s);
 
 /** Every fhModel activity result in a history, decoded (the threshold decisions ride in them). */
-function modelResults(history: Awaited<ReturnType<Awaited<ReturnType<typeof startAgent>>['fetchHistory']>>): any[] {
+function modelResults(history: Awaited<ReturnType<AgentHandle['fetchHistory']>>): any[] {
   const scheduled = new Map<string, string>();
   for (const e of history.events ?? []) {
     const a = e.activityTaskScheduledEventAttributes;
@@ -63,9 +63,10 @@ describe('context management on Temporal: masking and keep windows, replayed und
 
   describe('observation masking', () => {
     const view = (p: string) => callTools({ name: 'view_file', input: { path: p } });
-    let handle: Awaited<ReturnType<typeof startAgent<typeof masker>>>;
+    type MaskerOutput = Awaited<ReturnType<typeof masker.run>>;
+    let handle: AgentHandle<MaskerOutput>;
     let requests: RecordedRequest[];
-    let result: Awaited<ReturnType<typeof handle.result>>;
+    let result: MaskerOutput;
 
     beforeAll(async () => {
       // Seven tool rounds, then the answer. masker keeps results of the newest 2 entries verbatim.
