@@ -189,6 +189,9 @@ export class RunState implements PromptHost {
       const u = s.usage();
       total.inputTokens += u.inputTokens;
       total.outputTokens += u.outputTokens;
+      // Cache reads and writes are billed input too: leaving them out under-reports a cached run.
+      if (u.cacheReadInputTokens !== undefined) total.cacheReadInputTokens = (total.cacheReadInputTokens ?? 0) + u.cacheReadInputTokens;
+      if (u.cacheCreationInputTokens !== undefined) total.cacheCreationInputTokens = (total.cacheCreationInputTokens ?? 0) + u.cacheCreationInputTokens;
       total.modelCalls += u.modelCalls;
       total.summarizer.inputTokens += u.summarizer.inputTokens;
       total.summarizer.outputTokens += u.summarizer.outputTokens;

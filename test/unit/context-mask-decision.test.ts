@@ -135,7 +135,7 @@ describe('the session masks per the recorded decision', () => {
     const masking = events.find((e) => e.type === 'masking');
     expect(masking?.data).toMatchObject({ before: 25, masked: 11 });
     expect((masking!.data as { tokensAfter: number }).tokensAfter).toBeLessThan((masking!.data as { tokensBefore: number }).tokensBefore);
-    expect(s.compactionState().lastDecision?.mask).toEqual({ before: 25 });
+    expect(s.compactionState().lastDecision?.mask).toEqual({ before: 25, ids: Array.from({ length: 11 }, (_, i) => `r${i}`) });
     expect(validateMessagesRequest({ model: 'm', max_tokens: 1, messages: toApiMessages([...s.messages()]) })).toBeUndefined();
   });
 

@@ -76,6 +76,15 @@ describe('maskStaleToolResults', () => {
     expect(resultOf(recorded.entries, 's1').content).toBe('result\n'.repeat(120));
   });
 
+  it('recorded ids win over the evidence rules: a replay under other preserve settings masks the same results', () => {
+    const recorded = maskStaleToolResults(history(), { keepRecent: { entries: 1 } });
+    expect(recorded.ids).toEqual(['r1', 's1']); // b1 and b2 are evidence; w1 is too short to be worth it
+    for (const preserve of [() => false, () => true]) {
+      const replayed = maskStaleToolResults(history(), { before: recorded.before, ids: recorded.ids, preserve });
+      expect(replayed.entries).toEqual(recorded.entries);
+    }
+  });
+
   it('errors keep their first line in the placeholder', () => {
     const error = 'Error: ENOENT: no such file a.js\n' + '  at x\n'.repeat(60);
     const h: Entry[] = [user('x'), call([['e1', 'bash', { command: 'node a.js' }]]), results([['e1', error, true]]), user('y')];

@@ -161,7 +161,7 @@ export class CompactionController {
   thresholdFacts(entries: readonly Entry[], settings: ResolvedCompactionSettings): DecisionFacts {
     const facts = this.facts(entries, settings, 'threshold');
     const mask = planMask(entries, this.ctx.settings?.toolResults);
-    return mask ? { ...facts, maskBefore: mask.before } : facts;
+    return mask ? { ...facts, maskBefore: mask.before, maskIds: mask.ids } : facts;
   }
 
   /**
@@ -179,7 +179,7 @@ export class CompactionController {
     }
     if (decision.ineffectiveSkip) this.emit('warning', { code: 'COMPACTION_INEFFECTIVE', message: decision.why });
     // Masking first, so a summary made next reads placeholders instead of stale output.
-    if (decision.mask) entries = this.maskNow(entries, decision.mask.before);
+    if (decision.mask) entries = this.maskNow(entries, decision.mask);
     if (!decision.compact) return entries;
     return (await this.compactNow(entries, 'threshold', decision, settings))?.entries ?? entries;
   }
@@ -424,13 +424,14 @@ export class CompactionController {
   }
 
   /**
-   * Masks stale tool results before the recorded boundary; which results count as evidence (kept
-   * verbatim) comes from the settings. A new array, so runtimes see history was rewritten.
+   * Masks the stale tool results the recorded decision named (decisions recorded before it named
+   * them: those before its boundary that the settings' evidence rules do not keep). A new array, so
+   * runtimes see history was rewritten.
    */
-  private maskNow(entries: Entry[], before: number): Entry[] {
+  private maskNow(entries: Entry[], mask: NonNullable<CompactionDecision['mask']>): Entry[] {
     const tokensBefore = this.estimate(entries).total;
     const preserve = preservePredicate(this.ctx.settings?.toolResults?.preserve);
-    const result = maskStaleToolResults(entries, { before, preserve });
+    const result = maskStaleToolResults(entries, { before: mask.before, preserve, ids: mask.ids });
     if (result.masked === 0) return entries;
     this.anchor = undefined; // the provider's count described the unmasked history
     this.emit('masking', {

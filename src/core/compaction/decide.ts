@@ -51,8 +51,10 @@ export interface CompactionDecision {
   /**
    * Mask stale tool results in entries[0..before) before anything else (seed 004 §4). Absent: mask
    * nothing, as in every decision recorded before masking existed, so those histories replay unchanged.
+   * `ids`: exactly the results to mask (absent in decisions recorded before it: the evidence rules of
+   * the settings decide, as they did then).
    */
-  mask?: { before: number };
+  mask?: { before: number; ids?: string[] };
   /**
    * With estimator 'count-tokens': the provider's exact input-token count the decision used (absent
    * when the count failed, or under the heuristic).
@@ -120,6 +122,8 @@ export interface DecisionFacts {
   purgeable?: number;
   /** drop-injected: summary entries carrying injected text. */
   injected?: number;
+  /** The tool_use_ids of the results to mask (with maskBefore). */
+  maskIds?: string[];
 }
 
 export function decisionFacts(input: CompactionDecisionInput): DecisionFacts {
@@ -189,7 +193,9 @@ export function decideFromFacts(facts: DecisionFacts): CompactionDecision {
     keptEntries: entryCount - cut,
     ineffectiveSkip,
     summaryPlan: CURRENT_SUMMARY_PLAN,
-    ...(facts.maskBefore !== undefined && facts.trigger === 'threshold' ? { mask: { before: facts.maskBefore } } : {}),
+    ...(facts.maskBefore !== undefined && facts.trigger === 'threshold'
+      ? { mask: { before: facts.maskBefore, ...(facts.maskIds ? { ids: facts.maskIds } : {}) } }
+      : {}),
   };
   return overflow && facts.ladderStep ? decideLadderStep(facts, decision) : decision;
 }

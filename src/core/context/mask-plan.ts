@@ -17,6 +17,8 @@ export const MASK_MIN_TOKENS = 2_000;
 
 export interface MaskPlan {
   before: number;
+  /** The results to mask (tool_use_ids): recorded, so the evidence rules of a replay do not matter. */
+  ids: string[];
   masked: number;
   savedTokens: number;
 }
@@ -28,8 +30,8 @@ export interface MaskPlan {
 export function planMask(entries: readonly Entry[], settings: ToolResultSettings | undefined): MaskPlan | undefined {
   if (settings?.maskAfterEntries === undefined && settings?.maskAfterTokens === undefined) return undefined;
   const keepRecent = { entries: settings.maskAfterEntries, tokens: settings.maskAfterTokens };
-  const { before, masked, savedTokens } = maskStaleToolResults(entries, { keepRecent, preserve: preservePredicate(settings.preserve) });
+  const { before, masked, ids, savedTokens } = maskStaleToolResults(entries, { keepRecent, preserve: preservePredicate(settings.preserve) });
   if (masked === 0) return undefined;
   if (masked < MASK_MIN_RESULTS && savedTokens < MASK_MIN_TOKENS) return undefined;
-  return { before, masked, savedTokens };
+  return { before, ids, masked, savedTokens };
 }

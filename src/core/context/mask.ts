@@ -22,6 +22,11 @@ export interface MaskOptions {
   before?: number;
   /** Results kept verbatim however old; default isVerificationEvidence. */
   preserve?: PreservePredicate;
+  /**
+   * Or exactly the results a recorded decision named (by tool_use_id), whatever `preserve` says now:
+   * a replay under other evidence rules masks what the recorded run masked.
+   */
+  ids?: readonly string[];
 }
 
 export interface MaskResult {
@@ -30,6 +35,8 @@ export interface MaskResult {
   /** Index before which results were considered for masking. */
   before: number;
   masked: number;
+  /** The tool_use_ids of the results masked now. */
+  ids: string[];
   /** Estimated tokens the placeholders saved. */
   savedTokens: number;
 }
@@ -41,8 +48,11 @@ const PLACEHOLDER = /^\[tool: [^\n]*\]$/;
 export function maskStaleToolResults(entries: readonly Entry[], options: MaskOptions): MaskResult {
   const before = maskBoundary(entries, options);
   const preserve = options.preserve ?? isVerificationEvidence;
+  const only = options.ids ? new Set(options.ids) : undefined;
+  const keep = (r: ToolResultBlock, call: ToolUseBlock | undefined) => (only ? !only.has(r.tool_use_id) : preserve(r, call));
   const calls = new Map<string, ToolUseBlock>();
   const out: Entry[] = [];
+  const ids: string[] = [];
   let masked = 0;
   let savedTokens = 0;
   for (let i = 0; i < entries.length; i++) {
@@ -57,19 +67,20 @@ export function maskStaleToolResults(entries: readonly Entry[], options: MaskOpt
     let changed = false;
     const results = entry.results.map((r): ToolResultBlock => {
       const call = calls.get(r.tool_use_id);
-      if (isPlaceholder(r.content) || preserve(r, call)) return r;
+      if (isPlaceholder(r.content) || keep(r, call)) return r;
       const line = toolPlaceholder(r, call);
       const saved = estimateToolResultTokens(r.content) - estimateToolResultTokens(line);
       // A placeholder must save something, or the original says more for the same price.
       if (line.length >= r.content.length) return r;
       changed = true;
       masked += 1;
+      ids.push(r.tool_use_id);
       savedTokens += Math.max(0, saved);
       return { ...r, content: line };
     });
     out.push(changed ? { ...entry, results } : entry);
   }
-  return { entries: out, before, masked, savedTokens };
+  return { entries: out, before, masked, ids, savedTokens };
 }
 
 /** The one-line stand-in for a result: `[tool: name("first string arg") → N lines, M chars]`. */
