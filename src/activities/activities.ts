@@ -8,6 +8,7 @@ import { ToolRegistry, type ToolSource } from '../core/tool-registry';
 import { isReadArtifact } from '../core/context/artifacts';
 import { offloadToolResult, readArtifact } from './artifacts';
 import type { ToolSpec } from '../core/tools-spec';
+import type { Entry } from '../core/entries';
 import { callMessages, createAnthropicClient, lookupModelFacts, verifyModel, type ModelConnection, type ModelFacts } from './anthropic';
 import { chooseStrategy } from '../core/context/strategy';
 import {
@@ -15,6 +16,7 @@ import {
   type FabricActivities,
   type ModelActivityInput,
   type ModelActivityResult,
+  type TranscriptRefPayload,
 } from './contract';
 import { countTokensParams, decideWithExactCount, TokenCountCache, wantsExactCount } from './count-tokens';
 import { createLocalTools } from './local-tools';
@@ -55,6 +57,23 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
   const counts = new TokenCountCache();
   let client: Anthropic | undefined;
   const anthropic = (): Anthropic => (client ??= createAnthropicClient(deps.connection));
+
+  /**
+   * A stored transcript and the entries added since (tool results by reference resolved). Something
+   * missing from this worker's store is a TRANSCRIPT_STORE_MISS, and the workflow resends it in full.
+   */
+  const stored = async (input: { base: TranscriptRefPayload | null; delta: Entry[] }, what: string): Promise<{ base: Entry[]; delta: Entry[] }> => {
+    const base = input.base ? await asFailure(() => transcripts.load(input.base!)) : [];
+    const delta = await asFailure(() => toolResults.resolve(input.delta));
+    if (!base || !delta) {
+      throw ApplicationFailure.create({
+        type: TRANSCRIPT_STORE_MISS,
+        message: `${what} is not in this worker's store; the workflow resends it in full`,
+        nonRetryable: true,
+      });
+    }
+    return { base, delta };
+  };
 
   return {
     async fhModel(input: ModelActivityInput): Promise<ModelActivityResult> {
@@ -163,28 +182,12 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
     },
 
     async fhStoreTranscript(input) {
-      const base = input.base ? await asFailure(() => transcripts.load(input.base!)) : [];
-      const delta = await asFailure(() => toolResults.resolve(input.delta));
-      if (!base || !delta) {
-        throw ApplicationFailure.create({
-          type: TRANSCRIPT_STORE_MISS,
-          message: "part of the transcript is not in this worker's store; the workflow resends it in full",
-          nonRetryable: true,
-        });
-      }
+      const { base, delta } = await stored(input, 'part of the transcript');
       return transcripts.append(input.base, base, delta);
     },
 
     async fhFlushMemory(input) {
-      const base = input.base ? await asFailure(() => transcripts.load(input.base!)) : [];
-      const delta = await asFailure(() => toolResults.resolve(input.delta));
-      if (!base || !delta) {
-        throw ApplicationFailure.create({
-          type: TRANSCRIPT_STORE_MISS,
-          message: "part of the dropped history is not in this worker's store; the workflow resends it in full",
-          nonRetryable: true,
-        });
-      }
+      const { base, delta } = await stored(input, 'part of the dropped history');
       const usage = { inputTokens: 0, outputTokens: 0 };
       const call = async (req: { system: string; userText: string; maxTokens: number }) => {
         const result = await heartbeating(() =>

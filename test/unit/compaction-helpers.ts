@@ -1,5 +1,6 @@
 /** Small builders for history entries used by the compaction unit tests. */
 import type { AssistantEntry, Entry, SummaryEntry, ToolResultsEntry, UserEntry } from '../../src/core/entries';
+import { InvalidCompactionSettingsError } from '../../src/core/compaction/errors';
 
 export const user = (text: string): UserEntry => ({ type: 'user', text });
 
@@ -38,4 +39,15 @@ export function session(turns: number): Entry[] {
     out.push(say(`answer ${t}`));
   }
   return out;
+}
+
+/** The setting an InvalidCompactionSettingsError names (undefined: `fn` did not throw). */
+export function fieldOf(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(InvalidCompactionSettingsError);
+    return (err as InvalidCompactionSettingsError).field;
+  }
+  return undefined;
 }

@@ -7,12 +7,12 @@ import { createHash } from 'node:crypto';
 import { agent, schema, tool } from '@fabric-harness/sdk';
 import { agent as strictAgent } from '@fabric-harness/sdk/strict';
 import { callTools, FakeAnthropicServer, say, type RecordedRequest } from '@fabric-harness/sdk/testing';
-import { InvalidCompactionSettingsError } from '../../src/core/compaction/errors';
 import { parseCompactionSettings } from '../../src/core/settings';
 import { Session } from '../../src/core/session';
 import type { ModelCallResult, RuntimePorts, ToolCallRequest } from '../../src/core/ports';
 import type { AssistantEntry, ToolResultsEntry } from '../../src/core/entries';
 import { builtinTools } from '../../src/core/builtin-tools';
+import { fieldOf } from './compaction-helpers';
 import {
   artifactPage,
   artifactReference,
@@ -28,16 +28,6 @@ import { createInlinePorts } from '../../src/inline/ports';
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 const lines = (n: number) => Array.from({ length: n }, (_, i) => `line ${i} of the build log`).join('\n');
-
-function fieldOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(InvalidCompactionSettingsError);
-    return (err as InvalidCompactionSettingsError).field;
-  }
-  return undefined;
-}
 
 describe('artifact settings', () => {
   it('accepts them', () => {

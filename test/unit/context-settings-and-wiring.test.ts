@@ -2,7 +2,6 @@
  * The hygiene settings (validated, naming the field), capping wired into the session's tool results,
  * and the model transport sending a capped result as it is (not swapped back for its stored full copy).
  */
-import { InvalidCompactionSettingsError } from '../../src/core/compaction/errors';
 import { parseCompactionSettings } from '../../src/core/settings';
 import { Session } from '../../src/core/session';
 import type { ModelCallResult, RuntimePorts } from '../../src/core/ports';
@@ -10,16 +9,7 @@ import type { AssistantEntry, Entry, ToolResultsEntry } from '../../src/core/ent
 import { builtinTools } from '../../src/core/builtin-tools';
 import { estimateToolResultTokens } from '../../src/core/tokens';
 import { ModelTransport } from '../../src/workflows/model-transport';
-
-function fieldOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(InvalidCompactionSettingsError);
-    return (err as InvalidCompactionSettingsError).field;
-  }
-  return undefined;
-}
+import { fieldOf } from './compaction-helpers';
 
 describe('hygiene settings', () => {
   it('accepts them', () => {
