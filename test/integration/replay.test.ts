@@ -72,6 +72,26 @@ describe('recorded histories replay against the current workflow code', () => {
     expect(results.map((r) => [r.workflowId, r.error?.message])).toEqual(names.map((n) => [`recorded-${n}`, undefined]));
   });
 
+  it('each context-management history holds what it was recorded for (so replaying it exercises that code)', async () => {
+    const release = RELEASES.filter((r) => since(r, '0.4.0'));
+    expect(release.length).toBeGreaterThan(0);
+    for (const r of release) {
+      const h = async (name: string) => (await recorded(`${r}/${name}`)).history;
+      expect(ladderSteps(await h('ladder-purge-tool-results'))).toEqual(['emergency-compaction', 'purge-tool-results']);
+      expect(ladderSteps(await h('ladder-session-reset'))).toEqual(['emergency-compaction', 'purge-tool-results', 'drop-injected', 'session-reset']);
+      const reset = await h('session-reset');
+      expect(updates(reset)).toEqual(['fh.session.prompt', 'fh.session.reset', 'fh.session.prompt', 'fh.session.end']);
+      expect(payloadText(reset)).toContain('TRANSFER-NOTE');
+      expect(activities(await h('memory-flush'))).toContain('fhFlushMemory');
+      expect(payloadText(await h('memory-flush-next-run'))).toContain('ship on Fridays only');
+      const artifact = payloadText(await h('artifact-offload'));
+      expect(artifact).toContain('"artifact":{"ref":"');
+      expect(artifact).toContain('[characters 20-60 of 307200');
+      expect(payloadText(await h('server-strategy'))).toMatch(/"strategy":\{"strategy":"server"/);
+      expect(payloadText(await h('masking'))).toMatch(/"mask":\{"before":\d+\}/);
+    }
+  });
+
   it('the event sink the plugin registers does not fire on replay (observed, with a positive control)', async () => {
     // The plugin's replay worker registers the event sink with no listener, so a listener passed to the
     // plugin sees nothing whatever `callDuringReplay` says. Observe the sink function itself instead,
@@ -102,6 +122,25 @@ describe('recorded histories replay against the current workflow code', () => {
     expect(results.map((r) => r.error?.message)).toEqual(ids.map(() => undefined));
   });
 });
+
+type History = Awaited<ReturnType<typeof recorded>>['history'];
+
+/** Every payload of a history, decoded as text (the harness's payloads are JSON). */
+function payloadText(history: History): string {
+  const out: string[] = [];
+  const visit = (v: unknown): void => {
+    if (v instanceof Uint8Array) out.push(Buffer.from(v).toString());
+    else if (Array.isArray(v)) v.forEach(visit);
+    else if (v && typeof v === 'object') Object.values(v).forEach(visit);
+  };
+  visit(history.events);
+  return out.join('\n');
+}
+
+/** The overflow-ladder steps a history's recorded decisions applied, in order. */
+const ladderSteps = (history: History) => [...payloadText(history).matchAll(/"ladderStep":"([a-z-]+)"/g)].map((m) => m[1]);
+const updates = (history: History) => (history.events ?? []).flatMap((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name ?? []);
+const activities = (history: History) => (history.events ?? []).flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
 
 /** The real plugin, with the `fabric.event` sink it registers for replay wrapped to record every call. */
 class SinkObservingPlugin extends FabricHarnessPlugin {
