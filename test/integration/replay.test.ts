@@ -5,18 +5,40 @@ import { Worker, type ReplayWorkerOptions, type WorkflowBundle } from '@temporal
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { bundleAgents, FabricHarnessPlugin } from '@fabric-harness/sdk/worker';
 import type { AgentEvent } from '@fabric-harness/sdk';
-import { testBundle } from '../support/bundle';
+import { HISTORY_AGENT_MODULES } from '../histories/support/modules';
 
 /** test/histories/<release>/<name>.json: histories recorded by every release, each replayed by every later one. */
 const HISTORIES = path.resolve(__dirname, '../histories');
 const NAMES = ['calculator-tools', 'threshold-compaction', 'overflow-compaction', 'manual-compaction'];
 /** Recorded from 0.3.0 on: session workflows (approvals and an interrupt; both ends of a continue-as-new). */
 const SESSION_NAMES = ['session-approvals', 'session-continued-first-run', 'session-continued-last-run'];
-const namesOf = (release: string) => (release >= '0.3.0' ? [...NAMES, ...SESSION_NAMES] : NAMES);
+/**
+ * Recorded from 0.4.0 on: context management — the overflow ladder (to purge-tool-results, and to
+ * session-reset), SessionHandle.reset(), a compaction with memory flush and the next run loading the
+ * memory, an artifact offloaded and read back, compaction.strategy 'auto' on a capable model, masking.
+ */
+const CONTEXT_NAMES = [
+  'ladder-purge-tool-results',
+  'ladder-session-reset',
+  'session-reset',
+  'memory-flush',
+  'memory-flush-next-run',
+  'artifact-offload',
+  'server-strategy',
+  'masking',
+];
+/** Release folders compare as versions (0.10.0 after 0.4.0), not as strings. */
+const byVersion = (a: string, b: string) => {
+  const [x, y] = [a, b].map((v) => v.split('.').map(Number));
+  return x!.map((n, i) => n - y![i]!).find((d) => d !== 0) ?? 0;
+};
+const since = (release: string, first: string) => byVersion(release, first) >= 0;
+const namesOf = (release: string) => [...NAMES, ...(since(release, '0.3.0') ? SESSION_NAMES : []), ...(since(release, '0.4.0') ? CONTEXT_NAMES : [])];
+/** The release folders (test/histories/support holds the recorder's agents, not histories). */
 const RELEASES = readdirSync(HISTORIES, { withFileTypes: true })
-  .filter((d) => d.isDirectory())
+  .filter((d) => d.isDirectory() && /^\d+\.\d+\.\d+$/.test(d.name))
   .map((d) => d.name)
-  .sort();
+  .sort(byVersion);
 /** Every recorded history, as `<release>/<name>`. */
 const ALL = RELEASES.flatMap((release) => namesOf(release).map((name) => `${release}/${name}`));
 
@@ -33,17 +55,41 @@ async function replayAll(bundle: WorkflowBundle, names: string[], plugin = new F
   return results;
 }
 
+/** Every module whose workflows the histories ran, bundled once (test/histories/support/modules.ts). */
+let bundled: Promise<WorkflowBundle> | undefined;
+const historyBundle = () => (bundled ??= bundleAgents(HISTORY_AGENT_MODULES, { logger: quiet }));
+
 describe('recorded histories replay against the current workflow code', () => {
   const names = ALL;
 
   it('every history recorded by every release replays without a determinism error', async () => {
-    expect(RELEASES).toEqual(expect.arrayContaining(['0.1.0', '0.2.0', '0.3.0']));
+    expect(RELEASES).toEqual(expect.arrayContaining(['0.1.0', '0.2.0', '0.3.0', '0.4.0']));
     for (const release of RELEASES) {
       const files = (await fs.readdir(path.join(HISTORIES, release))).filter((f) => f.endsWith('.json')).map((f) => f.replace(/\.json$/, ''));
       expect(files.sort()).toEqual(namesOf(release).sort());
     }
-    const results = await replayAll(await testBundle(), names);
+    const results = await replayAll(await historyBundle(), names);
     expect(results.map((r) => [r.workflowId, r.error?.message])).toEqual(names.map((n) => [`recorded-${n}`, undefined]));
+  });
+
+  it('each context-management history holds what it was recorded for (so replaying it exercises that code)', async () => {
+    const release = RELEASES.filter((r) => since(r, '0.4.0'));
+    expect(release.length).toBeGreaterThan(0);
+    for (const r of release) {
+      const h = async (name: string) => (await recorded(`${r}/${name}`)).history;
+      expect(ladderSteps(await h('ladder-purge-tool-results'))).toEqual(['emergency-compaction', 'purge-tool-results']);
+      expect(ladderSteps(await h('ladder-session-reset'))).toEqual(['emergency-compaction', 'purge-tool-results', 'drop-injected', 'session-reset']);
+      const reset = await h('session-reset');
+      expect(updates(reset)).toEqual(['fh.session.prompt', 'fh.session.reset', 'fh.session.prompt', 'fh.session.end']);
+      expect(payloadText(reset)).toContain('TRANSFER-NOTE');
+      expect(activities(await h('memory-flush'))).toContain('fhFlushMemory');
+      expect(payloadText(await h('memory-flush-next-run'))).toContain('ship on Fridays only');
+      const artifact = payloadText(await h('artifact-offload'));
+      expect(artifact).toContain('"artifact":{"ref":"');
+      expect(artifact).toContain('[characters 20-60 of 307200');
+      expect(payloadText(await h('server-strategy'))).toMatch(/"strategy":\{"strategy":"server"/);
+      expect(payloadText(await h('masking'))).toMatch(/"mask":\{"before":\d+\}/);
+    }
   });
 
   it('the event sink the plugin registers does not fire on replay (observed, with a positive control)', async () => {
@@ -51,14 +97,14 @@ describe('recorded histories replay against the current workflow code', () => {
     // plugin sees nothing whatever `callDuringReplay` says. Observe the sink function itself instead,
     // keeping the plugin's own callDuringReplay flag.
     const asRegistered: AgentEvent[] = [];
-    const results = await replayAll(await testBundle(), names, new SinkObservingPlugin(asRegistered));
+    const results = await replayAll(await historyBundle(), names, new SinkObservingPlugin(asRegistered));
     expect(results.map((r) => r.error?.message)).toEqual(names.map(() => undefined));
     expect(asRegistered).toEqual([]);
 
     // Control: the same observer with callDuringReplay forced on does see the histories' events, so the
     // empty array above is the flag's doing, not an observer that never fires.
     const forced: AgentEvent[] = [];
-    await replayAll(await testBundle(), names, new SinkObservingPlugin(forced, true));
+    await replayAll(await historyBundle(), names, new SinkObservingPlugin(forced, true));
     expect(forced.length).toBeGreaterThan(10);
     expect(new Set(forced.map((e) => e.type))).toEqual(expect.objectContaining(new Set(['model_call', 'text'])));
   });
@@ -76,6 +122,25 @@ describe('recorded histories replay against the current workflow code', () => {
     expect(results.map((r) => r.error?.message)).toEqual(ids.map(() => undefined));
   });
 });
+
+type History = Awaited<ReturnType<typeof recorded>>['history'];
+
+/** Every payload of a history, decoded as text (the harness's payloads are JSON). */
+function payloadText(history: History): string {
+  const out: string[] = [];
+  const visit = (v: unknown): void => {
+    if (v instanceof Uint8Array) out.push(Buffer.from(v).toString());
+    else if (Array.isArray(v)) v.forEach(visit);
+    else if (v && typeof v === 'object') Object.values(v).forEach(visit);
+  };
+  visit(history.events);
+  return out.join('\n');
+}
+
+/** The overflow-ladder steps a history's recorded decisions applied, in order. */
+const ladderSteps = (history: History) => [...payloadText(history).matchAll(/"ladderStep":"([a-z-]+)"/g)].map((m) => m[1]);
+const updates = (history: History) => (history.events ?? []).flatMap((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name ?? []);
+const activities = (history: History) => (history.events ?? []).flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
 
 /** The real plugin, with the `fabric.event` sink it registers for replay wrapped to record every call. */
 class SinkObservingPlugin extends FabricHarnessPlugin {
