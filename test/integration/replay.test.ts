@@ -88,7 +88,7 @@ describe('recorded histories replay against the current workflow code', () => {
       expect(artifact).toContain('"artifact":{"ref":"');
       expect(artifact).toContain('[characters 20-60 of 307200');
       expect(payloadText(await h('server-strategy'))).toMatch(/"strategy":\{"strategy":"server"/);
-      expect(payloadText(await h('masking'))).toMatch(/"mask":\{"before":\d+\}/);
+      expect(payloadText(await h('masking'))).toMatch(/"mask":\{"before":\d+,"ids":\["[^"]+"/);
     }
   });
 

@@ -1,7 +1,7 @@
 /**
  * Agents that only the recorded histories need (no integration suite runs them): `masker` reads source
  * files with a tool under observation masking (compaction.toolResults.maskAfterEntries), so its history
- * records a `mask` decision. Its settings are module constants: a recorded history must keep replaying
+ * records a `mask` decision (named apart from the integration suites' `masker`: agent names are one namespace per worker). Its settings are module constants: a recorded history must keep replaying
  * against this module as it stands, so change it only in ways that keep the workflow's commands.
  */
 import { agent, schema, tool } from '@fabric-harness/sdk';
@@ -23,7 +23,7 @@ export const runCommand = tool({
 });
 
 export const masker = agent({
-  name: 'masker',
+  name: 'history-masker',
   input: schema.object({ task: schema.string() }),
   run: async ({ init, input }) => {
     const fabric = await init({
