@@ -21,6 +21,7 @@ import { disabled } from '../seeds/disable';
 import { init, isEvent } from '@fabric-harness/sdk';
 import { testConnection } from '../support/temporal';
 import { codeBlocks } from '../support/markdown-blocks';
+import { savedAnthropicEnv } from '../support/anthropic-env';
 
 const ROOT = path.resolve(__dirname, '../..');
 const DOC = 'docs/compaction.md';
@@ -110,16 +111,12 @@ describe('the compaction doc samples (docs/compaction.md)', () => {
   });
 
   describe('with a harness from the imported init (model settings from the environment)', () => {
-    const saved = { key: process.env.ANTHROPIC_API_KEY, url: process.env.ANTHROPIC_BASE_URL };
+    const env = savedAnthropicEnv();
     beforeAll(() => {
-      process.env.ANTHROPIC_API_KEY = 'test-key';
-      process.env.ANTHROPIC_BASE_URL = fake.url;
+      env.pointAt(fake.url);
     });
     afterAll(() => {
-      for (const [k, v] of [['ANTHROPIC_API_KEY', saved.key], ['ANTHROPIC_BASE_URL', saved.url]] as const) {
-        if (v === undefined) delete process.env[k];
-        else process.env[k] = v;
-      }
+      env.restore();
     });
 
     it('manual compaction, as the doc writes it, on a live session', async () => {

@@ -5,17 +5,17 @@
  */
 import { ContextWindowExceededError, init, isEvent, type AgentEvent } from '@fabric-harness/sdk';
 import { FakeAnthropicServer, fail, say } from '@fabric-harness/sdk/testing';
+import { savedAnthropicEnv } from '../support/anthropic-env';
 
 const MARKER = '[fabric-harness:summarize]';
 const isSummary = (r: { body: any }) => String(r.body?.system ?? '').startsWith(MARKER);
 
 let fake: FakeAnthropicServer;
-const saved = { key: process.env.ANTHROPIC_API_KEY, url: process.env.ANTHROPIC_BASE_URL };
+const env = savedAnthropicEnv();
 
 beforeEach(async () => {
   fake = await FakeAnthropicServer.start({ route: (req) => (isSummary(req) ? say('## Goal\nModel summary.') : undefined) });
-  process.env.ANTHROPIC_API_KEY = 'test-key';
-  process.env.ANTHROPIC_BASE_URL = fake.url;
+  env.pointAt(fake.url);
 });
 afterEach(async () => {
   const left = fake.remaining();
@@ -23,10 +23,7 @@ afterEach(async () => {
   expect(left).toBe(0);
 });
 afterAll(() => {
-  for (const [k, v] of [['ANTHROPIC_API_KEY', saved.key], ['ANTHROPIC_BASE_URL', saved.url]] as const) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
+  env.restore();
 });
 
 const summaryRequests = () => fake.messageRequests().filter(isSummary);

@@ -10,6 +10,7 @@ import { chooseStrategy, contextManagementParams, serverContextCapabilities, COM
 import { parseCompactionSettings } from '../../src/core/settings';
 import { InvalidCompactionSettingsError } from '../../src/core/compaction/errors';
 import { messagesParams } from '../../src/activities/anthropic';
+import { savedAnthropicEnv } from '../support/anthropic-env';
 
 const ALL = { clearToolUses: true, clearThinking: true, compact: true };
 
@@ -101,18 +102,14 @@ describe('compaction.strategy setting', () => {
 
 describe('server strategy inline, against the fake server', () => {
   let fake: FakeAnthropicServer;
-  const saved = { key: process.env.ANTHROPIC_API_KEY, url: process.env.ANTHROPIC_BASE_URL };
+  const env = savedAnthropicEnv();
   afterEach(async () => {
     await fake.stop();
-    for (const [k, v] of [['ANTHROPIC_API_KEY', saved.key], ['ANTHROPIC_BASE_URL', saved.url]] as const) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
+    env.restore();
   });
   async function start(contextManagement: Array<'clear_tool_uses_20250919' | 'clear_thinking_20251015' | 'compact_20260112'>) {
     fake = await FakeAnthropicServer.start({ models: { 'fake-cm': { maxInputTokens: 200_000, capabilities: { contextManagement } } } });
-    process.env.ANTHROPIC_API_KEY = 'test-key';
-    process.env.ANTHROPIC_BASE_URL = fake.url;
+    env.pointAt(fake.url);
   }
   const big = tool({ name: 'fetch', description: 'Fetch a page.', input: schema.object({ page: schema.number() }), execute: ({ page }) => `page ${page}: ${'lorem ipsum '.repeat(400)}` });
 

@@ -15,6 +15,7 @@ import { MemoryTranscriptStore } from '../../src/activities/transcript-store';
 import { StoreIntegrityError } from '../../src/activities/store-errors';
 import { estimateTextTokens } from '../../src/core/tokens';
 import { inlineInit } from '../../src/inline/invoke';
+import { savedAnthropicEnv } from '../support/anthropic-env';
 
 const SUMMARY_MARKER = '[fabric-harness:summarize]';
 const textOf = (r: { body: any }) => JSON.stringify(r.body.messages);
@@ -26,7 +27,7 @@ let fake: FakeAnthropicServer;
 let dir: string;
 let memoryReply: () => ReturnType<typeof say>;
 let compactReply: () => ReturnType<typeof say>;
-const saved = { key: process.env.ANTHROPIC_API_KEY, url: process.env.ANTHROPIC_BASE_URL };
+const env = savedAnthropicEnv();
 
 beforeEach(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fh-memory-'));
@@ -35,8 +36,7 @@ beforeEach(async () => {
   fake = await FakeAnthropicServer.start({
     route: (req) => (isSummary(req) ? say('## Goal\nModel summary.') : isExtraction(req) ? memoryReply() : isMemoryCompaction(req) ? compactReply() : undefined),
   });
-  process.env.ANTHROPIC_API_KEY = 'test-key';
-  process.env.ANTHROPIC_BASE_URL = fake.url;
+  env.pointAt(fake.url);
 });
 afterEach(async () => {
   const left = fake.remaining();
@@ -45,10 +45,7 @@ afterEach(async () => {
   expect(left).toBe(0);
 });
 afterAll(() => {
-  for (const [k, v] of [['ANTHROPIC_API_KEY', saved.key], ['ANTHROPIC_BASE_URL', saved.url]] as const) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
+  env.restore();
 });
 
 /** init() as an agent named `agent` would get it inline, with memory files in the test's directory. */

@@ -11,6 +11,7 @@ import { countTokensParams, decideWithExactCount, TokenCountCache } from '../../
 import { decisionFacts } from '../../src/core/compaction/decide';
 import { resolveCompactionSettings } from '../../src/core/settings';
 import type { Entry } from '../../src/core/entries';
+import { savedAnthropicEnv } from '../support/anthropic-env';
 
 const isSummary = (body: unknown) => String((body as { system?: unknown }).system ?? '').startsWith('[fabric-harness:summarize]');
 // One-letter words: ~2 characters per token for the heuristic (chars/4), one token each for the fake's tokenizer.
@@ -19,18 +20,14 @@ const countRequests = (fake: FakeAnthropicServer) => fake.requests.filter((r) =>
 
 describe("compaction.estimator 'count-tokens'", () => {
   let fake: FakeAnthropicServer;
-  const saved = { key: process.env.ANTHROPIC_API_KEY, url: process.env.ANTHROPIC_BASE_URL };
+  const env = savedAnthropicEnv();
   beforeAll(async () => {
     fake = await FakeAnthropicServer.start({ route: (r) => (isSummary(r.body) ? say('## Goal\nLetters.') : undefined) });
-    process.env.ANTHROPIC_API_KEY = 'test-key';
-    process.env.ANTHROPIC_BASE_URL = fake.url;
+    env.pointAt(fake.url);
   });
   afterAll(async () => {
     await fake.stop();
-    for (const [k, v] of [['ANTHROPIC_API_KEY', saved.key], ['ANTHROPIC_BASE_URL', saved.url]] as const) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
+    env.restore();
   });
 
   async function run(estimator: 'heuristic' | 'count-tokens') {

@@ -5,24 +5,21 @@
  */
 import { init, schema, tool, type AgentEvent } from '@fabric-harness/sdk';
 import { FakeAnthropicServer, callTools, say } from '@fabric-harness/sdk/testing';
+import { savedAnthropicEnv } from '../support/anthropic-env';
 
 const source = (path: string) => Array.from({ length: 40 }, (_, l) => `${path} line ${l}: export const value${l} = ${l};`).join('\n');
 const TEST_OUTPUT = 'PASS test/a.test.ts\nTests:       3 passed, 3 total';
 
 describe('masking in an inline session', () => {
   let fake: FakeAnthropicServer;
-  const saved = { key: process.env.ANTHROPIC_API_KEY, url: process.env.ANTHROPIC_BASE_URL };
+  const env = savedAnthropicEnv();
   beforeAll(async () => {
     fake = await FakeAnthropicServer.start();
-    process.env.ANTHROPIC_API_KEY = 'test-key';
-    process.env.ANTHROPIC_BASE_URL = fake.url;
+    env.pointAt(fake.url);
   });
   afterAll(async () => {
     await fake.stop();
-    for (const [k, v] of [['ANTHROPIC_API_KEY', saved.key], ['ANTHROPIC_BASE_URL', saved.url]] as const) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
+    env.restore();
   });
 
   const read = tool({ name: 'read_source', description: 'Read a file.', input: schema.object({ path: schema.string() }), execute: ({ path }) => source(path) });

@@ -3,25 +3,22 @@ import { init, isEvent, schema, tool, type AgentEvent } from '@fabric-harness/sd
 import { FakeAnthropicServer, callTools, fail, say } from '@fabric-harness/sdk/testing';
 import { validateApiMessages } from '../../src/core/compaction/validate';
 import { toApiMessages } from '../../src/core/entries';
+import { savedAnthropicEnv } from '../support/anthropic-env';
 
 const MARKER = '[fabric-harness:summarize]';
 const isSummary = (r: { body: any }) => String(r.body?.system ?? '').startsWith(MARKER);
 
 describe('an inline session', () => {
   let fake: FakeAnthropicServer;
-  const saved = { key: process.env.ANTHROPIC_API_KEY, url: process.env.ANTHROPIC_BASE_URL };
+  const env = savedAnthropicEnv();
 
   beforeAll(async () => {
     fake = await FakeAnthropicServer.start({ models: { 'mystery-model': { maxInputTokens: 0 } } });
-    process.env.ANTHROPIC_API_KEY = 'test-key';
-    process.env.ANTHROPIC_BASE_URL = fake.url;
+    env.pointAt(fake.url);
   });
   afterAll(async () => {
     await fake.stop();
-    for (const [k, v] of [['ANTHROPIC_API_KEY', saved.key], ['ANTHROPIC_BASE_URL', saved.url]] as const) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
+    env.restore();
   });
   beforeEach(() => fake.setRoute((req) => (isSummary(req) ? say('## Goal\nModel summary.') : undefined)));
 

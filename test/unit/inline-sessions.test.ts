@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { agent, listInlineSessions, openSession, schema } from '@fabric-harness/sdk';
 import { FakeAnthropicServer, fail, say } from '@fabric-harness/sdk/testing';
+import { savedAnthropicEnv } from '../support/anthropic-env';
 
 const helper = agent({
   name: 'helper',
@@ -24,19 +25,15 @@ function userTexts(body: any): string[] {
 describe('inline sessions (openSession)', () => {
   let fake: FakeAnthropicServer;
   let dir: string;
-  const saved = { key: process.env.ANTHROPIC_API_KEY, url: process.env.ANTHROPIC_BASE_URL };
+  const env = savedAnthropicEnv();
 
   beforeAll(async () => {
     fake = await FakeAnthropicServer.start();
-    process.env.ANTHROPIC_API_KEY = 'test-key';
-    process.env.ANTHROPIC_BASE_URL = fake.url;
+    env.pointAt(fake.url);
   });
   afterAll(async () => {
     await fake.stop();
-    for (const [k, v] of [['ANTHROPIC_API_KEY', saved.key], ['ANTHROPIC_BASE_URL', saved.url]] as const) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
+    env.restore();
   });
   beforeEach(async () => {
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-inline-sessions-'));

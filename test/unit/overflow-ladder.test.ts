@@ -12,6 +12,7 @@ import { resetConversation } from '../../src/core/context/reset';
 import { toApiMessages, type Entry } from '../../src/core/entries';
 import { validateMessagesRequest } from '../../src/testing';
 import { call, results, session, summary, user } from './compaction-helpers';
+import { savedAnthropicEnv } from '../support/anthropic-env';
 
 const settings = (over: Record<string, unknown> = {}) => resolveCompactionSettings(over as never, undefined, 10_000, { enabled: true });
 
@@ -111,7 +112,7 @@ describe('an inline session climbing the ladder', () => {
   const BIG = 'lorem ipsum dolor '.repeat(300);
   const readPage = tool({ name: 'read_page', description: 'Read a page.', input: schema.object({ n: schema.number() }), execute: ({ n }) => `page ${n}: ${BIG}` });
   let fake: FakeAnthropicServer;
-  const saved = { key: process.env.ANTHROPIC_API_KEY, url: process.env.ANTHROPIC_BASE_URL };
+  const env = savedAnthropicEnv();
 
   /** Rejects turn requests as too long until `fits` says the request now fits; then replies in order. */
   async function start(fits: (r: RecordedRequest) => boolean) {
@@ -122,15 +123,11 @@ describe('an inline session climbing the ladder', () => {
         return fits(req) ? undefined : fail(400, { message: 'prompt is too long: 250000 tokens > 200000 maximum' });
       },
     });
-    process.env.ANTHROPIC_API_KEY = 'k';
-    process.env.ANTHROPIC_BASE_URL = fake.url;
+    env.pointAt(fake.url);
   }
   afterEach(async () => {
     await fake?.stop();
-    for (const [k, v] of [['ANTHROPIC_API_KEY', saved.key], ['ANTHROPIC_BASE_URL', saved.url]] as const) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
+    env.restore();
   });
 
   /** Three turns that each read two pages (two tool rounds), then a summary with injected memory. */

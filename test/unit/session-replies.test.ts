@@ -6,18 +6,18 @@ import { ModelRefusalError, init, isEvent, schema, tool, type AgentEvent } from 
 import { FakeAnthropicServer, callTools, reply, say, validateMessagesRequest } from '@fabric-harness/sdk/testing';
 import { toApiMessages } from '../../src/core/entries';
 import { TRUNCATED_TOOL_CALL_MESSAGE } from '../../src/core/replies';
+import { savedAnthropicEnv } from '../support/anthropic-env';
 
 const MARKER = '[fabric-harness:summarize]';
 const isSummary = (r: { body: any }) => String(r.body?.system ?? '').startsWith(MARKER);
 
 let fake: FakeAnthropicServer;
-const saved = { key: process.env.ANTHROPIC_API_KEY, url: process.env.ANTHROPIC_BASE_URL };
+const env = savedAnthropicEnv();
 
 // A fresh fake per test: a failing test must not leave its unplayed steps to the next one.
 beforeEach(async () => {
   fake = await FakeAnthropicServer.start({ route: (req) => (isSummary(req) ? say('## Goal\nModel summary.') : undefined) });
-  process.env.ANTHROPIC_API_KEY = 'test-key';
-  process.env.ANTHROPIC_BASE_URL = fake.url;
+  env.pointAt(fake.url);
 });
 afterEach(async () => {
   const left = fake.remaining();
@@ -25,10 +25,7 @@ afterEach(async () => {
   expect(left).toBe(0);
 });
 afterAll(() => {
-  for (const [k, v] of [['ANTHROPIC_API_KEY', saved.key], ['ANTHROPIC_BASE_URL', saved.url]] as const) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
+  env.restore();
 });
 
 let echoed: string[] = [];

@@ -1,25 +1,22 @@
 /** usage() counts compaction summaries apart from the conversation's model calls (inline, scripted fake model). */
 import { init } from '@fabric-harness/sdk';
 import { FakeAnthropicServer, say } from '@fabric-harness/sdk/testing';
+import { savedAnthropicEnv } from '../support/anthropic-env';
 
 const MARKER = '[fabric-harness:summarize]';
 const isSummary = (r: { body: any }) => String(r.body?.system ?? '').startsWith(MARKER);
 
 describe('session usage', () => {
   let fake: FakeAnthropicServer;
-  const saved = { key: process.env.ANTHROPIC_API_KEY, url: process.env.ANTHROPIC_BASE_URL };
+  const env = savedAnthropicEnv();
 
   beforeAll(async () => {
     fake = await FakeAnthropicServer.start({ route: (req) => (isSummary(req) ? say('## Goal\nModel summary.') : undefined) });
-    process.env.ANTHROPIC_API_KEY = 'test-key';
-    process.env.ANTHROPIC_BASE_URL = fake.url;
+    env.pointAt(fake.url);
   });
   afterAll(async () => {
     await fake.stop();
-    for (const [k, v] of [['ANTHROPIC_API_KEY', saved.key], ['ANTHROPIC_BASE_URL', saved.url]] as const) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
+    env.restore();
   });
 
   it('counts summariser calls and their tokens separately', async () => {

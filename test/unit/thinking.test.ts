@@ -9,23 +9,20 @@ import { FakeAnthropicServer, callTools, redactedThinking, say, think } from '@f
 import type { AssistantEntry, Entry } from '../../src/core/entries';
 import { renderEntryForSummary } from '../../src/core/compaction/render';
 import { entrySchema } from '../../src/inline/session-files';
+import { savedAnthropicEnv } from '../support/anthropic-env';
 
 let fake: FakeAnthropicServer;
-const saved = { key: process.env.ANTHROPIC_API_KEY, url: process.env.ANTHROPIC_BASE_URL };
+const env = savedAnthropicEnv();
 
 beforeEach(async () => {
   fake = await FakeAnthropicServer.start();
-  process.env.ANTHROPIC_API_KEY = 'test-key';
-  process.env.ANTHROPIC_BASE_URL = fake.url;
+  env.pointAt(fake.url);
 });
 afterEach(async () => {
   await fake.stop();
 });
 afterAll(() => {
-  for (const [k, v] of [['ANTHROPIC_API_KEY', saved.key], ['ANTHROPIC_BASE_URL', saved.url]] as const) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
+  env.restore();
 });
 
 const lookup = tool({ name: 'lookup', description: 'Look something up.', input: schema.object({ q: schema.string() }), execute: ({ q }) => `found ${q}` });
