@@ -43,3 +43,5 @@ export { FileTranscriptStore, type TranscriptStore, type CollectableStore, type 
 export { S3Store, S3StoreRequestError, type S3StoreOptions } from '../activities/s3-store';
 export { SessionClosedError, SessionNotFoundError, UnknownMessageError, UnknownToolCallError, InvalidForkPointError } from '../core/sessions/host-errors';
 export type { SessionInfo, SessionEdit, PendingApproval, QueuedMessage, SessionRecord } from '../wire/session-messages';
+export { startFlow, getFlowHandle, resumeFlow, loadFlow, FlowHandle, FlowNotResumableError, type StartFlowOptions } from './flows';
+export type { FlowState, FlowResult, GateDecision, NodeState } from '../wire/flow-messages';

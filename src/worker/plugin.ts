@@ -4,6 +4,7 @@ import type { BundleOptions, ReplayWorkerOptions, WorkerOptions, InjectedSinks }
 import { createActivities } from '../activities/activities';
 import type { ModelConnection } from '../activities/anthropic';
 import { externalStorageFor } from '../activities/external-storage';
+import { createFlowActivities } from '../activities/flow-activities';
 import type { ToolSandboxOptions } from '../activities/tool-env';
 import { FileTranscriptStore, type TranscriptStore } from '../activities/transcript-store';
 import type { EventListener } from '../core/events';
@@ -45,13 +46,13 @@ export class FabricHarnessPlugin extends SimplePlugin {
     const externalStorage = externalStorageFor(store, options.offloadThresholdBytes);
     super({
       name: 'fabric-harness',
-      activities: createActivities({
+      activities: Object.assign(createFlowActivities(store), createActivities({
         connection: options.model ?? {},
         defaultModel: options.model?.defaultModel,
         store,
         tools: options.tools instanceof ToolRegistry ? options.tools : ToolRegistry.from(loadSources(options.tools ?? [], 'tools')),
         toolSandbox: options.toolSandbox,
-      }),
+      })),
       dataConverter: (existing?: DataConverter) => ({ ...existing, externalStorage }),
     });
     this.store = store;
