@@ -52,6 +52,10 @@ const SCRIPTS: Record<string, () => FakeStep[]> = {
     callTools({ name: 'write_file', input: { path: 'notes.txt', content: 'hello' } }),
     say('Wrote notes.txt.'),
   ],
+  'flows-cjs': () => [
+    // flow.ts: the plan node's prompt
+    say('Tag main as v1.2 once the checks are green.'),
+  ],
   'calc-esm': () => [
     // client.ts (on Temporal)
     callTools({ name: 'add', input: { a: 2, b: 3 } }),
