@@ -138,6 +138,9 @@ describe('a flow survives a killed worker and a restarted server', () => {
     expect(results[2]!.updates['command.stderr']).toBe('e2e-broke\n');
     for (const r of results) expect(JSON.stringify(r.updates)).not.toMatch(new RegExp(results.filter((o) => o.id !== r.id).map((o) => `${o.id}-ok`).join('|')));
     expect(ctx.last_stage).toBe('summarize'); // no branch's last_stage in the parent
+    // e2e's failure keys stayed in e2e's copy: the parent never failed a stage.
+    expect(ctx).not.toHaveProperty('failure_class');
+    expect(ctx).not.toHaveProperty('failure_signature');
     // The unit command ran twice (the first attempt's worker was killed); the flow moved on once.
     expect((await fs.readdir(workDir)).filter((f) => f.startsWith('started-unit-')).length).toBe(2);
 
