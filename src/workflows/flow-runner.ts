@@ -10,10 +10,10 @@ import { DEFAULT_MAX_STEPS, enteringKeys, outcomeUpdates, retryKeys, selectEdge,
 import { FlowStepLimitError } from '../core/flows/errors';
 import type { FlowEvent, FlowEventInput } from '../core/flows/events';
 import { resolveFidelity } from '../core/flows/fidelity';
-import { nodeById, type Fidelity, type FlowEdge, type FlowGraph, type FlowNode } from '../core/flows/graph';
+import { nodeById, type FlowEdge, type FlowGraph, type FlowNode } from '../core/flows/graph';
 import type { StageRecord, StageResult } from '../core/flows/stage';
 import type { FlowRunSettings, NodeState } from '../wire/flow-messages';
-import { FlowStages, type JoinResult } from './flow-stages';
+import { FlowStages, type JoinResult, type StageHost } from './flow-stages';
 
 const EVENT_BUFFER = 1_000;
 
@@ -22,15 +22,7 @@ const commitActivity = proxyActivities<FlowActivities>({
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10 },
 });
 
-export interface StageContext {
-  node: FlowNode;
-  visit: number;
-  attempt: number;
-  fidelity: Fidelity;
-  via?: FlowEdge;
-}
-
-export class FlowRunner {
+export class FlowRunner implements StageHost {
   readonly stages: StageRecord[];
   readonly nodeStates: Record<string, NodeState> = {};
   readonly events: FlowEvent[] = [];

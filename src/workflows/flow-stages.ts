@@ -24,10 +24,11 @@ import { FlowNotWaitingError } from '../core/flows/errors';
 import { renderPreamble } from '../core/flows/preamble';
 import type { StageResult, StageStatus } from '../core/flows/stage';
 import { fanInFor } from '../core/flows/validate';
-import { outgoing, type FlowNode } from '../core/flows/graph';
+import { outgoing, type Fidelity, type FlowEdge, type FlowGraph, type FlowNode } from '../core/flows/graph';
+import type { FlowEventInput } from '../core/flows/events';
+import type { StageRecord } from '../core/flows/stage';
 import { decodeFailure } from '../wire/failures';
-import { FLOW_BRANCH_WORKFLOW, type BranchInput, type BranchResult, type GateAnswer, type GateDecision } from '../wire/flow-messages';
-import type { FlowRunner, StageContext } from './flow-runner';
+import { FLOW_BRANCH_WORKFLOW, type BranchInput, type BranchResult, type FlowRunSettings, type GateAnswer, type GateDecision, type NodeState } from '../wire/flow-messages';
 import { createTemporalPorts } from './temporal-ports';
 
 const tools = proxyActivities<FabricActivities>({
@@ -38,6 +39,27 @@ const tools = proxyActivities<FabricActivities>({
 
 /** Where command nodes' outputs go, inside the work dir. */
 export const FLOW_OUTPUT_DIR = '.fh-flow';
+
+/** One attempt of one stage, as the runner hands it to a handler. */
+export interface StageContext {
+  node: FlowNode;
+  visit: number;
+  attempt: number;
+  fidelity: Fidelity;
+  via?: FlowEdge;
+}
+
+/** What handlers read and write of the run (the FlowRunner). */
+export interface StageHost {
+  readonly graph: FlowGraph;
+  readonly settings: FlowRunSettings;
+  readonly ctx: FlowContext;
+  readonly stages: StageRecord[];
+  readonly nodeStates: Record<string, NodeState>;
+  readonly runId: string;
+  lastJoin: JoinResult | undefined;
+  emit(event: FlowEventInput): void;
+}
 
 export interface JoinResult {
   fanIn: string;
@@ -51,7 +73,7 @@ export class FlowStages {
   /** The gate the run waits at, and the answer once given. */
   waiting: { node: FlowNode; decision?: ReturnType<typeof matchGateChoice> } | undefined;
 
-  constructor(private readonly runner: FlowRunner) {}
+  constructor(private readonly runner: StageHost) {}
 
   async run(s: StageContext): Promise<StageResult> {
     switch (s.node.kind) {

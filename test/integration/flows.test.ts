@@ -178,6 +178,25 @@ describe('flows on Temporal', () => {
     expect(getFlowHandle(w.client, resumed.workflowId).workflowId).toBe(resumed.workflowId);
   });
 
+  it('an agent node runs a registered agent as a child workflow, with the preamble in its input', async () => {
+    fake.enqueue(callTools({ name: 'add', input: { a: 2, b: 3 } }), say('5'));
+    const dot = `digraph AgentNode {
+      graph [goal="Add numbers"]
+      start [shape=Mdiamond]
+      calc  [label="Calc", agent="calculator", prompt="Add 2 and 3.", input="{\\"task\\": \\"$prompt\\", \\"dir\\": \\"${workDir}\\"}"]
+      exit  [shape=Msquare]
+      start -> calc -> exit
+    }`;
+    const h = await startFlow(w.client, dot, { workDir, taskQueue: w.taskQueue, workflowId: fid('agent-node') });
+    const result = await h.result();
+    expect(JSON.parse(String(result.context['response.calc']))).toMatchObject({ reply: '5' });
+    expect(result.context.last_stage).toBe('calc');
+    const child = await w.client.workflow.getHandle(`${h.workflowId}/calc-1-1`).describe();
+    expect(child.type).toBe('calculator');
+    const asked = lastUserText(fake.messageRequests().filter((r) => r.path === '/v1/messages').at(-2)!.body);
+    expect(asked).toBe('Goal: Add numbers\n\nAdd 2 and 3.');
+  });
+
   it('bad input is refused at once, before anything starts', async () => {
     const before = fake.messageRequests().length;
     await expect(startFlow(w.client, fixture('malformed.dot'), { workDir, taskQueue: w.taskQueue })).rejects.toMatchObject({ code: 'FLOW_DOT_SYNTAX', line: 4 });
