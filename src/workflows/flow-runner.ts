@@ -17,10 +17,13 @@ import { FlowStages, type JoinResult, type StageHost } from './flow-stages';
 
 const EVENT_BUFFER = 1_000;
 
-const commitActivity = proxyActivities<FlowActivities>({
-  startToCloseTimeout: '2 minutes',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10 },
-});
+/** The stage's commit, named after it in the UI and in `temporal workflow show`. */
+const commitActivity = (node: string, visit: number) =>
+  proxyActivities<FlowActivities>({
+    startToCloseTimeout: '2 minutes',
+    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10 },
+    summary: `flow stage ${node} #${visit}: context updates`,
+  });
 
 export class FlowRunner implements StageHost {
   readonly stages: StageRecord[];
@@ -124,7 +127,7 @@ export class FlowRunner implements StageHost {
     }
     const stageUpdates = isPassThrough(node) ? {} : outcomeUpdates(node, result);
     Object.assign(updates, stageUpdates);
-    const { offloaded } = await commitActivity.fhFlowCommit({ workflowId: this.runId, node: node.id, visit, attempt, updates, offloadBytes: OFFLOAD_VALUE_BYTES });
+    const { offloaded } = await commitActivity(node.id, visit).fhFlowCommit({ workflowId: this.runId, node: node.id, visit, attempt, updates, offloadBytes: OFFLOAD_VALUE_BYTES });
     Object.assign(updates, offloaded);
     Object.assign(this.ctx, updates);
 

@@ -31,11 +31,14 @@ import { decodeFailure } from '../wire/failures';
 import { FLOW_BRANCH_WORKFLOW, type BranchInput, type BranchResult, type FlowRunSettings, type GateAnswer, type GateDecision, type NodeState } from '../wire/flow-messages';
 import { createTemporalPorts } from './temporal-ports';
 
-const tools = proxyActivities<FabricActivities>({
-  startToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '15s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '60s', maximumAttempts: 10 },
-});
+/** The tool activities of a command stage, named after it. */
+const tools = (what: string) =>
+  proxyActivities<FabricActivities>({
+    startToCloseTimeout: '30 minutes',
+    heartbeatTimeout: '15s',
+    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '60s', maximumAttempts: 10 },
+    summary: what,
+  });
 
 /** Where command nodes' outputs go, inside the work dir. */
 export const FLOW_OUTPUT_DIR = '.fh-flow';
@@ -103,10 +106,10 @@ export class FlowStages {
     const callId = `flow-${node.id}-${visit}-${attempt}`;
     // The script's own output goes to files: the bash tool caps what it returns, the files are whole.
     const wrapped = `mkdir -p ${FLOW_OUTPUT_DIR} && { ${script}\n} > '${base}.out' 2> '${base}.err'`;
-    const ran = await tools.fhTool({ name: 'bash', callId, input: { command: wrapped }, cwd });
+    const ran = await tools(`flow command ${node.id}`).fhTool({ name: 'bash', callId, input: { command: wrapped }, cwd });
     const exitCode = exitCodeOf(ran.content);
     const read = (suffix: string) =>
-      tools.fhTool({ name: 'read_file', callId: `${callId}-${suffix}`, input: { path: `${base}.${suffix}` }, cwd, offloadBytes: OFFLOAD_VALUE_BYTES });
+      tools(`flow command ${node.id}: read ${suffix === 'out' ? 'stdout' : 'stderr'}`).fhTool({ name: 'read_file', callId: `${callId}-${suffix}`, input: { path: `${base}.${suffix}` }, cwd, offloadBytes: OFFLOAD_VALUE_BYTES });
     const out = await read('out');
     const err = await read('err');
     const stdout = valueOf(out);
