@@ -106,8 +106,13 @@ describe('fh flow', () => {
       return v.status === 'completed' ? v : undefined;
     });
     expect(done.context['command.output']).toBe('shipped\n');
+    // From the history: each stage's updates once, the gate's answer, in order.
     const history = await fh('flow', 'history', id);
-    expect(history.stdout).toMatch(/2\. build \(command, visit 1\): success \[compact\]\n   \$ echo built -> exit 0\n   set .*command\.output/);
-    expect(history.stdout).toMatch(/review \(gate, visit 1\): success.*\n   chose \[A\] Approve/);
+    expect(history.stdout).toMatch(/1\. start #1 {2}\[event \d+\]\n(.*\n)*   channel = stable\n/);
+    expect(history.stdout).toMatch(/2\. build #1: success {2}\[event \d+\]\n(   .*\n)*   command\.output = built\n/);
+    expect(history.stdout).toMatch(/   gate answered: \{"choice":"A"\}.*\n3\. review #1: success/);
+    const audit = JSON.parse((await fh('flow', 'history', id, '--json')).stdout) as Array<{ kind: string; node?: string; updates?: Record<string, unknown> }>;
+    expect(audit.filter((e) => e.kind === 'stage').map((e) => e.node)).toEqual(['start', 'build', 'review', 'ship', 'exit']);
+    expect(audit.filter((e) => e.updates?.['command.output'] === 'shipped\n').map((e) => e.node)).toEqual(['ship']);
   });
 });

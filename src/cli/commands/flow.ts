@@ -10,7 +10,7 @@ import { FabricError } from '../../core/errors';
 import type { FlowContext } from '../../core/flows/context';
 import type { FlowState } from '../../wire/flow-messages';
 import { flag, JSON_OPTION, str, strs, type Parsed } from '../args';
-import { asCliError, connect, printJson, STORE_OPTION, type Command, type Io } from '../context';
+import { asCliError, connect, printJson, STORE_OPTION, storeFrom, type Command, type Io } from '../context';
 import { CliError, EXIT, notFound, oneLine, usage } from '../errors';
 
 /** Flow errors that say the input was wrong: usage errors, not failures. */
@@ -191,22 +191,25 @@ const resumeCommand = withHandle('resume', 'start a new run from where a failed 
   return finish(next, p, io);
 }, ['fh flow resume flow-ship-abc']);
 
-const historyCommand = withHandle('history', 'a flow run stage by stage: outcome, handler details, the keys each stage set', 'flow history <workflow-id> [--json]', {}, async (h, p, io) => {
-  const s = await h.state();
-  if (flag(p, 'json')) return (printJson(io, s.stages), EXIT.OK);
+const historyCommand = withHandle('history', "a flow run stage by stage, from its Temporal history: each stage's context updates, gate answers, branches", 'flow history <workflow-id> [--json]', {}, async (h, p, io) => {
+  // From the history itself, not a query: it needs no worker and shows what was recorded.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { flowAudit } = require('../../client/flow-audit') as typeof import('../../client/flow-audit');
+  const entries = await flowAudit(await h.workflow.fetchHistory(), { store: storeFrom(p) });
+  if (flag(p, 'json')) return (printJson(io, entries), EXIT.OK);
   const lines: string[] = [];
-  s.stages.forEach((st, i) => {
-    lines.push(`${i + 1}. ${st.node} (${st.kind}, visit ${st.visit}${st.attempts > 1 ? `, ${st.attempts} attempts` : ''}): ${st.status}${st.fidelity ? ` [${st.fidelity}]` : ''}`);
-    if (st.agent) lines.push(`   model ${st.agent.model}, ${st.agent.inputTokens} in / ${st.agent.outputTokens} out${st.agent.files.length ? `, files ${st.agent.files.join(', ')}` : ''}`);
-    if (st.command) lines.push(`   $ ${st.command.script} -> exit ${st.command.exitCode}`);
-    if (st.gate) lines.push(`   chose ${st.gate.label}${st.gate.text ? ` "${st.gate.text}"` : ''}`);
-    for (const b of st.branches ?? []) lines.push(`   branch ${b.id}: ${b.outcome}`);
-    if (st.failure) lines.push(`   failure ${st.failure.class}: ${oneLine(st.failure.detail)}`);
-    lines.push(`   set ${st.updated.join(', ') || '(nothing)'}`);
-  });
+  let n = 0;
+  for (const e of entries) {
+    if (e.kind === 'stage') {
+      const outcome = typeof e.updates.outcome === 'string' ? `: ${e.updates.outcome}` : '';
+      lines.push(`${++n}. ${e.node} #${e.visit}${e.attempt > 1 ? ` (${e.attempt} attempts)` : ''}${outcome}  [event ${e.eventId}]`);
+      for (const [k, v] of Object.entries(e.updates)) lines.push(`   ${k} = ${short(v)}`);
+    } else if (e.kind === 'gate') lines.push(`   gate answered: ${short(e.answer)}  [event ${e.eventId}]`);
+    else lines.push(`   branch started: ${e.workflowId}  [event ${e.eventId}]`);
+  }
   io.out(lines.join('\n') || '(no stages yet)');
   return EXIT.OK;
-}, ['fh flow history flow-ship-abc']);
+}, ['fh flow history flow-ship-abc', 'fh flow history flow-ship-abc --json']);
 
 function short(v: unknown): string {
   const s = typeof v === 'string' ? v : JSON.stringify(v);
