@@ -23,7 +23,7 @@ export async function flowAudit(history: History, sources: PayloadSources = {}):
     const time = e.eventTime?.seconds !== undefined && e.eventTime.seconds !== null ? new Date(Number(e.eventTime.seconds) * 1000).toISOString() : undefined;
     const at = time !== undefined ? { eventId, time } : { eventId };
     const act = e.activityTaskScheduledEventAttributes;
-    if (act?.activityType?.name === 'fhFlowCommitX') {
+    if (act?.activityType?.name === 'fhFlowCommit') {
       const input = (await reader.value(act.input?.payloads?.[0])) as FlowCommitInput;
       out.push({ kind: 'stage', ...at, node: input.node, visit: input.visit, attempt: input.attempt, updates: input.updates });
     }
