@@ -178,6 +178,42 @@ describe('flows on Temporal', () => {
     expect(getFlowHandle(w.client, resumed.workflowId).workflowId).toBe(resumed.workflowId);
   });
 
+  it('first_success joins on the first branch to succeed and cancels the rest; max_parallel bounds branches at once', async () => {
+    const dot = (limit: number) => `digraph Race {
+      start [shape=Mdiamond]
+      fan   [shape=component, join="first_success", max_parallel=${limit}]
+      slow  [label="Slow", script="sleep 30; echo slow"]
+      fast  [label="Fast", script="echo fast"]
+      broke [label="Broke", script="exit 1"]
+      join  [shape=tripleoctagon]
+      exit  [shape=Msquare]
+      start -> fan
+      fan -> slow
+      fan -> fast
+      fan -> broke
+      slow -> join
+      fast -> join
+      broke -> join
+      join -> exit
+    }`;
+    const race = await startFlow(w.client, dot(3), { workDir, taskQueue: w.taskQueue, workflowId: fid('race') });
+    const raced = await race.result();
+    expect(raced.context['parallel.fan_in.best_id']).toBe('fast');
+    const outcomes = Object.fromEntries((raced.context['parallel.fan_in.results'] as Array<{ id: string; outcome: string }>).map((r) => [r.id, r.outcome]));
+    expect(outcomes.slow).toBe('cancelled');
+    expect(outcomes.fast).toBe('success');
+    const slowRun = await w.client.workflow.getHandle(`${race.workflowId}/slow-1`).describe();
+    expect(slowRun.status.name).toBe('CANCELLED');
+
+    // One at a time, in edge order: slow would run first; with fast second and a limit of 1, slow must finish first.
+    const oneAtATime = dot(1).replace('sleep 30; echo slow', 'echo slow-done');
+    const serial = await startFlow(w.client, oneAtATime, { workDir, taskQueue: w.taskQueue, workflowId: fid('serial') });
+    const done = await serial.result();
+    expect(done.context['parallel.fan_in.best_id']).toBe('slow'); // the first to succeed; fast and broke never started
+    const events = (await serial.state()).events.filter((e) => e.type === 'flow.branch_started' || e.type === 'flow.branch_joined').map((e) => `${e.type}:${(e as { branch: string }).branch}`);
+    expect(events).toEqual(['flow.branch_started:slow', 'flow.branch_joined:slow']);
+  });
+
   it('an agent node runs a registered agent as a child workflow, with the preamble in its input', async () => {
     fake.enqueue(callTools({ name: 'add', input: { a: 2, b: 3 } }), say('5'));
     const dot = `digraph AgentNode {
