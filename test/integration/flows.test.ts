@@ -8,7 +8,7 @@ import { promises as fs } from 'node:fs';
 import { readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { FakeAnthropicServer, callTools, say } from '@fabric-harness/sdk/testing';
+import { FakeAnthropicServer, callTools, fail, say } from '@fabric-harness/sdk/testing';
 import { getFlowHandle, resumeFlow, startFlow } from '../../src/client/flows';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
 import { rejection, until } from '../support/waiting';
@@ -155,27 +155,33 @@ describe('flows on Temporal', () => {
     const dot = `digraph Resume {
       graph [goal="Resume me"]
       start [shape=Mdiamond]
-      prep [label="Prep", script="echo prepared"]
-      check [label="Check", script="test -f ok || exit 7"]
+      prep  [label="Prep", script="echo prepared"]
       write [label="Write", fidelity="full", thread_id="w", prompt="Write it."]
-      exit [shape=Msquare]
-      start -> prep -> check -> write -> exit
+      check [label="Check", script="test -f ok || exit 7"]
+      exit  [shape=Msquare]
+      start -> prep -> write -> check -> exit
     }`;
+    // First run: write fails (the model refuses the request), then the resumed run fails at check.
+    fake.enqueue(fail(400, { message: 'bad request' }));
     const h = await startFlow(w.client, dot, { workDir, taskQueue: w.taskQueue, workflowId: fid('resume') });
-    expect(await rejection(h.result())).toMatchObject({ code: 'FLOW_STAGE_FAILED', node: 'check' });
-    const failed = await h.state();
-    expect(failed).toMatchObject({ status: 'failed', failedNode: 'check' });
+    expect(await rejection(h.result())).toMatchObject({ code: 'FLOW_STAGE_FAILED', node: 'write' });
+    expect(await h.state()).toMatchObject({ status: 'failed', failedNode: 'write' });
+
+    fake.enqueue(say('written'));
+    const second = await resumeFlow(w.client, h.workflowId, { taskQueue: w.taskQueue });
+    expect(await rejection(second.result())).toMatchObject({ code: 'FLOW_STAGE_FAILED', node: 'check' });
+    // write was the first node after the resume: its `full` ran as summary:high, with a preamble.
+    const resumedWrite = (await second.state()).stages.find((s) => s.node === 'write' && s.status === 'success')!;
+    expect(resumedWrite.fidelity).toBe('summary:high');
+    expect(lastUserText(fake.messageRequests().at(-1)!.body)).toMatch(/^Goal: Resume me\n\n## Completed stages\n### prep: success\n- Script: `echo prepared`\n- Stdout:\nprepared\n/);
 
     await fs.writeFile(path.join(workDir, 'ok'), '');
-    fake.enqueue(say('written'));
-    const resumed = await resumeFlow(w.client, h.workflowId, { taskQueue: w.taskQueue });
-    const result = await resumed.result();
-    const state = await resumed.state();
-    expect(state.stages.map((s) => s.node)).toEqual(['start', 'prep', 'check', 'check', 'write', 'exit']);
-    expect(result.context).toMatchObject({ 'internal.resumed_from': h.workflowId, 'internal.run_id': resumed.workflowId, 'response.write': 'written' });
-    // The first node after the resume is check (not full); write is the second, so it keeps full.
-    expect(state.stages.at(-3)!.fidelity).toBe('compact');
-    expect(getFlowHandle(w.client, resumed.workflowId).workflowId).toBe(resumed.workflowId);
+    const third = await resumeFlow(w.client, second.workflowId, { taskQueue: w.taskQueue });
+    const result = await third.result();
+    const state = await third.state();
+    expect(state.stages.map((s) => `${s.node}:${s.status}`)).toEqual(['start:success', 'prep:success', 'write:fail', 'write:success', 'check:fail', 'check:success', 'exit:success']);
+    expect(result.context).toMatchObject({ 'internal.resumed_from': second.workflowId, 'internal.run_id': third.workflowId, 'response.write': 'written', 'command.output': '' });
+    expect(state.stages.find((s) => s.node === 'check' && s.status === 'success')!.fidelity).toBe('compact'); // not full: nothing to degrade
   });
 
   it('first_success joins on the first branch to succeed and cancels the rest; max_parallel bounds branches at once', async () => {
