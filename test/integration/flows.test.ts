@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { FakeAnthropicServer, callTools, fail, say } from '@fabric-harness/sdk/testing';
-import { getFlowHandle, resumeFlow, startFlow } from '../../src/client/flows';
+import { resumeFlow, startFlow } from '../../src/client/flows';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
 import { rejection, until } from '../support/waiting';
 

@@ -211,8 +211,9 @@ const historyCommand = withHandle('history', "a flow run stage by stage, from it
   return EXIT.OK;
 }, ['fh flow history flow-ship-abc', 'fh flow history flow-ship-abc --json']);
 
+/** A value for one terminal line. Values may be model output: control characters (escape sequences) are shown as `?`. */
 function short(v: unknown): string {
-  const s = typeof v === 'string' ? v : JSON.stringify(v);
+  const s = (typeof v === 'string' ? v : (JSON.stringify(v) ?? String(v))).replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '?');
   return oneLine(s.length > 120 ? `${s.slice(0, 120)}…` : s);
 }
 
