@@ -41,6 +41,17 @@ describe('DOT -> typed graph', () => {
     expect(node(g, 'exit').threadId).toBeUndefined();
   });
 
+  it('expands edge chains and groups, with edge defaults by scope', () => {
+    const g = parseFlow(`digraph {
+      start [shape=Mdiamond]; a [label="A"]; b [label="B"]; c [label="C"]; exit [shape=Msquare]
+      edge [fidelity="truncate"]
+      start -> a -> { b c }
+      subgraph s { edge [fidelity="full"]; b -> exit }
+      c -> exit
+    }`);
+    expect(g.edges.map((e) => `${e.from}->${e.to}:${e.fidelity}`)).toEqual(['start->a:truncate', 'a->b:truncate', 'a->c:truncate', 'b->exit:full', 'c->exit:truncate']);
+  });
+
   it('refuses malformed DOT with the line', () => {
     expect(() => parseFlow(fixture('malformed.dot'))).toThrow(expect.objectContaining({ code: 'FLOW_DOT_SYNTAX', line: 4 }));
   });
@@ -180,6 +191,18 @@ describe('context and preamble', () => {
     expect(renderPreamble({ fidelity: 'full', goal: 'g', runId: 'r', stages, context })).toBe('');
     expect(renderPreamble({ fidelity: 'truncate', goal: 'g', runId: 'flow-1', stages, context })).toBe('Goal: g\nRun: flow-1');
     expect(renderPreamble({ fidelity: 'summary:low', goal: 'g', runId: 'r', stages, context })).toBe('Goal: g\n\n## Completed stages\n- plan: success\n- test: success');
+  });
+
+  it('summary:high is a per-stage report with replies; summary:medium leaves outputs out', () => {
+    const high = renderPreamble({ fidelity: 'summary:high', goal: 'g', runId: 'r', stages: completedStages(stages), context });
+    expect(high).toContain('### plan: success\n- Model: claude-sonnet-4-5, 12.4k tokens in / 3.2k out\n- Files: docs/plan.md\n- Response:\nPlan: add a handler for GET /health …');
+    expect(high).toContain('### test: success\n- Script: `cargo test 2>&1 || true`\n- Stdout:\nrunning 42 tests');
+    const medium = renderPreamble({ fidelity: 'summary:medium', goal: 'g', runId: 'r', stages: completedStages(stages), context });
+    expect(medium).toContain('- **test**: success\n  - Script: `cargo test 2>&1 || true`\n\n## Context');
+    expect(medium).not.toContain('running 42 tests');
+    const long = renderPreamble({ fidelity: 'summary:medium', goal: 'g', runId: 'r', stages: [], context: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, 'v'.repeat(400)])) });
+    expect(long.length).toBeLessThanOrEqual(6_000 + 60);
+    expect(long).toMatch(/…\[preamble cut to ~1500 tokens\]$/);
   });
 
   it('shows an offloaded value as a reference the agent can read back', () => {
