@@ -15,7 +15,9 @@ import {
   proxyActivities,
 } from '@temporalio/workflow';
 import type { FabricActivities, ToolActivityResult } from '../activities/contract';
+import { z } from 'zod';
 import { Harness } from '../core/harness';
+import { parseWith } from '../core/validate';
 import type { Session } from '../core/session';
 import type { Entry } from '../core/entries';
 import { artifactPointer, deepCopy, OFFLOAD_VALUE_BYTES, parseAgentDirectives, type ContextValue, type FlowContext } from '../core/flows/context';
@@ -39,6 +41,8 @@ const tools = (what: string) =>
     retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '60s', maximumAttempts: 10 },
     summary: what,
   });
+
+const gateAnswerSchema = z.object({ choice: z.string().min(1), text: z.string().optional(), gate: z.string().optional() }).strict();
 
 /** Where command nodes' outputs go, inside the work dir. */
 export const FLOW_OUTPUT_DIR = '.fh-flow';
@@ -190,6 +194,7 @@ export class FlowStages {
 
   /** The update's validator: refused answers never enter history, and the gate keeps waiting. */
   validateGate(answer: GateAnswer): void {
+    parseWith(gateAnswerSchema, answer, 'gate answer');
     const w = this.waiting;
     if (!w || w.decision !== undefined) throw new FlowNotWaitingError(answer.gate, undefined);
     if (answer.gate !== undefined && answer.gate !== w.node.id) throw new FlowNotWaitingError(answer.gate, w.node.id);

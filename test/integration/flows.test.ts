@@ -126,6 +126,7 @@ describe('flows on Temporal', () => {
     const desc = await h.workflow.describe();
     expect(desc.raw.pendingActivities ?? []).toHaveLength(0); // waiting holds no worker slot
 
+    expect(await rejection(h.gate(''))).toMatchObject({ code: 'INVALID_INPUT', field: 'choice' });
     const err = await rejection(h.gate('X'));
     expect(err).toMatchObject({ code: 'FLOW_UNKNOWN_CHOICE', choice: 'X', gate: 'review' });
     expect((await h.state()).status).toBe('waiting');
