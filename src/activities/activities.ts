@@ -17,7 +17,7 @@ import {
   type ModelActivityInput,
   type ModelActivityResult,
   type TranscriptRefPayload,
-} from './contract';
+} from '../wire/activity-contract';
 import { countTokensParams, decideWithExactCount, TokenCountCache, wantsExactCount } from './count-tokens';
 import { createLocalTools } from './local-tools';
 import { resolveToolSandbox, type ToolSandboxOptions } from './tool-env';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Entry, ToolResultBlock } from '../core/entries';
-import type { ToolResultRef } from './contract';
+import type { ToolResultRef } from '../wire/activity-contract';
 import { chainHash, hashEntry } from '../core/hash';
 import { StoreIntegrityError } from './store-errors';
 import type { TranscriptStore } from './transcript-store';

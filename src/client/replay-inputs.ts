@@ -6,7 +6,7 @@
  * sequence number): model, max tokens, the prelude (system prompt and tools, by content hash; by
  * value where either side carried it) and the entries sent (the delta).
  */
-import type { ModelActivityInput } from '../activities/contract';
+import type { ModelActivityInput } from '../wire/activity-contract';
 import type { ToolSpec } from '../core/tools-spec';
 import { toNumber } from './history-fields';
 import type { History } from './history-file';

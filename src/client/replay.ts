@@ -19,7 +19,7 @@ import { hashString } from '../core/hash';
 import { loadHistory, type History, type LoadedHistory } from './history-file';
 import { explainReplayFailure } from './replay-explain';
 import { firstModelInputMismatch, recordedModelInputs, type ModelInputMismatch } from './replay-inputs';
-import type { ModelActivityInput } from '../activities/contract';
+import type { ModelActivityInput } from '../wire/activity-contract';
 
 export interface ReplayOptions {
   /** Module path(s) of the agents: the current workflow code to replay against. */

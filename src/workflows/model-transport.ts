@@ -4,7 +4,7 @@
  * by hash once the store has them, and tool results the tool activity stored by their key; only the
  * entries added since the last call travel in full. Pure bookkeeping: no Temporal imports, unit-tested.
  */
-import type { ModelActivityInput, TranscriptRefPayload } from '../activities/contract';
+import type { ModelActivityInput, TranscriptRefPayload } from '../wire/activity-contract';
 import type { Entry } from '../core/entries';
 import { canonicalJson, hashString } from '../core/hash';
 import type { ModelCallRequest } from '../core/ports';

@@ -19,7 +19,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { z } from 'zod';
-import { TRANSCRIPT_STORE_MISS, type FabricActivities } from '../activities/contract';
+import { TRANSCRIPT_STORE_MISS, type FabricActivities } from '../wire/activity-contract';
 import { utf8Length } from '../core/bytes';
 import type { Entry } from '../core/entries';
 import { FabricError, InterruptedError, PromptTooLargeError, TurnSuspendedError } from '../core/errors';

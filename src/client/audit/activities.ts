@@ -12,7 +12,7 @@ import type {
   SummarizeActivityInput,
   ToolActivityInput,
   ToolActivityResult,
-} from '../../activities/contract';
+} from '../../wire/activity-contract';
 import type { Entry, Usage } from '../../core/entries';
 import { failureText, toNumber } from '../history-fields';
 import { describeValue, truncate } from './markdown';
