@@ -4,8 +4,8 @@
  * activity handlers are in ./activities, the marker handlers in ./local-activities.
  */
 import type { temporal } from '@temporalio/proto';
-import { failureText, isoTime, toNumber } from '../history-fields';
-import { AGENT_MEMO_KEY } from '../start';
+import { failureText, isoTime, toNumber } from './history-fields';
+import { AGENT_MEMO_KEY } from '../client/start';
 import { activityCompleted, activityFailed, activityScheduled, activityStarted } from './activities';
 import { markerRecorded } from './local-activities';
 import { DEFAULT_TRUNCATE, renderAuditMarkdown } from './markdown';

@@ -1,4 +1,6 @@
 /**
+ * `@fabric-harness/sdk/audit`: offline forensics over a run's Temporal history (audit, replay).
+ *
  * Audit transcript: what an agent run did, read from its Temporal history alone (nothing is run).
  *
  * Every model call (fhModel: model, token usage, stop reason, what it answered), every tool call
@@ -37,3 +39,8 @@ export type {
   ToolCallRecord,
   UpdateRecord,
 } from './records';
+// The history tools: read, save and replay a run's Temporal history (replay loads the worker lazily).
+export { replayHistory, type ReplayOptions, type ReplayResult, type ReplayCommand } from './replay';
+export type { ModelInputMismatch } from './replay-inputs';
+export { loadHistory, parseHistoryJSON, historyToJSONString, readHistoryFile, HistoryFormatError } from './history-file';
+export { stateFromHistory, type HistoryRunState } from './history-state';

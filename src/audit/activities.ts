@@ -12,9 +12,9 @@ import type {
   SummarizeActivityInput,
   ToolActivityInput,
   ToolActivityResult,
-} from '../../wire/activity-contract';
-import type { Entry, Usage } from '../../core/entries';
-import { failureText, toNumber } from '../history-fields';
+} from '../wire/activity-contract';
+import type { Entry, Usage } from '../core/entries';
+import { failureText, toNumber } from './history-fields';
 import { describeValue, truncate } from './markdown';
 import { isOffloaded, isPlain } from './payloads';
 import { decisionRecorded } from './local-activities';

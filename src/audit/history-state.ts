@@ -6,8 +6,8 @@
  * call. Nothing is replayed: these are the recorded facts, not the session's in-memory state.
  */
 import type { History } from './history-file';
-import { auditTranscript, type AuditOptions } from './audit';
-import type { AuditRun, CompactionDecisionRecord, ModelCallRecord, ModelResolvedRecord, SummaryRecord } from './audit/records';
+import { auditTranscript, type AuditOptions } from './collect';
+import type { AuditRun, CompactionDecisionRecord, ModelCallRecord, ModelResolvedRecord, SummaryRecord } from './records';
 
 /** Run statuses as Temporal names them (and as `fh list` prints them). */
 export type WorkflowStatusName = 'RUNNING' | 'COMPLETED' | 'FAILED' | 'TERMINATED' | 'CANCELED' | 'TIMED_OUT' | 'CONTINUED_AS_NEW';

@@ -2,8 +2,8 @@
  * Local-activity markers into records: the fhDecideCompaction decisions (estimate, threshold, cut,
  * compact or not) and any other local activity.
  */
-import type { CompactionDecision } from '../../core/compaction/decide';
-import { failureText } from '../history-fields';
+import type { CompactionDecision } from '../core/compaction/decide';
+import { failureText } from './history-fields';
 import { describeValue } from './markdown';
 import { isOffloaded, isPlain } from './payloads';
 import type { ActivityRecord, AuditRecord, CompactionDecisionRecord } from './records';

@@ -7,7 +7,7 @@ import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { toNumber } from './history-fields';
 import type { History } from './history-file';
-import type { ReplayCommand, ReplayResult } from './replay';
+import type { ReplayCommand, ReplayResult } from './replay-types';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 

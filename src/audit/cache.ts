@@ -2,7 +2,7 @@
  * Prompt-cache accounting for the audit: per call and per run, how many input tokens were read from
  * the cache, written to it, and sent uncached, and the hit rate read / (read + write + uncached).
  */
-import type { Usage } from '../../core/entries';
+import type { Usage } from '../core/entries';
 
 export interface CacheAccount {
   readTokens: number;

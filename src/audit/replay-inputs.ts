@@ -10,7 +10,7 @@ import type { ModelActivityInput } from '../wire/activity-contract';
 import type { ToolSpec } from '../core/tools-spec';
 import { toNumber } from './history-fields';
 import type { History } from './history-file';
-import { isOffloaded, isPlain, PayloadReader, type PayloadSources } from './audit/payloads';
+import { isOffloaded, isPlain, PayloadReader, type PayloadSources } from './payloads';
 
 export type ModelInputField = 'system prompt' | 'tools' | 'system prompt or tools' | 'model' | 'max tokens' | 'messages' | 'model call';
 
