@@ -15,7 +15,7 @@ import {
   runStrategy,
   survival,
   type SessionTruth,
-} from '../../src/core/context/eval';
+} from '../../bench/context-eval';
 import { applyContextEdits } from '../../src/testing/fake-anthropic-features';
 import { validateMessagesRequest } from '../../src/testing/fake-anthropic';
 import { call, results, say, summary, user } from './compaction-helpers';

@@ -12,16 +12,16 @@
  *   applies it: over the trigger, every tool result but those of the last 3 tool uses is replaced by a
  *   placeholder in the request; the client's history is never changed.
  */
-import type { Entry } from '../../entries';
-import type { RuntimePorts } from '../../ports';
-import type { ResolvedCompactionSettings } from '../../settings';
-import { estimateContextTokens, estimateTextTokens } from '../../tokens';
-import type { ToolSpec } from '../../tools-spec';
-import { compactHistory } from '../../compaction/compact';
-import { decideCompaction, isIneffective, type LastCompaction } from '../../compaction/decide';
-import { renderEntriesForSummary } from '../../compaction/render';
-import { DEFAULT_USER_MESSAGE_BUDGET_TOKENS } from '../../compaction/user-messages';
-import { maskStaleToolResults } from '../mask';
+import type { Entry } from '../../src/core/entries';
+import type { RuntimePorts } from '../../src/core/ports';
+import type { ResolvedCompactionSettings } from '../../src/core/settings';
+import { estimateContextTokens, estimateTextTokens } from '../../src/core/tokens';
+import type { ToolSpec } from '../../src/core/tools-spec';
+import { compactHistory } from '../../src/core/compaction/compact';
+import { decideCompaction, isIneffective, type LastCompaction } from '../../src/core/compaction/decide';
+import { renderEntriesForSummary } from '../../src/core/compaction/render';
+import { DEFAULT_USER_MESSAGE_BUDGET_TOKENS } from '../../src/core/compaction/user-messages';
+import { maskStaleToolResults } from '../../src/core/context/mask';
 
 export type StrategyName = 'none' | 'summary-only' | 'masking+summary' | 'server-side';
 export const STRATEGIES: readonly StrategyName[] = ['none', 'summary-only', 'masking+summary', 'server-side'];

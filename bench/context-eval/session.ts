@@ -5,7 +5,7 @@
  * that get fixed and errors that stay open) as history entries, with the ground truth of what a
  * strategy should keep in view. Pure and deterministic: the same options give the same session.
  */
-import type { AssistantEntry, Entry, TextBlock, ToolResultBlock, ToolUseBlock } from '../../entries';
+import type { AssistantEntry, Entry, TextBlock, ToolResultBlock, ToolUseBlock } from '../../src/core/entries';
 import { InvalidEvalOptionsError } from './errors';
 import { seededRandom, type Random } from './random';
 

@@ -4,10 +4,10 @@
  * the call sends; the scripted reply and tool results are then appended. Sums the estimated tokens every
  * call sends, and scores what the model would see at the next call. Deterministic (no model, no clock).
  */
-import type { Entry } from '../../entries';
-import { resolveCompactionSettings, type ResolvedCompactionSettings } from '../../settings';
-import { estimateContextTokens } from '../../tokens';
-import type { ToolSpec } from '../../tools-spec';
+import type { Entry } from '../../src/core/entries';
+import { resolveCompactionSettings, type ResolvedCompactionSettings } from '../../src/core/settings';
+import { estimateContextTokens } from '../../src/core/tokens';
+import type { ToolSpec } from '../../src/core/tools-spec';
 import { InvalidEvalOptionsError } from './errors';
 import { survival, type Survival } from './score';
 import type { ScriptedSession } from './session';

@@ -3,7 +3,7 @@
  * instructions, files, open errors and last verification evidence are still there, verbatim or
  * recognisably (same text after collapsing whitespace; a path as a whole word). Pure.
  */
-import { renderSummaryEntry, type Entry } from '../../entries';
+import { renderSummaryEntry, type Entry } from '../../src/core/entries';
 import type { SessionTruth } from './session';
 
 export interface Survival {

@@ -1,4 +1,4 @@
-import { FabricError } from '../../errors';
+import { FabricError } from '../../src/core/errors';
 
 /** The evaluation was given options it cannot run with; names the option. */
 export class InvalidEvalOptionsError extends FabricError {
