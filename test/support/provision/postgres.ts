@@ -9,8 +9,8 @@ import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_pr
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { findOnPath, isExecutableFile, waitUntil, watchProcess } from './go-build';
-import { getFreePort } from './temporal-cli';
+import { findOnPath, isExecutableFile, waitUntil, watchProcess } from '../../../src/testing/go-build';
+import { getFreePort } from '../../../src/testing/temporal-cli';
 
 export type PostgresErrorCode =
   /** No PostgreSQL binaries and no way to install them. */

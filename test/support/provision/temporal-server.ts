@@ -16,10 +16,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
-import { acquireBuildLock, exeName, findOnPath, goInstall, isExecutableFile, waitUntil, watchProcess } from './go-build';
+import { acquireBuildLock, exeName, findOnPath, goInstall, isExecutableFile, waitUntil, watchProcess } from '../../../src/testing/go-build';
 import { POSTGRES_USER, logTail, startPostgres, type PostgresServer } from './postgres';
-import { findProjectDir, type SearchAttributeTypeName } from './temporal-cli';
-import { FH_SEARCH_ATTRIBUTES } from '../wire/search-attributes';
+import { findProjectDir, type SearchAttributeTypeName } from '../../../src/testing/temporal-cli';
+import { FH_SEARCH_ATTRIBUTES } from '../../../src/wire/search-attributes';
 
 /** The server release, the one the pinned CLI (temporal-cli.ts) bundles. */
 export const TEMPORAL_SERVER_VERSION = 'v1.29.1';

@@ -13,8 +13,8 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { acquireBuildLock, exeName, findOnPath, goInstall, isExecutableFile, waitUntil, watchProcess } from './go-build';
-import { findProjectDir, getFreePort } from './temporal-cli';
+import { acquireBuildLock, exeName, findOnPath, goInstall, isExecutableFile, waitUntil, watchProcess } from '../../../src/testing/go-build';
+import { findProjectDir, getFreePort } from '../../../src/testing/temporal-cli';
 
 /** The Go package built by {@link ensureMinio}. `latest`: MinIO tags releases by date and ships no go.mod replace directives. */
 export const MINIO_PACKAGE = 'github.com/minio/minio';
