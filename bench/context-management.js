@@ -284,7 +284,7 @@ function summarise(calls, overflowAt) {
   };
 }
 
-// Not exported from an entry: the summariser's system prompt starts with it (src/core/compaction/summary-prompt.ts).
+// Not exported from an entry: the summariser's system prompt starts with it (src/core/context/compaction/summary-prompt.ts).
 const SUMMARIZE_MARKER = '[fabric-harness:summarize]';
 
 // ---------------------------------------------------------------------------------------------------

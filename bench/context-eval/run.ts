@@ -5,7 +5,7 @@
  * call sends, and scores what the model would see at the next call. Deterministic (no model, no clock).
  */
 import type { Entry } from '../../src/core/entries';
-import { resolveCompactionSettings, type ResolvedCompactionSettings } from '../../src/core/settings';
+import { resolveCompactionSettings, type ResolvedCompactionSettings } from '../../src/core/context/settings';
 import { estimateContextTokens } from '../../src/core/tokens';
 import type { ToolSpec } from '../../src/core/tools-spec';
 import { InvalidEvalOptionsError } from './errors';

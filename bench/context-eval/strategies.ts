@@ -14,13 +14,13 @@
  */
 import type { Entry } from '../../src/core/entries';
 import type { RuntimePorts } from '../../src/core/ports';
-import type { ResolvedCompactionSettings } from '../../src/core/settings';
+import type { ResolvedCompactionSettings } from '../../src/core/context/settings';
 import { estimateContextTokens, estimateTextTokens } from '../../src/core/tokens';
 import type { ToolSpec } from '../../src/core/tools-spec';
-import { compactHistory } from '../../src/core/compaction/compact';
-import { decideCompaction, isIneffective, type LastCompaction } from '../../src/core/compaction/decide';
-import { renderEntriesForSummary } from '../../src/core/compaction/render';
-import { DEFAULT_USER_MESSAGE_BUDGET_TOKENS } from '../../src/core/compaction/user-messages';
+import { compactHistory } from '../../src/core/context/compaction/compact';
+import { decideCompaction, isIneffective, type LastCompaction } from '../../src/core/context/compaction/decide';
+import { renderEntriesForSummary } from '../../src/core/context/compaction/render';
+import { DEFAULT_USER_MESSAGE_BUDGET_TOKENS } from '../../src/core/context/compaction/user-messages';
 import { maskStaleToolResults } from '../../src/core/context/mask';
 
 export type StrategyName = 'none' | 'summary-only' | 'masking+summary' | 'server-side';

@@ -2,7 +2,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { encodeFailure } from '../wire/failures';
-import { actsBeforeCall, decideFromFacts } from '../core/compaction/decide';
+import { actsBeforeCall, decideFromFacts } from '../core/context/compaction/decide';
 import { DEFAULT_MODEL } from '../core/models';
 import { ToolRegistry, type ToolSource } from '../core/tool-registry';
 import { isReadArtifact } from '../core/context/artifacts';

@@ -2,7 +2,7 @@
  * Local-activity markers into records: the fhDecideCompaction decisions (estimate, threshold, cut,
  * compact or not) and any other local activity.
  */
-import type { CompactionDecision } from '../core/compaction/decide';
+import type { CompactionDecision } from '../core/context/compaction/decide';
 import { failureText } from './history-fields';
 import { describeValue } from './markdown';
 import { isOffloaded, isPlain } from './payloads';

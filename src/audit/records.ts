@@ -1,5 +1,5 @@
 /** The shapes of an audit: one record per thing the run did or was sent, the run's summary, the transcript. */
-import type { CompactionDecision } from '../core/compaction/decide';
+import type { CompactionDecision } from '../core/context/compaction/decide';
 import type { Usage } from '../core/entries';
 import type { AppliedContextEdit } from '../core/context/strategy';
 import type { CacheAccount } from './cache';

@@ -5,7 +5,7 @@ export type { Session, PromptOptions, CompactOptions, CompactResult, CompactionS
 export type { AgentEvent, AgentEventType, EventOf, EventPayloads, CompactionReason, EventListener } from './events';
 export type { Entry, UserEntry, AssistantEntry, ToolResultsEntry, SummaryEntry, Usage } from './entries';
 export type { ToolDefinition, ToolContext } from './tools';
-export type { CompactionSettings, ResolvedCompactionSettings } from './settings';
+export type { CompactionSettings, ResolvedCompactionSettings } from './context/settings';
 export type { ContextBudget } from './budget';
 export {
   FabricError,
@@ -20,5 +20,5 @@ export {
   UnknownContextWindowError,
   PayloadTooLargeError,
 } from './errors';
-export { ContextWindowExceededError, InvalidCompactionSettingsError } from './compaction/errors';
+export { ContextWindowExceededError, InvalidCompactionSettingsError } from './context/compaction/errors';
 export { ModelRefusalError } from './replies';

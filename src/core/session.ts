@@ -6,11 +6,11 @@ import type { ModelCallRequest, ModelCallResult, PromptCache, RuntimePorts, Thin
 import { interpretReply } from './replies';
 import { checkToolInput, toolSpec, type ToolDefinition } from './tools';
 import type { ToolSpec } from './tools-spec';
-import { CompactionController, type SummarizerUsage } from './compaction/controller';
-import type { CompactionHooks } from './compaction/hooks';
+import { CompactionController, type SummarizerUsage } from './context/compaction/controller';
+import type { CompactionHooks } from './context/compaction/hooks';
 import type { ContextMemory } from './context/memory';
-import { isContextOverflowMessage } from './compaction/overflow';
-import { parsePromptCompactionOverrides, type CompactionSettings, type PromptCompactionOverrides, type ResolvedCompactionSettings } from './settings';
+import { isContextOverflowMessage } from './context/compaction/overflow';
+import { parsePromptCompactionOverrides, type CompactionSettings, type PromptCompactionOverrides, type ResolvedCompactionSettings } from './context/settings';
 import type { ContextBudget } from './budget';
 import { parseWith } from './validate';
 import { capToolResult } from './context/cap';
@@ -20,8 +20,8 @@ import { parseThinkingBudget } from './thinking';
 import { ServerContextStrategy } from './context/strategy-state';
 import type { ContextManagementParams, ServerContextUsage, StrategyDecision } from './context/strategy';
 
-export type { CompactionRecord, CompactionState, SummarizerUsage } from './compaction/controller';
-import type { CompactionState } from './compaction/controller';
+export type { CompactionRecord, CompactionState, SummarizerUsage } from './context/compaction/controller';
+import type { CompactionState } from './context/compaction/controller';
 
 export interface SessionConfig {
   id: string;

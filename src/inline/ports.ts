@@ -1,5 +1,5 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import { actsBeforeCall, decideFromFacts } from '../core/compaction/decide';
+import { actsBeforeCall, decideFromFacts } from '../core/context/compaction/decide';
 import type { EventListener } from '../core/events';
 import { ModelCallError } from '../core/errors';
 import { DEFAULT_MODEL } from '../core/models';

@@ -3,7 +3,7 @@
  * imports only types from here (erased at build), so nothing Node-only reaches the workflow bundle.
  */
 import type { Entry, Usage, AssistantEntry } from '../core/entries';
-import type { CompactionDecision, DecisionFacts } from '../core/compaction/decide';
+import type { CompactionDecision, DecisionFacts } from '../core/context/compaction/decide';
 import type { ToolSpec } from '../core/tools-spec';
 import type { AppliedContextEdit, CompactionStrategySetting, ContextManagementParams, StrategyDecision } from '../core/context/strategy';
 

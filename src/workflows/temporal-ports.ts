@@ -5,7 +5,7 @@ import { jsonBytes } from '../core/bytes';
 import type { AgentEvent } from '../core/events';
 import { InterruptedError, PayloadTooLargeError } from '../core/errors';
 import type { ModelCallRequest, ModelCallResult, RuntimePorts } from '../core/ports';
-import { actsBeforeCall, type DecisionFacts } from '../core/compaction/decide';
+import { actsBeforeCall, type DecisionFacts } from '../core/context/compaction/decide';
 import { decodeFailure, innermostApplicationFailure } from '../wire/failures';
 import { ModelTransport } from './model-transport';
 import type { FabricSinks } from './sinks';

@@ -3,10 +3,10 @@
  * masking is configured and a large enough chunk went stale; the decision records it; the session
  * masks per the recorded decision (not its own settings), before any summary, keeping test output.
  */
-import { decideFromFacts, decisionFacts, type CompactionDecision, type DecisionFacts } from '../../src/core/compaction/decide';
+import { decideFromFacts, decisionFacts, type CompactionDecision, type DecisionFacts } from '../../src/core/context/compaction/decide';
 import { planMask, MASK_MIN_RESULTS } from '../../src/core/context/mask-plan';
 import { isPlaceholder } from '../../src/core/context/mask';
-import { resolveCompactionSettings, type CompactionSettings } from '../../src/core/settings';
+import { resolveCompactionSettings, type CompactionSettings } from '../../src/core/context/settings';
 import { Session } from '../../src/core/session';
 import type { ModelCallResult, RuntimePorts } from '../../src/core/ports';
 import type { AssistantEntry, Entry } from '../../src/core/entries';

@@ -2,7 +2,7 @@
  * The hygiene settings (validated, naming the field), capping wired into the session's tool results,
  * and the model transport sending a capped result as it is (not swapped back for its stored full copy).
  */
-import { parseCompactionSettings } from '../../src/core/settings';
+import { parseCompactionSettings } from '../../src/core/context/settings';
 import { Session } from '../../src/core/session';
 import type { ModelCallResult, RuntimePorts } from '../../src/core/ports';
 import type { AssistantEntry, Entry, ToolResultsEntry } from '../../src/core/entries';

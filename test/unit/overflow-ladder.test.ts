@@ -5,8 +5,8 @@
  */
 import { ContextWindowExceededError, init, isEvent, schema, tool, type AgentEvent } from '@fabric-harness/sdk';
 import { FakeAnthropicServer, callTools, fail, say as reply, type RecordedRequest } from '@fabric-harness/sdk/testing';
-import { decideFromFacts, decisionFacts, OVERFLOW_KEEP_RECENT, type DecisionFacts } from '../../src/core/compaction/decide';
-import { resolveCompactionSettings } from '../../src/core/settings';
+import { decideFromFacts, decisionFacts, OVERFLOW_KEEP_RECENT, type DecisionFacts } from '../../src/core/context/compaction/decide';
+import { resolveCompactionSettings } from '../../src/core/context/settings';
 import { DROPPED_INJECTED_NOTE, LADDER_STEPS, ladderFacts, OverflowLadderState, type LadderStep } from '../../src/core/context/ladder';
 import { resetConversation } from '../../src/core/context/reset';
 import { toApiMessages, type Entry } from '../../src/core/entries';

@@ -11,12 +11,12 @@
  * rewrites history exactly as the recorded run did.
  */
 import type { Entry, SummaryEntry } from '../entries';
-import type { CompactionDecision, DecisionFacts, LadderStep } from '../compaction/decision';
-import { findCut } from '../compaction/cut';
+import type { CompactionDecision, DecisionFacts, LadderStep } from './compaction/decision';
+import { findCut } from './compaction/cut';
 import { maskStaleToolResults } from './mask';
 
-import { LADDER_STEPS } from '../compaction/decision';
-export { LADDER_STEPS, type LadderStep } from '../compaction/decision';
+import { LADDER_STEPS } from './compaction/decision';
+export { LADDER_STEPS, type LadderStep } from './compaction/decision';
 
 /** Patch id for the ladder's new local activities (histories from 0.1.0–0.3.0 take the single compaction). */
 export const OVERFLOW_LADDER_PATCH = 'fh-overflow-ladder';

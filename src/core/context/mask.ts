@@ -7,7 +7,7 @@
  */
 import type { Entry, ToolResultBlock, ToolUseBlock } from '../entries';
 import { estimateToolResultTokens } from '../tokens';
-import { findCut } from '../compaction/cut';
+import { findCut } from './compaction/cut';
 import { InvalidToolResultOptionsError } from './errors';
 import { firstStringArg, isVerificationEvidence, type PreservePredicate } from './evidence';
 import { keepCount, type KeepWindow } from './keep-window';

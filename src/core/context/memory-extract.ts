@@ -3,7 +3,7 @@
  * runtimes (the fhFlushMemory activity, the inline ports) supply the model call and the storage.
  */
 import type { Entry } from '../entries';
-import { renderEntryForSummary } from '../compaction/render';
+import { renderEntryForSummary } from './compaction/render';
 import { estimateTextTokens } from '../tokens';
 
 export const MEMORY_EXTRACT_SYSTEM =

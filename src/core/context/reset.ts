@@ -8,10 +8,10 @@
 import type { Entry, SummaryEntry } from '../entries';
 import type { RuntimePorts } from '../ports';
 import { estimateTextTokens } from '../tokens';
-import { fallbackSummary } from '../compaction/fallback';
-import { trackFileOperations } from '../compaction/files';
-import { renderEntriesForSummary } from '../compaction/render';
-import { SUMMARIZE_MARKER } from '../compaction/summary-prompt';
+import { fallbackSummary } from './compaction/fallback';
+import { trackFileOperations } from './compaction/files';
+import { renderEntriesForSummary } from './compaction/render';
+import { SUMMARIZE_MARKER } from './compaction/summary-prompt';
 import { purgeToolResults } from './ladder';
 
 export const TRANSFER_SYSTEM_PROMPT = [

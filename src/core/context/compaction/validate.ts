@@ -2,7 +2,7 @@
  * Checks a message list against the Messages API's structural rules. Returns problems as text (empty
  * when valid): used by tests and as a guard before sending a compacted history.
  */
-import type { ApiMessage } from '../entries';
+import type { ApiMessage } from '../../entries';
 
 export function validateApiMessages(messages: readonly ApiMessage[]): string[] {
   const problems: string[] = [];

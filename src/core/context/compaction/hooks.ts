@@ -5,8 +5,8 @@
  * in history through the summary request (an activity input) and the events.
  */
 import { z } from 'zod';
-import type { Entry } from '../entries';
-import type { CompactionReason } from '../events';
+import type { Entry } from '../../entries';
+import type { CompactionReason } from '../../events';
 
 export interface BeforeCompactContext {
   reason: CompactionReason;

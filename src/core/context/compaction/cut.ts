@@ -2,7 +2,7 @@
  * Where to cut history for compaction. entries[cut..] stay verbatim, entries[..cut) are folded into
  * one summary entry. A tool call and its results are one unit: the cut never lands between them.
  */
-import type { Entry, SummaryEntry } from '../entries';
+import type { Entry, SummaryEntry } from '../../entries';
 
 export function findCut(entries: readonly Entry[], keepRecentEntries: number): number {
   const keep = Math.max(1, Math.floor(keepRecentEntries));

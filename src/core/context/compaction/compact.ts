@@ -1,8 +1,8 @@
-import type { Entry, SummaryEntry } from '../entries';
-import type { CompactionReason } from '../events';
-import { makeEvent } from '../events';
-import type { RuntimePorts } from '../ports';
-import { estimateEntryTokens, estimateTextTokens } from '../tokens';
+import type { Entry, SummaryEntry } from '../../entries';
+import type { CompactionReason } from '../../events';
+import { makeEvent } from '../../events';
+import type { RuntimePorts } from '../../ports';
+import { estimateEntryTokens, estimateTextTokens } from '../../tokens';
 import { buildSummaryEntry, applyCompaction } from './build';
 import { splitForCompaction } from './cut';
 import { CURRENT_SUMMARY_PLAN, type SummaryPlan } from './summary-plan';

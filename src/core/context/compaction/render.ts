@@ -2,7 +2,7 @@
  * The compacted slice as readable text for the summariser. Tool arguments and results are cut to 500
  * characters each: the summary needs what happened, not full file contents.
  */
-import { assistantText, renderSummaryEntry, type Entry } from '../entries';
+import { assistantText, renderSummaryEntry, type Entry } from '../../entries';
 
 export const RENDER_TRUNCATE_CHARS = 500;
 

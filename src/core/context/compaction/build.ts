@@ -1,5 +1,5 @@
 /** Builds the summary entry that replaces a compacted slice, and splices it into history. */
-import type { Entry, FileOperations, SummaryEntry } from '../entries';
+import type { Entry, FileOperations, SummaryEntry } from '../../entries';
 import { mergeFileOperations } from './files';
 import { stripFileOperationsSection } from './summary-prompt';
 import { carryUserMessages, DEFAULT_USER_MESSAGE_BUDGET_TOKENS } from './user-messages';

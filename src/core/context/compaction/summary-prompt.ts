@@ -2,7 +2,7 @@
  * The structured summarisation request, chunking for slices larger than the summariser's budget, and
  * the final fix-up that makes the File Operations section exactly the tracked block.
  */
-import { renderFileOperations, type FileOperations } from '../entries';
+import { renderFileOperations, type FileOperations } from '../../entries';
 
 export const SUMMARY_SECTIONS = [
   'Goal',

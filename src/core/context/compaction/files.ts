@@ -2,7 +2,7 @@
  * Files the agent read or changed, tracked from tool calls so they survive compaction verbatim and the
  * agent can re-read them afterwards.
  */
-import type { Entry, FileOperations } from '../entries';
+import type { Entry, FileOperations } from '../../entries';
 
 const READ_TOOLS = new Set(['read_file']);
 const MODIFY_TOOLS = new Set(['write_file', 'edit_file']);

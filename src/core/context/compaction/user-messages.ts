@@ -4,8 +4,8 @@
  * carried as its head, cut to a share of the budget: otherwise one paste would crowd out every older
  * instruction, the loss users complain about most.
  */
-import type { Entry } from '../entries';
-import { estimateTextTokens } from '../tokens';
+import type { Entry } from '../../entries';
+import { estimateTextTokens } from '../../tokens';
 import { truncateWithMarker } from './render';
 
 export const DEFAULT_USER_MESSAGE_BUDGET_TOKENS = 2_000;

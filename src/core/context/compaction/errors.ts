@@ -1,5 +1,5 @@
 /** Typed compaction errors. Plain classes (no Node APIs) so workflow code can throw and match them. */
-import { FabricError } from '../errors';
+import { FabricError } from '../../errors';
 
 export class InvalidCompactionSettingsError extends FabricError {
   declare readonly code: 'INVALID_COMPACTION_SETTINGS';

@@ -3,11 +3,11 @@
  * reported an overflow (trigger 'overflow'). Its result is recorded in Temporal history (a
  * local activity), so it is plain data and says why in words. O(n) in entries.
  */
-import { anchoredEstimate } from '../tokens';
-import { keepCount } from '../context/keep-window';
+import { anchoredEstimate } from '../../tokens';
+import { keepCount } from '../keep-window';
 import { findCut } from './cut';
 import { CURRENT_SUMMARY_PLAN } from './summary-plan';
-import { decideLadderStep } from '../context/ladder';
+import { decideLadderStep } from '../ladder';
 import type { CompactionDecision, CompactionDecisionInput, DecisionFacts } from './decision';
 
 export type { LastCompaction, CompactionDecisionInput, CompactionDecision, DecisionFacts } from './decision';

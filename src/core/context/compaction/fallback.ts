@@ -2,7 +2,7 @@
  * A deterministic summary built from the entries alone, for when no model is available (or the
  * summariser failed under overflow). Same sections as the model summary, so the agent reads one format.
  */
-import { assistantText, type Entry, type FileOperations, type SummaryEntry, type ToolUseBlock } from '../entries';
+import { assistantText, type Entry, type FileOperations, type SummaryEntry, type ToolUseBlock } from '../../entries';
 import { truncateWithMarker } from './render';
 import { finalizeSummaryText } from './summary-prompt';
 

@@ -4,9 +4,9 @@
  */
 import { z } from 'zod';
 import { InvalidCompactionSettingsError } from './compaction/errors';
-import { toolResultSettingsSchema } from './context/tool-result-settings';
-import { memorySettingsSchema } from './context/memory-settings';
-import { artifactSettingsSchema } from './context/artifacts';
+import { toolResultSettingsSchema } from './tool-result-settings';
+import { memorySettingsSchema } from './memory-settings';
+import { artifactSettingsSchema } from './artifacts';
 
 export const compactionSettingsSchema = z
   .object({

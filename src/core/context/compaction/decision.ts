@@ -3,10 +3,10 @@
  * (CompactionDecision, recorded in history). Apart from decide.ts so the overflow ladder
  * (../context/ladder) can use them while decide.ts uses the ladder.
  */
-import type { Entry } from '../entries';
+import type { Entry } from '../../entries';
 import type { ResolvedCompactionSettings } from '../settings';
-import type { EstimateMethod, UsageAnchor } from '../tokens';
-import type { ToolSpec } from '../tools-spec';
+import type { EstimateMethod, UsageAnchor } from '../../tokens';
+import type { ToolSpec } from '../../tools-spec';
 import type { SummaryPlan } from './summary-plan';
 
 /** The overflow ladder's steps, in the order they are climbed (../context/ladder carries them out). */

@@ -1,7 +1,7 @@
-import type { Entry, Usage } from '../entries';
-import { makeEvent, type AgentEventType, type CompactionReason, type EventPayloads } from '../events';
-import { InterruptedError, UnknownContextWindowError } from '../errors';
-import type { RuntimePorts } from '../ports';
+import type { Entry, Usage } from '../../entries';
+import { makeEvent, type AgentEventType, type CompactionReason, type EventPayloads } from '../../events';
+import { InterruptedError, UnknownContextWindowError } from '../../errors';
+import type { RuntimePorts } from '../../ports';
 import {
   COMPACTION_DEFAULTS,
   resolveCompactionSettings,
@@ -9,23 +9,23 @@ import {
   type PromptCompactionOverrides,
   type ResolvedCompactionSettings,
 } from '../settings';
-import { anchoredEstimate, estimateContextTokens, estimateTextTokens, usageAnchor, type UsageAnchor } from '../tokens';
-import type { ToolSpec } from '../tools-spec';
-import { contextBudget, type ContextBudget } from '../budget';
-import { keepCount } from '../context/keep-window';
-import { maskStaleToolResults } from '../context/mask';
-import { planMask } from '../context/mask-plan';
-import { preservePredicate } from '../context/evidence';
+import { anchoredEstimate, estimateContextTokens, estimateTextTokens, usageAnchor, type UsageAnchor } from '../../tokens';
+import type { ToolSpec } from '../../tools-spec';
+import { contextBudget, type ContextBudget } from '../../budget';
+import { keepCount } from '../keep-window';
+import { maskStaleToolResults } from '../mask';
+import { planMask } from '../mask-plan';
+import { preservePredicate } from '../evidence';
 import { compactHistory, historyTokens, type CompactOutcome } from './compact';
 import { decisionFacts, isIneffective, type CompactionDecision, type DecisionFacts } from './decide';
 import { ContextWindowExceededError } from './errors';
 import { runAfterCompact, runBeforeCompact, type CompactionHooks } from './hooks';
-import type { ContextMemory } from '../context/memory';
-import { memoryBlock } from '../context/memory-extract';
-import type { StrategyDecision } from '../context/strategy';
-import { isPatched } from '../ports';
-import { dropInjected, ladderFacts, OVERFLOW_LADDER_PATCH, purgeToolResults, type LadderStep, type OverflowLadderState } from '../context/ladder';
-import { resetConversation, transferSummary, TRANSFER_SUMMARY_MAX_TOKENS } from '../context/reset';
+import type { ContextMemory } from '../memory';
+import { memoryBlock } from '../memory-extract';
+import type { StrategyDecision } from '../strategy';
+import { isPatched } from '../../ports';
+import { dropInjected, ladderFacts, OVERFLOW_LADDER_PATCH, purgeToolResults, type LadderStep, type OverflowLadderState } from '../ladder';
+import { resetConversation, transferSummary, TRANSFER_SUMMARY_MAX_TOKENS } from '../reset';
 
 export interface CompactionRecord {
   reason: CompactionReason;
