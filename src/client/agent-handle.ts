@@ -2,7 +2,7 @@ import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { ContextBudget } from '../core/budget';
 import type { Entry } from '../core/entries';
 import type { AgentEvent } from '../core/events';
-import type { CompactionState, CompactResult } from '../core/session';
+import type { CompactionState, CompactResult } from '../core/conversation';
 import { typedFailure } from '../wire/failures';
 import {
   closeSignal,

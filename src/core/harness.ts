@@ -3,7 +3,7 @@ import { builtinTools, isBuiltinToolName, type BuiltinToolName } from './builtin
 import type { EventListener } from './events';
 import { builtinContextWindow } from './models';
 import type { RuntimePorts } from './ports';
-import { Session, type SessionConfig, type ToolAuthorizer } from './session';
+import { Session, type SessionConfig, type ToolAuthorizer } from './conversation';
 import { compactionHooksSchema, type CompactionHooks } from './context/compaction/hooks';
 import { compactionSettingsSchema, parseCompactionSettings, type CompactionSettings } from './context/settings';
 import type { ToolDefinition } from './tools';

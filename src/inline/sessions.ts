@@ -11,7 +11,7 @@ import type { Entry } from '../core/entries';
 import { NotServingError } from '../core/errors';
 import { Harness, type Flavour, type InitOptions, type PromptHost, type ServeOptions, type SessionOptions } from '../core/harness';
 import type { RuntimePorts } from '../core/ports';
-import { promptTextSchema, type Session } from '../core/session';
+import { promptTextSchema, type Session } from '../core/conversation';
 import { parseWith } from '../core/validate';
 import { SessionAgentMismatchError, SessionExistsError, SessionNotFoundError } from './session-errors';
 import { checkSessionId, JsonlSessionStore, type InlineSessionHeader, type ListSessionsOptions } from './session-files';

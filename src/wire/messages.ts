@@ -8,7 +8,7 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ContextBudget } from '../core/budget';
 import type { Entry, Usage } from '../core/entries';
 import type { AgentEvent } from '../core/events';
-import type { CompactionState, CompactOptions, CompactResult } from '../core/session';
+import type { CompactionState, CompactOptions, CompactResult } from '../core/conversation';
 
 export interface PromptRequest {
   text: string;

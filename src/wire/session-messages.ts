@@ -7,7 +7,7 @@ import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { Entry } from '../core/entries';
 import type { Labels, LabelValue } from '../core/sessions/labels';
 import type { SessionSettings, SessionSettingsPatch } from '../core/sessions/settings';
-import type { SessionUsage, SuspendedTurn } from '../core/session';
+import type { SessionUsage, SuspendedTurn } from '../core/conversation';
 import type { TranscriptRefPayload } from './activity-contract';
 
 /** What startSession passes as the workflow input: marks the run as a session of the agent. */

@@ -4,9 +4,9 @@ import { utf8Length } from '../core/bytes';
 import { NotServingError, PromptTooLargeError, UnknownSessionError } from '../core/errors';
 import type { AgentEvent } from '../core/events';
 import type { Harness, PromptHost, ServeOptions } from '../core/harness';
-import type { Session } from '../core/session';
+import type { Session } from '../core/conversation';
 import { parseWith } from '../core/validate';
-import { promptTextSchema } from '../core/session';
+import { promptTextSchema } from '../core/conversation';
 import { encodeFailure, rejectWith } from '../wire/failures';
 import {
   closeSignal,

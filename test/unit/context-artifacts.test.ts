@@ -8,7 +8,7 @@ import { agent, schema, tool } from '@fabric-harness/sdk';
 import { agent as strictAgent } from '@fabric-harness/sdk/strict';
 import { callTools, FakeAnthropicServer, say, type RecordedRequest } from '@fabric-harness/sdk/testing';
 import { parseCompactionSettings } from '../../src/core/context/settings';
-import { Session } from '../../src/core/session';
+import { Session } from '../../src/core/conversation';
 import type { ModelCallResult, RuntimePorts, ToolCallRequest } from '../../src/core/ports';
 import type { AssistantEntry, ToolResultsEntry } from '../../src/core/entries';
 import { builtinTools } from '../../src/core/builtin-tools';

@@ -9,7 +9,7 @@ import { findCut } from '../../src/core/context/compaction/cut';
 import { decideCompaction, decideFromFacts, decisionFacts } from '../../src/core/context/compaction/decide';
 import type { Entry } from '../../src/core/entries';
 import { estimateEntryTokens } from '../../src/core/tokens';
-import { Session } from '../../src/core/session';
+import { Session } from '../../src/core/conversation';
 import type { ModelCallResult, RuntimePorts } from '../../src/core/ports';
 import type { ResolvedCompactionSettings } from '../../src/core/context/settings';
 import { resolveCompactionSettings } from '../../src/core/context/settings';

@@ -7,7 +7,7 @@ import { decideFromFacts, decisionFacts, type CompactionDecision, type DecisionF
 import { planMask, MASK_MIN_RESULTS } from '../../src/core/context/mask-plan';
 import { isPlaceholder } from '../../src/core/context/mask';
 import { resolveCompactionSettings, type CompactionSettings } from '../../src/core/context/settings';
-import { Session } from '../../src/core/session';
+import { Session } from '../../src/core/conversation';
 import type { ModelCallResult, RuntimePorts } from '../../src/core/ports';
 import type { AssistantEntry, Entry } from '../../src/core/entries';
 import { builtinTools } from '../../src/core/builtin-tools';

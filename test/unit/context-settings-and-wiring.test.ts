@@ -3,7 +3,7 @@
  * and the model transport sending a capped result as it is (not swapped back for its stored full copy).
  */
 import { parseCompactionSettings } from '../../src/core/context/settings';
-import { Session } from '../../src/core/session';
+import { Session } from '../../src/core/conversation';
 import type { ModelCallResult, RuntimePorts } from '../../src/core/ports';
 import type { AssistantEntry, Entry, ToolResultsEntry } from '../../src/core/entries';
 import { builtinTools } from '../../src/core/builtin-tools';

@@ -3,7 +3,7 @@ import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { AGENT_QUERIES } from '../../client/agent-handle';
 import { AGENT_MEMO_KEY } from '../../client/start';
 import type { ContextBudget } from '../../core/budget';
-import type { CompactionState } from '../../core/session';
+import type { CompactionState } from '../../core/conversation';
 import { flag, int, JSON_OPTION, str, type Parsed } from '../args';
 import { stateFromHistory, type HistoryRunState } from '../../audit/history-state';
 import type { History } from '../../audit/history-file';
