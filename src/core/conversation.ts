@@ -1,124 +1,39 @@
 import { z } from 'zod';
 import { assistantText, type Entry, type ToolResultBlock, type Usage } from './entries';
-import { makeEvent, type AgentEventType, type CompactionReason, type EventPayloads } from './events';
-import { FabricError, InterruptedError, MaxTurnsExceededError, ModelCallError, OutputParseError, TurnSuspendedError } from './errors';
-import type { ModelCallRequest, ModelCallResult, PromptCache, RuntimePorts, ThinkingBudget } from './ports';
+import { makeEvent, type AgentEventType, type EventPayloads } from './events';
+import { FabricError, InterruptedError, MaxTurnsExceededError, ModelCallError, TurnSuspendedError } from './errors';
+import type { ModelCallRequest, ModelCallResult, RuntimePorts, ThinkingBudget } from './ports';
 import { interpretReply } from './replies';
-import { checkToolInput, toolSpec, type ToolDefinition } from './tools';
+import { toolSpec, type ToolDefinition } from './tools';
 import type { ToolSpec } from './tools-spec';
-import { CompactionController, type SummarizerUsage } from './context/compaction/controller';
-import type { CompactionHooks } from './context/compaction/hooks';
-import type { ContextMemory } from './context/memory';
-import { isContextOverflowMessage } from './context/compaction/overflow';
-import { parsePromptCompactionOverrides, type CompactionSettings, type PromptCompactionOverrides, type ResolvedCompactionSettings } from './context/settings';
+import { CompactionController } from './context/compaction/controller';
+import { isOverflowError } from './context/compaction/overflow';
+import { parsePromptCompactionOverrides, type ResolvedCompactionSettings } from './context/settings';
 import type { ContextBudget } from './budget';
 import { parseWith } from './validate';
-import { capToolResult } from './context/cap';
 import { toolsByNameWithAliases } from './context/artifacts';
 import { OverflowLadderState } from './context/ladder';
 import { parseThinkingBudget } from './thinking';
 import { ServerContextStrategy } from './context/strategy-state';
-import type { ContextManagementParams, ServerContextUsage, StrategyDecision } from './context/strategy';
+import type { ContextManagementParams } from './context/strategy';
+import {
+  promptTextSchema,
+  resetOptionsSchema,
+  type CompactOptions,
+  type CompactResult,
+  type ConversationConfig,
+  type ConversationUsage,
+  type PromptOptions,
+  type ResetOptions,
+  type ResetResult,
+  type SuspendedTurn,
+  type ToolCall,
+} from './conversation-types';
+import { addUsage, errorMessage, interruptedResults, lastUserText, parseFinalReply, runToolCall } from './conversation-tools';
 
 export type { CompactionRecord, CompactionState, SummarizerUsage } from './context/compaction/controller';
 import type { CompactionState } from './context/compaction/controller';
-
-export interface SessionConfig {
-  id: string;
-  model: string;
-  maxTokens: number;
-  system?: string;
-  tools: ToolDefinition[];
-  cwd: string;
-  maxTurns: number;
-  /** undefined: not injected (strict entry); compaction is then off. */
-  compaction: CompactionSettings | undefined;
-  /** Whether compaction is on when `compaction.enabled` is not said (default entry: true). */
-  compactionDefaultEnabled: boolean;
-  contextWindowTokens: number | undefined;
-  /**
-   * Asked before each tool call whose input is valid (permission modes, approvals). A refusal goes to
-   * the model as the call's error result. May throw TurnSuspendedError (the host continues as new).
-   */
-  authorize?: ToolAuthorizer;
-  /** Prompt caching for the model calls (undefined: off). */
-  cache?: PromptCache;
-  /** Extended thinking for the model calls (undefined: off). */
-  thinking?: ThinkingBudget;
-  /** The agent's compaction hooks (init({ hooks })). */
-  hooks?: CompactionHooks;
-  /** The agent's memory file (compaction.memory): flushed before compactions, re-injected after them. */
-  memory?: ContextMemory;
-  /** The recorded compaction strategy decision (absent: client). */
-  strategy?: StrategyDecision;
-}
-
-export type ToolVerdict = { allow: true } | { allow: false; content: string };
-export type ToolAuthorizer = (call: ToolCall, def: ToolDefinition) => Promise<ToolVerdict>;
-
-export interface ToolCall {
-  id: string;
-  name: string;
-  input: unknown;
-}
-
-/**
- * A turn paused at its tool calls (some wait for approval) so that it can be resumed by another run:
- * everything needed besides the conversation, which ends with the assistant's tool_use entry.
- */
-export interface SuspendedTurn {
-  /** Index of the turn's user entry: where a failed resumption rolls back to. */
-  turnStart: number;
-  calls: ToolCall[];
-  /** Results of the calls that finished before the turn paused. */
-  results: ToolResultBlock[];
-  /** Tool rounds used so far, and the limit. */
-  turn: number;
-  maxTurns: number;
-  /** The turn's thinking: a resumed tool loop must think as it started (absent: off). */
-  thinking?: ThinkingBudget;
-}
-
-export interface PromptOptions<T = unknown> extends PromptCompactionOverrides {
-  /** Parse the final reply as JSON and validate it with this schema. */
-  output?: z.ZodType<T>;
-  maxTurns?: number;
-}
-
-export interface CompactOptions {
-  keepRecentEntries?: number;
-  generateSummary?: boolean;
-  reason?: CompactionReason;
-}
-
-const resetOptionsSchema = z.object({ transferSummary: z.boolean().optional() }).strict();
-
-export type ResetOptions = z.infer<typeof resetOptionsSchema>;
-
-export interface ResetResult {
-  /** Entries the old conversation had (it stays in the runtime's transcript store, where there is one). */
-  entriesBefore: number;
-  /** The transfer summary the new conversation starts with ('' when there was nothing to summarise). */
-  summary: string;
-}
-
-export interface CompactResult {
-  summary: string;
-  compactedEntries: number;
-}
-
-export interface SessionUsage extends Usage {
-  modelCalls: number;
-  /** The summariser's calls (compaction), counted apart from the conversation's model calls. */
-  summarizer: SummarizerUsage;
-  /** What Claude's server-side context management cleared and compacted (strategy 'server' only). */
-  serverContext?: ServerContextUsage;
-}
-
-const EVENT_TEXT_LIMIT = 2000;
-
-/** A user prompt: the API refuses text blocks that are empty or only whitespace, so we refuse them first. */
-export const promptTextSchema = z.string().refine((t) => t.trim().length > 0, 'must contain non-whitespace text');
+export * from './conversation-types';
 
 /**
  * One conversation. `prompt` runs a turn: model → tools → model … until the model ends its turn. The
@@ -130,7 +45,7 @@ export const promptTextSchema = z.string().refine((t) => t.trim().length > 0, 'm
  * in place during a turn and replaced by a new array whenever history is rewritten (compaction,
  * rollback): runtimes rely on that to send only what was added since their last call.
  */
-export class Session {
+export class Conversation {
   private entries: Entry[] = [];
   private readonly toolSpecs: ToolSpec[];
   private readonly toolsByName: Map<string, ToolDefinition>;
@@ -154,7 +69,7 @@ export class Session {
 
   constructor(
     private readonly ports: RuntimePorts,
-    private readonly config: SessionConfig,
+    private readonly config: ConversationConfig,
   ) {
     this.toolSpecs = config.tools.map(toolSpec);
     this.toolsByName = toolsByNameWithAliases(config.tools);
@@ -182,7 +97,7 @@ export class Session {
     return this.entries;
   }
 
-  usage(): SessionUsage {
+  usage(): ConversationUsage {
     const usage = { ...this.usageTotals, modelCalls: this.modelCalls, summarizer: this.compaction.summarizerUsage() };
     return this.server.active ? { ...usage, serverContext: this.server.usage() } : usage;
   }
@@ -338,11 +253,11 @@ export class Session {
   ): Promise<T> {
     // The provider said the request does not fit (an error, its own stop reason, or input it reported
     // above the window): climb the overflow ladder one step and retry (each step at most once this
-    // prompt), or throw ContextWindowExceededError.
+    // prompt), or throw ContextWindowExceededError. The running prompt is carried through a reset.
     const ladder = new OverflowLadderState();
     this.serverEdits = this.server.params(settings, this.turnThinking !== undefined);
     const recover = async (providerSaid: unknown) => {
-      this.entries = await this.compaction.recoverFromOverflow(this.entries, settings, providerSaid, ladder, this.runningPrompt());
+      this.entries = await this.compaction.recoverFromOverflow(this.entries, settings, providerSaid, ladder, lastUserText(this.entries));
     };
     for (;;) {
       let result: ModelCallResult;
@@ -372,7 +287,7 @@ export class Session {
       this.compaction.anchorOn(result.usage, this.entries.length - 1);
       const replyText = assistantText(result.entry);
       if (replyText) this.emit('text', { text: replyText });
-      if (action.kind === 'final') return this.finish<T>(replyText, output);
+      if (action.kind === 'final') return parseFinalReply<T>(replyText, output);
       turn += 1;
       // A failed prompt is rolled back whole, so the calls this reply leaves unanswered go with it.
       if (turn > maxTurns) throw new MaxTurnsExceededError(maxTurns);
@@ -385,25 +300,10 @@ export class Session {
     }
   }
 
-  /** The running turn's prompt (its last user entry), carried through a session reset so it is still answered. */
-  private runningPrompt(): string | undefined {
-    for (let i = this.entries.length - 1; i >= 0; i--) {
-      const e = this.entries[i]!;
-      if (e.type === 'user') return e.text;
-    }
-    return undefined;
-  }
-
   /** After an interruption: a tool_use without its result would make every later request invalid. */
   private closeDanglingToolCalls(): void {
-    const last = this.entries[this.entries.length - 1];
-    if (last?.type !== 'assistant') return;
-    const uses = last.content.filter((b): b is Extract<typeof b, { type: 'tool_use' }> => b.type === 'tool_use');
-    if (uses.length === 0) return;
-    this.entries.push({
-      type: 'tool_results',
-      results: uses.map((u) => ({ type: 'tool_result', tool_use_id: u.id, content: 'Not run: the user interrupted the turn.', is_error: true })),
-    });
+    const results = interruptedResults(this.entries);
+    if (results) this.entries.push(results);
   }
 
   private request(): ModelCallRequest {
@@ -474,66 +374,16 @@ export class Session {
     if (failure) throw failure.reason;
   }
 
-  private finish<T>(text: string, output: z.ZodType<T> | undefined): T {
-    if (!output) return text as T;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(extractJson(text));
-    } catch {
-      throw new OutputParseError(`The model's reply is not JSON: ${text.slice(0, 200)}`);
-    }
-    return parseWith(output, parsed, 'model output');
-  }
-
   private async runToolCall(id: string, name: string, input: unknown): Promise<ToolResultBlock> {
-    this.emit('tool_call', { id, name, input });
-    const def = this.toolsByName.get(name);
-    let content: string;
-    let isError: boolean;
-    if (!def) {
-      // The model invented a tool: tell it, so it can correct itself; the run goes on.
-      content = `Unknown tool '${name}'. Available tools: ${[...this.toolsByName.keys()].join(', ') || '(none)'}.`;
-      isError = true;
-    } else {
-      const check = checkToolInput(def, input);
-      const verdict = check.ok && this.config.authorize ? await this.config.authorize({ id, name, input: check.input }, def) : undefined;
-      if (!check.ok) {
-        content = check.error;
-        isError = true;
-      } else if (verdict && !verdict.allow) {
-        content = verdict.content;
-        isError = true;
-      } else {
-        const res = await this.ports.runTool(
-          { sessionId: this.id, id, name, input: check.input, cwd: this.config.cwd, timeoutMs: def.timeoutMs },
-          def,
-        );
-        content = this.capped(res.content, res.contentRef);
-        isError = res.isError;
-      }
-    }
-    this.emit('tool_result', { id, name, isError, content: content.slice(0, EVENT_TEXT_LIMIT) });
-    return isError ? { type: 'tool_result', tool_use_id: id, content, is_error: true } : { type: 'tool_result', tool_use_id: id, content };
-  }
-
-  /**
-   * Oversized output is capped (compaction.toolResults.maxTokens): only the entry's content changes,
-   * never which commands run, so it is safe in workflow code. The marker names the stored copy when
-   * the runtime kept one (on Temporal the tool activity stores results by content hash).
-   */
-  private capped(content: string, ref: string | undefined): string {
-    const maxTokens = this.config.compaction?.toolResults?.maxTokens;
-    return maxTokens === undefined ? content : capToolResult(content, ref !== undefined ? { maxTokens, ref } : { maxTokens }).content;
+    const { cwd, authorize } = this.config;
+    const maxResultTokens = this.config.compaction?.toolResults?.maxTokens;
+    const emit = this.emit.bind(this);
+    return runToolCall({ conversationId: this.id, cwd, tools: this.toolsByName, authorize, maxResultTokens, ports: this.ports, emit }, { id, name, input });
   }
 
   private recordUsage(usage: Usage): void {
     this.modelCalls += 1;
-    this.usageTotals = {
-      inputTokens: this.usageTotals.inputTokens + usage.inputTokens,
-      outputTokens: this.usageTotals.outputTokens + usage.outputTokens,
-      cacheReadInputTokens: (this.usageTotals.cacheReadInputTokens ?? 0) + (usage.cacheReadInputTokens ?? 0),
-      cacheCreationInputTokens: (this.usageTotals.cacheCreationInputTokens ?? 0) + (usage.cacheCreationInputTokens ?? 0),
-    };
+    this.usageTotals = addUsage(this.usageTotals, usage);
   }
 
   private emit<K extends AgentEventType>(type: K, data: EventPayloads[K]): void {
@@ -541,19 +391,9 @@ export class Session {
   }
 }
 
-export function isOverflowError(err: unknown): boolean {
-  if (err instanceof ModelCallError) {
-    return err.kind === 'context_overflow' || (err.kind === 'invalid_request' && isContextOverflowMessage(err.message));
-  }
-  return false;
-}
-
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
-/** Accepts a bare JSON reply or one fenced in ```json … ```. */
-function extractJson(text: string): string {
-  const fenced = /```(?:json)?\s*([\s\S]*?)```/.exec(text);
-  return (fenced ? fenced[1] : text).trim();
-}
+/**
+ * @deprecated since 0.5.0: the conversation inside a run is a `Conversation`; "session" now names what a
+ * user talks to (a session workflow, an inline session). Removed in 0.6.0.
+ */
+export { Conversation as Session };
+export { isOverflowError };

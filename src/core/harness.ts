@@ -3,7 +3,7 @@ import { builtinTools, isBuiltinToolName, type BuiltinToolName } from './builtin
 import type { EventListener } from './events';
 import { builtinContextWindow } from './models';
 import type { RuntimePorts } from './ports';
-import { Session, type SessionConfig, type ToolAuthorizer } from './conversation';
+import { Conversation, type ConversationConfig, type ToolAuthorizer } from './conversation';
 import { compactionHooksSchema, type CompactionHooks } from './context/compaction/hooks';
 import { compactionSettingsSchema, parseCompactionSettings, type CompactionSettings } from './context/settings';
 import type { ToolDefinition } from './tools';
@@ -110,7 +110,7 @@ const DEFAULT_MAX_TURNS = 50;
 
 /** What `init()` returns: makes sessions that share the runtime, tools and settings. */
 export class Harness {
-  private readonly list: Session[] = [];
+  private readonly list: Conversation[] = [];
 
   constructor(
     private readonly ports: RuntimePorts,
@@ -131,7 +131,7 @@ export class Harness {
     return this.host ? this.host.serve(options) : 0;
   }
 
-  async session(options: SessionOptions = {}): Promise<Session> {
+  async session(options: SessionOptions = {}): Promise<Conversation> {
     parseCompactionSettings((options as SessionOptions | undefined)?.compaction);
     const opts = parseWith(sessionOptionsSchema, options, 'session options') as SessionOptions;
     const merged: InitOptions = { ...this.options, ...stripUndefined(opts) };
@@ -147,7 +147,7 @@ export class Harness {
     const id = opts.id ?? (this.list.length === 0 ? 'main' : `main-${this.list.length + 1}`);
     const memory = await sessionMemory(this.ports, merged.compaction, id, resolved.model);
     const offloadBytes = resolveOffloadBytes(merged.compaction, this.flavour === 'default');
-    const session = new Session(withOffloadThreshold(this.ports, offloadBytes), {
+    const session = new Conversation(withOffloadThreshold(this.ports, offloadBytes), {
       id,
       model: resolved.model,
       maxTokens: merged.maxTokens ?? DEFAULT_MAX_TOKENS,
@@ -170,7 +170,7 @@ export class Harness {
     return session;
   }
 
-  sessions(): readonly Session[] {
+  sessions(): readonly Conversation[] {
     return this.list;
   }
 }
@@ -200,7 +200,7 @@ async function sessionMemory(
   return { memory: new PortMemory(port, settings, { sessionId, model: () => model }, initial), initial };
 }
 
-function promptCache(option: InitOptions['promptCaching']): SessionConfig['cache'] {
+function promptCache(option: InitOptions['promptCaching']): ConversationConfig['cache'] {
   if (!option) return undefined;
   return { ttl: (option === true ? undefined : option.ttl) ?? '5m' };
 }

@@ -1,7 +1,7 @@
 /** Types and errors both entrypoints export. */
 export type { AgentDefinition, AgentConfig, AgentRunContext, InitFn, InvokeOptions } from './agent';
 export type { Harness, InitOptions, SessionOptions, ServeOptions } from './harness';
-export type { Session, PromptOptions, CompactOptions, CompactResult, CompactionState, CompactionRecord } from './conversation';
+export type { Conversation, Session, PromptOptions, CompactOptions, CompactResult, CompactionState, CompactionRecord } from './conversation';
 export type { AgentEvent, AgentEventType, EventOf, EventPayloads, CompactionReason, EventListener } from './events';
 export type { Entry, UserEntry, AssistantEntry, ToolResultsEntry, SummaryEntry, Usage } from './entries';
 export type { ToolDefinition, ToolContext } from './tools';

@@ -3,6 +3,8 @@
  * overflow path can compact and retry once. Unrelated 400s (missing fields, image problems, output
  * max_tokens limits) must not match: compacting would not fix them.
  */
+import { ModelCallError } from '../../errors';
+
 const OVERFLOW_PATTERNS: readonly RegExp[] = [
   /prompt is too long/i, // Anthropic
   /maximum context length/i, // OpenAI
@@ -20,4 +22,12 @@ export function isContextOverflowMessage(message: string): boolean {
   if (OVERFLOW_PATTERNS.some((p) => p.test(message))) return true;
   // "request too large" is also used for payload/byte limits; only token wording makes it an overflow.
   return /request too large/i.test(message) && /tokens?\b/i.test(message);
+}
+
+/** A model call failed because the request does not fit the window (said outright, or in an invalid_request's words). */
+export function isOverflowError(err: unknown): boolean {
+  if (err instanceof ModelCallError) {
+    return err.kind === 'context_overflow' || (err.kind === 'invalid_request' && isContextOverflowMessage(err.message));
+  }
+  return false;
 }
