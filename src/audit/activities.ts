@@ -13,7 +13,7 @@ import type {
   ToolActivityInput,
   ToolActivityResult,
 } from '../wire/activity-contract';
-import type { Entry, Usage } from '../core/entries';
+import { assistantText, type Entry, type Usage } from '../core/entries';
 import { failureText, toNumber } from './history-fields';
 import { describeValue, truncate } from './markdown';
 import { isOffloaded, isPlain } from './payloads';
@@ -179,7 +179,7 @@ function modelCompleted(w: Walk, rec: ModelCallRecord, result: unknown, ev: Even
     }
     const content = r.entry?.content ?? [];
     rec.response = {
-      text: content.map((b) => (b.type === 'text' ? b.text : '')).join(''),
+      text: assistantText({ type: 'assistant', content }),
       toolCalls: content.flatMap((b) => (b.type === 'tool_use' ? [{ id: b.id, name: b.name, input: b.input }] : [])),
     };
     w.run.totals.inputTokens += r.usage?.inputTokens ?? 0;
