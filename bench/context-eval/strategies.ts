@@ -140,7 +140,7 @@ export function makeStrategy(name: StrategyName, ctx: StrategyContext): ContextS
       return {
         name,
         async beforeCall(history) {
-          // Masking first (seed 004 §4: before any summary), over the same keep window compaction uses.
+          // Masking first (before any summary), over the same keep window compaction uses.
           const masked = maskStaleToolResults(history, { keepRecent: { entries: ctx.settings.keepRecentEntries, tokens: ctx.settings.keepRecentTokens } }).entries;
           const r = await compactor.maybeCompact(masked);
           return { history: r.history, sent: r.history, compacted: r.compacted, summarizerInputTokens: r.summarizerInputTokens };

@@ -1,5 +1,5 @@
 /**
- * The overflow ladder (seed 004 §6) and session reset (§7): each step's facts and decision (pure), the
+ * The overflow ladder and session reset: each step's facts and decision (pure), the
  * single-retry guard, and an inline session against the scripted fake that rejects requests as "prompt
  * is too long" until a given step has happened, then answers.
  */

@@ -1,5 +1,5 @@
 /**
- * Artifact offloading (seed 000 "Artifact offloading"): a tool output over a size threshold is kept out
+ * Artifact offloading: a tool output over a size threshold is kept out
  * of the conversation. The runtime stores it by content hash and the model gets a short reference
  * instead (size, line count, the first lines), with the tool that reads it back a page at a time:
  * `read_artifact`. The same tool reads back the full output of a capped result (./cap.ts).

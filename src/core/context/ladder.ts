@@ -1,5 +1,5 @@
 /**
- * The overflow ladder (seed 004 §6): when the provider says a request does not fit, the session climbs
+ * The overflow ladder: when the provider says a request does not fit, the session climbs
  * these steps in order, each at most once per prompt, until a retry fits:
  *   1. emergency-compaction: summarise all but the last two turns;
  *   2. purge-tool-results: every historical tool result becomes its one-line placeholder (evidence too);

@@ -1,5 +1,5 @@
 /**
- * What a memory flush asks the model, and how the result is kept in budget (seed 004 §5). Pure: the
+ * What a memory flush asks the model, and how the result is kept in budget. Pure: the
  * runtimes (the fhFlushMemory activity, the inline ports) supply the model call and the storage.
  */
 import type { Entry } from '../entries';

@@ -25,7 +25,7 @@ export const compactionSettingsSchema = z
      * 'count-tokens' (the provider's exact count, one cached count_tokens call before each model call).
      */
     estimator: z.enum(['heuristic', 'count-tokens']).optional(),
-    /** The memory flush (seed 004 §5): off unless enabled, since it costs a model call per compaction. */
+    /** The memory flush: off unless enabled, since it costs a model call per compaction. */
     memory: memorySettingsSchema.optional(),
     /**
      * Where context management runs: 'client' (default: our threshold compaction), 'server' (Claude's

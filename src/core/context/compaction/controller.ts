@@ -50,7 +50,7 @@ export class CompactionController extends CompactionRunner {
 
   /**
    * The provider said the request does not fit (an error, or reported input over the window). Climbs
-   * the overflow ladder (../context/ladder): the next step not yet tried this prompt is decided
+   * the overflow ladder (../ladder): the next step not yet tried this prompt is decided
    * (recorded) and carried out, skipping steps that would change nothing, and the history to retry with
    * is handed back. Once every step was tried, or recovery is off: ContextWindowExceededError.
    * Histories recorded before the ladder (no patch marker) take the single emergency compaction.

@@ -1,7 +1,7 @@
 /**
  * The shapes of a compaction decision: what it is decided from (DecisionFacts) and what it says
  * (CompactionDecision, recorded in history). Apart from decide.ts so the overflow ladder
- * (../context/ladder) can use them while decide.ts uses the ladder.
+ * (../ladder) can use them while decide.ts uses the ladder.
  */
 import type { Entry } from '../../entries';
 import type { ResolvedCompactionSettings } from '../settings';
@@ -9,7 +9,7 @@ import type { EstimateMethod, UsageAnchor } from '../../tokens';
 import type { ToolSpec } from '../../tools-spec';
 import type { SummaryPlan } from './summary-plan';
 
-/** The overflow ladder's steps, in the order they are climbed (../context/ladder carries them out). */
+/** The overflow ladder's steps, in the order they are climbed (../ladder carries them out). */
 export const LADDER_STEPS = ['emergency-compaction', 'purge-tool-results', 'drop-injected', 'session-reset'] as const;
 export type LadderStep = (typeof LADDER_STEPS)[number];
 
@@ -50,8 +50,9 @@ export interface CompactionDecision {
   /** How the summary would be chunked (recorded, so a later change to the numbers replays the same). */
   summaryPlan: SummaryPlan;
   /**
-   * Mask stale tool results in entries[0..before) before anything else (seed 004 §4). Absent: mask
-   * nothing, as in every decision recorded before masking existed, so those histories replay unchanged.
+   * Mask stale tool results in entries[0..before) before anything else (so a summary made next reads
+   * placeholders). Absent: mask nothing, as in every decision recorded before masking existed, so
+   * those histories replay unchanged.
    * `ids`: exactly the results to mask (absent in decisions recorded before it: the evidence rules of
    * the settings decide, as they did then).
    */
@@ -64,7 +65,7 @@ export interface CompactionDecision {
   /** Set only under 'count-tokens': 'count-tokens' (decided from the exact count) or 'heuristic-fallback' (the count failed). */
   estimator?: 'count-tokens' | 'heuristic-fallback';
   /**
-   * The overflow-ladder step this decision is about (../context/ladder). Absent: a decision recorded
+   * The overflow-ladder step this decision is about (../ladder). Absent: a decision recorded
    * before the ladder existed, which means an emergency compaction keeping OVERFLOW_KEEP_RECENT entries.
    */
   ladderStep?: LadderStep;
@@ -94,7 +95,7 @@ export interface DecisionFacts {
   lastCompaction?: LastCompaction;
   /**
    * Tool results before this index are stale and worth masking now (set by the controller only when
-   * masking is configured and a large enough chunk has gone stale; see ../context/mask-plan).
+   * masking is configured and a large enough chunk has gone stale; see ../mask-plan).
    */
   maskBefore?: number;
   /** Set for a decision about one overflow-ladder step (with the step's own facts below). */
