@@ -17,7 +17,7 @@ export interface ConversationConfig {
   system?: string;
   tools: ToolDefinition[];
   cwd: string;
-  maxTurns: number;
+  maxSteps: number;
   /** undefined: not injected (strict entry); compaction is then off. */
   compaction: CompactionSettings | undefined;
   /** Whether compaction is on when `compaction.enabled` is not said (default entry: true). */
@@ -59,7 +59,10 @@ export interface SuspendedTurn {
   calls: ToolCall[];
   /** Results of the calls that finished before the turn paused. */
   results: ToolResultBlock[];
-  /** Tool rounds used so far, and the limit. */
+  /**
+   * Steps (tool rounds) used so far, and the limit. The old names stay: a suspended turn is carried to
+   * the next run through Temporal (continue-as-new input), so they are wire names.
+   */
   turn: number;
   maxTurns: number;
   /** The turn's thinking: a resumed tool loop must think as it started (absent: off). */
@@ -69,6 +72,9 @@ export interface SuspendedTurn {
 export interface PromptOptions<T = unknown> extends PromptCompactionOverrides {
   /** Parse the final reply as JSON and validate it with this schema. */
   output?: z.ZodType<T>;
+  /** Steps (tool rounds) this prompt may take (default: the session's). */
+  maxSteps?: number;
+  /** @deprecated since 0.5.0: `maxSteps`. */
   maxTurns?: number;
 }
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { assistantText, type Entry, type ToolResultBlock, type Usage } from './entries';
 import { makeEvent, type AgentEventType, type EventPayloads } from './events';
-import { FabricError, InterruptedError, MaxTurnsExceededError, ModelCallError, TurnSuspendedError } from './errors';
+import { FabricError, InterruptedError, MaxStepsExceededError, ModelCallError, TurnSuspendedError } from './errors';
 import type { ModelCallRequest, ModelCallResult, RuntimePorts, ThinkingBudget } from './ports';
 import { interpretReply } from './replies';
 import { toolSpec, type ToolDefinition } from './tools';
@@ -16,19 +16,8 @@ import { OverflowLadderState } from './context/ladder';
 import { parseThinkingBudget } from './thinking';
 import { ServerContextStrategy } from './context/strategy-state';
 import type { ContextManagementParams } from './context/strategy';
-import {
-  promptTextSchema,
-  resetOptionsSchema,
-  type CompactOptions,
-  type CompactResult,
-  type ConversationConfig,
-  type ConversationUsage,
-  type PromptOptions,
-  type ResetOptions,
-  type ResetResult,
-  type SuspendedTurn,
-  type ToolCall,
-} from './conversation-types';
+import { promptTextSchema, resetOptionsSchema } from './conversation-types';
+import type { CompactOptions, CompactResult, ConversationConfig, ConversationUsage, PromptOptions, ResetOptions, ResetResult, SuspendedTurn, ToolCall } from './conversation-types';
 import { addUsage, errorMessage, interruptedResults, lastUserText, parseFinalReply, runToolCall } from './conversation-tools';
 
 export type { CompactionRecord, CompactionState, SummarizerUsage } from './context/compaction/controller';
@@ -46,7 +35,7 @@ export * from './conversation-types';
  * rollback): runtimes rely on that to send only what was added since their last call.
  */
 export class Conversation {
-  private entries: Entry[] = [];
+  private chain: Entry[] = [];
   private readonly toolSpecs: ToolSpec[];
   private readonly toolsByName: Map<string, ToolDefinition>;
   private readonly compaction: CompactionController;
@@ -92,9 +81,14 @@ export class Conversation {
     return this.config.id;
   }
 
-  /** The conversation as the model will see it next (after any compaction). */
+  /** The conversation's entries as the model will see them next (after any compaction). */
+  entries(): readonly Entry[] {
+    return this.chain;
+  }
+
+  /** The same as entries() (its 0.4.0 name: a message is now what a user sends). */
   messages(): readonly Entry[] {
-    return this.entries;
+    return this.chain;
   }
 
   usage(): ConversationUsage {
@@ -109,13 +103,13 @@ export class Conversation {
 
   /** Continues a conversation that was saved elsewhere (a session file, a continued workflow). */
   restore(snapshot: { entries: readonly Entry[] }): void {
-    this.entries = [...snapshot.entries];
+    this.chain = [...snapshot.entries];
     this.compaction.restoreAnchor(undefined);
   }
 
   /** Starts a fresh conversation; settings, tools and counters stay. */
   clear(): void {
-    this.entries = [];
+    this.chain = [];
     this.suspended = undefined;
     this.compaction.restoreAnchor(undefined); // the usage anchor pointed into the old conversation
   }
@@ -167,9 +161,9 @@ export class Conversation {
 
   async compact(options: CompactOptions = {}): Promise<CompactResult> {
     return this.exclusive(async () => {
-      const outcome = await this.compaction.compactManually(this.entries, options);
+      const outcome = await this.compaction.compactManually(this.chain, options);
       if (!outcome) return { summary: '', compactedEntries: 0 };
-      this.entries = outcome.entries;
+      this.chain = outcome.entries;
       return { summary: outcome.summaryEntry.summary, compactedEntries: outcome.cut };
     });
   }
@@ -182,20 +176,20 @@ export class Conversation {
   async reset(options: ResetOptions = {}): Promise<ResetResult> {
     const { transferSummary } = parseWith(resetOptionsSchema, options, 'reset');
     return this.exclusive(async () => {
-      const entriesBefore = this.entries.length;
-      this.entries = await this.compaction.resetNow(this.entries, { transferSummary: transferSummary ?? true });
+      const entriesBefore = this.chain.length;
+      this.chain = await this.compaction.resetNow(this.chain, { transferSummary: transferSummary ?? true });
       this.suspended = undefined;
-      const first = this.entries[0];
+      const first = this.chain[0];
       return { entriesBefore, summary: first?.type === 'summary' ? first.summary : '' };
     });
   }
 
   compactionState(): CompactionState {
-    return this.compaction.state(this.entries);
+    return this.compaction.state(this.chain);
   }
 
   contextBudget(): ContextBudget | undefined {
-    return this.compaction.budget(this.entries);
+    return this.compaction.budget(this.chain);
   }
 
   private async exclusive<R>(fn: () => Promise<R>): Promise<R> {
@@ -209,8 +203,8 @@ export class Conversation {
    * must not stay in the conversation, or every later prompt fails the same way. The failure itself
    * stays visible where it happened (an error event here; the failed activity in Temporal history).
    */
-  private async rollingBackOnFailure<T>(fn: () => Promise<T>, length = this.entries.length): Promise<T> {
-    const before = this.entries;
+  private async rollingBackOnFailure<T>(fn: () => Promise<T>, length = this.chain.length): Promise<T> {
+    const before = this.chain;
     const anchor = this.compaction.anchorMark();
     try {
       return await fn();
@@ -224,7 +218,7 @@ export class Conversation {
       }
       // In place when nothing rewrote history meanwhile: what the runtime stored up to here stays usable.
       before.length = length;
-      this.entries = before;
+      this.chain = before;
       this.compaction.restoreAnchor(anchor);
       const code = err instanceof FabricError ? err.code : 'PROMPT_FAILED';
       const message = err instanceof Error ? err.message : String(err);
@@ -234,13 +228,13 @@ export class Conversation {
   }
 
   private async runPrompt<T>(text: string, options: PromptOptions<T>): Promise<T> {
-    const { output, maxTurns: turnsOverride, ...rawOverrides } = options;
+    const { output, maxSteps: stepsOverride, maxTurns: deprecatedStepsOverride, ...rawOverrides } = options;
     const overrides = parsePromptCompactionOverrides(rawOverrides);
     const settings = this.compaction.settingsFor(overrides);
-    const maxTurns = turnsOverride ?? this.config.maxTurns;
-    this.turnStart = this.entries.length;
+    const maxTurns = stepsOverride ?? deprecatedStepsOverride ?? this.config.maxSteps;
+    this.turnStart = this.chain.length;
     this.turnThinking = this.config.thinking;
-    this.entries.push({ type: 'user', text });
+    this.chain.push({ type: 'user', text });
     return this.turnLoop(settings, maxTurns, output, 0);
   }
 
@@ -257,7 +251,7 @@ export class Conversation {
     const ladder = new OverflowLadderState();
     this.serverEdits = this.server.params(settings, this.turnThinking !== undefined);
     const recover = async (providerSaid: unknown) => {
-      this.entries = await this.compaction.recoverFromOverflow(this.entries, settings, providerSaid, ladder, lastUserText(this.entries));
+      this.chain = await this.compaction.recoverFromOverflow(this.chain, settings, providerSaid, ladder, lastUserText(this.chain));
     };
     for (;;) {
       let result: ModelCallResult;
@@ -283,17 +277,17 @@ export class Conversation {
         continue;
       }
       if (action.kind === 'refusal') throw action.error;
-      this.entries.push(action.keep);
-      this.compaction.anchorOn(result.usage, this.entries.length - 1);
+      this.chain.push(action.keep);
+      this.compaction.anchorOn(result.usage, this.chain.length - 1);
       const replyText = assistantText(result.entry);
       if (replyText) this.emit('text', { text: replyText });
       if (action.kind === 'final') return parseFinalReply<T>(replyText, output);
       turn += 1;
       // A failed prompt is rolled back whole, so the calls this reply leaves unanswered go with it.
-      if (turn > maxTurns) throw new MaxTurnsExceededError(maxTurns);
+      if (turn > maxTurns) throw new MaxStepsExceededError(maxTurns);
       if (action.kind === 'continue') continue;
       if (action.kind === 'answer') {
-        this.entries.push({ type: 'tool_results', results: action.results });
+        this.chain.push({ type: 'tool_results', results: action.results });
         continue;
       }
       await this.runToolCalls(action.calls, new Map(), turn, maxTurns);
@@ -302,8 +296,8 @@ export class Conversation {
 
   /** After an interruption: a tool_use without its result would make every later request invalid. */
   private closeDanglingToolCalls(): void {
-    const results = interruptedResults(this.entries);
-    if (results) this.entries.push(results);
+    const results = interruptedResults(this.chain);
+    if (results) this.chain.push(results);
   }
 
   private request(): ModelCallRequest {
@@ -313,7 +307,7 @@ export class Conversation {
       maxTokens: this.config.maxTokens,
       system: this.config.system,
       tools: this.toolSpecs,
-      entries: this.entries,
+      entries: this.chain,
       ...(this.config.cache ? { cache: this.config.cache } : {}),
       ...(this.turnThinking ? { thinking: this.turnThinking } : {}),
       ...(this.serverEdits ? { contextManagement: this.serverEdits } : {}),
@@ -330,11 +324,11 @@ export class Conversation {
    * compact; then the session compacts and calls again.
    */
   private async decideThenCallModel(settings: ResolvedCompactionSettings): Promise<ModelCallResult> {
-    const facts = this.compaction.thresholdFacts(this.entries, settings);
+    const facts = this.compaction.thresholdFacts(this.chain, settings);
     const decided = await this.ports.decideThenCallModel(this.request(), facts);
-    const entries = await this.compaction.actOnThresholdDecision(this.entries, decided.decision, settings);
+    const entries = await this.compaction.actOnThresholdDecision(this.chain, decided.decision, settings);
     if (decided.result) return this.called(decided.result);
-    this.entries = entries;
+    this.chain = entries;
     return this.callModel();
   }
 
@@ -369,7 +363,7 @@ export class Conversation {
         ? r.value
         : { type: 'tool_result', tool_use_id: calls[i]!.id, content: `Tool call failed: ${errorMessage(r.reason)}`, is_error: true },
     );
-    this.entries.push({ type: 'tool_results', results });
+    this.chain.push({ type: 'tool_results', results });
     const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failure) throw failure.reason;
   }

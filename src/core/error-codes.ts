@@ -30,7 +30,7 @@ export const ERROR_CODES = {
   OUTPUT_PARSE: { in: 'core/errors', means: "the model's final reply is not JSON matching the prompt's output schema" },
   // Runs and their conversations
   MISSING_API_KEY: { in: 'core/errors', means: 'no Anthropic API key where the model is called' },
-  MAX_TURNS_EXCEEDED: { in: 'core/errors', means: 'the model kept calling tools past the step limit of one prompt' },
+  MAX_TURNS_EXCEEDED: { in: 'core/errors', means: 'the model kept calling tools past maxSteps in one prompt (MaxStepsExceededError; the 0.4.0 code)' },
   TOOL_NOT_REGISTERED: { in: 'core/errors', means: 'a declared tool has no code where it runs' },
   RUNTIME_UNAVAILABLE: { in: 'core/errors', means: 'the feature needs a runtime this entry does not have' },
   UNKNOWN_CONTEXT_WINDOW: { in: 'core/errors', means: "compaction is on but the model's context window is unknown" },

@@ -42,6 +42,7 @@ export const initOptionsSchema = z
     tools: z.array(toolRef).optional(),
     compaction: compactionSettingsSchema.optional(),
     contextWindowTokens: z.number().int().positive().optional(),
+    maxSteps: z.number().int().positive().optional(),
     maxTurns: z.number().int().positive().optional(),
     promptCaching: z.union([z.boolean(), z.object({ ttl: z.enum(['5m', '1h']).optional() }).strict()]).optional(),
     thinking: thinkingOptionSchema.optional(),
@@ -63,7 +64,9 @@ export type InitOptions = {
   compaction?: CompactionSettings;
   /** Overrides the window from the Models API and the built-in table. */
   contextWindowTokens?: number;
-  /** Tool rounds one prompt may take before MaxTurnsExceededError (default 50). */
+  /** Steps (tool rounds) one prompt may take before MaxStepsExceededError (default 50). */
+  maxSteps?: number;
+  /** @deprecated since 0.5.0: `maxSteps` (a turn is a whole prompt answered; a tool round is a step). */
   maxTurns?: number;
   /**
    * Prompt caching (off by default): cache breakpoints on the tools, the system prompt and the end of the
@@ -85,13 +88,13 @@ export type InitOptions = {
   hooks?: CompactionHooks;
 };
 
-export type SessionOptions = Pick<InitOptions, 'model' | 'system' | 'tools' | 'compaction' | 'maxTokens' | 'maxTurns' | 'promptCaching' | 'thinking'> & {
+export type SessionOptions = Pick<InitOptions, 'model' | 'system' | 'tools' | 'compaction' | 'maxTokens' | 'maxSteps' | 'maxTurns' | 'promptCaching' | 'thinking'> & {
   /** A name for the session, unique within the run (default: main, main-2, …). */
   id?: string;
 };
 
 export const sessionOptionsSchema = initOptionsSchema
-  .pick({ model: true, system: true, tools: true, compaction: true, maxTokens: true, maxTurns: true, promptCaching: true, thinking: true })
+  .pick({ model: true, system: true, tools: true, compaction: true, maxTokens: true, maxSteps: true, maxTurns: true, promptCaching: true, thinking: true })
   .extend({ id: z.string().min(1).max(64).optional() })
   .strict();
 
@@ -106,7 +109,7 @@ export interface PromptHost {
 }
 
 const DEFAULT_MAX_TOKENS = 4096;
-const DEFAULT_MAX_TURNS = 50;
+const DEFAULT_MAX_STEPS = 50;
 
 /** What `init()` returns: makes sessions that share the runtime, tools and settings. */
 export class Harness {
@@ -155,7 +158,8 @@ export class Harness {
       system: memory?.initial ? [merged.system, memoryBlock(memory.initial, MEMORY_SYSTEM_HEADING)].filter(Boolean).join('\n\n') : merged.system,
       tools: withReadBack(resolveTools(merged.tools ?? []), merged, offloadBytes),
       cwd: sandboxCwd(merged.sandbox) ?? this.defaultCwd,
-      maxTurns: merged.maxTurns ?? DEFAULT_MAX_TURNS,
+      // The session's own limit first (either name), then the agent's.
+      maxSteps: opts.maxSteps ?? opts.maxTurns ?? this.options.maxSteps ?? this.options.maxTurns ?? DEFAULT_MAX_STEPS,
       compaction: merged.compaction,
       compactionDefaultEnabled: this.flavour === 'default',
       contextWindowTokens: window,

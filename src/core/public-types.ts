@@ -12,6 +12,7 @@ export {
   InvalidInputError,
   UnknownAgentError,
   MissingApiKeyError,
+  MaxStepsExceededError,
   MaxTurnsExceededError,
   ModelCallError,
   OutputParseError,

@@ -136,7 +136,7 @@ describe('read_tool_result, the 0.3.0 name', () => {
       now: () => 0,
       emit: () => undefined,
     };
-    const s = new Session(ports, { id: 'main', model: 'm', maxTokens: 100, tools: [builtinTools.bash, builtinTools.read_artifact], cwd: '.', maxTurns: 5, compaction: undefined, compactionDefaultEnabled: false, contextWindowTokens: 100_000 });
+    const s = new Session(ports, { id: 'main', model: 'm', maxTokens: 100, tools: [builtinTools.bash, builtinTools.read_artifact], cwd: '.', maxSteps: 5, compaction: undefined, compactionDefaultEnabled: false, contextWindowTokens: 100_000 });
     expect(await s.prompt('read it')).toBe('done');
     expect(offered[0]).toEqual(['bash', 'read_artifact']);
     expect(calls.map((c) => c.name)).toEqual(['read_tool_result']);

@@ -185,7 +185,7 @@ describe('a session follows the recorded cut, whatever its keep settings say now
       maxTokens: 100,
       tools: [],
       cwd: '.',
-      maxTurns: 5,
+      maxSteps: 5,
       compaction: { enabled: true, compactAtTokens: 1, keepRecentTokens: 1 },
       compactionDefaultEnabled: true,
       contextWindowTokens: 100_000,

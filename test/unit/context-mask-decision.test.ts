@@ -113,7 +113,7 @@ function recordedPorts(recorded: (facts: DecisionFacts) => CompactionDecision, e
 
 function session(ports: RuntimePorts, compaction: CompactionSettings): Session {
   const s = new Session(ports, {
-    id: 'main', model: 'm', maxTokens: 100, tools: [builtinTools.read_file, builtinTools.bash], cwd: '.', maxTurns: 5,
+    id: 'main', model: 'm', maxTokens: 100, tools: [builtinTools.read_file, builtinTools.bash], cwd: '.', maxSteps: 5,
     compaction, compactionDefaultEnabled: true, contextWindowTokens: 100_000,
   });
   return s;

@@ -61,7 +61,7 @@ function ports(toolOutput: string, contentRef?: string): { ports: RuntimePorts; 
 }
 
 function session(p: RuntimePorts, compaction: ConstructorParameters<typeof Session>[1]['compaction']): Session {
-  return new Session(p, { id: 'main', model: 'm', maxTokens: 100, tools: [builtinTools.read_file], cwd: '.', maxTurns: 5, compaction, compactionDefaultEnabled: false, contextWindowTokens: 100_000 });
+  return new Session(p, { id: 'main', model: 'm', maxTokens: 100, tools: [builtinTools.read_file], cwd: '.', maxSteps: 5, compaction, compactionDefaultEnabled: false, contextWindowTokens: 100_000 });
 }
 
 const log = Array.from({ length: 3000 }, (_, i) => `log line ${i}`).join('\n'); // ≈ 9k tokens

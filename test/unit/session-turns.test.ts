@@ -48,7 +48,7 @@ function session(p: RuntimePorts, authorize?: ToolAuthorizer): Session {
     maxTokens: 100,
     tools: [builtinTools.read_file, builtinTools.write_file],
     cwd: '.',
-    maxTurns: 10,
+    maxSteps: 10,
     compaction: undefined,
     compactionDefaultEnabled: false,
     contextWindowTokens: 100_000,
