@@ -13,7 +13,7 @@ import {
   type FabricActivities,
   type ModelActivityInput,
   type ModelActivityResult,
-  type TranscriptRefPayload,
+  type TranscriptRef,
 } from '../wire/activity-contract';
 import { createLocalTools } from './local-tools';
 import { resolveToolSandbox, type ToolSandboxOptions } from './tool-env';
@@ -58,7 +58,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
    * missing from this worker's store is a TRANSCRIPT_STORE_MISS, and the workflow resends it in full.
    */
   const stored = async (
-    input: { base: TranscriptRefPayload | null; delta: Entry[] },
+    input: { base: TranscriptRef | null; delta: Entry[] },
     missing: string | { base: string; delta: string },
   ): Promise<{ base: Entry[]; delta: Entry[] }> => {
     const said = (part: 'base' | 'delta') => (typeof missing === 'string' ? `${missing} is not in this worker's store; the workflow resends it in full` : missing[part]);

@@ -7,10 +7,13 @@ import type { CompactionDecision, DecisionFacts } from '../core/context/compacti
 import type { ToolSpec } from '../core/tools-spec';
 import type { AppliedContextEdit, CompactionStrategySetting, ContextManagementParams, StrategyDecision } from '../core/context/strategy';
 
-export interface TranscriptRefPayload {
+/** A stored transcript: the hash of its last segment and how many entries it holds. */
+export interface TranscriptRef {
   head: string;
   count: number;
 }
+/** @deprecated since 0.5.0: TranscriptRef (the same shape). */
+export type TranscriptRefPayload = TranscriptRef;
 
 export interface ModelActivityInput {
   model: string;
@@ -21,7 +24,7 @@ export interface ModelActivityInput {
    * The transcript stored so far (null: none), and the entries added since. In the delta, a tool result
    * the tool activity already stored may come as `{ content: '', contentRef }`: it is in history once.
    */
-  base: TranscriptRefPayload | null;
+  base: TranscriptRef | null;
   delta: Entry[];
   /**
    * Decide about compaction first, from these facts: the decision is recorded in this activity's
@@ -47,7 +50,7 @@ export interface ModelActivityReply {
   stopReason: string | null;
   model: string;
   /** The stored transcript now ending with `entry`: the next call's base. */
-  stored: TranscriptRefPayload;
+  stored: TranscriptRef;
   /** The compaction decision, when the input asked for one (it did not ask to rewrite history first). */
   decision?: CompactionDecision;
   /** What the server cleared or compacted (only when the input sent context management). */
@@ -104,7 +107,7 @@ export interface FlushMemoryActivityInput {
   key: string;
   maxTokens: number;
   model: string;
-  base: TranscriptRefPayload | null;
+  base: TranscriptRef | null;
   /** Entries after `base`, tool results by reference where stored (as in a model call's delta). */
   delta: Entry[];
   /** How many entries of base + delta, from the start, the compaction drops. */
@@ -131,9 +134,9 @@ export interface FabricActivities {
   fhResolveModel(input: { model?: string; contextWindowTokens?: number; verify?: boolean; strategy?: CompactionStrategySetting }): Promise<ResolveModelResult>;
   fhDecideCompaction(facts: DecisionFacts): Promise<CompactionDecision>;
   /** Stores a conversation's entries not stored yet (before a session continues as new). */
-  fhStoreTranscript(input: { base: TranscriptRefPayload | null; delta: Entry[] }): Promise<TranscriptRefPayload>;
+  fhStoreTranscript(input: { base: TranscriptRef | null; delta: Entry[] }): Promise<TranscriptRef>;
   /** A stored conversation's entries (a continued or forked session restores from it). */
-  fhLoadTranscript(ref: TranscriptRefPayload): Promise<Entry[]>;
+  fhLoadTranscript(ref: TranscriptRef): Promise<Entry[]>;
   /** Merges what is worth remembering of a compaction's dropped slice into the memory file `key`. */
   fhFlushMemory(input: FlushMemoryActivityInput): Promise<FlushMemoryActivityResult>;
   /** The memory file `key` (null: none yet), for a new session's system prompt. */
