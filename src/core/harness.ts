@@ -174,6 +174,12 @@ export class Harness {
     return session;
   }
 
+  /** The conversations this harness made, in order (`session()` makes one; the name is the seed API's). */
+  conversations(): readonly Conversation[] {
+    return this.list;
+  }
+
+  /** @deprecated since 0.5.0: conversations(). */
   sessions(): readonly Conversation[] {
     return this.list;
   }

@@ -245,7 +245,7 @@ class ServedConversation implements InlineSession {
 
   private async answer(harness: Harness, pending: PendingPrompt): Promise<boolean> {
     try {
-      const session = this.conversation ?? harness.sessions()[0] ?? (await harness.session());
+      const session = this.conversation ?? harness.conversations()[0] ?? (await harness.session());
       this.sessionCreated(session);
       const now = Date.now();
       this.current = {

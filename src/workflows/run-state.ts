@@ -91,7 +91,7 @@ export class RunState implements PromptHost {
   }
 
   sessions(): Conversation[] {
-    return this.harnesses.flatMap((h) => [...h.sessions()]);
+    return this.harnesses.flatMap((h) => [...h.conversations()]);
   }
 
   session(id?: string): Conversation | undefined {

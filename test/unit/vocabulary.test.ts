@@ -55,8 +55,12 @@ describe('0.5.0 words, 0.4.0 names', () => {
     expect(stepsRun(perPrompt)).toBe(2);
   });
 
-  it('entries() and messages() are the same chain; Session is Conversation', async () => {
-    const conversation = await (await init({ contextWindowTokens: 100_000 })).session();
+  it('entries() and messages() are the same chain; Session is Conversation; a harness lists its conversations', async () => {
+    const harness = await init({ contextWindowTokens: 100_000 });
+    const conversation = await harness.session();
+    const second = await harness.session();
+    expect(harness.conversations()).toEqual([conversation, second]);
+    expect(harness.sessions()).toEqual(harness.conversations());
     fake.enqueue(say('hi'));
     await conversation.prompt('hello');
     expect(conversation).toBeInstanceOf(Conversation);
