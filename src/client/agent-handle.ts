@@ -12,7 +12,7 @@ import {
   eventsQuery,
   messagesQuery,
   promptUpdate,
-  sessionsQuery,
+  conversationsQuery,
   usageQuery,
   type AgentUsage,
   type CompactRequest,
@@ -76,7 +76,7 @@ export class AgentHandle<O = unknown> {
 
   /** The ids of the run's conversations (the query is still named `fh.sessions` on the wire). */
   conversations(): Promise<string[]> {
-    return this.workflow.query(sessionsQuery);
+    return this.workflow.query(conversationsQuery);
   }
 
   /** @deprecated since 0.5.0: conversations(). */

@@ -17,7 +17,7 @@ import {
   MAX_PROMPT_BYTES,
   messagesQuery,
   promptUpdate,
-  sessionsQuery,
+  conversationsQuery,
   usageQuery,
   type AgentUsage,
   type CompactRequest,
@@ -112,7 +112,7 @@ export class RunState implements PromptHost {
     setHandler(messagesQuery, (id) => [...(this.session(id)?.messages() ?? [])]);
     setHandler(compactionStateQuery, (id) => this.session(id)?.compactionState() ?? null);
     setHandler(contextBudgetQuery, (id) => this.session(id)?.contextBudget() ?? null);
-    setHandler(sessionsQuery, () => this.sessions().map((s) => s.id));
+    setHandler(conversationsQuery, () => this.sessions().map((s) => s.id));
     setHandler(eventsQuery, (limit) => this.events.slice(-(limit ?? EVENT_BUFFER)));
     setHandler(usageQuery, () => this.usage());
     setHandler(compactUpdate, (req) => this.compact(req), { validator: (req) => this.validateCompact(req) });

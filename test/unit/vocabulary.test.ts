@@ -69,6 +69,12 @@ describe('0.5.0 words, 0.4.0 names', () => {
     expect(conversation.messages()).toBe(conversation.entries());
   });
 
+  it('keeps the wire names: the conversations query is still fh.sessions', () => {
+    expect(client.AGENT_QUERIES.conversations).toBe('fh.sessions');
+    expect(client.AGENT_QUERIES.sessions).toBe('fh.sessions');
+    expect(client.AGENT_QUERIES.messages).toBe('fh.messages');
+  });
+
   it('the history tools are the same functions from /audit and (deprecated) /client', () => {
     expect(client.replayHistory).toBe(audit.replayHistory);
     expect(client.auditTranscript).toBe(audit.auditTranscript);
