@@ -5,7 +5,7 @@
  */
 import { artifactPointer, oversizedKeys, serializedBytes } from '../core/flows/context';
 import { encodeFailure } from '../wire/failures';
-import type { FlowActivities } from './flow-contract';
+import type { FlowActivities } from '../wire/flow-activity-contract';
 import type { TranscriptStore } from './transcript-store';
 import { ToolResultStore } from './transcripts';
 

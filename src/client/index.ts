@@ -64,4 +64,3 @@ export { SessionClosedError, SessionNotFoundError, UnknownMessageError, UnknownT
 export type { SessionInfo, SessionEdit, PendingApproval, QueuedMessage, SessionRecord } from '../wire/session-messages';
 export { startFlow, getFlowHandle, resumeFlow, loadFlow, FlowHandle, FlowNotResumableError, type StartFlowOptions } from './flows';
 export type { FlowState, FlowResult, GateDecision, NodeState } from '../wire/flow-messages';
-export { flowAudit, type FlowAuditEntry } from './flow-audit';

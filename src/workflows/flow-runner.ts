@@ -4,7 +4,7 @@
  * in history, under the stage), and routes. The flow workflow and each branch workflow run one.
  */
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { FlowActivities } from '../activities/flow-contract';
+import type { FlowActivities } from '../wire/flow-activity-contract';
 import { OFFLOAD_VALUE_BYTES, type FlowContext } from '../core/flows/context';
 import { DEFAULT_MAX_STEPS, enteringKeys, outcomeUpdates, retryKeys, selectEdge, type Route } from '../core/flows/engine';
 import { FlowStepLimitError } from '../core/flows/errors';

@@ -14,11 +14,11 @@ import {
   isCancellation,
   proxyActivities,
 } from '@temporalio/workflow';
-import type { FabricActivities, ToolActivityResult } from '../activities/contract';
+import type { FabricActivities, ToolActivityResult } from '../wire/activity-contract';
 import { z } from 'zod';
 import { Harness } from '../core/harness';
 import { parseWith } from '../core/validate';
-import type { Session } from '../core/session';
+import type { Conversation } from '../core/conversation';
 import type { Entry } from '../core/entries';
 import { artifactPointer, deepCopy, OFFLOAD_VALUE_BYTES, parseAgentDirectives, type ContextValue, type FlowContext } from '../core/flows/context';
 import { completedStages, failure, gateChoices, gateKeys, matchGateChoice, responseKeys } from '../core/flows/engine';
@@ -76,7 +76,7 @@ export interface JoinResult {
 
 export class FlowStages {
   private harness: Harness | undefined;
-  private readonly threads = new Map<string, Session>();
+  private readonly threads = new Map<string, Conversation>();
   /** The gate the run waits at, and the answer once given. */
   waiting: { node: FlowNode; decision?: ReturnType<typeof matchGateChoice> } | undefined;
 

@@ -13,11 +13,8 @@ import { flag, JSON_OPTION, str, strs, type Parsed } from '../args';
 import { asCliError, connect, printJson, STORE_OPTION, storeFrom, type Command, type Io } from '../context';
 import { CliError, EXIT, notFound, oneLine, usage } from '../errors';
 
-/** Flow errors that say the input was wrong: usage errors, not failures. */
-const USAGE_CODES = new Set(['FLOW_DOT_SYNTAX', 'FLOW_INVALID', 'FLOW_CONDITION', 'FLOW_UNKNOWN_CHOICE', 'FLOW_RESERVED_KEY', 'FLOW_NOT_WAITING', 'INVALID_INPUT']);
-
+/** Typed errors exit as the error-code registry says (bad input: 2, a usage error). */
 function flowError(err: unknown, workflowId?: string): CliError {
-  if (err instanceof FabricError && USAGE_CODES.has(err.code)) return usage(`${oneLine(err.message).replace(/\.$/, '')} [${err.code}]`);
   return asCliError(err, workflowId ? { workflowId } : {});
 }
 
@@ -194,7 +191,7 @@ const resumeCommand = withHandle('resume', 'start a new run from where a failed 
 const historyCommand = withHandle('history', "a flow run stage by stage, from its Temporal history: each stage's context updates, gate answers, branches", 'flow history <workflow-id> [--json]', {}, async (h, p, io) => {
   // From the history itself, not a query: it needs no worker and shows what was recorded.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { flowAudit } = require('../../client/flow-audit') as typeof import('../../client/flow-audit');
+  const { flowAudit } = require('../../audit/flow-audit') as typeof import('../../audit/flow-audit');
   const entries = await flowAudit(await h.workflow.fetchHistory(), { store: storeFrom(p) });
   if (flag(p, 'json')) return (printJson(io, entries), EXIT.OK);
   const lines: string[] = [];

@@ -4,9 +4,9 @@
  * update that was accepted, and each branch as the child workflow it started.
  */
 import type { temporal } from '@temporalio/proto';
-import type { FlowCommitInput } from '../activities/flow-contract';
+import type { FlowCommitInput } from '../wire/flow-activity-contract';
 import type { FlowContext } from '../core/flows/context';
-import { PayloadReader, type PayloadSources } from './audit/payloads';
+import { PayloadReader, type PayloadSources } from './payloads';
 
 type History = temporal.api.history.v1.IHistory;
 
