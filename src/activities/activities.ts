@@ -20,6 +20,7 @@ import {
 } from './contract';
 import { countTokensParams, decideWithExactCount, TokenCountCache, wantsExactCount } from './count-tokens';
 import { createLocalTools } from './local-tools';
+import { McpConnections } from './mcp/connections';
 import { resolveToolSandbox, type ToolSandboxOptions } from './tool-env';
 import { runToolImplementation } from './tool-runner';
 import { canonicalJson, hashString } from '../core/hash';
@@ -40,6 +41,8 @@ export interface ActivityDeps {
   tools: ToolSource[] | ToolRegistry;
   /** How bash runs on this worker (environment, wrapper); default a minimal environment, no wrapper. */
   toolSandbox?: ToolSandboxOptions;
+  /** MCP connections of this worker (the servers it registered, its pool). */
+  mcp?: McpConnections;
 }
 
 /**
@@ -52,7 +55,9 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
   const toolResults = new ToolResultStore(deps.store);
   const memoryFiles = new MemoryFiles(deps.store);
   const tools = deps.tools instanceof ToolRegistry ? deps.tools : ToolRegistry.from(deps.tools);
-  const localTools = createLocalTools(resolveToolSandbox(deps.toolSandbox));
+  const sandbox = resolveToolSandbox(deps.toolSandbox);
+  const localTools = createLocalTools(sandbox);
+  const mcp = deps.mcp ?? new McpConnections({ sandbox });
   const modelFacts = new Map<string, ModelFacts>();
   const counts = new TokenCountCache();
   let client: Anthropic | undefined;
@@ -144,7 +149,11 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
       // (not the much longer start-to-close timeout) even for tools that never heartbeat themselves.
       const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_MS);
       try {
-        const output = await asFailure(() =>
+        // An MCP server's tool: on this run's connection (its workflow id), so a stateful server keeps its state.
+        const { mcp: served } = input;
+        const output = served
+          ? await asFailure(() => mcp.call(served.server, runScope(ctx), input.cwd, served.tool, input.input, { signal: ctx.cancellationSignal, timeoutMs: input.timeoutMs }))
+          : await asFailure(() =>
           runToolImplementation(tools.get(input.name), input.name, input.input, {
             cwd: input.cwd,
             signal: ctx.cancellationSignal,
@@ -210,12 +219,22 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
       return (await asFailure(() => memoryFiles.load(input.key))) ?? null;
     },
 
+    async fhMcpList(input) {
+      const ctx = Context.current();
+      return asFailure(() => heartbeating(() => mcp.list(input.server, runScope(ctx), input.cwd, ctx.cancellationSignal)));
+    },
+
     async fhLoadTranscript(ref) {
       const entries = await asFailure(() => transcripts.load(ref));
       if (!entries) throw encodeFailure(new StoreBlobMissingError(`transcript ${ref.head}`, deps.store.location ?? "(store)", "a continued or forked session's conversation"));
       return entries;
     },
   };
+}
+
+/** Whose MCP connection an activity uses: its workflow's (a session keeps it across continue-as-new). */
+function runScope(ctx: Context): string {
+  return ctx.info.workflowExecution?.workflowId ?? ctx.info.activityId;
 }
 
 async function resolvePrelude(

@@ -5,6 +5,7 @@
 import type { Entry, Usage, AssistantEntry } from '../core/entries';
 import type { CompactionDecision, DecisionFacts } from '../core/compaction/decide';
 import type { ToolSpec } from '../core/tools-spec';
+import type { McpServerRef, McpToolInfo } from '../core/mcp';
 import type { AppliedContextEdit, CompactionStrategySetting, ContextManagementParams, StrategyDecision } from '../core/context/strategy';
 
 export interface TranscriptRefPayload {
@@ -81,6 +82,8 @@ export interface ToolActivityInput {
    * recorded before artifacts existed). Only the input changes, not which commands run: no patch.
    */
   offloadBytes?: number;
+  /** A tool an MCP server serves: call `tool` on `server` (absent for every other tool). */
+  mcp?: { server: McpServerRef; tool: string };
 }
 
 export interface ToolActivityResult {
@@ -138,6 +141,8 @@ export interface FabricActivities {
   fhFlushMemory(input: FlushMemoryActivityInput): Promise<FlushMemoryActivityResult>;
   /** The memory file `key` (null: none yet), for a new session's system prompt. */
   fhLoadMemory(input: { key: string }): Promise<MemoryFilePayload | null>;
+  /** An MCP server's tool list: recorded here, so a replay never asks the server again. */
+  fhMcpList(input: { server: McpServerRef; cwd: string }): Promise<McpToolInfo[]>;
 }
 
 /** ApplicationFailure types the workflow reacts to. */

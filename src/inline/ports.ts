@@ -14,6 +14,8 @@ import { ToolResultStore } from '../activities/transcripts';
 import { isReadArtifact } from '../core/context/artifacts';
 import type { ToolRegistry } from '../core/tool-registry';
 import { inlineMemoryPort } from './memory';
+import type { McpServerConfig } from '../core/mcp';
+import type { McpConnections } from '../activities/mcp/connections';
 
 export interface InlinePortOptions extends ModelConnection {
   model?: string;
@@ -28,19 +30,30 @@ export interface InlinePortOptions extends ModelConnection {
   memoryDir?: string;
   /** Attempts for retryable model errors (429/529/5xx/network); Temporal's retry policy plays this role there. */
   maxAttempts?: number;
+  /** MCP servers this process registers, by name (invoke's `mcpServers`). */
+  mcpServers?: Record<string, McpServerConfig>;
 }
+
+/** Inline ports own the run's MCP connections: close them when the run ends. */
+export type InlinePorts = RuntimePorts & { close(): Promise<void> };
 
 /**
  * The in-process runtime: the same activity code, called directly. Retryable model errors are retried
  * here with backoff (honouring retry-after), as the Temporal retry policy does on a worker.
  */
-export function createInlinePorts(opts: InlinePortOptions): RuntimePorts {
+export function createInlinePorts(opts: InlinePortOptions): InlinePorts {
   let client: Anthropic | undefined;
   const anthropic = (): Anthropic => (client ??= createAnthropicClient(opts));
   const modelFacts = new Map<string, ModelFacts>();
   // invoke's `signal`: aborting it cancels the model call in flight and the tools (bash: its process group).
   const signal = opts.signal ?? new AbortController().signal;
   const maxAttempts = opts.maxAttempts ?? 5;
+  // Loaded on first use: runs without MCP servers never load the MCP SDK.
+  let mcp: McpConnections | undefined;
+  const mcpConnections = (): McpConnections =>
+    (mcp ??= new (require('../activities/mcp/connections') as typeof import('../activities/mcp/connections')).McpConnections({ servers: opts.mcpServers }));
+  // The run is the connection's owner: one scope per inline run.
+  const mcpScope = `inline-${process.pid}-${++inlineRuns}`;
 
   const counts = new TokenCountCache();
   // This run's artifacts and full tool outputs (what a worker keeps in its store), for read_artifact.
@@ -92,9 +105,16 @@ export function createInlinePorts(opts: InlinePortOptions): RuntimePorts {
       );
       return { text: res.entry.content.map((b) => (b.type === 'text' ? b.text : '')).join(''), usage: res.usage };
     },
+    listMcpTools: (server, cwd) => mcpConnections().list(server, mcpScope, cwd, signal),
+    close: async () => {
+      await mcp?.closeAll();
+    },
     async runTool(call, def) {
       if (isReadArtifact(call.name)) return readArtifact(artifacts, call.input);
-      const output = await runToolImplementation(
+      const served = def.mcp;
+      const output = served
+        ? await mcpConnections().call(served.server, mcpScope, call.cwd, served.tool, call.input, { signal, timeoutMs: def.timeoutMs })
+        : await runToolImplementation(
         def.execute ?? opts.tools?.get(call.name),
         call.name,
         call.input,
@@ -124,6 +144,8 @@ export function createInlinePorts(opts: InlinePortOptions): RuntimePorts {
     emit: (event) => opts.onEvent?.(event),
   };
 }
+
+let inlineRuns = 0;
 
 async function withRetries<T>(maxAttempts: number, fn: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {

@@ -6,7 +6,7 @@ import type { EventListener } from '../core/events';
 import type { ToolSource } from '../core/tool-registry';
 import { resolveAgentModules, writeWorkflowEntry } from './bundle';
 import { bundlerLogger } from './bundler-logger';
-import { FabricHarnessPlugin } from './plugin';
+import { FabricHarnessPlugin, type FabricHarnessPluginOptions } from './plugin';
 import { collectToolCode } from './tool-code';
 import { connectWorker } from './connect-worker';
 import type { ConnectionFlags } from '../client/connection';
@@ -38,6 +38,8 @@ export interface CreateWorkerOptions
   store?: TranscriptStore;
   /** How bash runs on this worker: see FabricHarnessPluginOptions.toolSandbox. */
   toolSandbox?: ToolSandboxOptions;
+  /** MCP servers agents may name in `init({ mcp: ['name'] })`: see FabricHarnessPluginOptions.mcpServers. */
+  mcpServers?: FabricHarnessPluginOptions['mcpServers'];
   offloadThresholdBytes?: number;
   onEvent?: EventListener;
   /** A bundle made earlier with bundleAgents() for the same agent modules (skips bundling, ~seconds). */
@@ -65,6 +67,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     workflowBundle,
     bundlerLogLevel,
     toolSandbox,
+    mcpServers,
     plugins,
     bundlerOptions,
     interceptors,
@@ -72,7 +75,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   } = options;
   const agentFiles = resolveAgentModules(agents);
   const toolCode = collectToolCode(agentFiles, tools ?? []);
-  const plugin = new FabricHarnessPlugin({ tools: toolCode, model, store, offloadThresholdBytes, onEvent, toolSandbox });
+  const plugin = new FabricHarnessPlugin({ tools: toolCode, model, store, offloadThresholdBytes, onEvent, toolSandbox, mcpServers });
   const allPlugins = [plugin, ...(plugins ?? [])];
   // Bundled here rather than by Worker.create so the bundler gets its own, quiet logger.
   const bundle =

@@ -41,6 +41,9 @@ const modelOptions: ActivityOptions = { startToCloseTimeout: '10 minutes', heart
 const TOOL_TIMEOUT_GRACE_MS = 15_000;
 const toolOptions: ActivityOptions = { startToCloseTimeout: '30 minutes', heartbeatTimeout: '15s', retry };
 
+/** A server that cannot be reached is retried a few times, then the run's session creation fails with MCP_UNAVAILABLE. */
+const mcpListOptions: ActivityOptions = { startToCloseTimeout: '2 minutes', heartbeatTimeout: '15s', retry: { ...retry, maximumAttempts: 3 } };
+
 function activities(options: ActivityOptions, summary: string) {
   return proxyActivities<FabricActivities>({ ...options, summary });
 }
@@ -140,6 +143,7 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
       if (def.timeoutMs) input.timeoutMs = def.timeoutMs;
       // The activity decides on offloading and records it in its result; the input changes, not the commands.
       if (call.offloadBytes !== undefined) input.offloadBytes = call.offloadBytes;
+      if (def.mcp) input.mcp = { server: def.mcp.server, tool: def.mcp.tool };
       assertFits(`tool ${call.name} input`, input);
       // The runner answers a timed-out call itself (an error result the model sees); the activity's own
       // bound is a backstop a little later, for a worker that cannot answer at all.
@@ -154,6 +158,10 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
     },
 
     decideCompaction: (facts) => local.fhDecideCompaction(facts),
+
+    // Only runs that list MCP servers schedule it: histories recorded before MCP never reach it, so no patch.
+    listMcpTools: (server, cwd) =>
+      decoded(() => counted(() => activities(mcpListOptions, `list tools of MCP server ${typeof server === 'string' ? server : server.name}`).fhMcpList({ server, cwd }))),
 
     async resolveModel(model, options = {}) {
       const given = options.contextWindowTokens;
