@@ -21,6 +21,7 @@ import {
 import { countTokensParams, decideWithExactCount, TokenCountCache, wantsExactCount } from './count-tokens';
 import { createLocalTools } from './local-tools';
 import { McpConnections } from './mcp/connections';
+import { createWorktree, finishWorktree } from './worktrees';
 import { resolveToolSandbox, type ToolSandboxOptions } from './tool-env';
 import { runToolImplementation } from './tool-runner';
 import { canonicalJson, hashString } from '../core/hash';
@@ -223,6 +224,9 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
       const ctx = Context.current();
       return asFailure(() => heartbeating(() => mcp.list(input.server, runScope(ctx), input.cwd, ctx.cancellationSignal)));
     },
+
+    fhWorktreeCreate: (input) => asFailure(() => createWorktree(input.cwd, input.name)),
+    fhWorktreeFinish: (input) => asFailure(() => finishWorktree(input)),
 
     async fhLoadTranscript(ref) {
       const entries = await asFailure(() => transcripts.load(ref));

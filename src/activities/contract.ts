@@ -143,6 +143,17 @@ export interface FabricActivities {
   fhLoadMemory(input: { key: string }): Promise<MemoryFilePayload | null>;
   /** An MCP server's tool list: recorded here, so a replay never asks the server again. */
   fhMcpList(input: { server: McpServerRef; cwd: string }): Promise<McpToolInfo[]>;
+  /** A git worktree for a sub-agent, on a branch of its own (idempotent). */
+  fhWorktreeCreate(input: { cwd: string; name: string }): Promise<WorktreePayload>;
+  /** Commits the sub-agent's changes on its branch and removes the worktree (idempotent). */
+  fhWorktreeFinish(input: WorktreePayload & { cwd: string }): Promise<{ branch: string; commit?: string }>;
+}
+
+export interface WorktreePayload {
+  path: string;
+  root: string;
+  branch: string;
+  base: string;
 }
 
 /** ApplicationFailure types the workflow reacts to. */

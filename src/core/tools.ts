@@ -41,6 +41,22 @@ export interface ToolDefinition<I = any> {
   readonly jsonSchema?: Record<string, unknown>;
   /** A tool an MCP server serves: the runtime calls `tool` on `server` (see core/mcp.ts). */
   readonly mcp?: { readonly server: McpServerRef; readonly tool: string };
+  /** Another agent, run as this tool (agentAsTool): a child workflow on Temporal. */
+  readonly subAgent?: SubAgentSpec;
+}
+
+/** An agent run as a tool (agentAsTool, core/sub-agents.ts): what the runtimes need of it. */
+export interface SubAgentSpec {
+  /** The agent (an AgentDefinition; structural here so tools do not depend on agents). */
+  readonly agent: { readonly kind: 'agent'; readonly name: string; readonly input?: z.ZodType; readonly run: (ctx: any) => Promise<unknown> };
+  /** The child's input from the model's arguments. */
+  readonly toInput: (args: unknown) => unknown;
+  /** Run the child in its own `git worktree` of the parent's working directory (its result names the branch). */
+  readonly worktree: boolean;
+  /** The deepest nesting allowed (the top-level agent is depth 0). */
+  readonly maxDepth: number;
+  /** Sub-agents of one run at once; more wait their turn. */
+  readonly maxConcurrent: number;
 }
 
 /** A declaration: a tool without its code. */

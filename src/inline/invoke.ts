@@ -5,9 +5,11 @@ import { ToolRegistry } from '../core/tool-registry';
 import { Harness, parseInitOptions, type Flavour, type InitOptions } from '../core/harness';
 import { warnIfTemporalWithCompaction } from './warnings';
 import { createInlinePorts, type InlinePorts } from './ports';
+import { inlineSubAgents, type NestedInvokeOptions } from './sub-agents';
+import type { AgentEvent } from '../core/events';
 
 /** `agent.invoke(input)`: runs `run` in this process against the model named by options or the environment. */
-export async function invokeInline(def: AgentDefinition, input: unknown, options: InvokeOptions = {}): Promise<unknown> {
+export async function invokeInline(def: AgentDefinition, input: unknown, options: NestedInvokeOptions = {}): Promise<unknown> {
   const parsed = parseAgentInput(def, input);
   checkDeclaredTools(def, options);
   const opened: InlinePorts[] = [];
@@ -32,7 +34,7 @@ const plainHarness: HarnessFactory = (ports, options, flavour, cwd) => new Harne
 
 export function inlineInit(
   flavour: Flavour,
-  defaults: InvokeOptions = {},
+  defaults: NestedInvokeOptions = {},
   makeHarness: HarnessFactory = plainHarness,
   agentName?: string,
   /** Collects the ports made, for the caller to close when the run ends. */
@@ -48,7 +50,9 @@ export function inlineInit(
     }
     const onEvent = options.onEvent ?? defaults.onEvent;
     const tools = ToolRegistry.from(defaults.tools ?? []);
+    const emit = (event: AgentEvent) => onEvent?.(event);
     const ports = createInlinePorts({
+      subAgents: inlineSubAgents(defaults, invokeInline, emit),
       apiKey: defaults.apiKey,
       baseURL: defaults.baseURL,
       model: defaults.model,

@@ -1,7 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { actsBeforeCall, decideFromFacts } from '../core/compaction/decide';
 import type { EventListener } from '../core/events';
-import { ModelCallError } from '../core/errors';
+import { ModelCallError, RuntimeUnavailableError } from '../core/errors';
 import { DEFAULT_MODEL } from '../core/models';
 import type { ModelCallRequest, RuntimePorts } from '../core/ports';
 import { callMessages, createAnthropicClient, lookupModelFacts, type MessagesCall, type ModelConnection, type ModelFacts } from '../activities/anthropic';
@@ -16,6 +16,7 @@ import type { ToolRegistry } from '../core/tool-registry';
 import { inlineMemoryPort } from './memory';
 import type { McpServerConfig } from '../core/mcp';
 import type { McpConnections } from '../activities/mcp/connections';
+import type { SubAgentRunner } from './sub-agents';
 
 export interface InlinePortOptions extends ModelConnection {
   model?: string;
@@ -32,6 +33,8 @@ export interface InlinePortOptions extends ModelConnection {
   maxAttempts?: number;
   /** MCP servers this process registers, by name (invoke's `mcpServers`). */
   mcpServers?: Record<string, McpServerConfig>;
+  /** Runs sub-agents (agentAsTool) in this process. */
+  subAgents?: SubAgentRunner;
 }
 
 /** Inline ports own the run's MCP connections: close them when the run ends. */
@@ -111,6 +114,10 @@ export function createInlinePorts(opts: InlinePortOptions): InlinePorts {
     },
     async runTool(call, def) {
       if (isReadArtifact(call.name)) return readArtifact(artifacts, call.input);
+      if (def.subAgent) {
+        if (!opts.subAgents) throw new RuntimeUnavailableError(`tool '${call.name}' is a sub-agent, and this runtime runs none`);
+        return opts.subAgents(call, def.subAgent);
+      }
       const served = def.mcp;
       const output = served
         ? await mcpConnections().call(served.server, mcpScope, call.cwd, served.tool, call.input, { signal, timeoutMs: def.timeoutMs })
