@@ -22,6 +22,7 @@ import { countTokensParams, decideWithExactCount, TokenCountCache, wantsExactCou
 import { createLocalTools } from './local-tools';
 import { McpConnections } from './mcp/connections';
 import { createWorktree, finishWorktree } from './worktrees';
+import { modelCallSpan, recordDecisionSpan, toolCallSpan } from './telemetry';
 import { resolveToolSandbox, type ToolSandboxOptions } from './tool-env';
 import { runToolImplementation } from './tool-runner';
 import { canonicalJson, hashString } from '../core/hash';
@@ -87,7 +88,10 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
       // Under estimator 'count-tokens' the decision needs the request itself, so it is made below.
       const exact = wantsExactCount(input.decide);
       let decision = input.decide && !exact ? decideFromFacts(input.decide) : undefined;
-      if (decision && actsBeforeCall(decision)) return { decision };
+      if (decision && actsBeforeCall(decision)) {
+        recordDecisionSpan(decision);
+        return { decision };
+      }
       const prelude = await asFailure(() => resolvePrelude(deps.store, input.prelude));
       const base = input.base ? await asFailure(() => transcripts.load(input.base!)) : [];
       if (!base) {
@@ -112,10 +116,14 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
         decision = await heartbeating(() =>
           decideWithExactCount(input.decide!, () => counts.count(anthropic(), countTokensParams(call), signal)),
         );
-        if (actsBeforeCall(decision)) return { decision };
+        if (actsBeforeCall(decision)) {
+          recordDecisionSpan(decision);
+          return { decision };
+        }
       }
+      recordDecisionSpan(decision);
       const result = await asFailure(() =>
-        heartbeating(() => callMessages(anthropic(), call, Context.current().cancellationSignal)),
+        modelCallSpan(call, () => heartbeating(() => callMessages(anthropic(), call, Context.current().cancellationSignal))),
       );
       const stored = await transcripts.append(input.base, base, [...delta, result.entry]);
       return decision ? { ...result, stored, decision } : { ...result, stored };
@@ -152,7 +160,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
       try {
         // An MCP server's tool: on this run's connection (its workflow id), so a stateful server keeps its state.
         const { mcp: served } = input;
-        const output = served
+        const output = await toolCallSpan({ name: input.name, callId: input.callId, mcp: served !== undefined }, async () => served
           ? await asFailure(() => mcp.call(served.server, runScope(ctx), input.cwd, served.tool, input.input, { signal: ctx.cancellationSignal, timeoutMs: input.timeoutMs }))
           : await asFailure(() =>
           runToolImplementation(tools.get(input.name), input.name, input.input, {
@@ -160,7 +168,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
             signal: ctx.cancellationSignal,
             heartbeat: (details) => ctx.heartbeat(details),
           }, { local: localTools, timeoutMs: input.timeoutMs }),
-        );
+        ));
         // Decided here, with the threshold the workflow sent, and recorded in this result: a replay
         // under another threshold reads the same result from history.
         const result = await asFailure(() => offloadToolResult(toolResults, output, { tool: input.name, input: input.input }, input.offloadBytes));

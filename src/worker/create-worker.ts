@@ -1,6 +1,7 @@
 import { bundleWorkflowCode, type NativeConnection, Worker, type LogLevel, type WorkerOptions, type WorkflowBundle } from '@temporalio/worker';
 import type { ModelConnection } from '../activities/anthropic';
 import type { ToolSandboxOptions } from '../activities/tool-env';
+import type { Telemetry } from '../activities/telemetry-setup';
 import type { TranscriptStore } from '../activities/transcript-store';
 import type { EventListener } from '../core/events';
 import type { ToolSource } from '../core/tool-registry';
@@ -40,6 +41,8 @@ export interface CreateWorkerOptions
   toolSandbox?: ToolSandboxOptions;
   /** MCP servers agents may name in `init({ mcp: ['name'] })`: see FabricHarnessPluginOptions.mcpServers. */
   mcpServers?: FabricHarnessPluginOptions['mcpServers'];
+  /** OpenTelemetry tracing (off by default): `createTelemetry({ endpoint })`; its workflow interceptors are bundled in. */
+  telemetry?: Telemetry;
   offloadThresholdBytes?: number;
   onEvent?: EventListener;
   /** A bundle made earlier with bundleAgents() for the same agent modules (skips bundling, ~seconds). */
@@ -68,6 +71,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     bundlerLogLevel,
     toolSandbox,
     mcpServers,
+    telemetry,
     plugins,
     bundlerOptions,
     interceptors,
@@ -76,7 +80,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   const agentFiles = resolveAgentModules(agents);
   const toolCode = collectToolCode(agentFiles, tools ?? []);
   const plugin = new FabricHarnessPlugin({ tools: toolCode, model, store, offloadThresholdBytes, onEvent, toolSandbox, mcpServers });
-  const allPlugins = [plugin, ...(plugins ?? [])];
+  const allPlugins = [plugin, ...(telemetry ? [telemetry.plugin] : []), ...(plugins ?? [])];
   // Bundled here rather than by Worker.create so the bundler gets its own, quiet logger.
   const bundle =
     workflowBundle ??

@@ -12,6 +12,7 @@ import type { SubAgentEnvelope } from '../wire/sub-agent';
 import { actsBeforeCall, type DecisionFacts } from '../core/compaction/decide';
 import { decodeFailure, innermostApplicationFailure } from '../wire/failures';
 import { ModelTransport } from './model-transport';
+import { WorkflowSpans } from './spans';
 import type { FabricSinks } from './sinks';
 
 
@@ -94,9 +95,11 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
   }
   const resolved = new Map<string, ResolveModelResult>();
   const slots = new SubAgentSlots();
+  const spans = new WorkflowSpans();
   const emit = (event: AgentEvent): void => {
     opts.record(event);
     sinks.fabric.event(event);
+    spans.onEvent(event);
   };
 
   /** One model activity: the transcript by reference, resent whole once if the worker's store lacks it. */
