@@ -22,6 +22,7 @@ import { countTokensParams, decideWithExactCount, TokenCountCache, wantsExactCou
 import { createLocalTools } from './local-tools';
 import { McpConnections } from './mcp/connections';
 import { createWorktree, finishWorktree } from './worktrees';
+import { enhancePrompt } from './enhance/enhance';
 import { modelCallSpan, recordDecisionSpan, toolCallSpan } from './telemetry';
 import { resolveToolSandbox, type ToolSandboxOptions } from './tool-env';
 import { runToolImplementation } from './tool-runner';
@@ -232,6 +233,9 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
       const ctx = Context.current();
       return asFailure(() => heartbeating(() => mcp.list(input.server, runScope(ctx), input.cwd, ctx.cancellationSignal)));
     },
+
+    fhEnhancePrompt: (input) =>
+      asFailure(() => enhancePrompt(input.draft, { cwd: input.cwd, apiKey: deps.connection.apiKey, baseURL: deps.connection.baseURL, ...(input.model ? { model: input.model } : {}), signal: Context.current().cancellationSignal })),
 
     fhWorktreeCreate: (input) => asFailure(() => createWorktree(input.cwd, input.name)),
     fhWorktreeFinish: (input) => asFailure(() => finishWorktree(input)),

@@ -6,6 +6,7 @@ import type { Entry, Usage, AssistantEntry } from '../core/entries';
 import type { CompactionDecision, DecisionFacts } from '../core/compaction/decide';
 import type { ToolSpec } from '../core/tools-spec';
 import type { McpServerRef, McpToolInfo } from '../core/mcp';
+import type { EnhanceResult } from './enhance/enhance';
 import type { AppliedContextEdit, CompactionStrategySetting, ContextManagementParams, StrategyDecision } from '../core/context/strategy';
 
 export interface TranscriptRefPayload {
@@ -147,6 +148,8 @@ export interface FabricActivities {
   fhWorktreeCreate(input: { cwd: string; name: string }): Promise<WorktreePayload>;
   /** Commits the sub-agent's changes on its branch and removes the worktree (idempotent). */
   fhWorktreeFinish(input: WorktreePayload & { cwd: string }): Promise<{ branch: string; commit?: string }>;
+  /** The prompt enhancer on the worker (its API key, its copy of the working directory), with a small model. */
+  fhEnhancePrompt(input: { draft: string; cwd: string; model?: string }): Promise<EnhanceResult>;
 }
 
 export interface WorktreePayload {
