@@ -1,4 +1,4 @@
-import { executeChild, isCancellation, patched, proxyActivities, proxyLocalActivities, proxySinks, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+import { executeChild, isCancellation, uuid4, patched, proxyActivities, proxyLocalActivities, proxySinks, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { FabricActivities, FlushMemoryActivityInput, ModelActivityInput, ModelActivityReply, ModelActivityResult, ResolveModelResult, ToolActivityInput } from '../activities/contract';
 import { TRANSCRIPT_STORE_MISS } from '../activities/contract';
 import { jsonBytes } from '../core/bytes';
@@ -247,7 +247,9 @@ async function runSubAgent(call: ToolCallRequest, spec: SubAgentSpec, depth: num
   if (depth + 1 > spec.maxDepth) return { content: new SubAgentDepthError(agent, spec.maxDepth).message, isError: true };
   const release = await slots.acquire(spec.maxConcurrent);
   const info = workflowInfo();
-  const childId = `${info.workflowId}--${call.id}`;
+  // From the run's seeded random, not its workflow id: a replay under another id (a downloaded history)
+  // issues the same command. The parent is in the child's Temporal parent info and its envelope.
+  const childId = `${agent}-${uuid4()}`;
   const now = () => Date.now();
   try {
     const wt = spec.worktree ? await decoded(() => activities(worktreeOptions, `worktree for ${agent}`).fhWorktreeCreate({ cwd: call.cwd, name: childId })) : undefined;

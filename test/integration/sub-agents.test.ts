@@ -56,7 +56,7 @@ describe('sub-agents as child workflows', () => {
     const started = history.events!.filter((e) => e.startChildWorkflowExecutionInitiatedEventAttributes);
     expect(started).toHaveLength(1);
     const childId = started[0]!.startChildWorkflowExecutionInitiatedEventAttributes!.workflowId!;
-    expect(childId.startsWith(`${handle.workflowId}--`)).toBe(true);
+    expect((await w.client.workflow.getHandle(childId).describe()).raw.workflowExecutionInfo?.parentExecution?.workflowId).toBe(handle.workflowId);
     // Its own history, with its own model call.
     const childHistory = await w.client.workflow.getHandle(childId).fetchHistory();
     expect(childHistory.events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'fhModel')).toHaveLength(1);
