@@ -94,10 +94,10 @@ export interface WorktreeOutcome {
   commit?: string;
 }
 
-const CHILD_EVENTS_KEPT = 100;
-const CHILD_EVENT_TEXT = 500;
+const CHILD_EVENTS_KEPT = 50;
+const CHILD_EVENT_TEXT = 200;
 
-/** The child's events its parent keeps: the last 100, long texts cut, so the result stays small in history. */
+/** The child's events its parent keeps: the last 50, strings cut to 200 characters, so the result stays small in history. */
 export function eventsForParent(events: readonly AgentEvent[]): AgentEvent[] {
   return events.slice(-CHILD_EVENTS_KEPT).map((e) => ({ ...e, data: trimStrings(e.data) }) as AgentEvent);
 }

@@ -53,8 +53,13 @@ export function createInlinePorts(opts: InlinePortOptions): InlinePorts {
   const maxAttempts = opts.maxAttempts ?? 5;
   // Loaded on first use: runs without MCP servers never load the MCP SDK.
   let mcp: McpConnections | undefined;
-  const mcpConnections = (): McpConnections =>
-    (mcp ??= new (require('../activities/mcp/connections') as typeof import('../activities/mcp/connections')).McpConnections({ servers: opts.mcpServers }));
+  const mcpConnections = (): McpConnections => {
+    if (!mcp) {
+      const { McpConnections: Connections } = require('../activities/mcp/connections') as typeof import('../activities/mcp/connections');
+      mcp = new Connections({ servers: opts.mcpServers });
+    }
+    return mcp;
+  };
   // The run is the connection's owner: one scope per inline run.
   const mcpScope = `inline-${process.pid}-${++inlineRuns}`;
 
