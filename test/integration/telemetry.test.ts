@@ -10,10 +10,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from '@temporalio/client';
 import { Worker, type WorkflowBundle } from '@temporalio/worker';
-import { startAgent } from '@fabric-harness/sdk/client';
+import { startAgent, startSession } from '@fabric-harness/sdk/client';
 import { bundleAgents, createTelemetry, createWorker, FabricHarnessPlugin, FileTranscriptStore, type Telemetry } from '@fabric-harness/sdk/worker';
 import { callTools, FakeAnthropicServer, say } from '@fabric-harness/sdk/testing';
-import { traced } from '../fixtures/ecosystem-agents';
+import { traced, tracedSession } from '../fixtures/ecosystem-agents';
 import { testConnection, type TestConnection } from '../support/temporal';
 
 interface ReceivedSpan {
@@ -124,6 +124,60 @@ describe('OpenTelemetry traces', () => {
     await Worker.runReplayHistory({ workflowBundle: bundle, plugins: [new FabricHarnessPlugin(), telemetry.plugin], replayName: 'otel-replay' }, history!, workflowId);
     await telemetry.forceFlush();
     expect(receiver.spans.length).toBe(before);
+  });
+});
+
+describe('OpenTelemetry spans from workflow code', () => {
+  let fake: FakeAnthropicServer;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let telemetry: Telemetry;
+  let t: TestConnection;
+
+  beforeAll(async () => {
+    fake = await FakeAnthropicServer.start();
+    receiver = await startReceiver();
+    telemetry = createTelemetry({ endpoint: receiver.url, exportImmediately: true });
+    t = await testConnection();
+  });
+  afterAll(async () => {
+    await telemetry?.shutdown();
+    await receiver?.close();
+    await t?.close();
+    await fake?.stop();
+  });
+
+  it('an approval is a span from its request to its decision, in the session workflow trace', async () => {
+    const bundle = await bundleAgents(AGENTS, { workflowInterceptorModules: [require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')], logger: quiet() });
+    const store = new FileTranscriptStore(await fs.mkdtemp(path.join(os.tmpdir(), 'fh-otel-')));
+    const taskQueue = `otel-session-${process.pid}-${Date.now()}`;
+    const worker = await createWorker({ agents: AGENTS, connection: t.nativeConnection, namespace: t.namespace, taskQueue, model: { apiKey: 'k', baseURL: fake.url }, store, telemetry, workflowBundle: bundle });
+    const client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [new FabricHarnessPlugin({ store }), telemetry.plugin] });
+    const running = worker.run();
+    try {
+      const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-otel-dir-'));
+      const session = await startSession(client, tracedSession, { taskQueue, title: 'Traced', settings: { permissionMode: 'ask', workingDirectory: dir } });
+      fake.enqueue(callTools({ name: 'write_file', input: { path: 'a.txt', content: 'x' } }), say('written'));
+      const { messageId } = await session.send('write a.txt');
+      let pending = await session.pendingApprovals();
+      for (let i = 0; pending.length === 0 && i < 200; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        pending = await session.pendingApprovals();
+      }
+      await session.approve(pending[0]!.callId);
+      expect(await session.reply(messageId)).toBe('written');
+      await session.end();
+    } finally {
+      worker.shutdown();
+      await running;
+    }
+    await telemetry.forceFlush();
+    const approval = receiver.spans.filter((s) => s.name === 'fabric.approval write_file');
+    expect(approval).toHaveLength(1);
+    expect(approval[0]!.attributes).toMatchObject({ 'gen_ai.tool.name': 'write_file', 'fabric.approval.approved': true });
+    // In the session's trace: the same trace as its workflow's spans.
+    const run = receiver.spans.find((s) => s.name === 'RunWorkflow:eco-traced-session');
+    expect(run).toBeDefined();
+    expect(approval[0]!.traceId).toBe(run!.traceId);
   });
 });
 
