@@ -7,10 +7,10 @@ import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { startAgent } from '@fabric-harness/sdk/client';
+import { startAgent, startSession } from '@fabric-harness/sdk/client';
 import { callTools, FakeAnthropicServer, say, type RecordedRequest } from '@fabric-harness/sdk/testing';
 import type { AgentEvent } from '@fabric-harness/sdk';
-import { delegator, recursive, worktreeDelegator } from '../fixtures/ecosystem-agents';
+import { delegatingSession, delegator, recursive, worktreeDelegator } from '../fixtures/ecosystem-agents';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
 
 type Block = { type: string; content?: unknown; is_error?: boolean };
@@ -94,6 +94,32 @@ describe('sub-agents as child workflows', () => {
     }
     expect(status).toBe('CANCELLED');
     expect((await parent.describe()).status.name).toBe('CANCELLED');
+  });
+
+  it("interrupting a session's turn cancels its sub-agent; the session goes on", async () => {
+    fake.enqueue(callTools({ name: 'wait_for_it', input: { task: 'wait' } }));
+    const session = await startSession(w.client, delegatingSession, { taskQueue: w.taskQueue, title: 'Delegating' });
+    const { messageId } = await session.send('hand it over');
+    let childId: string | undefined;
+    for (let i = 0; !childId && i < 200; i++) {
+      await sleep(100);
+      const h = await session.workflow.fetchHistory();
+      childId = h.events!.find((e) => e.childWorkflowExecutionStartedEventAttributes)?.childWorkflowExecutionStartedEventAttributes?.workflowExecution?.workflowId ?? undefined;
+    }
+    expect(childId).toBeDefined();
+    const child = w.client.workflow.getHandle(childId!);
+    expect((await child.describe()).status.name).toBe('RUNNING');
+    expect(await session.interrupt()).toMatchObject({ interrupted: true, messageId });
+    await expect(session.reply(messageId)).rejects.toMatchObject({ code: 'INTERRUPTED' });
+    let status = '';
+    for (let i = 0; i < 100 && status !== 'CANCELLED'; i++) {
+      status = (await child.describe()).status.name;
+      if (status !== 'CANCELLED') await sleep(100);
+    }
+    expect(status).toBe('CANCELLED');
+    fake.enqueue(say('still here'));
+    expect(await session.prompt('are you there?')).toBe('still here');
+    await session.end();
   });
 
   it('a worktree per sub-agent: its changes land on its branch, the parent directory is untouched, the worktree is removed', async () => {
