@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { startAgent, startSession } from '@fabric-harness/sdk/client';
+import { auditTranscript, startAgent, startSession } from '@fabric-harness/sdk/client';
 import { callTools, FakeAnthropicServer, say, type RecordedRequest } from '@fabric-harness/sdk/testing';
 import type { AgentEvent } from '@fabric-harness/sdk';
 import { delegatingSession, delegator, recursive, worktreeDelegator } from '../fixtures/ecosystem-agents';
@@ -70,6 +70,14 @@ describe('sub-agents as child workflows', () => {
     expect(nested.every((e) => e.data.childId === childId)).toBe(true);
     expect(nested.map((e) => e.data.event.type)).toContain('model_call');
     expect(events.find((e) => e.type === 'subagent_finished')!.data).toMatchObject({ childId, agent: 'eco-helper', ok: true });
+
+    // And in the parent's audit: one sub_agent record with the child's events nested.
+    const audit = await auditTranscript(history);
+    const sub = audit.json.records.filter((r) => r.type === 'sub_agent');
+    expect(sub).toHaveLength(1);
+    expect(sub[0]).toMatchObject({ childId, agent: 'eco-helper', status: 'completed', result: '42', input: { task: 'say what 6 times 7 is' }, depth: 1 });
+    expect((sub[0] as { events: AgentEvent[] }).events.map((e) => e.type)).toContain('model_call');
+    expect(audit.markdown).toContain('Sub-agent eco-helper');
   });
 
   it('cancelling the parent cancels the child', async () => {
