@@ -5,12 +5,14 @@
  * mid-call answered to the model, and a replay after the server's tool list changed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { promises as fs } from 'node:fs';
+import { existsSync, promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Worker } from '@temporalio/worker';
 import { decodeFailure, startAgent } from '@fabric-harness/sdk/client';
-import { FabricHarnessPlugin } from '@fabric-harness/sdk/worker';
+import { FabricHarnessPlugin, FileTranscriptStore } from '@fabric-harness/sdk/worker';
+import { Client } from '@temporalio/client';
+import { killHard, startWorkerProcess } from '../support/worker-process-control';
 import { callTools, FakeAnthropicServer, say, type RecordedRequest } from '@fabric-harness/sdk/testing';
 import { mcpUser } from '../fixtures/ecosystem-agents';
 import { testBundle } from '../support/bundle';
@@ -79,7 +81,7 @@ describe('MCP tools', () => {
     const handle = await startAgent(w.client, mcpUser, { task: 'use them', dir, servers: [stdio()] }, { workflowId: `mcp-stdio-${Date.now()}`, taskQueue: w.taskQueue });
     expect((await handle.result()).reply).toBe('done');
     const requests = fake.messageRequests().slice(start);
-    expect(requests[0]!.body.tools.map((t: { name: string }) => t.name)).toEqual(['t__echo', 't__add', 't__count', 't__fail', 't__env', 't__die']);
+    expect(requests[0]!.body.tools.map((t: { name: string }) => t.name)).toEqual(['t__echo', 't__add', 't__count', 't__fail', 't__env', 't__die', 't__slow']);
     // The server's own JSON schema is what the model sees.
     expect(requests[0]!.body.tools[0].input_schema).toMatchObject({ type: 'object', properties: { text: { type: 'string' } }, required: ['text'] });
     expect(toolResults(requests[1]!)).toEqual([{ content: 'hello', isError: false }, { content: '1', isError: false }]);
@@ -132,6 +134,34 @@ describe('MCP tools', () => {
     // A fresh server process: its counter starts again.
     expect(toolResults(requests[3]!)).toEqual([{ content: '1', isError: false }]);
   });
+
+  it('a worker lost mid-call: the call is retried on another worker, which opens its own connection', async () => {
+    const storeDir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-mcp-kill-store-'));
+    const taskQueue = `mcp-kill-${process.pid}-${Date.now()}`;
+    fake.enqueue(callTools({ name: 't__slow', input: {} }), callTools({ name: 't__count', input: {} }), say('recovered'));
+    const start = fake.messageRequests().length;
+    const first = await startWorkerProcess({ taskQueue, fakeUrl: fake.url, storeDir });
+    let second: ChildProcess | undefined;
+    try {
+      const client = new Client({ connection: w.t.connection, namespace: w.t.namespace, plugins: [new FabricHarnessPlugin({ store: new FileTranscriptStore(storeDir) })] });
+      const handle = await startAgent(client, mcpUser, { task: 'slow', dir, servers: [stdio()] }, { workflowId: `mcp-kill-${Date.now()}`, taskQueue });
+      for (let i = 0; i < 300 && !existsSync(path.join(dir, 'slow-once')); i++) await new Promise((r) => setTimeout(r, 100));
+      await killHard(first); // SIGKILL mid-call: its connection (and server) is gone
+      second = await startWorkerProcess({ taskQueue, fakeUrl: fake.url, storeDir });
+      expect(await handle.result()).toMatchObject({ reply: 'recovered' });
+      const requests = fake.messageRequests().slice(start);
+      expect(toolResults(requests[1]!)).toEqual([{ content: 'finished', isError: false }]);
+      // The second worker's own connection: a new server process, its counter from 1.
+      expect(toolResults(requests[2]!)).toEqual([{ content: '1', isError: false }]);
+      const history = await handle.fetchHistory();
+      const slow = history.events!.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'fhTool')!;
+      const started = history.events!.find((e) => e.activityTaskStartedEventAttributes?.scheduledEventId?.toString() === slow.eventId?.toString());
+      expect(started!.activityTaskStartedEventAttributes!.attempt).toBe(2);
+    } finally {
+      await killHard(first);
+      if (second) await killHard(second);
+    }
+  }, 120_000);
 
   it('streamable HTTP: list, call, an error result, state per connection', async () => {
     http = await startHttpServer();
