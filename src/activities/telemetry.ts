@@ -1,5 +1,5 @@
 import type { Span, Tracer } from '@opentelemetry/api';
-import type { CompactionDecision } from '../core/compaction/decide';
+import type { CompactionDecision } from '../core/context/compaction/decide';
 import type { ModelCallResult } from '../core/ports';
 
 /**
@@ -34,25 +34,28 @@ async function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span |
   });
 }
 
-/** `chat <model>`: one Messages API call. */
-export function modelCallSpan<T extends ModelCallResult>(req: { model: string; maxTokens: number }, fn: () => Promise<T>): Promise<T> {
-  return inSpan(
-    `chat ${req.model}`,
-    { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'anthropic', 'gen_ai.system': 'anthropic', 'gen_ai.request.model': req.model, 'gen_ai.request.max_tokens': req.maxTokens },
-    () => fn(),
-    (span, r) => {
-      span.setAttributes(
-        defined({
-          'gen_ai.response.model': r.model,
-          'gen_ai.response.finish_reasons': r.stopReason ? [r.stopReason] : undefined,
-          'gen_ai.usage.input_tokens': r.usage.inputTokens,
-          'gen_ai.usage.output_tokens': r.usage.outputTokens,
-          'gen_ai.usage.cache_read.input_tokens': r.usage.cacheReadInputTokens,
-          'gen_ai.usage.cache_creation.input_tokens': r.usage.cacheCreationInputTokens,
-        }),
-      );
-    },
-  );
+/** `chat <model>`: one Messages API call, recorded when it has answered (from `startedAt` to now). */
+export function recordModelCallSpan(req: { model: string; maxTokens: number }, r: ModelCallResult, startedAt: number): void {
+  if (!tracer) return;
+  const api = require('@opentelemetry/api') as typeof import('@opentelemetry/api');
+  const span = tracer.startSpan(`chat ${req.model}`, {
+    kind: api.SpanKind.CLIENT,
+    startTime: startedAt,
+    attributes: defined({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': 'anthropic',
+      'gen_ai.system': 'anthropic',
+      'gen_ai.request.model': req.model,
+      'gen_ai.request.max_tokens': req.maxTokens,
+      'gen_ai.response.model': r.model,
+      'gen_ai.response.finish_reasons': r.stopReason ? [r.stopReason] : undefined,
+      'gen_ai.usage.input_tokens': r.usage.inputTokens,
+      'gen_ai.usage.output_tokens': r.usage.outputTokens,
+      'gen_ai.usage.cache_read.input_tokens': r.usage.cacheReadInputTokens,
+      'gen_ai.usage.cache_creation.input_tokens': r.usage.cacheCreationInputTokens,
+    }),
+  });
+  span.end();
 }
 
 /** `execute_tool <name>`: one tool call (an MCP server's, a built-in, the agent's own). */

@@ -1,13 +1,8 @@
-import type Anthropic from '@anthropic-ai/sdk';
-import { actsBeforeCall, decideFromFacts } from '../core/compaction/decide';
+import { decideFromFacts } from '../core/context/compaction/decide';
 import type { EventListener } from '../core/events';
 import { ModelCallError, RuntimeUnavailableError } from '../core/errors';
-import { DEFAULT_MODEL } from '../core/models';
 import type { ModelCallRequest, RuntimePorts } from '../core/ports';
-import { callMessages, createAnthropicClient, lookupModelFacts, type MessagesCall, type ModelConnection, type ModelFacts } from '../activities/anthropic';
-import { chooseStrategy } from '../core/context/strategy';
-import { countTokensParams, decideWithExactCount, TokenCountCache, wantsExactCount } from '../activities/count-tokens';
-import { runToolImplementation } from '../activities/tool-runner';
+import type { MessagesCall, ModelConnection } from '../activities/anthropic';
 import { offloadToolResult, readArtifact } from '../activities/artifacts';
 import { MemoryTranscriptStore } from '../activities/transcript-store';
 import { ToolResultStore } from '../activities/transcripts';
@@ -17,6 +12,7 @@ import { inlineMemoryPort } from './memory';
 import type { McpServerConfig } from '../core/mcp';
 import type { McpConnections } from '../activities/mcp/connections';
 import type { SubAgentRunner } from './sub-agents';
+import { EdgeService, runToolWithOffload, type AroundCall } from '../activities/edge-service';
 
 export interface InlinePortOptions extends ModelConnection {
   model?: string;
@@ -45,12 +41,12 @@ export type InlinePorts = RuntimePorts & { close(): Promise<void> };
  * here with backoff (honouring retry-after), as the Temporal retry policy does on a worker.
  */
 export function createInlinePorts(opts: InlinePortOptions): InlinePorts {
-  let client: Anthropic | undefined;
-  const anthropic = (): Anthropic => (client ??= createAnthropicClient(opts));
-  const modelFacts = new Map<string, ModelFacts>();
+  const edge = new EdgeService({ connection: opts, defaultModel: opts.model });
   // invoke's `signal`: aborting it cancels the model call in flight and the tools (bash: its process group).
   const signal = opts.signal ?? new AbortController().signal;
   const maxAttempts = opts.maxAttempts ?? 5;
+  const retrying: AroundCall = (fn) => withRetries(maxAttempts, fn);
+  const direct: AroundCall = (fn) => fn();
   // Loaded on first use: runs without MCP servers never load the MCP SDK.
   let mcp: McpConnections | undefined;
   const mcpConnections = (): McpConnections => {
@@ -63,7 +59,6 @@ export function createInlinePorts(opts: InlinePortOptions): InlinePorts {
   // The run is the connection's owner: one scope per inline run.
   const mcpScope = `inline-${process.pid}-${++inlineRuns}`;
 
-  const counts = new TokenCountCache();
   // This run's artifacts and full tool outputs (what a worker keeps in its store), for read_artifact.
   // In memory: they live as long as the run, as the conversation that refers to them does.
   const artifacts = new ToolResultStore(new MemoryTranscriptStore());
@@ -77,42 +72,20 @@ export function createInlinePorts(opts: InlinePortOptions): InlinePorts {
     thinking: req.thinking,
     contextManagement: req.contextManagement,
   });
-  const callModel = (req: ModelCallRequest) => withRetries(maxAttempts, () => callMessages(anthropic(), messagesCall(req), signal));
-
-  const textCall = (model: string, req: { system: string; userText: string; maxTokens: number }) =>
-    withRetries(maxAttempts, () =>
-      callMessages(anthropic(), { model, maxTokens: req.maxTokens, system: req.system, tools: [], entries: [{ type: 'user', text: req.userText }] }, signal),
-    );
 
   return {
     runtime: 'inline',
-    callModel,
+    callModel: (req) => edge.callModel(messagesCall(req), signal, retrying),
     memory: inlineMemoryPort({
       agentName: opts.agentName ?? 'default',
       dir: opts.memoryDir,
-      call: (model) => async (req) => {
-        const res = await textCall(model, req);
-        return { text: res.entry.content.map((b) => (b.type === 'text' ? b.text : '')).join('') };
-      },
+      call: (model) => async (req) => ({ text: (await edge.text(model, req, signal, retrying)).text }),
     }),
     async decideThenCallModel(req, facts) {
-      const decision = wantsExactCount(facts)
-        ? await decideWithExactCount(facts, () => counts.count(anthropic(), countTokensParams(messagesCall(req)), signal))
-        : decideFromFacts(facts);
-      return actsBeforeCall(decision) ? { decision } : { decision, result: await callModel(req) };
+      const { decision, result } = await edge.decideThenCall(facts, async () => messagesCall(req), () => signal, retrying);
+      return result ? { decision: decision!, result } : { decision: decision! };
     },
-    async summarize(req) {
-      const res = await withRetries(maxAttempts, () =>
-        callMessages(anthropic(), {
-          model: req.model,
-          maxTokens: req.maxTokens,
-          system: req.system,
-          tools: [],
-          entries: [{ type: 'user', text: req.userText }],
-        }, signal),
-      );
-      return { text: res.entry.content.map((b) => (b.type === 'text' ? b.text : '')).join(''), usage: res.usage };
-    },
+    summarize: (req) => edge.text(req.model, req, signal, retrying),
     listMcpTools: (server, cwd) => mcpConnections().list(server, mcpScope, cwd, signal),
     close: async () => {
       await mcp?.closeAll();
@@ -123,35 +96,18 @@ export function createInlinePorts(opts: InlinePortOptions): InlinePorts {
         if (!opts.subAgents) throw new RuntimeUnavailableError(`tool '${call.name}' is a sub-agent, and this runtime runs none`);
         return opts.subAgents(call, def.subAgent);
       }
+      const context = { cwd: call.cwd, signal, heartbeat: () => undefined };
       const served = def.mcp;
-      const output = served
-        ? await mcpConnections().call(served.server, mcpScope, call.cwd, served.tool, call.input, { signal, timeoutMs: def.timeoutMs })
-        : await runToolImplementation(
-        def.execute ?? opts.tools?.get(call.name),
-        call.name,
-        call.input,
-        { cwd: call.cwd, signal, heartbeat: () => undefined },
-        { where: 'inline', timeoutMs: def.timeoutMs },
-      );
-      const result = await offloadToolResult(artifacts, output, { tool: call.name, input: call.input }, call.offloadBytes);
+      const result = served
+        ? await offloadToolResult(artifacts, await mcpConnections().call(served.server, mcpScope, call.cwd, served.tool, call.input, { signal, timeoutMs: def.timeoutMs }), { tool: call.name, input: call.input }, call.offloadBytes)
+        : await runToolWithOffload(artifacts, def.execute ?? opts.tools?.get(call.name), call, context, { where: 'inline', timeoutMs: def.timeoutMs }, direct);
       if (result.artifact) return result;
       // Kept as a worker keeps it, so a capped result's marker names a ref read_artifact can page back.
       const contentRef = await artifacts.save(result.content);
       return contentRef ? { ...result, contentRef } : result;
     },
     decideCompaction: async (facts) => decideFromFacts(facts),
-    async resolveModel(model, options = {}) {
-      const name = model ?? opts.model ?? process.env.ANTHROPIC_MODEL ?? DEFAULT_MODEL;
-      const setting = options.strategy;
-      const wantsStrategy = setting !== undefined && setting !== 'client';
-      if (options.contextWindowTokens !== undefined && !wantsStrategy) {
-        return { model: name, contextWindowTokens: options.contextWindowTokens, ...(setting ? { strategy: chooseStrategy(setting, name, undefined) } : {}) };
-      }
-      if (!modelFacts.has(name)) modelFacts.set(name, await lookupModelFacts(anthropic(), name));
-      const facts = modelFacts.get(name)!;
-      const window = options.contextWindowTokens ?? facts.contextWindowTokens;
-      return { model: name, contextWindowTokens: window, ...(setting ? { strategy: chooseStrategy(setting, name, facts.capabilities) } : {}) };
-    },
+    resolveModel: (model, options = {}) => edge.resolveModel({ model, contextWindowTokens: options.contextWindowTokens, strategy: options.strategy }, direct),
     now: () => Date.now(),
     emit: (event) => opts.onEvent?.(event),
   };

@@ -1,6 +1,6 @@
 import { executeChild, isCancellation, uuid4, patched, proxyActivities, proxyLocalActivities, proxySinks, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
-import type { FabricActivities, FlushMemoryActivityInput, ModelActivityInput, ModelActivityReply, ModelActivityResult, ResolveModelResult, ToolActivityInput } from '../activities/contract';
-import { TRANSCRIPT_STORE_MISS } from '../activities/contract';
+import type { FabricActivities, FlushMemoryActivityInput, ModelActivityInput, ModelActivityReply, ModelActivityResult, ResolveModelResult, ToolActivityInput } from '../wire/activity-contract';
+import { TRANSCRIPT_STORE_MISS } from '../wire/activity-contract';
 import { jsonBytes } from '../core/bytes';
 import type { AgentEvent } from '../core/events';
 import { InterruptedError, PayloadTooLargeError } from '../core/errors';
@@ -9,7 +9,7 @@ import { makeEvent } from '../core/events';
 import type { SubAgentSpec } from '../core/tools';
 import { SubAgentDepthError, SubAgentSlots, subAgentResultText, type SubAgentOutcome } from '../core/sub-agents';
 import type { SubAgentEnvelope } from '../wire/sub-agent';
-import { actsBeforeCall, type DecisionFacts } from '../core/compaction/decide';
+import { actsBeforeCall, type DecisionFacts } from '../core/context/compaction/decide';
 import { decodeFailure, innermostApplicationFailure } from '../wire/failures';
 import { ModelTransport } from './model-transport';
 import { WorkflowSpans } from './spans';

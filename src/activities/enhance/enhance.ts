@@ -4,7 +4,10 @@ import { z } from 'zod';
 import { extractIdentifiers } from '../../core/enhance/identifiers';
 import { parseWith } from '../../core/validate';
 import { callMessages, createAnthropicClient, type ModelConnection } from '../anthropic';
-import { introText, repoIntro, type RepoIntro } from './repo-intro';
+import { introText, repoIntro } from './repo-intro';
+import type { EnhanceResult, RepoIntro } from '../../core/enhance/types';
+
+export type { EnhanceResult, RepoIntro } from '../../core/enhance/types';
 import { MAX_FILES, searchSymbols } from './search';
 
 /**
@@ -31,16 +34,6 @@ export const enhanceOptionsSchema = z
 
 export type EnhanceOptions = z.infer<typeof enhanceOptionsSchema>;
 
-export interface EnhanceResult {
-  /** The prompt to send. */
-  prompt: string;
-  /** True when the model rewrote it; false when it is the draft with the context appended. */
-  rewritten: boolean;
-  /** What was attached, for a UI's badge: the repo intro, the files found, the symbols looked up. */
-  attached: { intro?: RepoIntro; files: string[]; symbols: string[] };
-  /** Steps that failed (the result is still usable). */
-  problems: Array<{ step: 'intro' | 'search' | 'model'; message: string }>;
-}
 
 export const DEFAULT_ENHANCER_MODEL = 'claude-haiku-4-5';
 const MAX_DRAFT = 20_000;

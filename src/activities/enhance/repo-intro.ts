@@ -1,5 +1,6 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import type { RepoIntro } from '../../core/enhance/types';
 
 /**
  * A short introduction to the repository in a working directory, for the prompt enhancer: the
@@ -7,15 +8,7 @@ import * as path from 'node:path';
  * the dominant languages and monorepo workspaces. Cached per directory for 5 minutes. Every part is
  * optional: a directory without package.json or README still gets what there is.
  */
-export interface RepoIntro {
-  name?: string;
-  description?: string;
-  readmeLine?: string;
-  topLevel: string[];
-  frameworks: string[];
-  languages: string[];
-  workspaces: string[];
-}
+export type { RepoIntro } from '../../core/enhance/types';
 
 export const INTRO_TTL_MS = 5 * 60_000;
 const TOP_LEVEL_LIMIT = 40;
