@@ -81,7 +81,7 @@ describe('MCP tools', () => {
     const handle = await startAgent(w.client, mcpUser, { task: 'use them', dir, servers: [stdio()] }, { workflowId: `mcp-stdio-${Date.now()}`, taskQueue: w.taskQueue });
     expect((await handle.result()).reply).toBe('done');
     const requests = fake.messageRequests().slice(start);
-    expect(requests[0]!.body.tools.map((t: { name: string }) => t.name)).toEqual(['t__echo', 't__add', 't__count', 't__fail', 't__env', 't__die', 't__slow']);
+    expect(requests[0]!.body.tools.map((t: { name: string }) => t.name)).toEqual(['t__echo', 't__add', 't__count', 't__fail', 't__env', 't__die', 't__touch', 't__slow']);
     // The server's own JSON schema is what the model sees.
     expect(requests[0]!.body.tools[0].input_schema).toMatchObject({ type: 'object', properties: { text: { type: 'string' } }, required: ['text'] });
     expect(toolResults(requests[1]!)).toEqual([{ content: 'hello', isError: false }, { content: '1', isError: false }]);
