@@ -27,10 +27,12 @@ const CONTEXT_NAMES = [
   'server-strategy',
   'masking',
 ];
+/** Recorded from 0.5.0 on: an MCP tool call (the tool list recorded), a sub-agent run and its child workflow. */
+const ECOSYSTEM_NAMES = ['mcp-call', 'sub-agent-run', 'sub-agent-child'];
 /**
- * 0.5.0 holds the flow histories (test/histories/record-flows.ts): a flow run (commands, a retry, a
- * fan-out whose branches are child workflows, a prompt node, a gate answered by an update, a route)
- * and its failed branch. When the whole set is re-recorded for 0.5.0, the names above join these.
+ * Recorded from 0.5.0 on, by test/histories/record-flows.ts: a flow run (commands, a retry, a fan-out
+ * whose branches are child workflows, a prompt node, a gate answered by an update, a route) and its
+ * failed branch.
  */
 const FLOW_NAMES = ['flow-release', 'flow-branch-failed'];
 /** A flow names its branch workflows after its own id: its histories replay under the ids they ran with. */
@@ -42,15 +44,17 @@ const byVersion = (a: string, b: string) => {
   return x!.map((n, i) => n - y![i]!).find((d) => d !== 0) ?? 0;
 };
 const since = (release: string, first: string) => byVersion(release, first) >= 0;
-const namesOf = (release: string) =>
-  since(release, '0.5.0') ? FLOW_NAMES : [...NAMES, ...(since(release, '0.3.0') ? SESSION_NAMES : []), ...(since(release, '0.4.0') ? CONTEXT_NAMES : [])];
+const namesOf = (release: string) => [
+  ...NAMES,
+  ...(since(release, '0.3.0') ? SESSION_NAMES : []),
+  ...(since(release, '0.4.0') ? CONTEXT_NAMES : []),
+  ...(since(release, '0.5.0') ? [...ECOSYSTEM_NAMES, ...FLOW_NAMES] : []),
+];
 /** The release folders (test/histories/support holds the recorder's agents, not histories). */
 const RELEASES = readdirSync(HISTORIES, { withFileTypes: true })
   .filter((d) => d.isDirectory() && /^\d+\.\d+\.\d+$/.test(d.name))
   .map((d) => d.name)
   .sort(byVersion);
-/** The releases that recorded the agent-run histories (0.5.0 so far holds only flows). */
-const AGENT_RELEASES = RELEASES.filter((r) => namesOf(r).includes('calculator-tools'));
 /** Every recorded history, as `<release>/<name>`. */
 const ALL = RELEASES.flatMap((release) => namesOf(release).map((name) => `${release}/${name}`));
 
@@ -85,7 +89,7 @@ describe('recorded histories replay against the current workflow code', () => {
   });
 
   it('each context-management history holds what it was recorded for (so replaying it exercises that code)', async () => {
-    const release = AGENT_RELEASES.filter((r) => since(r, '0.4.0'));
+    const release = RELEASES.filter((r) => since(r, '0.4.0'));
     expect(release.length).toBeGreaterThan(0);
     for (const r of release) {
       const h = async (name: string) => (await recorded(`${r}/${name}`)).history;
@@ -118,6 +122,18 @@ describe('recorded histories replay against the current workflow code', () => {
     }
   });
 
+  it('the ecosystem histories hold what they were recorded for', async () => {
+    for (const r of RELEASES.filter((x) => since(x, '0.5.0'))) {
+      const mcp = (await recorded(`${r}/mcp-call`)).history;
+      expect(activities(mcp).filter((a) => a === 'fhMcpList')).toHaveLength(1);
+      expect(payloadText(mcp)).toContain('"name":"count"');
+      expect(payloadText(mcp)).toContain('deliberate failure');
+      const sub = (await recorded(`${r}/sub-agent-run`)).history;
+      expect(sub.events!.filter((e) => e.startChildWorkflowExecutionInitiatedEventAttributes)).toHaveLength(1);
+      expect(payloadText(await recorded(`${r}/sub-agent-child`).then((x) => x.history))).toContain('"fhSubAgent"');
+    }
+  });
+
   it('the event sink the plugin registers does not fire on replay (observed, with a positive control)', async () => {
     // The plugin's replay worker registers the event sink with no listener, so a listener passed to the
     // plugin sees nothing whatever `callDuringReplay` says. Observe the sink function itself instead,
@@ -137,13 +153,13 @@ describe('recorded histories replay against the current workflow code', () => {
 
   it('changing the workflow command order makes replay fail', async () => {
     const changed = await bundleAgents([path.resolve(__dirname, '../fixtures/replay-variants.ts')], { logger: quiet });
-    const [result] = await replayAll(changed, [`${AGENT_RELEASES.at(-1)}/calculator-tools`]);
+    const [result] = await replayAll(changed, [`${RELEASES.at(-1)}/calculator-tools`]);
     expect(result.error).toBeInstanceOf(DeterminismViolationError);
   });
 
   it('a history recorded under one compaction setting replays under another', async () => {
     const changed = await bundleAgents([path.resolve(__dirname, '../fixtures/replay-variants.ts')], { logger: quiet });
-    const ids = AGENT_RELEASES.flatMap((r) => [`${r}/threshold-compaction`, `${r}/overflow-compaction`]);
+    const ids = RELEASES.flatMap((r) => [`${r}/threshold-compaction`, `${r}/overflow-compaction`]);
     const results = await replayAll(changed, ids);
     expect(results.map((r) => r.error?.message)).toEqual(ids.map(() => undefined));
   });
