@@ -9,7 +9,7 @@ import {
 } from '@temporalio/workflow';
 import { parseAgentInput, type AgentDefinition, type InitFn } from '../core/agent';
 import { InterruptedError, UnknownAgentError } from '../core/errors';
-import { isSessionEnvelope, SessionHost } from './session-host';
+import { isSessionEnvelope, SessionHost } from './session';
 import type { SessionEnvelope } from '../wire/session-messages';
 import {
   compactionExplicitlyDisabled,
