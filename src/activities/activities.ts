@@ -27,6 +27,7 @@ import { StoreBlobMissingError, StoreIntegrityError } from "./store-errors";
 import type { TranscriptStore } from './transcript-store';
 import { loadJson, saveJson, ToolResultStore, Transcripts } from './transcripts';
 import { MemoryFiles } from './memory-files';
+import { ReplyArchiveStore } from './reply-archive-store';
 import { updateMemory } from '../core/context/memory-extract';
 
 const HEARTBEAT_MS = 2_000;
@@ -51,6 +52,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
   const transcripts = new Transcripts(deps.store);
   const toolResults = new ToolResultStore(deps.store);
   const memoryFiles = new MemoryFiles(deps.store);
+  const replyArchive = new ReplyArchiveStore(deps.store);
   const tools = deps.tools instanceof ToolRegistry ? deps.tools : ToolRegistry.from(deps.tools);
   const localTools = createLocalTools(resolveToolSandbox(deps.toolSandbox));
   const modelFacts = new Map<string, ModelFacts>();
@@ -208,6 +210,14 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
 
     async fhLoadMemory(input) {
       return (await asFailure(() => memoryFiles.load(input.key))) ?? null;
+    },
+
+    async fhArchiveReplies(chunk) {
+      return asFailure(() => replyArchive.append(chunk));
+    },
+
+    async fhFindReply(input) {
+      return asFailure(() => replyArchive.find(input.head, input.messageId));
     },
 
     async fhLoadTranscript(ref) {

@@ -5,6 +5,7 @@
 import type { Entry, Usage, AssistantEntry } from '../core/entries';
 import type { CompactionDecision, DecisionFacts } from '../core/compaction/decide';
 import type { ToolSpec } from '../core/tools-spec';
+import type { ReplyArchiveChunk, StoredReply } from '../core/sessions/reply-archive';
 import type { AppliedContextEdit, CompactionStrategySetting, ContextManagementParams, StrategyDecision } from '../core/context/strategy';
 
 export interface TranscriptRefPayload {
@@ -136,6 +137,10 @@ export interface FabricActivities {
   fhLoadTranscript(ref: TranscriptRefPayload): Promise<Entry[]>;
   /** Merges what is worth remembering of a compaction's dropped slice into the memory file `key`. */
   fhFlushMemory(input: FlushMemoryActivityInput): Promise<FlushMemoryActivityResult>;
+  /** Stores a chunk of a session's older replies (chained to `prev`); returns its key's hash. */
+  fhArchiveReplies(input: ReplyArchiveChunk): Promise<string>;
+  /** The archived reply to `messageId` in the chain ending at `head` (null: none). */
+  fhFindReply(input: { head: string; messageId: string }): Promise<StoredReply | null>;
   /** The memory file `key` (null: none yet), for a new session's system prompt. */
   fhLoadMemory(input: { key: string }): Promise<MemoryFilePayload | null>;
 }

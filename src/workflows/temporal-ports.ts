@@ -51,7 +51,7 @@ function activities(options: ActivityOptions, summary: string) {
  */
 const sessionOptions: ActivityOptions = { startToCloseTimeout: '2 minutes', retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 10 } };
 
-export type SessionActivities = Pick<FabricActivities, 'fhLoadTranscript' | 'fhStoreTranscript' | 'fhResolveModel' | 'fhSummarize'>;
+export type SessionActivities = Pick<FabricActivities, 'fhLoadTranscript' | 'fhStoreTranscript' | 'fhResolveModel' | 'fhSummarize' | 'fhArchiveReplies' | 'fhFindReply'>;
 
 /** The session host's activities, through the same proxy (and options in one place) as the harness's ports. */
 export function createSessionActivities(): SessionActivities {
@@ -60,6 +60,8 @@ export function createSessionActivities(): SessionActivities {
     fhStoreTranscript: (input) => activities(sessionOptions, 'store the session transcript').fhStoreTranscript(input),
     fhResolveModel: (input) => activities(sessionOptions, `resolve model ${input.model ?? '(worker default)'}`).fhResolveModel(input),
     fhSummarize: (input) => activities(sessionOptions, `title with ${input.model}`).fhSummarize(input),
+    fhArchiveReplies: (chunk) => activities(sessionOptions, `archive ${chunk.replies.length} replies`).fhArchiveReplies(chunk),
+    fhFindReply: (input) => activities(sessionOptions, `find the reply to ${input.messageId}`).fhFindReply(input),
   };
 }
 

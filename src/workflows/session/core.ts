@@ -13,7 +13,7 @@ import { defaultSessionSettings } from '../../core/sessions/settings';
 import { resolveStatuses } from '../../core/sessions/statuses';
 import { parseTitleInput } from '../../core/sessions/titles';
 import type { SessionAgentConfig } from '../../core/sessions/config';
-import type { PendingApproval, QueuedMessage, SessionRecord, SessionStart, StoredReply } from '../../wire/session-messages';
+import type { PendingApproval, QueuedMessage, ReplyArchiveIndex, SessionRecord, SessionStart, StoredReply } from '../../wire/session-messages';
 import { ModelTransport } from '../model-transport';
 import type { RunState } from '../run-state';
 import { createSessionActivities, type SessionActivities } from '../temporal-ports';
@@ -29,6 +29,8 @@ export class SessionCore {
   readonly titleModel: string | undefined;
   queue: QueuedMessage[];
   readonly replies = new Map<string, StoredReply>();
+  /** Replies of earlier runs beyond the carried ones, by reference (see messages.ts). */
+  replyArchive: ReplyArchiveIndex | undefined;
   readonly approvals = new Map<string, Approval>();
   readonly decided: string[] = [];
   current: { message: QueuedMessage; scope: CancellationScope } | undefined;
@@ -86,6 +88,7 @@ export class SessionCore {
     this.queue = carried ? [...carried.queue] : [];
     for (const a of carried?.approvals ?? []) this.approvals.set(a.callId, { ...a });
     for (const [id, r] of carried?.replies ?? []) this.replies.set(id, r);
+    this.replyArchive = carried?.replyArchive;
     this.decided.push(...(carried?.decided ?? []));
     this.interruptedHint = carried?.interruptedHint ?? false;
     this.restoring = carried !== undefined;

@@ -85,7 +85,8 @@ export class Edits {
       }
       case 'settings': {
         const before = r.settings.model;
-        r.settings = applySettingsPatch(r.settings, edit.settings, { started: r.messageCount > 0 });
+        // A fork starts from its parent's conversation: its connection is as fixed as a started session's.
+        r.settings = applySettingsPatch(r.settings, edit.settings, { started: r.messageCount > 0 || r.forkedFrom !== undefined });
         assertKnownConnection(r.settings.connection);
         if (!dryRun && r.settings.workingDirectory && s.conversation) s.conversation.changeWorkingDirectory(r.settings.workingDirectory);
         // From the conversation's next prompt on (a running tool loop keeps the thinking it started with).

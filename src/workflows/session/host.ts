@@ -125,7 +125,7 @@ export class SessionHost implements PromptHost {
       answered += 1;
     }
     // Accepted but never started: answered, never dropped.
-    for (const m of s.queue.splice(0)) this.messages.answer(m.id, { error: errorFields(new SessionClosedError(workflowInfo().workflowId)) });
+    for (const m of s.queue.splice(0)) this.messages.answer(m.id, { error: errorFields(new SessionClosedError(workflowInfo().workflowId)) }, m.text);
     await s.titling;
     return answered;
   }

@@ -42,7 +42,7 @@ export class Turns {
     });
     try {
       const text = await outcome;
-      this.messages.answer(message.id, { text });
+      this.messages.answer(message.id, { text }, message.text);
       s.interruptedHint = false;
     } catch (err) {
       if (err instanceof TurnSuspendedError) {
@@ -52,7 +52,7 @@ export class Turns {
       if (!typed && !isCancellation(err)) throw err; // a bug: fail the workflow task, so a fix can resume it
       const error = typed ?? new InterruptedError();
       if (error.code === 'INTERRUPTED') s.interruptedHint = true;
-      this.messages.answer(message.id, { error: errorFields(error) });
+      this.messages.answer(message.id, { error: errorFields(error) }, message.text);
     } finally {
       s.current = undefined;
       s.suspending = false;

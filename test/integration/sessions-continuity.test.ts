@@ -1,0 +1,111 @@
+/**
+ * What a session promises its clients across continue-as-new, on the real dev server: every reply
+ * reaches its caller whatever run answers it (many clients at once, several boundaries), a reply stays
+ * retrievable for the session's whole life, a message id is an idempotency key for the whole life (never
+ * run twice; the same id with other text is refused), and a prompt whose caller stopped waiting is
+ * reattached by its message id, not sent twice.
+ */
+import { Client } from '@temporalio/client';
+import { getSession, startSession, type SessionHandle } from '@fabric-harness/sdk/client';
+import { say, type FakeAnthropicServer } from '@fabric-harness/sdk/testing';
+import { isTitleRequest, lastUserText, startSessionFake } from '../support/session-fake';
+import { assistant } from '../fixtures/session-agents';
+import { startTestWorker, type TestWorker } from '../support/test-worker';
+import { rejection } from '../support/waiting';
+
+describe('session continuity across continue-as-new', () => {
+  let fake: FakeAnthropicServer;
+  let w: TestWorker;
+  let n = 0;
+  const sid = (p: string) => `${p}-${process.pid}-${Date.now() % 100000}-${n++}`;
+
+  beforeAll(async () => {
+    // Every turn answers its own message, so a reply shows which message it belongs to.
+    fake = await startSessionFake({ route: (req) => (isTitleRequest(req) ? undefined : say(`answer to ${lastUserText(req)}`)) });
+    w = await startTestWorker({ name: 'continuity', baseURL: fake.url });
+  });
+  afterAll(async () => {
+    await w?.stop();
+    await fake?.stop();
+  });
+
+  const turnsFor = (text: string) => fake.messageRequests().filter((r) => !isTitleRequest(r) && lastUserText(r) === text).length;
+  const userTexts = async (s: SessionHandle) => (await s.messages()).filter((m) => m.type === 'user').map((m) => (m as { text: string }).text);
+
+  async function start(id: string): Promise<SessionHandle> {
+    return startSession(w.client, assistant, { id, taskQueue: w.taskQueue, historyLimit: 40 });
+  }
+
+  it('60 messages sent at once by three clients: every reply() returns its answer, each message is in the conversation once', async () => {
+    const id = sid('three-clients');
+    await start(id);
+    const clients = [0, 1, 2].map(() => new Client({ connection: w.client.connection, namespace: w.client.options.namespace }));
+    const handles = clients.map((c) => getSession(c, id));
+    const texts = Array.from({ length: 60 }, (_, i) => `message ${i}`);
+    const sent = await Promise.all(texts.map((t, i) => handles[i % 3]!.send(t)));
+    const replies = await Promise.allSettled(sent.map((m, i) => handles[i % 3]!.reply(m.messageId)));
+    const failed = replies.flatMap((r) => (r.status === 'rejected' ? [String((r.reason as { code?: string }).code ?? r.reason)] : []));
+    expect(failed).toEqual([]);
+    expect(replies.map((r) => (r as PromiseFulfilledResult<string>).value)).toEqual(texts.map((t) => `answer to ${t}`));
+    const s = handles[0]!;
+    const info = await s.info();
+    expect(info.continuedRuns).toBeGreaterThanOrEqual(3);
+    expect(info.messageCount).toBe(60);
+    const conversation = await userTexts(s);
+    for (const t of texts) expect(conversation.filter((c) => c === t)).toHaveLength(1);
+    for (const t of texts) expect(turnsFor(t)).toBe(1);
+    await s.end();
+  });
+
+  it('a reply stays retrievable for any message of the session, long after 50 later answers and several continue-as-new', async () => {
+    const s = await start(sid('old-replies'));
+    const texts = Array.from({ length: 60 }, (_, i) => `early ${i}`);
+    const sent: string[] = [];
+    for (const t of texts) sent.push((await s.send(t)).messageId);
+    // One at a time, after sending all: what the docs recommend for a deep queue.
+    for (let i = 0; i < sent.length; i++) expect(await s.reply(sent[i]!)).toBe(`answer to ${texts[i]}`);
+    expect((await s.info()).continuedRuns).toBeGreaterThanOrEqual(3);
+    // Asked again at the end: the first ones are 59 answers and several runs back.
+    expect(await s.reply(sent[0]!)).toBe('answer to early 0');
+    expect(await s.reply(sent[5]!)).toBe('answer to early 5');
+    // A message the session never had is still refused at once.
+    expect((await rejection(s.reply('never-sent'))).code).toBe('UNKNOWN_MESSAGE');
+    await s.end();
+  });
+
+  it('a send repeated with an early messageId after 60 later messages is not run again; the same id with other text is refused', async () => {
+    const s = await start(sid('idem'));
+    expect(await s.prompt('the first one', { messageId: 'm-first' })).toBe('answer to the first one');
+    // In the same run: the same id with other text is a reused key, not a new message.
+    const reused = await rejection(s.prompt('something else', { messageId: 'm-first' }));
+    expect(reused.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    for (let i = 0; i < 60; i++) expect(await s.prompt(`later ${i}`)).toBe(`answer to later ${i}`);
+    expect((await s.info()).continuedRuns).toBeGreaterThanOrEqual(3);
+    const again = await s.send('the first one', { messageId: 'm-first' });
+    expect(again.messageId).toBe('m-first');
+    expect(await s.prompt('the first one', { messageId: 'm-first' })).toBe('answer to the first one');
+    expect(await s.reply('m-first')).toBe('answer to the first one');
+    expect(turnsFor('the first one')).toBe(1);
+    expect((await rejection(s.send('other text', { messageId: 'm-first' }))).code).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect(turnsFor('other text')).toBe(0);
+    expect((await s.info()).messageCount).toBe(61);
+    await s.end();
+  });
+
+  it('a fork is a new session: its own createdAt and its own message count', async () => {
+    const s = await start(sid('fork-parent'));
+    expect(await s.prompt('one')).toBe('answer to one');
+    expect(await s.prompt('two')).toBe('answer to two');
+    const parent = await s.info();
+    const fork = await s.fork({ atMessage: 1 });
+    const child = await fork.info();
+    expect(child.forkedFrom).toEqual({ sessionId: s.id, atMessage: 1 });
+    expect(child.createdAt).toBeGreaterThan(parent.createdAt);
+    expect(child.messageCount).toBe(0);
+    expect(await fork.prompt('three')).toBe('answer to three');
+    expect((await fork.info()).messageCount).toBe(1);
+    expect((await s.info()).messageCount).toBe(2);
+    await fork.end();
+    await s.end();
+  });
+});
