@@ -153,8 +153,8 @@ async function currentStatus(handle: WorkflowHandle): Promise<string | undefined
   }
 }
 
-/** The session's task queue when no worker has polled it lately (why a wait can end with no answer). */
-async function idleQueue(handle: WorkflowHandle): Promise<{ taskQueue: string } | undefined> {
+/** The run's task queue when no worker has polled it lately (why a wait can end with no answer). */
+export async function idleQueue(handle: WorkflowHandle): Promise<{ taskQueue: string } | undefined> {
   try {
     const desc = await handle.describe();
     const taskQueue = desc.taskQueue;

@@ -109,3 +109,42 @@ describe('session continuity across continue-as-new', () => {
     await s.end();
   });
 });
+
+describe('a prompt whose caller stops waiting while no worker runs', () => {
+  let fake: FakeAnthropicServer;
+  const workers: TestWorker[] = [];
+  afterAll(async () => {
+    for (const w of workers) await w.stop();
+    await fake?.stop();
+  });
+
+  it('ends the wait with WAIT_ENDED naming the message id and the idle task queue; retrying with that id reattaches (the prompt runs once)', async () => {
+    fake = await startSessionFake({ route: (req) => (isTitleRequest(req) ? undefined : say(`answer to ${lastUserText(req)}`)) });
+    const client = await startTestWorker({ name: 'deadline-client', baseURL: fake.url });
+    workers.push(client);
+    const taskQueue = `nobody-${process.pid}-${Date.now()}`;
+    const s = await startSession(client.client, assistant, { id: `deadline-${process.pid}-${Date.now()}`, taskQueue });
+
+    const byTimeout = await rejection(s.prompt('wait for me', { timeoutMs: 1_500 }));
+    expect(byTimeout.code).toBe('WAIT_ENDED');
+    expect(byTimeout.reason).toBe('timeout');
+    expect(typeof byTimeout.messageId).toBe('string');
+    expect(byTimeout.noWorker).toEqual({ taskQueue });
+    expect(byTimeout.message).toContain(`no worker is polling task queue ${taskQueue}`);
+    // The caller's own deadline (a connection deadline) ends it the same way.
+    const byDeadline = await rejection(client.client.connection.withDeadline(Date.now() + 1_500, () => s.prompt('wait for me', { messageId: byTimeout.messageId })));
+    expect(byDeadline.code).toBe('WAIT_ENDED');
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 1_000);
+    const byAbort = await rejection(s.prompt('wait for me', { messageId: byTimeout.messageId, signal: controller.signal }));
+    expect(byAbort).toMatchObject({ code: 'WAIT_ENDED', reason: 'aborted', messageId: byTimeout.messageId });
+
+    const late = await startTestWorker({ name: 'deadline-late', baseURL: fake.url, taskQueue });
+    workers.push(late);
+    expect(await s.prompt('wait for me', { messageId: byTimeout.messageId })).toBe('answer to wait for me');
+    const runs = fake.messageRequests().filter((r) => !isTitleRequest(r) && lastUserText(r) === 'wait for me');
+    expect(runs).toHaveLength(1);
+    expect((await s.info()).messageCount).toBe(1);
+    await s.end();
+  });
+});
