@@ -33,6 +33,8 @@ export interface WaitLimits {
 
 /** Runs that closed under a retried update in a row before giving up (each is a continue-as-new). */
 const MAX_RUN_HOPS = 20;
+/** Resends after the SDK's own gRPC retries gave up on an aborted update or a full run (with backoff, about a minute). */
+const MAX_BUSY_RETRIES = 40;
 
 /**
  * The caller stopped waiting (its timeout or abort signal) before the session answered. The message is
@@ -96,6 +98,13 @@ export async function runSessionUpdate<Ret, Args extends unknown[]>(call: Sessio
       return await signals.reduce((fn, signal) => () => client.withAbortSignal(signal, fn), bounded)();
     } catch (err) {
       if (isRpcTimeout(err)) continue; // ours (checked above) or the SDK's: wait on, same update id
+      if (isAbortedOrBusy(err) && hops < MAX_BUSY_RETRIES) {
+        // The SDK's own retries ran out while the server kept aborting the update at continue-as-new
+        // boundaries, or the run had its limit of updates in flight: nothing was accepted, send it again.
+        hops += 1;
+        await new Promise((r) => setTimeout(r, Math.min(200 * hops, 2_000)));
+        continue;
+      }
       if (isRunGone(err) && hops < MAX_RUN_HOPS) {
         const status = await currentStatus(handle);
         if (status === 'RUNNING' || status === 'CONTINUED_AS_NEW') {
@@ -106,6 +115,20 @@ export async function runSessionUpdate<Ret, Args extends unknown[]>(call: Sessio
         throw sessionGone(err, sessionId, status);
       }
       throw typedSessionError(err, sessionId);
+    }
+  }
+}
+
+/** A query of the session's current run: one that met a run closing under it is asked again of the next. */
+export async function runSessionQuery<T>(handle: WorkflowHandle, sessionId: string, query: () => Promise<T>): Promise<T> {
+  for (let hops = 0; ; hops++) {
+    try {
+      return await query();
+    } catch (err) {
+      if (!isRunGone(err) || hops >= MAX_RUN_HOPS) throw typedSessionError(err, sessionId);
+      const status = await currentStatus(handle);
+      if (status !== 'RUNNING' && status !== 'CONTINUED_AS_NEW') throw sessionGone(err, sessionId, status);
+      await new Promise((r) => setTimeout(r, Math.min(50 * (hops + 1), 500)));
     }
   }
 }
@@ -137,6 +160,17 @@ function isCompleted(err: unknown): boolean {
 /** The run the update was sent to closed before accepting it (or is unknown): ask who runs the session now. */
 function isRunGone(err: unknown): boolean {
   return err instanceof WorkflowNotFoundError || isCompleted(err);
+}
+
+/** gRPC RESOURCE_EXHAUSTED (too many updates in flight), or UNAVAILABLE because the update was aborted (its run closed). */
+function isAbortedOrBusy(err: unknown): boolean {
+  for (let cur: unknown = err, depth = 0; cur && depth < 10; depth++) {
+    const code = (cur as { code?: unknown }).code;
+    const details = String((cur as { details?: unknown }).details ?? (cur as Error).message ?? '');
+    if (code === 8 || (code === 14 && /update was aborted|workflow is closing|operation can ?not be applied/i.test(details))) return true;
+    cur = (cur as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 function isRpcTimeout(err: unknown): boolean {

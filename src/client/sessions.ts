@@ -52,7 +52,7 @@ import {
 import { collectStoreGarbage, type CollectGarbageReport } from './collect-garbage';
 import type { TranscriptStore } from '../activities/transcript-store';
 import { AGENT_MEMO_KEY, DEFAULT_TASK_QUEUE } from './start';
-import { runSessionUpdate, typedSessionError, type WaitLimits } from './session-updates';
+import { runSessionQuery, runSessionUpdate, typedSessionError, type WaitLimits } from './session-updates';
 
 export interface StartSessionOptions {
   /** The session id (and workflow id). Default: a fresh slug like 261122-amber-forest. */
@@ -287,7 +287,7 @@ export class SessionHandle {
   }
 
   info(): Promise<SessionInfo> {
-    return this.typed(this.workflow.query(sessionInfoQuery));
+    return runSessionQuery(this.workflow, this.id, () => this.workflow.query(sessionInfoQuery));
   }
 
   edit(edit: SessionEdit): Promise<SessionInfo> {
@@ -346,25 +346,25 @@ export class SessionHandle {
 
   async messages(): Promise<Entry[]> {
     await this.restored();
-    return this.typed(this.workflow.query(messagesQuery));
+    return runSessionQuery(this.workflow, this.id, () => this.workflow.query(messagesQuery));
   }
 
   async compactionState(): Promise<CompactionState | null> {
     await this.restored();
-    return this.typed(this.workflow.query(compactionStateQuery));
+    return runSessionQuery(this.workflow, this.id, () => this.workflow.query(compactionStateQuery));
   }
 
   async contextBudget(): Promise<ContextBudget | null> {
     await this.restored();
-    return this.typed(this.workflow.query(contextBudgetQuery));
+    return runSessionQuery(this.workflow, this.id, () => this.workflow.query(contextBudgetQuery));
   }
 
   usage(): Promise<AgentUsage> {
-    return this.typed(this.workflow.query(usageQuery));
+    return runSessionQuery(this.workflow, this.id, () => this.workflow.query(usageQuery));
   }
 
   events(limit?: number): Promise<AgentEvent[]> {
-    return this.typed(this.workflow.query(eventsQuery, limit));
+    return runSessionQuery(this.workflow, this.id, () => this.workflow.query(eventsQuery, limit));
   }
 
   /**
@@ -374,7 +374,7 @@ export class SessionHandle {
   async fork(options: ForkOptions): Promise<SessionHandle> {
     const at = parseWith(z.number().int().min(0), options.atMessage, 'atMessage');
     await this.restored();
-    const answer = await this.typed(this.workflow.query(forkPointQuery, at));
+    const answer = await runSessionQuery(this.workflow, this.id, () => this.workflow.query(forkPointQuery, at));
     if ('error' in answer) throw new FabricError(answer.error.code, answer.error.message);
     const point = answer;
     // A fork is a new session: its own creation time and message count (the conversation it starts from is the parent's).
@@ -454,17 +454,6 @@ export class SessionHandle {
     return this.agentName;
   }
 
-  private async typed<T>(p: Promise<T>): Promise<T> {
-    try {
-      return await p;
-    } catch (err) {
-      throw this.retyped(err);
-    }
-  }
-
-  private retyped(err: unknown): unknown {
-    return typedError(err, this.id);
-  }
 }
 
 

@@ -6,6 +6,7 @@
  * reattached by its message id, not sent twice.
  */
 import { Client } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
 import { getSession, startSession, type SessionHandle } from '@fabric-harness/sdk/client';
 import { say, type FakeAnthropicServer } from '@fabric-harness/sdk/testing';
 import { isTitleRequest, lastUserText, startSessionFake } from '../support/session-fake';
@@ -44,7 +45,7 @@ describe('session continuity across continue-as-new', () => {
     const texts = Array.from({ length: 60 }, (_, i) => `message ${i}`);
     const sent = await Promise.all(texts.map((t, i) => handles[i % 3]!.send(t)));
     const replies = await Promise.allSettled(sent.map((m, i) => handles[i % 3]!.reply(m.messageId)));
-    const failed = replies.flatMap((r) => (r.status === 'rejected' ? [String((r.reason as { code?: string }).code ?? r.reason)] : []));
+    const failed = replies.flatMap((r) => (r.status === 'rejected' ? [describeError(r.reason)] : []));
     expect(failed).toEqual([]);
     expect(replies.map((r) => (r as PromiseFulfilledResult<string>).value)).toEqual(texts.map((t) => `answer to ${t}`));
     const s = handles[0]!;
@@ -71,6 +72,21 @@ describe('session continuity across continue-as-new', () => {
     // A message the session never had is still refused at once.
     expect((await rejection(s.reply('never-sent'))).code).toBe('UNKNOWN_MESSAGE');
     await s.end();
+    // What the archive costs in history: per run, its continue-as-new input and its archive activities.
+    const runs: Array<{ events: number; carriedBytes: number; archives: number; lookups: number }> = [];
+    for (let runId: string | undefined = (await s.workflow.describe()).runId; runId; ) {
+      const history: temporal.api.history.v1.IHistory = await w.client.workflow.getHandle(s.id, runId).fetchHistory();
+      const events = history.events ?? [];
+      const scheduled = (name: string) => events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === name).length;
+      const can = events.find((e) => e.workflowExecutionContinuedAsNewEventAttributes)?.workflowExecutionContinuedAsNewEventAttributes;
+      const carriedBytes = (can?.input?.payloads ?? []).reduce((n, p) => n + (p.data?.length ?? 0), 0);
+      runs.unshift({ events: events.length, carriedBytes, archives: scheduled('fhArchiveReplies'), lookups: scheduled('fhFindReply') });
+      runId = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId ?? undefined;
+    }
+    console.log(`reply archive: per run ${JSON.stringify(runs)}`);
+    expect(runs.reduce((n, r) => n + r.archives, 0)).toBeGreaterThan(0);
+    // The carried state is bounded: 50 replies and a fixed-size filter, however many messages came before.
+    expect(Math.max(...runs.map((r) => r.carriedBytes))).toBeLessThan(20_000);
   });
 
   it('a send repeated with an early messageId after 60 later messages is not run again; the same id with other text is refused', async () => {
@@ -148,3 +164,12 @@ describe('a prompt whose caller stops waiting while no worker runs', () => {
     await s.end();
   });
 });
+
+/** An error and its causes in one line (code, gRPC code, message), for a failure message that says why. */
+function describeError(err: unknown): string {
+  const parts: string[] = [];
+  for (let e = err as { code?: unknown; message?: string; cause?: unknown } | undefined, depth = 0; e && depth < 6; e = e.cause as typeof e, depth++) {
+    parts.push(`${e.code !== undefined ? `[${String(e.code)}] ` : ''}${e.message ?? String(e)}`);
+  }
+  return parts.join(' <- ');
+}
