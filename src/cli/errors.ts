@@ -73,6 +73,7 @@ const FABRIC_EXITS: Record<string, { exitCode: ExitCode; hint?: string }> = {
   INVALID_FORK_POINT: { exitCode: EXIT.USAGE, hint: '`fh session show <id>` numbers the messages' },
   UNKNOWN_TOOL_CALL: { exitCode: EXIT.USAGE, hint: '`fh session show <id>` lists the pending approvals' },
   UNKNOWN_MESSAGE: { exitCode: EXIT.USAGE },
+  IDEMPOTENCY_KEY_REUSED: { exitCode: EXIT.USAGE, hint: 'send other text with another --message-id' },
   SETTING_LOCKED: { exitCode: EXIT.USAGE },
   SESSION_NOT_FOUND: { exitCode: EXIT.NOT_FOUND, hint: 'list sessions with `fh session list --all`' },
   SESSION_EXISTS: { exitCode: EXIT.FAILURE, hint: 'choose another --id, or leave it out for a generated one' },
