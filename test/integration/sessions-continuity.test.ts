@@ -89,22 +89,33 @@ describe('session continuity across continue-as-new', () => {
     expect(Math.max(...runs.map((r) => r.carriedBytes))).toBeLessThan(20_000);
   });
 
-  it('a send repeated with an early messageId after 60 later messages is not run again; the same id with other text is refused', async () => {
+  it('a send repeated with an early messageId after 60 later messages and several continue-as-new is not run again', async () => {
     const s = await start(sid('idem'));
     expect(await s.prompt('the first one', { messageId: 'm-first' })).toBe('answer to the first one');
-    // In the same run: the same id with other text is a reused key, not a new message.
-    const reused = await rejection(s.prompt('something else', { messageId: 'm-first' }));
-    expect(reused.code).toBe('IDEMPOTENCY_KEY_REUSED');
     for (let i = 0; i < 60; i++) expect(await s.prompt(`later ${i}`)).toBe(`answer to later ${i}`);
     expect((await s.info()).continuedRuns).toBeGreaterThanOrEqual(3);
     const again = await s.send('the first one', { messageId: 'm-first' });
-    expect(again.messageId).toBe('m-first');
+    expect(again).toEqual({ messageId: 'm-first', position: -1 }); // answered already: not queued
     expect(await s.prompt('the first one', { messageId: 'm-first' })).toBe('answer to the first one');
     expect(await s.reply('m-first')).toBe('answer to the first one');
     expect(turnsFor('the first one')).toBe(1);
-    expect((await rejection(s.send('other text', { messageId: 'm-first' }))).code).toBe('IDEMPOTENCY_KEY_REUSED');
-    expect(turnsFor('other text')).toBe(0);
     expect((await s.info()).messageCount).toBe(61);
+    await s.end();
+  });
+
+  it('a message id sent again with other text is refused as a reused key, in the same run and long after', async () => {
+    const s = await start(sid('reused'));
+    expect(await s.prompt('the first one', { messageId: 'm-first' })).toBe('answer to the first one');
+    expect((await rejection(s.prompt('something else', { messageId: 'm-first' }))).code).toBe('IDEMPOTENCY_KEY_REUSED');
+    // Queued but not run yet: the same.
+    const queued = await s.send('queued text', { messageId: 'm-queued' });
+    expect((await rejection(s.send('other queued text', { messageId: 'm-queued' }))).code).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect(await s.reply(queued.messageId)).toBe('answer to queued text');
+    for (let i = 0; i < 60; i++) await s.send(`filler ${i}`);
+    expect(await s.prompt('last filler')).toBe('answer to last filler');
+    expect((await s.info()).continuedRuns).toBeGreaterThanOrEqual(3);
+    expect((await rejection(s.send('other text', { messageId: 'm-first' }))).code).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect(turnsFor('something else') + turnsFor('other queued text') + turnsFor('other text')).toBe(0);
     await s.end();
   });
 
