@@ -5,7 +5,7 @@
  * to the next run, and older ones archived in the store by reference (continue-as-new.ts), where a
  * message id the archive's filter may hold is looked up by an activity.
  */
-import { condition, currentUpdateInfo } from '@temporalio/workflow';
+import { condition, currentUpdateInfo, workflowInfo } from '@temporalio/workflow';
 import { z } from 'zod';
 import { utf8Length } from '../../core/bytes';
 import { FabricError, PromptTooLargeError } from '../../core/errors';
@@ -16,7 +16,6 @@ import { parseWith } from '../../core/validate';
 import { encodeFailure, rejectWith } from '../../wire/failures';
 import { MAX_PROMPT_BYTES } from '../../wire/messages';
 import type { QueuedMessage, SessionPromptRequest, SessionReply, StoredReply } from '../../wire/session-messages';
-import { workflowInfo } from '@temporalio/workflow';
 import type { SessionCore } from './core';
 
 /**
