@@ -44,14 +44,20 @@ describe('session continuity across continue-as-new', () => {
     const handles = clients.map((c) => getSession(c, id));
     const texts = Array.from({ length: 60 }, (_, i) => `message ${i}`);
     const sent = await Promise.all(texts.map((t, i) => handles[i % 3]!.send(t)));
+    // Edits and queries from the same clients meanwhile: they cross the same boundaries.
+    const sideCalls = Promise.allSettled(
+      Array.from({ length: 30 }, (_, i) => (i % 2 === 0 ? handles[i % 3]!.label(`l${i}`) : handles[i % 3]!.info())),
+    );
     const replies = await Promise.allSettled(sent.map((m, i) => handles[i % 3]!.reply(m.messageId)));
     const failed = replies.flatMap((r) => (r.status === 'rejected' ? [describeError(r.reason)] : []));
     expect(failed).toEqual([]);
+    expect((await sideCalls).flatMap((r) => (r.status === 'rejected' ? [describeError(r.reason)] : []))).toEqual([]);
     expect(replies.map((r) => (r as PromiseFulfilledResult<string>).value)).toEqual(texts.map((t) => `answer to ${t}`));
     const s = handles[0]!;
     const info = await s.info();
     expect(info.continuedRuns).toBeGreaterThanOrEqual(3);
     expect(info.messageCount).toBe(60);
+    expect(Object.keys(info.labels).sort()).toEqual(Array.from({ length: 15 }, (_, i) => `l${2 * i}`).sort());
     const conversation = await userTexts(s);
     for (const t of texts) expect(conversation.filter((c) => c === t)).toHaveLength(1);
     for (const t of texts) expect(turnsFor(t)).toBe(1);
