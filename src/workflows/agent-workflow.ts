@@ -51,7 +51,7 @@ export function agentWorkflow(def: AgentDefinition): (input: unknown) => Promise
 
 /**
  * A session of the agent: `run` sets up (init) and serves; the host answers prompts until the session
- * ends. A continue-as-new runs `run` again with the session restored (see session-host.ts).
+ * ends. A continue-as-new runs `run` again with the session restored (see session/host.ts).
  */
 async function sessionWorkflow(def: AgentDefinition, envelope: SessionEnvelope): Promise<unknown> {
   const state = new RunState();

@@ -12,9 +12,10 @@ import * as path from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { Client, Connection, isGrpcServiceError } from '@temporalio/client';
 import { getSession, startSession } from '@fabric-harness/sdk/client';
-import { FakeAnthropicServer, say, startMinio, type MinioServer, type RecordedRequest } from '@fabric-harness/sdk/testing';
+import { FakeAnthropicServer, say, type RecordedRequest } from '@fabric-harness/sdk/testing';
+import { startMinio, type MinioServer } from '../support/provision/minio';
 import { FabricHarnessPlugin, S3Store } from '@fabric-harness/sdk/worker';
-import { startTemporalCluster, type TemporalCluster } from '../../src/testing/temporal-server';
+import { startTemporalCluster, type TemporalCluster } from '../support/provision/temporal-server';
 import { clusterSession } from '../fixtures/cluster-agents';
 import { killSlot, seededRandom, startSlot, type WorkerSlot } from '../support/cluster-chaos';
 

@@ -6,7 +6,7 @@
 import { condition, isCancellation } from '@temporalio/workflow';
 import { z } from 'zod';
 import { InterruptedError, TurnSuspendedError } from '../../core/errors';
-import type { ToolAuthorizer } from '../../core/session';
+import type { ToolAuthorizer } from '../../core/conversation';
 import { UnknownToolCallError } from '../../core/sessions/host-errors';
 import { deniedText, permissionFor, refusedInExploreText, toolEffect } from '../../core/sessions/permissions';
 import { parseWith } from '../../core/validate';

@@ -4,8 +4,8 @@
  * clients ask the next run), and carries the session by reference.
  */
 import { allHandlersFinished, condition, continueAsNew, patched, workflowInfo } from '@temporalio/workflow';
-import { TRANSCRIPT_STORE_MISS } from '../../activities/contract';
-import type { Session } from '../../core/session';
+import { TRANSCRIPT_STORE_MISS } from '../../wire/activity-contract';
+import type { Session } from '../../core/conversation';
 import { bloomAdd } from '../../core/sessions/reply-archive';
 import { innermostApplicationFailure } from '../../wire/failures';
 import type { CarriedSession, ReplyArchiveIndex, SessionEnvelope, StoredReply } from '../../wire/session-messages';

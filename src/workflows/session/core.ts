@@ -7,7 +7,7 @@
 import type { CancellationScope } from '@temporalio/workflow';
 import { makeEvent, type AgentEventType, type EventPayloads } from '../../core/events';
 import type { Harness } from '../../core/harness';
-import type { Session } from '../../core/session';
+import type { Session } from '../../core/conversation';
 import { parseLabel } from '../../core/sessions/labels';
 import { defaultSessionSettings } from '../../core/sessions/settings';
 import { resolveStatuses } from '../../core/sessions/statuses';

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { FabricError } from '../../core/errors';
-import type { Session } from '../../core/session';
+import type { Session } from '../../core/conversation';
 import { assertKnownConnection } from '../../core/sessions/host-errors';
 import { parseLabel } from '../../core/sessions/labels';
 import { applySettingsPatch } from '../../core/sessions/settings';

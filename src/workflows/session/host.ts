@@ -8,7 +8,7 @@
 import { condition, setHandler, workflowInfo } from '@temporalio/workflow';
 import { FabricError } from '../../core/errors';
 import type { PromptHost } from '../../core/harness';
-import type { Session, ToolAuthorizer } from '../../core/session';
+import type { Session, ToolAuthorizer } from '../../core/conversation';
 import { SessionClosedError } from '../../core/sessions/host-errors';
 import type { SessionAgentConfig } from '../../core/sessions/config';
 import { resolveThinking } from '../../core/thinking';

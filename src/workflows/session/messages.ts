@@ -9,7 +9,7 @@ import { condition, currentUpdateInfo, workflowInfo } from '@temporalio/workflow
 import { z } from 'zod';
 import { utf8Length } from '../../core/bytes';
 import { FabricError, PromptTooLargeError } from '../../core/errors';
-import { promptTextSchema } from '../../core/session';
+import { promptTextSchema } from '../../core/conversation';
 import { IdempotencyKeyReusedError, SessionClosedError, UnknownMessageError } from '../../core/sessions/host-errors';
 import { askedHash, bloomMayHave } from '../../core/sessions/reply-archive';
 import { parseWith } from '../../core/validate';
