@@ -63,3 +63,8 @@ export { S3Store, S3StoreRequestError, type S3StoreOptions } from '../activities
 export { SessionClosedError, SessionNotFoundError, UnknownMessageError, UnknownToolCallError, InvalidForkPointError, IdempotencyKeyReusedError } from '../core/sessions/host-errors';
 export { UpdateWaitEndedError, type WaitLimits } from './session-updates';
 export type { SessionInfo, SessionEdit, PendingApproval, QueuedMessage, SessionRecord } from '../wire/session-messages';
+export { createTelemetry, type Telemetry, type TelemetryOptions } from '../activities/telemetry-setup';
+export { shareSession, type ShareOptions } from './share';
+export { renderSharePage, escapeHtml, type SharePageInput } from '../core/share/page';
+export { redactText, type RedactOptions } from '../core/share/redact';
+export { enhancePrompt, type EnhanceOptions, type EnhanceResult } from './enhance';

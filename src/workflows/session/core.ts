@@ -15,6 +15,7 @@ import { parseTitleInput } from '../../core/sessions/titles';
 import type { SessionAgentConfig } from '../../core/sessions/config';
 import type { PendingApproval, QueuedMessage, ReplyArchiveIndex, SessionRecord, SessionStart, StoredReply } from '../../wire/session-messages';
 import { ModelTransport } from '../model-transport';
+import { WorkflowSpans } from '../spans';
 import type { RunState } from '../run-state';
 import { createSessionActivities, type SessionActivities } from '../temporal-ports';
 
@@ -99,8 +100,13 @@ export class SessionCore {
   }
 
   emit<K extends AgentEventType>(type: K, data: EventPayloads[K]): void {
-    this.state.record(makeEvent(type, data, Date.now()));
+    const event = makeEvent(type, data, Date.now());
+    this.state.record(event);
+    // Approvals and interrupts as spans when the worker traces (nothing otherwise).
+    this.spans.onEvent(event);
   }
+
+  private readonly spans = new WorkflowSpans();
 }
 
 export function errorFields(err: { code: string; message: string }): { code: string; message: string } {
