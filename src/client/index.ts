@@ -60,7 +60,8 @@ export { StoreNotCollectableError, type SweepReport } from '../activities/store-
 // The stores, for clients that resolve offloaded payloads or collect garbage (neither loads the worker).
 export { FileTranscriptStore, type TranscriptStore, type CollectableStore, type StoredBlob } from '../activities/transcript-store';
 export { S3Store, S3StoreRequestError, type S3StoreOptions } from '../activities/s3-store';
-export { SessionClosedError, SessionNotFoundError, UnknownMessageError, UnknownToolCallError, InvalidForkPointError } from '../core/sessions/host-errors';
+export { SessionClosedError, SessionNotFoundError, UnknownMessageError, UnknownToolCallError, InvalidForkPointError, IdempotencyKeyReusedError } from '../core/sessions/host-errors';
+export { UpdateWaitEndedError, type WaitLimits } from './session-updates';
 export type { SessionInfo, SessionEdit, PendingApproval, QueuedMessage, SessionRecord } from '../wire/session-messages';
 export { createTelemetry, type Telemetry, type TelemetryOptions } from '../activities/telemetry-setup';
 export { shareSession, type ShareOptions } from './share';
