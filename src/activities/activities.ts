@@ -9,7 +9,7 @@ import { isReadArtifact } from '../core/context/artifacts';
 import { offloadToolResult, readArtifact } from './artifacts';
 import type { ToolSpec } from '../core/tools-spec';
 import type { Entry } from '../core/entries';
-import { callMessages, createAnthropicClient, lookupModelFacts, verifyModel, type ModelConnection, type ModelFacts } from './anthropic';
+import { callMessages, streamMessages, type MessagesCall, createAnthropicClient, lookupModelFacts, verifyModel, type ModelConnection, type ModelFacts } from './anthropic';
 import { chooseStrategy } from '../core/context/strategy';
 import {
   TRANSCRIPT_STORE_MISS,
@@ -27,6 +27,9 @@ import { StoreBlobMissingError, StoreIntegrityError } from "./store-errors";
 import type { TranscriptStore } from './transcript-store';
 import { loadJson, saveJson, ToolResultStore, Transcripts } from './transcripts';
 import { MemoryFiles } from './memory-files';
+import { LivePublisher } from './stream-publisher';
+import type { StreamSlot } from '../wire/stream';
+import type { ModelCallResult } from '../core/ports';
 import { updateMemory } from '../core/context/memory-extract';
 
 const HEARTBEAT_MS = 2_000;
@@ -108,11 +111,13 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
         );
         if (actsBeforeCall(decision)) return { decision };
       }
-      const result = await asFailure(() =>
-        heartbeating(() => callMessages(anthropic(), call, Context.current().cancellationSignal)),
-      );
+      const slot = input.stream;
+      const result = slot
+        ? await asFailure(() => streamedModelCall(anthropic(), call, slot))
+        : await asFailure(() => heartbeating(() => callMessages(anthropic(), call, Context.current().cancellationSignal)));
       const stored = await transcripts.append(input.base, base, [...delta, result.entry]);
-      return decision ? { ...result, stored, decision } : { ...result, stored };
+      const streamed = slot ? { streamed: { attempt: Context.current().info.attempt } } : {};
+      return decision ? { ...result, stored, decision, ...streamed } : { ...result, stored, ...streamed };
     },
 
     async fhSummarize(input) {
@@ -258,6 +263,29 @@ async function asFailure<T>(fn: () => Promise<T>): Promise<T> {
  * Runs `fn` heartbeating every few seconds: a model call waits on the provider for up to minutes, and
  * a worker that dies meanwhile must be noticed within the heartbeat timeout, not the start-to-close one.
  */
+/**
+ * A model call with streaming on: its deltas go out in the heartbeat details as they arrive (the
+ * periodic heartbeat resends the same details, so it never blanks them).
+ */
+async function streamedModelCall(client: Anthropic, call: MessagesCall, slot: StreamSlot): Promise<ModelCallResult> {
+  const ctx = Context.current();
+  const publisher = new LivePublisher({
+    slot,
+    attempt: ctx.info.attempt,
+    prior: ctx.info.heartbeatDetails,
+    heartbeat: (details) => ctx.heartbeat(details),
+    kind: 'model',
+    model: call.model,
+  });
+  const beat = setInterval(() => publisher.flush(), HEARTBEAT_MS);
+  try {
+    return await streamMessages(client, call, (ev) => publisher.pushRaw(ev), ctx.cancellationSignal);
+  } finally {
+    clearInterval(beat);
+    publisher.close();
+  }
+}
+
 async function heartbeating<T>(fn: () => Promise<T>): Promise<T> {
   const ctx = Context.current();
   const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_MS);

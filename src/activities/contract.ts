@@ -5,6 +5,7 @@
 import type { Entry, Usage, AssistantEntry } from '../core/entries';
 import type { CompactionDecision, DecisionFacts } from '../core/compaction/decide';
 import type { ToolSpec } from '../core/tools-spec';
+import type { StreamSlot } from '../wire/stream';
 import type { AppliedContextEdit, CompactionStrategySetting, ContextManagementParams, StrategyDecision } from '../core/context/strategy';
 
 export interface TranscriptRefPayload {
@@ -34,6 +35,8 @@ export interface ModelActivityInput {
   thinking?: { budgetTokens: number };
   /** Server-side context management (absent: none; absent in inputs recorded before strategies). */
   contextManagement?: ContextManagementParams;
+  /** Stream the reply (messages.stream) and publish its deltas at these offsets (absent: no streaming). */
+  stream?: StreamSlot;
 }
 
 /** A tool result in a model call's delta, by reference to what the tool activity stored. */
@@ -52,6 +55,8 @@ export interface ModelActivityReply {
   decision?: CompactionDecision;
   /** What the server cleared or compacted (only when the input sent context management). */
   contextManagement?: { applied: AppliedContextEdit[] };
+  /** The attempt whose streamed deltas are the reply (only when the input asked to stream). */
+  streamed?: { attempt: number };
 }
 
 /** The decision rewrites history first (compact, mask): no model call was made; the workflow does it and calls again. */

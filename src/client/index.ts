@@ -43,3 +43,9 @@ export { FileTranscriptStore, type TranscriptStore, type CollectableStore, type 
 export { S3Store, S3StoreRequestError, type S3StoreOptions } from '../activities/s3-store';
 export { SessionClosedError, SessionNotFoundError, UnknownMessageError, UnknownToolCallError, InvalidForkPointError } from '../core/sessions/host-errors';
 export type { SessionInfo, SessionEdit, PendingApproval, QueuedMessage, SessionRecord } from '../wire/session-messages';
+export { streamEventSchema, streamEnvelopeSchema, type StreamEvent, type StreamEnvelope, type StreamEventOf, type StreamEventType, type StreamPage, type StreamBlock } from '../wire/stream';
+export { TemporalStreamTransport, type StreamTransport, type StreamSnapshot } from './stream/transport';
+export { readStream, type ReadStreamOptions } from './stream/reader';
+export { CallAssembly } from './stream/assembler';
+export type { PromptStream } from './stream/prompt-stream';
+export type { StreamOptions } from './stream/handles';

@@ -50,6 +50,9 @@ import {
   type SessionStart,
 } from '../wire/session-messages';
 import { collectStoreGarbage, type CollectGarbageReport } from './collect-garbage';
+import { startPromptStream, streamOf, type StreamOptions } from './stream/handles';
+import type { PromptStream } from './stream/prompt-stream';
+import type { StreamEnvelope } from '../wire/stream';
 import type { TranscriptStore } from '../activities/transcript-store';
 import { AGENT_MEMO_KEY, DEFAULT_TASK_QUEUE } from './start';
 
@@ -65,6 +68,8 @@ export interface StartSessionOptions {
   taskQueue?: string;
   /** Continue as new past this many history events (besides whenever Temporal suggests it). */
   historyLimit?: number;
+  /** false: model calls are made without streaming (the stream still carries every durable event). Default true. */
+  streaming?: boolean;
   /** Archive the session after this long without a message (ms). Off by default. */
   autoArchiveAfterMs?: number;
   /** Anything else Temporal's start takes (memo, retention-related options, …). */
@@ -164,6 +169,7 @@ function sessionStartPlan(agent: AgentDefinition | string, options: StartSession
     ...(historyLimit !== undefined ? { historyLimit } : {}),
     ...(autoArchiveAfterMs !== undefined ? { autoArchiveAfterMs } : {}),
     ...(carried ? { carried } : {}),
+    ...(parseWith(z.boolean().optional(), options.streaming, 'streaming') === false ? { streaming: false } : {}),
   };
   const envelope: SessionEnvelope = { fhSession: start };
   const record = carried?.record;
@@ -228,6 +234,19 @@ export class SessionHandle {
   async prompt(text: string, options: SessionPromptOptions = {}): Promise<string> {
     const reply = await this.typed(this.workflow.executeUpdate(sessionPromptUpdate, { args: [withId({ text }, options)] }));
     return this.followReply(reply);
+  }
+
+  /**
+   * The session's stream (text and thinking deltas, tool calls, approvals, decisions, status, title,
+   * replies), in order, from offset `from` (a reconnecting client passes its last offset + 1).
+   */
+  stream(options: StreamOptions = {}): AsyncIterable<StreamEnvelope> {
+    return streamOf(this.client, this.id, options);
+  }
+
+  /** Sends a message and streams its turn; `.reply` resolves to the reply (as `prompt` does). */
+  promptStream(text: string, options: SessionPromptOptions & Pick<StreamOptions, 'transport' | 'livePollMs'> = {}): Promise<PromptStream> {
+    return startPromptStream(this.client, this.id, async (messageId) => ({ reply: (await this.send(text, { messageId }), this.reply(messageId)) }), options);
   }
 
   /** Queues a message and returns at once with its id (`reply(id)` waits for the answer). */

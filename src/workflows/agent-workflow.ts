@@ -23,6 +23,7 @@ import { encodeFailure } from '../wire/failures';
 import { RunState } from './run-state';
 import type { FabricSinks } from './sinks';
 import { createTemporalPorts } from './temporal-ports';
+import { installStreamLog } from './stream/publish';
 
 export * from '../wire/messages';
 
@@ -30,6 +31,7 @@ export * from '../wire/messages';
 export function agentWorkflow(def: AgentDefinition): (input: unknown) => Promise<unknown> {
   return async (rawInput: unknown) => {
     if (isSessionEnvelope(rawInput)) return sessionWorkflow(def, rawInput);
+    installStreamLog();
     const state = new RunState();
     state.installHandlers();
     let result: unknown;
@@ -54,6 +56,7 @@ export function agentWorkflow(def: AgentDefinition): (input: unknown) => Promise
  * ends. A continue-as-new runs `run` again with the session restored (see session-host.ts).
  */
 async function sessionWorkflow(def: AgentDefinition, envelope: SessionEnvelope): Promise<unknown> {
+  installStreamLog(envelope.fhSession.carried?.streamNext ?? 0).enabled = envelope.fhSession.streaming !== false;
   const state = new RunState();
   const host = new SessionHost(def.name, envelope.fhSession, state, def.sessions, def.flavour);
   host.install();

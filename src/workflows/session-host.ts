@@ -71,6 +71,9 @@ import {
   type StoredReply,
 } from '../wire/session-messages';
 import { ModelTransport } from './model-transport';
+import { streamCatalogue } from './stream/catalogue';
+import { streamLog } from './stream/publish';
+import { turnEnded, turnStarted } from './stream/turns';
 import type { ActivityKind } from './temporal-ports';
 import type { RunState } from './run-state';
 import type { SessionAgentConfig } from '../core/sessions/config';
@@ -287,6 +290,7 @@ export class SessionHost implements PromptHost {
   /** One turn: statuses, title, the interruptible run of the turn, and its reply. */
   private async runTurn(message: QueuedMessage, turn: () => Promise<string>, resumed = false): Promise<void> {
     const first = this.record.messageCount === 0;
+    turnStarted(message.id, message.text);
     if (!resumed) this.record.messageCount += 1;
     this.transition('user-message');
     this.record.lastMessageAt = Date.now();
@@ -306,6 +310,7 @@ export class SessionHost implements PromptHost {
     try {
       const text = await outcome;
       this.answer(message.id, { text });
+      turnEnded(message.id, { text });
       this.interruptedHint = false;
     } catch (err) {
       if (err instanceof TurnSuspendedError) {
@@ -316,6 +321,7 @@ export class SessionHost implements PromptHost {
       const error = typed ?? new InterruptedError();
       if (error.code === 'INTERRUPTED') this.interruptedHint = true;
       this.answer(message.id, { error: errorFields(error) });
+      turnEnded(message.id, { error: errorFields(error) });
     } finally {
       this.current = undefined;
       this.suspending = false;
@@ -355,6 +361,7 @@ export class SessionHost implements PromptHost {
       replies: [...this.replies.entries()].slice(-REMEMBERED_REPLIES),
       interruptedHint: this.interruptedHint,
       decided: [...this.decided],
+      streamNext: streamLog().next,
     };
     const next: SessionEnvelope = { fhSession: { ...this.start, carried } };
     return continueAsNew(next);
@@ -609,6 +616,7 @@ export class SessionHost implements PromptHost {
    * upsert (each upsert is a history event: sending all of them twice a turn cost ~1 KB per turn).
    */
   private upsert(): void {
+    streamCatalogue(this.record.status, this.record.title);
     const changed = this.searchAttributeUpdates().filter((pair) => {
       const value = JSON.stringify(pair.value);
       if (this.upserted.get(pair.key.name) === value) return false;

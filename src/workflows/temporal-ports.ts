@@ -9,6 +9,7 @@ import { actsBeforeCall, type DecisionFacts } from '../core/compaction/decide';
 import { decodeFailure, innermostApplicationFailure } from '../wire/failures';
 import { ModelTransport } from './model-transport';
 import type { FabricSinks } from './sinks';
+import { closeModelStream, openModelStream } from './stream/model-calls';
 
 
 /**
@@ -91,16 +92,27 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
       assertFits('model call input', input);
       return counted(() => activities(modelOptions, `model ${req.model}`).fhModel(input));
     };
-    const withFacts = (input: ModelActivityInput): ModelActivityInput => (facts ? { ...input, decide: facts } : input);
+    // Its deltas stream at offsets of the run's stream (heartbeat details: not in history).
+    let slot = openModelStream();
+    const withFacts = (input: ModelActivityInput): ModelActivityInput => {
+      const decided = facts ? { ...input, decide: facts } : input;
+      return slot ? { ...decided, stream: slot } : decided;
+    };
     let input = withFacts(transport.input(req, true));
-    let result: ModelActivityResult;
+    let result: ModelActivityResult | undefined;
     try {
-      result = await call(input);
-    } catch (err) {
-      // A worker without this transcript (another machine, a cleared store): send it whole, once.
-      if (innermostApplicationFailure(err)?.type !== TRANSCRIPT_STORE_MISS) throw decodedFailure(err);
-      input = withFacts(transport.input(req, false));
-      result = await decoded(() => call(input));
+      try {
+        result = await call(input);
+      } catch (err) {
+        // A worker without this transcript (another machine, a cleared store): send it whole, once.
+        if (innermostApplicationFailure(err)?.type !== TRANSCRIPT_STORE_MISS) throw decodedFailure(err);
+        closeModelStream(slot, undefined, Date.now());
+        slot = openModelStream();
+        input = withFacts(transport.input(req, false));
+        result = await decoded(() => call(input));
+      }
+    } finally {
+      closeModelStream(slot, result, Date.now());
     }
     if (result.entry !== undefined) transport.called(req, input, result.stored, result.entry);
     return result;

@@ -1,0 +1,57 @@
+/**
+ * A prompt that streams: its events as they come (only those of this message), ending with its
+ * turn_ended, and `reply`, the reply as the session answers it. The stream starts at the offset the
+ * run had before the prompt was sent, so nothing of the turn is missed.
+ */
+import type { StreamEnvelope } from '../../wire/stream';
+import { CallAssembly } from './assembler';
+
+export interface PromptStream extends AsyncIterable<StreamEnvelope> {
+  readonly messageId: string;
+  /** The reply (rejects as the prompt would, with our typed error). */
+  readonly reply: Promise<string>;
+  /** The text of the turn's latest model call as assembled from its deltas (a failed attempt's dropped): the reply, once it ended. */
+  text(): string;
+}
+
+export function promptStream(
+  messageId: string,
+  reply: Promise<string>,
+  events: (signal: AbortSignal) => AsyncIterable<StreamEnvelope>,
+): PromptStream {
+  const calls: CallAssembly[] = [];
+  const byId = new Map<string, CallAssembly>();
+  // The reply settles on its own; iterating is optional.
+  reply.catch(() => undefined);
+  return {
+    messageId,
+    reply,
+    text: () => calls[calls.length - 1]?.text() ?? '',
+    async *[Symbol.asyncIterator]() {
+      const abort = new AbortController();
+      const ended = reply.then(
+        () => undefined,
+        () => undefined,
+      );
+      try {
+        for await (const env of events(abort.signal)) {
+          const e = env.event;
+          if (e.messageId !== messageId) continue;
+          if (e.callId && e.type !== 'message_end' && e.type !== 'tool_started' && e.type !== 'tool_ended') {
+            let a = byId.get(e.callId);
+            if (!a) {
+              byId.set(e.callId, (a = new CallAssembly()));
+              calls.push(a);
+            }
+            a.apply(e);
+          }
+          yield env;
+          if (e.type === 'turn_ended') return;
+        }
+      } finally {
+        abort.abort();
+        void ended;
+      }
+    },
+  };
+}

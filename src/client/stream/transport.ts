@@ -1,0 +1,114 @@
+/**
+ * Where a client reads a run's stream from. The default needs nothing but Temporal: durable events
+ * through the stream query, live deltas from the pending activities' heartbeat details (describe),
+ * and a long poll on the history to wake when the workflow did something. None of it writes history.
+ * Another transport (a broker for many subscribers) implements the same interface.
+ */
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
+import { isLiveStreamDetails, streamReadQuery, type LiveStreamDetails, type StreamPage } from '../../wire/stream';
+
+export interface StreamSnapshot {
+  /** The run that answered (a continued session has a new run). */
+  runId: string;
+  running: boolean;
+  /** The run closed by continuing as new: its stream goes on in the next run. */
+  continued: boolean;
+  page: StreamPage;
+  /** Live events of the pending calls, by call id. */
+  live: Map<string, LiveStreamDetails>;
+}
+
+export interface StreamTransport {
+  /** The latest run's stream from `from` on, and what its pending calls streamed so far. */
+  snapshot(from: number): Promise<StreamSnapshot>;
+  /** An earlier run's durable events (a reader that lagged behind a continue-as-new). */
+  readRun(runId: string, from: number): Promise<StreamPage>;
+  /** Resolves when the run did something new (or after a while); live deltas are polled instead. */
+  waitForChange(runId: string, signal?: AbortSignal): Promise<void>;
+}
+
+export class TemporalStreamTransport implements StreamTransport {
+  private waiter: { runId: string; token?: Uint8Array | null; ready: boolean } | undefined;
+
+  constructor(
+    private readonly client: Client,
+    private readonly workflowId: string,
+  ) {}
+
+  async snapshot(from: number): Promise<StreamSnapshot> {
+    const described = await this.client.workflow.getHandle(this.workflowId).describe();
+    const runId = described.runId;
+    const status = described.status.name;
+    const handle = this.client.workflow.getHandle(this.workflowId, runId);
+    const page = await this.read(handle, from);
+    const live = new Map<string, LiveStreamDetails>();
+    for (const a of described.raw.pendingActivities ?? []) {
+      const payloads = a.heartbeatDetails?.payloads;
+      if (!payloads?.length) continue;
+      try {
+        const details = await decodeFromPayloadsAtIndex(this.client.options.loadedDataConverter, 0, payloads);
+        if (isLiveStreamDetails(details)) live.set(details.callId, details);
+      } catch {
+        // details a tool wrote for itself: not ours
+      }
+    }
+    return { runId, running: status === 'RUNNING', continued: status === 'CONTINUED_AS_NEW', page, live };
+  }
+
+  readRun(runId: string, from: number): Promise<StreamPage> {
+    return this.read(this.client.workflow.getHandle(this.workflowId, runId), from);
+  }
+
+  private read(handle: WorkflowHandle, from: number): Promise<StreamPage> {
+    return handle.query(streamReadQuery, { from });
+  }
+
+  async waitForChange(runId: string, signal?: AbortSignal): Promise<void> {
+    const service = this.client.workflowService;
+    const namespace = this.client.options.namespace;
+    if (this.waiter?.runId !== runId) this.waiter = { runId, ready: false };
+    const w = this.waiter;
+    const call = (token: Uint8Array | null | undefined, wait: boolean) =>
+      service.getWorkflowExecutionHistory({
+        namespace,
+        execution: { workflowId: this.workflowId, runId },
+        ...(token ? { nextPageToken: token } : {}),
+        waitNewEvent: wait,
+        maximumPageSize: 1000,
+      });
+    if (!w.ready) {
+      // Page to the end first: waiting starts from the history as it is now.
+      let res = await call(undefined, true);
+      while (res.nextPageToken?.length && (res.history?.events?.length ?? 0) > 0) {
+        w.token = res.nextPageToken;
+        res = await call(res.nextPageToken, true);
+      }
+      if (res.nextPageToken?.length) w.token = res.nextPageToken;
+      w.ready = true;
+      return; // the caller reads once more before it really waits
+    }
+    if (!w.token) {
+      await sleep(500, signal); // a closed run: nothing to wait on
+      return;
+    }
+    const aborted = new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve(), { once: true }));
+    const res = await Promise.race([call(w.token, true), aborted.then(() => undefined)]);
+    if (res && res.nextPageToken?.length) w.token = res.nextPageToken;
+    else if (res) w.token = null;
+  }
+}
+
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        resolve();
+      },
+      { once: true },
+    );
+  });
+}

@@ -1,0 +1,36 @@
+/**
+ * Agent events (what `onEvent` receives) as stream events. `text` and `model_call` have none: the
+ * stream's message_end says the same with the reply itself. Pure; used by workflows and inline runs.
+ */
+import type { AgentEvent } from '../core/events';
+import { DECISION_KINDS, type DecisionKind, type StreamEvent } from './stream';
+
+export function streamEventFromAgentEvent(event: AgentEvent): StreamEvent | undefined {
+  const at = event.at;
+  switch (event.type) {
+    case 'tool_call':
+      return { type: 'tool_started', callId: event.data.id, name: event.data.name, input: event.data.input, at };
+    case 'tool_result':
+      return { type: 'tool_ended', callId: event.data.id, name: event.data.name, isError: event.data.isError, content: event.data.content, at };
+    case 'approval_requested':
+      return { type: 'approval_requested', callId: event.data.id, name: event.data.name, input: event.data.input, at };
+    case 'approval_decided': {
+      const { id, name, approved, note } = event.data;
+      return { type: 'approval_decided', callId: id, name, approved, ...(note !== undefined ? { note } : {}), at };
+    }
+    case 'interrupted':
+      return { type: 'interrupted', during: event.data.during, at };
+    case 'warning':
+      return { type: 'warning', code: event.data.code, message: event.data.message, at };
+    case 'error':
+      return { type: 'error', code: event.data.code, message: event.data.message, recoverable: event.data.recoverable, at };
+    case 'text':
+    case 'model_call':
+      return undefined;
+    default:
+      if ((DECISION_KINDS as readonly string[]).includes(event.type)) {
+        return { type: 'decision', kind: event.type as DecisionKind, data: { ...(event.data as object) } as Record<string, unknown>, at };
+      }
+      return undefined;
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * The stream around one model activity: a block of offsets for its live deltas, and the durable
+ * message_end once it returned (the reply as history holds it: what a client's assembled reply is
+ * checked against). Workflow state only: no commands.
+ */
+import type { ModelActivityResult } from '../../activities/contract';
+import type { AssistantBlock } from '../../core/entries';
+import type { StreamEventOf, StreamSlot } from '../../wire/stream';
+import { streamLog } from './publish';
+
+type ReplyBlock = StreamEventOf<'message_end'>['content'][number];
+
+/** A slot for the call's deltas, or undefined when this run streams nothing. */
+export function openModelStream(): StreamSlot | undefined {
+  const log = streamLog();
+  return log.enabled ? log.open('model') : undefined;
+}
+
+/** The call returned (or failed: result undefined): its block closes, and its reply goes on the stream. */
+export function closeModelStream(slot: StreamSlot | undefined, result: ModelActivityResult | undefined, at: number): void {
+  if (!slot) return;
+  const log = streamLog();
+  log.close(slot.callId);
+  if (!result || result.entry === undefined) return;
+  log.publish(
+    {
+      type: 'message_end',
+      callId: slot.callId,
+      ...(slot.messageId !== undefined ? { messageId: slot.messageId } : {}),
+      ...(result.streamed ? { attempt: result.streamed.attempt } : {}),
+      model: result.model,
+      stopReason: result.stopReason,
+      usage: result.usage,
+      content: result.entry.content.map(replyBlock),
+    },
+    at,
+  );
+}
+
+function replyBlock(b: AssistantBlock): ReplyBlock {
+  switch (b.type) {
+    case 'text':
+      return { type: 'text', text: b.text };
+    case 'thinking':
+      return { type: 'thinking', thinking: b.thinking };
+    case 'redacted_thinking':
+      return { type: 'redacted_thinking' };
+    case 'tool_use':
+      return { type: 'tool_use', id: b.id, name: b.name, input: b.input };
+    default:
+      return { type: 'compaction' };
+  }
+}
