@@ -11,6 +11,8 @@ type Block = { type: 'text' | 'thinking' | 'redacted_thinking' | 'tool_use' | 'o
 
 export class CallAssembly {
   attempt = 0;
+  /** The offset of the last live event applied (a reader re-reads a call's details on every look). */
+  lastOffset = -1;
   readonly blocks = new Map<number, Block>();
 
   apply(event: StreamEvent): void {
@@ -101,8 +103,10 @@ export class CallAssembly {
         out.push({ type: 'text_delta', ...tag, index, text: final.text.slice(had.length) });
       } else if (final.type === 'thinking' && final.thinking.startsWith(had) && final.thinking.length > had.length) {
         out.push({ type: 'thinking_delta', ...tag, index, thinking: final.thinking.slice(had.length) });
-      } else if (final.type === 'tool_use' && had === '' ) {
-        out.push({ type: 'tool_input_delta', ...tag, index, partialJson: JSON.stringify(final.input ?? {}) });
+      } else if (final.type === 'tool_use') {
+        // The partial JSON as streamed; the final input re-serialised matches it when spaced alike (else only the rest of an empty one).
+        const json = JSON.stringify(final.input ?? {});
+        if (had === '' || (json.startsWith(had) && json.length > had.length)) out.push({ type: 'tool_input_delta', ...tag, index, partialJson: json.slice(had.length) });
       }
       if (!block?.stopped) out.push({ type: 'block_stopped', ...tag, index });
     }

@@ -29,9 +29,10 @@ export function promptStream(
     text: () => calls[calls.length - 1]?.text() ?? '',
     async *[Symbol.asyncIterator]() {
       const abort = new AbortController();
+      // A refused or failed prompt may never have a turn on the stream: its rejection ends the iteration.
       const ended = reply.then(
         () => undefined,
-        () => undefined,
+        () => abort.abort(),
       );
       try {
         for await (const env of events(abort.signal)) {

@@ -22,7 +22,8 @@ export async function* readStream(transport: StreamTransport, options: ReadStrea
   const livePollMs = options.livePollMs ?? 100;
   let pos = Math.max(0, options.from ?? 0);
   const calls = new Map<string, CallAssembly>();
-  let lastRun: string | undefined;
+  /** The run whose predecessors were read already. */
+  let caughtUpBefore: string | undefined;
   const assembly = (callId: string) => {
     let a = calls.get(callId);
     if (!a) calls.set(callId, (a = new CallAssembly()));
@@ -30,20 +31,17 @@ export async function* readStream(transport: StreamTransport, options: ReadStrea
   };
   while (!signal?.aborted) {
     const snap = await transport.snapshot(pos);
-    // A continue-as-new happened since we last read: finish the earlier run's events first.
-    if (lastRun !== undefined && snap.runId !== lastRun && snap.page.oldest > pos) {
-      const earlier = await transport.readRun(lastRun, pos).catch(() => undefined);
-      if (earlier) {
-        for (const env of walk(earlier, { ...snap, page: earlier, live: new Map() }, pos, assembly, calls)) {
-          if (env === OPEN_BLOCK) break; // a closed run has no open block
-          if (signal?.aborted) return;
-          pos = env.offset + 1;
-          yield env;
-        }
+    // What is before this run's oldest event is in earlier runs (continue-as-new): read those first.
+    if (pos < snap.page.oldest && snap.runId !== caughtUpBefore) {
+      for await (const env of earlierRuns(transport, snap, pos, assembly, calls)) {
+        if (signal?.aborted) return;
+        pos = env.offset + 1;
+        yield env;
       }
-      pos = Math.max(pos, snap.page.oldest);
+      caughtUpBefore = snap.runId;
+      if (pos < snap.page.oldest) pos = snap.page.oldest;
+      continue;
     }
-    lastRun = snap.runId;
     let progressed = false;
     let blocked = false;
     for (const item of walk(snap.page, snap, pos, assembly, calls)) {
@@ -64,6 +62,42 @@ export async function* readStream(transport: StreamTransport, options: ReadStrea
 }
 
 const OPEN_BLOCK = Symbol('open block');
+/** How many runs back a reader looks for the offset it asked for. */
+const MAX_EARLIER_RUNS = 20;
+
+/** Events from `pos` in the runs before the snapshot's, oldest run first. */
+async function* earlierRuns(
+  transport: StreamTransport,
+  snap: StreamSnapshot,
+  from: number,
+  assembly: (callId: string) => CallAssembly,
+  calls: ReadonlyMap<string, CallAssembly>,
+): AsyncGenerator<StreamEnvelope> {
+  const chain: string[] = [];
+  let run = snap.runId;
+  for (let i = 0; i < MAX_EARLIER_RUNS; i++) {
+    const prev = await transport.previousRun(run);
+    if (!prev) break;
+    chain.unshift(prev);
+    const page = await transport.readRun(prev, from);
+    if (page.oldest <= from) break;
+    run = prev;
+  }
+  let pos = from;
+  for (const runId of chain) {
+    for (;;) {
+      const page = await transport.readRun(runId, pos);
+      let moved = false;
+      for (const item of walk(page, { ...snap, runId, running: false, page, live: new Map() }, pos, assembly, calls)) {
+        if (item === OPEN_BLOCK) break; // a closed run has no open block
+        pos = item.offset + 1;
+        moved = true;
+        yield item;
+      }
+      if (!moved || pos >= page.next) break;
+    }
+  }
+}
 
 /** The page's items from `pos` in offset order; stops at an open block (after its live events so far). */
 function* walk(page: StreamPage, snap: StreamSnapshot, start: number, assembly: (callId: string) => CallAssembly, calls: ReadonlyMap<string, CallAssembly>): Generator<StreamEnvelope | typeof OPEN_BLOCK> {
@@ -83,8 +117,14 @@ function* walk(page: StreamPage, snap: StreamSnapshot, start: number, assembly: 
     }
     bi++;
     const b = block!;
-    for (const env of liveOf(b, snap, pos)) {
-      assembly(b.callId).apply(env.event);
+    for (const env of liveOf(b, snap)) {
+      // What the consumer saw before `pos` (a reconnect) is assembled, not yielded again.
+      const a = assembly(b.callId);
+      if (env.offset > a.lastOffset) {
+        a.apply(env.event);
+        a.lastOffset = env.offset;
+      }
+      if (env.offset < pos) continue;
       pos = env.offset + 1;
       yield env;
     }
@@ -107,13 +147,14 @@ function* walk(page: StreamPage, snap: StreamSnapshot, start: number, assembly: 
   }
 }
 
-function liveOf(block: StreamBlock, snap: StreamSnapshot, pos: number): StreamEnvelope[] {
+/** The call's live events of its current attempt, all of them (the reader skips what it yielded). */
+function liveOf(block: StreamBlock, snap: StreamSnapshot): StreamEnvelope[] {
   const details = snap.live.get(block.callId);
   if (!details || block.closed) return [];
   const out: StreamEnvelope[] = [];
   details.events.forEach((event, i) => {
     const offset = details.from + i;
-    if (offset >= pos && offset < block.to) out.push({ offset, event: withBlock(event, block) });
+    if (offset < block.to) out.push({ offset, event: withBlock(event, block) });
   });
   return out;
 }

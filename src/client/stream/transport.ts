@@ -24,9 +24,14 @@ export interface StreamTransport {
   snapshot(from: number): Promise<StreamSnapshot>;
   /** An earlier run's durable events (a reader that lagged behind a continue-as-new). */
   readRun(runId: string, from: number): Promise<StreamPage>;
+  /** The run this one continued (continue-as-new), if any. */
+  previousRun(runId: string): Promise<string | undefined>;
   /** Resolves when the run did something new (or after a while); live deltas are polled instead. */
   waitForChange(runId: string, signal?: AbortSignal): Promise<void>;
 }
+
+/** History events per page while finding the end (small pages: the server warns past a few hundred). */
+const PAGE = 200;
 
 export class TemporalStreamTransport implements StreamTransport {
   private waiter: { runId: string; token?: Uint8Array | null; ready: boolean } | undefined;
@@ -60,6 +65,15 @@ export class TemporalStreamTransport implements StreamTransport {
     return this.read(this.client.workflow.getHandle(this.workflowId, runId), from);
   }
 
+  async previousRun(runId: string): Promise<string | undefined> {
+    const res = await this.client.workflowService.getWorkflowExecutionHistory({
+      namespace: this.client.options.namespace,
+      execution: { workflowId: this.workflowId, runId },
+      maximumPageSize: 1,
+    });
+    return res.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
+  }
+
   private read(handle: WorkflowHandle, from: number): Promise<StreamPage> {
     return handle.query(streamReadQuery, { from });
   }
@@ -75,16 +89,14 @@ export class TemporalStreamTransport implements StreamTransport {
         execution: { workflowId: this.workflowId, runId },
         ...(token ? { nextPageToken: token } : {}),
         waitNewEvent: wait,
-        maximumPageSize: 1000,
+        maximumPageSize: PAGE,
       });
     if (!w.ready) {
-      // Page to the end first: waiting starts from the history as it is now.
+      // Page to the end first (pages come back at once while there are events): waiting starts from
+      // the history as it is now. A short page is the last one.
       let res = await call(undefined, true);
-      while (res.nextPageToken?.length && (res.history?.events?.length ?? 0) > 0) {
-        w.token = res.nextPageToken;
-        res = await call(res.nextPageToken, true);
-      }
-      if (res.nextPageToken?.length) w.token = res.nextPageToken;
+      while (res.nextPageToken?.length && (res.history?.events?.length ?? 0) >= PAGE) res = await call((w.token = res.nextPageToken), true);
+      w.token = res.nextPageToken?.length ? res.nextPageToken : null;
       w.ready = true;
       return; // the caller reads once more before it really waits
     }

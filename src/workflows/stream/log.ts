@@ -17,16 +17,12 @@ const PAGE_LIMIT = 500;
 export class StreamLog {
   private readonly events: StreamEnvelope[] = [];
   private readonly blocks: StreamBlock[] = [];
-  private calls = 0;
   /** The message being answered: events without their own messageId are tagged with it. */
   messageId: string | undefined;
   /** Model calls stream their deltas (off: they are called without streaming; durable events still flow). */
   enabled = true;
 
-  constructor(
-    private nextOffset = 0,
-    private readonly runTag = '',
-  ) {}
+  constructor(private nextOffset = 0) {}
 
   get next(): number {
     return this.nextOffset;
@@ -44,8 +40,9 @@ export class StreamLog {
 
   /** Reserves a block for a call's live events; `callId` given for tool calls (their tool_use id). */
   open(kind: 'model' | 'tool', callId?: string): StreamSlot {
-    const id = callId ?? `${this.runTag}c${++this.calls}`;
     const from = this.nextOffset;
+    // Named by its first offset: unique across the whole chain of runs.
+    const id = callId ?? `m${from}`;
     this.nextOffset += STREAM_BLOCK_SIZE;
     const block: StreamBlock = { callId: id, kind, from, to: this.nextOffset, closed: false, ...(this.messageId !== undefined ? { messageId: this.messageId } : {}) };
     this.blocks.push(block);
