@@ -8,6 +8,7 @@ import {
   WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
+  WorkflowUpdateStage,
   type Client,
   type WorkflowHandle,
   type WorkflowStartOptions,
@@ -246,7 +247,11 @@ export class SessionHandle {
 
   /** Sends a message and streams its turn; `.reply` resolves to the reply (as `prompt` does). */
   promptStream(text: string, options: SessionPromptOptions & Pick<StreamOptions, 'transport' | 'livePollMs'> = {}): Promise<PromptStream> {
-    return startPromptStream(this.client, this.id, async (messageId) => ({ reply: (await this.send(text, { messageId }), this.reply(messageId)) }), options);
+    return startPromptStream(this.client, this.id, async (messageId) => {
+      // The prompt update itself (not send + reply: one update in history, as prompt() has), once accepted.
+      const update = await this.typed(this.workflow.startUpdate(sessionPromptUpdate, { args: [{ text, messageId }], waitForStage: WorkflowUpdateStage.ACCEPTED }));
+      return { reply: this.typed(update.result()).then((r) => this.followReply(r)) };
+    }, options);
   }
 
   /** Queues a message and returns at once with its id (`reply(id)` waits for the answer). */

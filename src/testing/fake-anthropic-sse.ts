@@ -111,6 +111,12 @@ export function sseEventsFor(message: Anthropic.Message, chunkChars = 8): SseEve
   return events;
 }
 
+/** How long a paced stream of this message takes (its deltas `delayMs` apart). */
+export function streamDurationMs(message: Anthropic.Message, opts: FakeStreamOptions): number {
+  const deltas = sseEventsFor(message, opts.chunkChars ?? 8).filter((e) => e.event === 'content_block_delta').length;
+  return Math.max(0, deltas - 1) * (opts.delayMs ?? 0);
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Writes a message as a 200 event stream, paced and interrupted as the step says. */

@@ -72,7 +72,7 @@ import {
   type AppliedEdit,
   type FakeCapabilities,
 } from './fake-anthropic-features';
-import { StreamGates, writeEventStream, type FakeStreamOptions } from './fake-anthropic-sse';
+import { StreamGates, streamDurationMs, writeEventStream, type FakeStreamOptions } from './fake-anthropic-sse';
 
 export { sseEventsFor, type FakeStreamOptions, type SseEvent } from './fake-anthropic-sse';
 export {
@@ -652,6 +652,8 @@ interface Reply {
   headers?: Record<string, string>;
   /** A message sent as an event stream (the request asked for `stream: true`). */
   stream?: FakeStreamOptions;
+  /** A non-streaming reply of a paced step: sent after the time its stream would take. */
+  pace?: FakeStreamOptions;
 }
 
 export class FakeAnthropicServer {
@@ -807,6 +809,8 @@ export class FakeAnthropicServer {
       await writeEventStream(res, reply.body as Message, headers, reply.stream, this.gates).catch(() => res.destroy());
       return;
     }
+    // A paced step takes as long without streaming as its stream would (the model generates either way).
+    if (reply.pace?.delayMs && reply.status === 200) await new Promise((r) => setTimeout(r, streamDurationMs(reply.body as Message, reply.pace!)));
     const payload = JSON.stringify(withRequestId(reply.body, requestId));
     res.writeHead(reply.status, {
       'content-type': 'application/json',
@@ -972,7 +976,8 @@ export class FakeAnthropicServer {
       const seqs = body.stop_sequences;
       stopSequence = Array.isArray(seqs) && typeof seqs[0] === 'string' ? seqs[0] : null;
     }
-    const streamed = body.stream === true ? { stream: step.stream ?? this.opts.stream ?? {} } : {};
+    const pacing = step.stream ?? this.opts.stream ?? {};
+    const streamed = body.stream === true ? { stream: pacing } : { pace: pacing };
     return { status: 200, body: this.message(body, content, stopReason, stopSequence, cacheUsage(), step.usage, contextManagement), ...streamed };
   }
 

@@ -104,23 +104,28 @@ export class TemporalStreamTransport implements StreamTransport {
       await sleep(500, signal); // a closed run: nothing to wait on
       return;
     }
-    const aborted = new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve(), { once: true }));
-    const res = await Promise.race([call(w.token, true), aborted.then(() => undefined)]);
+    const res = await untilAborted(call(w.token, true), signal);
     if (res && res.nextPageToken?.length) w.token = res.nextPageToken;
     else if (res) w.token = null;
   }
 }
 
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(t);
-        resolve();
-      },
-      { once: true },
-    );
+  return untilAborted(new Promise((resolve) => setTimeout(resolve, ms)), signal).then(() => undefined);
+}
+
+/** `p`, or undefined as soon as `signal` aborts (the listener is removed either way). */
+export async function untilAborted<T>(p: Promise<T>, signal?: AbortSignal): Promise<T | undefined> {
+  if (!signal) return p;
+  if (signal.aborted) return undefined;
+  let onAbort: () => void = () => undefined;
+  const aborted = new Promise<undefined>((resolve) => {
+    onAbort = () => resolve(undefined);
+    signal.addEventListener('abort', onAbort, { once: true });
   });
+  try {
+    return await Promise.race([p, aborted]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
 }
