@@ -19,6 +19,11 @@ export function streamOf(client: Client, workflowId: string, options: StreamOpti
   return { [Symbol.asyncIterator]: () => readStream(transport, options) };
 }
 
+/** Where a session's stream is now (what happens from here on is at or after it). */
+export function streamPosition(handle: { client: Client; id: string }): Promise<number> {
+  return position(handle.client, handle.id);
+}
+
 /** Where the stream is now: a prompt's events are all at or after it. */
 async function position(client: Client, workflowId: string, transport?: StreamTransport): Promise<number> {
   const t = transport ?? new TemporalStreamTransport(client, workflowId);
