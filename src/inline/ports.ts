@@ -14,6 +14,7 @@ import { ToolResultStore } from '../activities/transcripts';
 import { isReadArtifact } from '../core/context/artifacts';
 import type { ToolRegistry } from '../core/tool-registry';
 import { inlineMemoryPort } from './memory';
+import { InlineStreamer } from './stream-calls';
 
 export interface InlinePortOptions extends ModelConnection {
   model?: string;
@@ -56,7 +57,10 @@ export function createInlinePorts(opts: InlinePortOptions): RuntimePorts {
     thinking: req.thinking,
     contextManagement: req.contextManagement,
   });
-  const callModel = (req: ModelCallRequest) => withRetries(maxAttempts, () => callMessages(anthropic(), messagesCall(req), signal));
+  // With a listener, model calls stream and their deltas reach it as `stream` events.
+  const streamer = opts.onEvent ? new InlineStreamer((e) => opts.onEvent!(e)) : undefined;
+  const callModel = (req: ModelCallRequest) =>
+    streamer ? streamer.call(anthropic, messagesCall(req), signal, maxAttempts) : withRetries(maxAttempts, () => callMessages(anthropic(), messagesCall(req), signal));
 
   const textCall = (model: string, req: { system: string; userText: string; maxTokens: number }) =>
     withRetries(maxAttempts, () =>

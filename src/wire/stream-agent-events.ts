@@ -2,8 +2,29 @@
  * Agent events (what `onEvent` receives) as stream events. `text` and `model_call` have none: the
  * stream's message_end says the same with the reply itself. Pure; used by workflows and inline runs.
  */
+import type { AssistantBlock } from '../core/entries';
 import type { AgentEvent } from '../core/events';
-import { DECISION_KINDS, type DecisionKind, type StreamEvent } from './stream';
+import { DECISION_KINDS, type DecisionKind, type StreamEvent, type StreamEventOf } from './stream';
+
+type ReplyBlock = StreamEventOf<'message_end'>['content'][number];
+
+/** A reply's blocks as message_end reports them (signatures and encrypted data left out). */
+export function replyBlocks(content: readonly AssistantBlock[]): ReplyBlock[] {
+  return content.map((b): ReplyBlock => {
+    switch (b.type) {
+      case 'text':
+        return { type: 'text', text: b.text };
+      case 'thinking':
+        return { type: 'thinking', thinking: b.thinking };
+      case 'redacted_thinking':
+        return { type: 'redacted_thinking' };
+      case 'tool_use':
+        return { type: 'tool_use', id: b.id, name: b.name, input: b.input };
+      default:
+        return { type: 'compaction' };
+    }
+  });
+}
 
 export function streamEventFromAgentEvent(event: AgentEvent): StreamEvent | undefined {
   const at = event.at;

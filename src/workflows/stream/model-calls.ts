@@ -4,11 +4,9 @@
  * checked against). Workflow state only: no commands.
  */
 import type { ModelActivityResult } from '../../activities/contract';
-import type { AssistantBlock } from '../../core/entries';
-import type { StreamEventOf, StreamSlot } from '../../wire/stream';
+import type { StreamSlot } from '../../wire/stream';
+import { replyBlocks } from '../../wire/stream-agent-events';
 import { streamLog } from './publish';
-
-type ReplyBlock = StreamEventOf<'message_end'>['content'][number];
 
 /** A slot for the call's deltas, or undefined when this run streams nothing. */
 export function openModelStream(): StreamSlot | undefined {
@@ -31,23 +29,8 @@ export function closeModelStream(slot: StreamSlot | undefined, result: ModelActi
       model: result.model,
       stopReason: result.stopReason,
       usage: result.usage,
-      content: result.entry.content.map(replyBlock),
+      content: replyBlocks(result.entry.content),
     },
     at,
   );
-}
-
-function replyBlock(b: AssistantBlock): ReplyBlock {
-  switch (b.type) {
-    case 'text':
-      return { type: 'text', text: b.text };
-    case 'thinking':
-      return { type: 'thinking', thinking: b.thinking };
-    case 'redacted_thinking':
-      return { type: 'redacted_thinking' };
-    case 'tool_use':
-      return { type: 'tool_use', id: b.id, name: b.name, input: b.input };
-    default:
-      return { type: 'compaction' };
-  }
 }
