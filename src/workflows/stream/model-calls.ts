@@ -3,7 +3,7 @@
  * message_end once it returned (the reply as history holds it: what a client's assembled reply is
  * checked against). Workflow state only: no commands.
  */
-import type { ModelActivityResult } from '../../activities/contract';
+import type { ModelActivityResult } from '../../wire/activity-contract';
 import type { StreamSlot } from '../../wire/stream';
 import { replyBlocks } from '../../wire/stream-agent-events';
 import { streamLog } from './publish';
