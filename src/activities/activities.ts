@@ -9,7 +9,7 @@ import type { ToolSpec } from '../core/tools-spec';
 import type { Entry } from '../core/entries';
 import type Anthropic from '@anthropic-ai/sdk';
 import { streamMessages, type MessagesCall, type ModelConnection } from './anthropic';
-import { LivePublisher } from './stream-publisher';
+import { LivePublisher, ToolOutputLines } from './stream-publisher';
 import type { StreamSlot } from '../wire/stream';
 import type { ModelCallResult } from '../core/ports';
 import {
@@ -108,15 +108,20 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
       const ctx = Context.current();
       // Heartbeat while the tool runs, so a dead worker is noticed within the heartbeat timeout
       // (not the much longer start-to-close timeout) even for tools that never heartbeat themselves.
-      const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_MS);
+      // With a stream slot its output lines go out in the heartbeat details (which the tool then leaves alone).
+      const lines = input.stream ? new ToolOutputLines(new LivePublisher({ slot: input.stream, attempt: ctx.info.attempt, prior: ctx.info.heartbeatDetails, heartbeat: (d) => ctx.heartbeat(d), kind: 'tool' })) : undefined;
+      const beat = setInterval(() => (lines ? lines.publisher.flush() : ctx.heartbeat()), HEARTBEAT_MS);
       try {
-        const context = { cwd: input.cwd, signal: ctx.cancellationSignal, heartbeat: (details?: unknown) => ctx.heartbeat(details) };
+        const context = lines
+          ? { cwd: input.cwd, signal: ctx.cancellationSignal, heartbeat: () => lines.publisher.flush(), output: (stream: 'stdout' | 'stderr', text: string) => lines.add(stream, text) }
+          : { cwd: input.cwd, signal: ctx.cancellationSignal, heartbeat: (details?: unknown) => ctx.heartbeat(details) };
         const result = await runToolWithOffload(toolResults, tools.get(input.name), input, context, { local: localTools, timeoutMs: input.timeoutMs }, asFailure);
         // Stored here, so the next model call can refer to it instead of carrying it through history again.
         const contentRef = await toolResults.save(result.content);
         return contentRef ? { ...result, contentRef } : result;
       } finally {
         clearInterval(beat);
+        lines?.close();
       }
     },
 

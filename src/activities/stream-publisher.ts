@@ -103,3 +103,24 @@ export function liveEventOf(ev: RawStreamEvent): StreamEvent | undefined {
       return undefined; // message_start / message_delta / message_stop / ping: message_end says it all
   }
 }
+
+/** A tool's output as whole lines (`tool_output`), per stream; a last line without its newline at the end. */
+export class ToolOutputLines {
+  private readonly partial = { stdout: '', stderr: '' };
+
+  constructor(readonly publisher: LivePublisher) {}
+
+  add(stream: 'stdout' | 'stderr', text: string): void {
+    const parts = (this.partial[stream] + text).split('\n');
+    this.partial[stream] = parts.pop() ?? '';
+    for (const line of parts) this.publisher.push({ type: 'tool_output', stream, line });
+  }
+
+  close(): void {
+    for (const stream of ['stdout', 'stderr'] as const) {
+      if (this.partial[stream]) this.publisher.push({ type: 'tool_output', stream, line: this.partial[stream] });
+      this.partial[stream] = '';
+    }
+    this.publisher.close();
+  }
+}

@@ -89,6 +89,8 @@ export interface ToolActivityInput {
    * recorded before artifacts existed). Only the input changes, not which commands run: no patch.
    */
   offloadBytes?: number;
+  /** Publish the tool's output lines at these offsets as it runs (absent: no streaming). */
+  stream?: StreamSlot;
 }
 
 export interface ToolActivityResult {

@@ -9,7 +9,7 @@ import { actsBeforeCall, type DecisionFacts } from '../core/context/compaction/d
 import { decodeFailure, innermostApplicationFailure } from '../wire/failures';
 import { ModelTransport } from './model-transport';
 import type { FabricSinks } from './sinks';
-import { closeModelStream, openModelStream } from './stream/model-calls';
+import { closeModelStream, closeToolStream, openModelStream, openToolStream } from './stream/model-calls';
 
 
 /**
@@ -152,11 +152,19 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
       if (def.timeoutMs) input.timeoutMs = def.timeoutMs;
       // The activity decides on offloading and records it in its result; the input changes, not the commands.
       if (call.offloadBytes !== undefined) input.offloadBytes = call.offloadBytes;
+      // Its output lines stream at offsets of the run's stream (heartbeat details: not in history).
+      const slot = openToolStream(call.id);
+      if (slot) input.stream = slot;
       assertFits(`tool ${call.name} input`, input);
       // The runner answers a timed-out call itself (an error result the model sees); the activity's own
       // bound is a backstop a little later, for a worker that cannot answer at all.
       const options = def.timeoutMs ? { ...toolOptions, startToCloseTimeout: def.timeoutMs + TOOL_TIMEOUT_GRACE_MS } : toolOptions;
-      const result = await decoded(() => counted(() => activities(options, `tool ${call.name}`).fhTool(input), 'tool'));
+      let result;
+      try {
+        result = await decoded(() => counted(() => activities(options, `tool ${call.name}`).fhTool(input), 'tool'));
+      } finally {
+        closeToolStream(slot);
+      }
       const artifact = result.artifact ? { artifact: result.artifact } : {};
       if (!result.contentRef) return { content: result.content, isError: result.isError, ...artifact };
       // The length tells the transport whether the session sent the content as stored (a capped or

@@ -176,6 +176,29 @@ describe('streaming', () => {
     expect(p.text()).toBe('Your notes say: water on tuesdays.');
   }, 60_000);
 
+  it("streams a bash tool's output lines as they come, before the tool ends", async () => {
+    const s = await start();
+    const go = path.join(dir, `go-${n}`);
+    const wait = (f: string) => `while [ ! -f '${f}' ]; do sleep 0.1; done`;
+    fake.enqueue(callTools({ name: 'bash', input: { command: `echo line-one; ${wait(`${go}-1`)}; echo line-two; ${wait(`${go}-2`)}` } }), say('Ran it.'));
+    const p = await s.promptStream('Run the script.');
+    const it = p[Symbol.asyncIterator]();
+    const first = await readUntil(it, (e) => e.event.type === 'tool_output' && e.event.line === 'line-one');
+    // The command waits for a file after each line: the tool is still running when the line arrives.
+    await fs.writeFile(`${go}-1`, '');
+    const second = await readUntil(it, (e) => e.event.type === 'tool_output' && e.event.line === 'line-two');
+    const all = [...first, ...second];
+    expect(all.some(isType('tool_ended'))).toBe(false);
+    expect(all.filter(isType('tool_output')).map((e) => (e.event as { line: string }).line)).toEqual(['line-one', 'line-two']);
+    const toolUseId = all.find(isType('tool_started'))!.event.callId;
+    for (const e of all.filter(isType('tool_output'))) expect(e.event).toMatchObject({ callId: toolUseId, stream: 'stdout', messageId: p.messageId });
+    await fs.writeFile(`${go}-2`, '');
+    const rest = await readUntil(it, isType('turn_ended'));
+    expect(rest.find(isType('tool_ended'))!.event).toMatchObject({ callId: toolUseId, isError: false });
+    expect(await p.reply).toBe('Ran it.');
+    expect(p.text()).toBe('Ran it.');
+  }, 60_000);
+
   it('an overloaded_error mid-stream is retried: the client drops the failed attempt and assembles the reply once', async () => {
     const s = await start();
     fake.enqueue(

@@ -38,7 +38,8 @@ export function promptStream(
         for await (const env of events(abort.signal)) {
           const e = env.event;
           if (e.messageId !== messageId) continue;
-          if (e.callId && e.type !== 'message_end' && e.type !== 'tool_started' && e.type !== 'tool_ended') {
+          const modelEvent = e.type === 'attempt_started' ? e.kind === 'model' : ['block_started', 'text_delta', 'thinking_delta', 'tool_input_delta', 'block_stopped'].includes(e.type);
+          if (e.callId && modelEvent) {
             let a = byId.get(e.callId);
             if (!a) {
               byId.set(e.callId, (a = new CallAssembly()));

@@ -14,6 +14,16 @@ export function openModelStream(): StreamSlot | undefined {
   return log.enabled ? log.open('model') : undefined;
 }
 
+/** A slot for a tool call's output lines (its tool_use id names the block), or undefined. */
+export function openToolStream(toolUseId: string): StreamSlot | undefined {
+  const log = streamLog();
+  return log.enabled ? log.open('tool', toolUseId) : undefined;
+}
+
+export function closeToolStream(slot: StreamSlot | undefined): void {
+  if (slot) streamLog().close(slot.callId);
+}
+
 /** The call returned (or failed: result undefined): its block closes, and its reply goes on the stream. */
 export function closeModelStream(slot: StreamSlot | undefined, result: ModelActivityResult | undefined, at: number): void {
   if (!slot) return;
