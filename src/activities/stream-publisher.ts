@@ -10,8 +10,11 @@ import { isLiveStreamDetails, type LiveStreamDetails, type StreamEvent, type Str
 
 /** How often details are handed to the SDK at most (the worker's heartbeat throttle decides when they leave). */
 const FLUSH_MS = 100;
-/** Past this much an attempt stops publishing (under the 128 KiB external-storage threshold; message_end still says what the reply is). */
-const MAX_DETAILS_CHARS = 100_000;
+/**
+ * Past this much an attempt stops publishing (message_end still says what the reply is): the details
+ * stay under the 128 KiB external-storage threshold, so they are never offloaded to the store.
+ */
+const MAX_DETAILS_CHARS = 96_000;
 
 export interface LivePublisherInit {
   slot: StreamSlot;
@@ -45,13 +48,14 @@ export class LivePublisher {
 
   push(event: StreamEvent): void {
     if (this.full) return;
-    const size = JSON.stringify(event).length;
+    // Events go bare: the details' callId and attempt are theirs (the reader adds them back).
+    const size = JSON.stringify(event).length + 1;
     if (this.from + this.events.length + 1 >= this.init.slot.to || this.chars + size > MAX_DETAILS_CHARS) {
       this.full = true; // the client catches up from message_end
       return;
     }
     this.chars += size;
-    this.events.push({ ...event, callId: this.init.slot.callId, attempt: this.init.attempt, at: Date.now() });
+    this.events.push(event);
     this.dirty = true;
     this.timer ??= setTimeout(() => {
       this.timer = undefined;

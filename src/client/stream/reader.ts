@@ -154,7 +154,7 @@ function liveOf(block: StreamBlock, snap: StreamSnapshot): StreamEnvelope[] {
   const out: StreamEnvelope[] = [];
   details.events.forEach((event, i) => {
     const offset = details.from + i;
-    if (offset < block.to) out.push({ offset, event: withBlock(event, block) });
+    if (offset < block.to) out.push({ offset, event: withBlock({ ...event, callId: details.callId, attempt: details.attempt }, block) });
   });
   return out;
 }
