@@ -68,3 +68,8 @@ export { readStream, type ReadStreamOptions } from './stream/reader';
 export { CallAssembly } from './stream/assembler';
 export type { PromptStream } from './stream/prompt-stream';
 export type { StreamOptions } from './stream/handles';
+export { createTelemetry, type Telemetry, type TelemetryOptions } from '../activities/telemetry-setup';
+export { shareSession, type ShareOptions } from './share';
+export { renderSharePage, escapeHtml, type SharePageInput } from '../core/share/page';
+export { redactText, type RedactOptions } from '../core/share/redact';
+export { enhancePrompt, type EnhanceOptions, type EnhanceResult } from './enhance';

@@ -87,6 +87,11 @@ export class RunState implements PromptHost {
     await condition(allHandlersFinished);
   }
 
+  /** The events kept (the last ones). */
+  recorded(): readonly AgentEvent[] {
+    return this.events;
+  }
+
   record(event: AgentEvent): void {
     publishAgentEvent(event);
     this.events.push(event);
