@@ -63,6 +63,12 @@ export { S3Store, S3StoreRequestError, type S3StoreOptions } from '../activities
 export { SessionClosedError, SessionNotFoundError, UnknownMessageError, UnknownToolCallError, InvalidForkPointError, IdempotencyKeyReusedError } from '../core/sessions/host-errors';
 export { UpdateWaitEndedError, type WaitLimits } from './session-updates';
 export type { SessionInfo, SessionEdit, PendingApproval, QueuedMessage, SessionRecord } from '../wire/session-messages';
+export { streamEventSchema, streamEnvelopeSchema, type StreamEvent, type StreamEnvelope, type StreamEventOf, type StreamEventType, type StreamPage, type StreamBlock } from '../wire/stream';
+export { TemporalStreamTransport, type StreamTransport, type StreamSnapshot } from './stream/transport';
+export { readStream, type ReadStreamOptions } from './stream/reader';
+export { CallAssembly } from './stream/assembler';
+export type { PromptStream } from './stream/prompt-stream';
+export type { StreamOptions } from './stream/handles';
 export { createTelemetry, type Telemetry, type TelemetryOptions } from '../activities/telemetry-setup';
 export { shareSession, type ShareOptions } from './share';
 export { renderSharePage, escapeHtml, type SharePageInput } from '../core/share/page';

@@ -50,6 +50,9 @@ import {
   type SessionStart,
 } from '../wire/session-messages';
 import { collectStoreGarbage, type CollectGarbageReport } from './collect-garbage';
+import { startPromptStream, streamOf, type StreamOptions } from './stream/handles';
+import type { PromptStream } from './stream/prompt-stream';
+import type { StreamEnvelope } from '../wire/stream';
 import type { TranscriptStore } from '../activities/transcript-store';
 import { AGENT_MEMO_KEY, DEFAULT_TASK_QUEUE } from './start';
 import { runSessionQuery, runSessionUpdate, typedSessionError, type WaitLimits } from './session-updates';
@@ -66,6 +69,8 @@ export interface StartSessionOptions {
   taskQueue?: string;
   /** Continue as new past this many history events (besides whenever Temporal suggests it). */
   historyLimit?: number;
+  /** false: model calls are made without streaming (the stream still carries every durable event). Default true. */
+  streaming?: boolean;
   /** Archive the session after this long without a message (ms). Off by default. */
   autoArchiveAfterMs?: number;
   /** Anything else Temporal's start takes (memo, retention-related options, …). */
@@ -170,6 +175,7 @@ function sessionStartPlan(agent: AgentDefinition | string, options: StartSession
     ...(historyLimit !== undefined ? { historyLimit } : {}),
     ...(autoArchiveAfterMs !== undefined ? { autoArchiveAfterMs } : {}),
     ...(carried ? { carried } : {}),
+    ...(parseWith(z.boolean().optional(), options.streaming, 'streaming') === false ? { streaming: false } : {}),
   };
   const envelope: SessionEnvelope = { fhSession: start };
   const record = carried?.record;
@@ -239,6 +245,21 @@ export class SessionHandle {
     const messageId = options.messageId ?? randomUUID();
     const reply = await this.update(sessionPromptUpdate, [{ text, messageId }], messageUpdateId('prompt', messageId, text), options, messageId);
     return this.followReply(reply, options);
+  }
+
+  /**
+   * The session's stream (text and thinking deltas, tool calls, approvals, decisions, status, title,
+   * replies), in order, from offset `from` (a reconnecting client passes its last offset + 1).
+   */
+  stream(options: StreamOptions = {}): AsyncIterable<StreamEnvelope> {
+    return streamOf(this.client, this.id, options);
+  }
+
+  /** Sends a message and streams its turn; `.reply` resolves to the reply (as `prompt` does). */
+  promptStream(text: string, options: SessionPromptOptions & Pick<StreamOptions, 'transport' | 'livePollMs'> = {}): Promise<PromptStream> {
+    // The prompt update itself (one update in history, as prompt() has), sent through prompt() so it keeps
+    // one update id across RPC timeouts and follows the session across continue-as-new.
+    return startPromptStream(this.client, this.id, async (messageId) => ({ reply: this.prompt(text, { ...options, messageId }) }), options);
   }
 
   /** Queues a message and returns at once with its id (`reply(id)` waits for the answer; position -1: answered already). */

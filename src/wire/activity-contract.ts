@@ -6,6 +6,7 @@ import type { Entry, Usage, AssistantEntry } from '../core/entries';
 import type { CompactionDecision, DecisionFacts } from '../core/context/compaction/decide';
 import type { ToolSpec } from '../core/tools-spec';
 import type { ReplyArchiveChunk, StoredReply } from '../core/sessions/reply-archive';
+import type { StreamSlot } from './stream';
 import type { McpServerRef, McpToolInfo } from '../core/mcp';
 import type { EnhanceResult } from '../core/enhance/types';
 import type { AppliedContextEdit, CompactionStrategySetting, ContextManagementParams, StrategyDecision } from '../core/context/strategy';
@@ -40,6 +41,8 @@ export interface ModelActivityInput {
   thinking?: { budgetTokens: number };
   /** Server-side context management (absent: none; absent in inputs recorded before strategies). */
   contextManagement?: ContextManagementParams;
+  /** Stream the reply (messages.stream) and publish its deltas at these offsets (absent: no streaming). */
+  stream?: StreamSlot;
 }
 
 /** A tool result in a model call's delta, by reference to what the tool activity stored. */
@@ -58,6 +61,8 @@ export interface ModelActivityReply {
   decision?: CompactionDecision;
   /** What the server cleared or compacted (only when the input sent context management). */
   contextManagement?: { applied: AppliedContextEdit[] };
+  /** The attempt whose streamed deltas are the reply (only when the input asked to stream). */
+  streamed?: { attempt: number };
 }
 
 /** The decision rewrites history first (compact, mask): no model call was made; the workflow does it and calls again. */
@@ -87,6 +92,8 @@ export interface ToolActivityInput {
    * recorded before artifacts existed). Only the input changes, not which commands run: no patch.
    */
   offloadBytes?: number;
+  /** Publish the tool's output lines at these offsets as it runs (absent: no streaming). */
+  stream?: StreamSlot;
   /** A tool an MCP server serves: call `tool` on `server` (absent for every other tool). */
   mcp?: { server: McpServerRef; tool: string };
 }

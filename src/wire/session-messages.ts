@@ -29,6 +29,8 @@ export interface SessionStart {
   autoArchiveAfterMs?: number;
   /** Set by a continue-as-new or a fork: the session so far. */
   carried?: CarriedSession;
+  /** false: model calls do not stream their deltas (the stream still has every durable event). */
+  streaming?: boolean;
 }
 
 export interface SessionRecord {
@@ -86,6 +88,8 @@ export interface CarriedSession {
   interruptedHint: boolean;
   /** Tool calls approved or denied lately: a second decision is ALREADY_DECIDED in the next run too. */
   decided?: string[];
+  /** The stream's next offset: the next run's stream continues from it. */
+  streamNext?: number;
 }
 
 export interface SessionInfo extends SessionRecord {

@@ -25,6 +25,7 @@ import { eventsForParent, type SubAgentOutcome } from '../core/sub-agents';
 import { RunState } from './run-state';
 import type { FabricSinks } from './sinks';
 import { createTemporalPorts } from './temporal-ports';
+import { installStreamLog } from './stream/publish';
 
 export * from '../wire/messages';
 
@@ -32,6 +33,7 @@ export * from '../wire/messages';
 export function agentWorkflow(def: AgentDefinition): (input: unknown) => Promise<unknown> {
   return async (rawInput: unknown) => {
     if (isSessionEnvelope(rawInput)) return sessionWorkflow(def, rawInput);
+    installStreamLog();
     // A sub-agent (agentAsTool): the agent's input inside, its depth and working directory around it.
     const sub = isSubAgentEnvelope(rawInput) ? rawInput.fhSubAgent : undefined;
     const state = new RunState();
@@ -59,6 +61,7 @@ export function agentWorkflow(def: AgentDefinition): (input: unknown) => Promise
  * ends. A continue-as-new runs `run` again with the session restored (see session/host.ts).
  */
 async function sessionWorkflow(def: AgentDefinition, envelope: SessionEnvelope): Promise<unknown> {
+  installStreamLog(envelope.fhSession.carried?.streamNext ?? 0).enabled = envelope.fhSession.streaming !== false;
   const state = new RunState();
   const host = new SessionHost(def.name, envelope.fhSession, state, def.sessions, def.flavour);
   host.install();

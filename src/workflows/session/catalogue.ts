@@ -10,6 +10,7 @@ import { fallbackTitle, sanitizeTitle, titleRequest } from '../../core/sessions/
 import { sessionSearchAttributeUpdates } from '../../wire/search-attributes';
 import type { SessionInfo } from '../../wire/session-messages';
 import type { SessionCore } from './core';
+import { streamCatalogue } from '../stream/catalogue';
 
 export class Catalogue {
   constructor(private readonly s: SessionCore) {}
@@ -57,6 +58,7 @@ export class Catalogue {
    * upsert (each upsert is a history event: sending all of them twice a turn cost ~1 KB per turn).
    */
   upsert(): void {
+    streamCatalogue(this.s.record.status, this.s.record.title);
     const changed = this.searchAttributeUpdates().filter((pair) => {
       const value = JSON.stringify(pair.value);
       if (this.s.upserted.get(pair.key.name) === value) return false;

@@ -11,6 +11,7 @@ import { innermostApplicationFailure } from '../../wire/failures';
 import type { CarriedSession, ReplyArchiveIndex, SessionEnvelope, StoredReply } from '../../wire/session-messages';
 import type { SessionCore } from './core';
 import { REPLIES_BEFORE_CONTINUING } from './messages';
+import { streamLog } from '../stream/publish';
 
 /** Replies carried by value to the next run; older ones are archived by reference (or, before that patch, dropped). */
 const REMEMBERED_REPLIES = 50;
@@ -47,6 +48,7 @@ export async function continueSessionAsNew(s: SessionCore, session: Session, sus
     ...(archived ? { replyArchive: archived.index } : s.replyArchive ? { replyArchive: s.replyArchive } : {}),
     interruptedHint: s.interruptedHint,
     decided: [...s.decided],
+    streamNext: streamLog().next,
   };
   const next: SessionEnvelope = { fhSession: { ...s.start, carried } };
   return continueAsNew(next);

@@ -11,6 +11,7 @@ import type { Catalogue } from './catalogue';
 import { continueSessionAsNew, shouldContinue } from './continue-as-new';
 import { errorFields, type SessionCore } from './core';
 import type { MessageQueue } from './messages';
+import { turnEnded, turnStarted } from '../stream/turns';
 
 const INTERRUPTED_HINT = '[The user interrupted the previous turn before it finished.]';
 
@@ -24,6 +25,7 @@ export class Turns {
   async run(message: QueuedMessage, turn: () => Promise<string>, resumed = false): Promise<void> {
     const s = this.s;
     const first = s.record.messageCount === 0;
+    turnStarted(message.id, message.text);
     if (!resumed) s.record.messageCount += 1;
     this.catalogue.transition('user-message');
     s.record.lastMessageAt = Date.now();
@@ -43,6 +45,7 @@ export class Turns {
     try {
       const text = await outcome;
       this.messages.answer(message.id, { text }, message.text);
+      turnEnded(message.id, { text });
       s.interruptedHint = false;
     } catch (err) {
       if (err instanceof TurnSuspendedError) {
@@ -53,6 +56,7 @@ export class Turns {
       const error = typed ?? new InterruptedError();
       if (error.code === 'INTERRUPTED') s.interruptedHint = true;
       this.messages.answer(message.id, { error: errorFields(error) }, message.text);
+      turnEnded(message.id, { error: errorFields(error) });
     } finally {
       s.current = undefined;
       s.suspending = false;
