@@ -168,6 +168,9 @@ export function temporalBoardSource(client: Client, options: TemporalBoardSource
     },
 
     subscribe(id, from, signal) {
+      const s = getSession(client, id) as unknown as Partial<Streaming>;
+      // The session's stream (text as it is generated) where the SDK has it; else its events, polled.
+      if (typeof s.stream === 'function') return streamEvents(s as Streaming, from, signal);
       return pollEvents(client, id, from, signal, pollMs);
     },
 
@@ -237,6 +240,22 @@ function inboxRow(s: SessionSummary): InboxRow {
     startTime: s.startTime.toISOString(),
     running: s.running,
   };
+}
+
+/** The session handle's stream (src/wire/stream.ts): numeric offsets that only grow, across continue-as-new. */
+interface Streaming {
+  stream(options: { from?: number; signal?: AbortSignal }): AsyncIterable<{ offset: number; event: { type: string } }>;
+}
+
+async function* streamEvents(s: Streaming, from: string | undefined, signal: AbortSignal): AsyncIterable<BoardEnvelope> {
+  const last = from !== undefined && /^\d+$/.test(from) ? Number(from) : undefined;
+  try {
+    for await (const env of s.stream({ ...(last !== undefined ? { from: last + 1 } : {}), signal })) {
+      yield { offset: String(env.offset), event: { type: env.event.type, data: env.event as unknown as Record<string, unknown> } };
+    }
+  } catch (err) {
+    if (!signal.aborted) throw err;
+  }
 }
 
 /**

@@ -45,7 +45,9 @@ input, select, textarea { border:1px solid var(--line); border-radius:6px; paddi
 .layout { display:grid; grid-template-columns: 400px 1fr; height: calc(100vh - 40px); }
 .inbox { border-right:1px solid var(--line); background:var(--panel); overflow:auto; }
 .filters { display:flex; gap:6px; padding:10px; border-bottom:1px solid var(--line); position:sticky; top:0; background:var(--panel); flex-wrap:wrap; align-items:center; }
-.filters input { width:120px; }
+.filters input { width:120px; } .filters input[type=checkbox] { width:auto; margin:0 4px 0 0; }
+.filters label { display:flex; align-items:center; }
+.pending { padding:4px 10px; white-space:pre-wrap; }
 .count { color:var(--mute); font-size:12px; margin-left:auto; }
 .row { padding:9px 12px; border-bottom:1px solid var(--line); cursor:pointer; display:grid; grid-template-columns: 16px 1fr auto; gap:2px 8px; }
 .row:hover { background:#f0f4fb; } .row.sel { background:#e6eefc; }
@@ -97,6 +99,7 @@ table.layers td { padding:2px 0; } table.layers td.n { text-align:right; font-va
 .hint { background:#fff4e0; border:1px solid #f0c36d; color:#7a4b00; border-radius:6px; padding:6px 8px; font-size:12.5px; }
 .kv { display:grid; grid-template-columns: auto 1fr; gap:2px 10px; font-size:12.5px; } .kv dt { color:var(--mute); } .kv dd { margin:0; text-align:right; }
 .audit { flex:1; overflow:auto; padding:14px 18px; display:flex; flex-direction:column; gap:10px; }
+.audit pre { max-height:none; overflow:visible; background:transparent; }
 .verdict { padding:8px 10px; border-radius:6px; } .verdict.ok { background:#e1f3e8; color:#22643f; } .verdict.bad { background:#f9e0e0; color:#8b2b2b; }
 .note { color:var(--mute); font-size:12px; }
 .error { color:var(--bad); font-size:12.5px; }

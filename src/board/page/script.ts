@@ -26,6 +26,8 @@ function boardPage(): void {
     live: { text: string; tools: Map<string, Json> };
     refreshTimer: number | null;
     seen: Record<string, string>;
+    /** What the user is typing: a re-render (every live event) must not wipe it. */
+    drafts: Record<string, string>;
   } = {
     filter: { status: '', label: '', archived: false },
     selected: null,
@@ -36,7 +38,15 @@ function boardPage(): void {
     live: { text: '', tools: new Map() },
     refreshTimer: null,
     seen: JSON.parse(localStorage.getItem('fh-board-seen') || '{}'),
+    drafts: {},
   };
+  /** An input whose text survives re-renders (kept in state.drafts under `key`). */
+  function draft(tag: 'input' | 'textarea', key: string, initial: string, props: Record<string, any>): HTMLInputElement {
+    const el = h(tag, { ...props, value: key in state.drafts ? state.drafts[key] : initial }) as HTMLInputElement;
+    el.oninput = () => { state.drafts[key] = el.value; };
+    return el;
+  }
+  const clearDraft = (key: string) => { delete state.drafts[key]; };
 
   /** Builds an element; children are nodes or strings (strings become text nodes, never markup). */
   function h(tag: string, props: Record<string, any> = {}, ...children: Array<Node | string | null | undefined | false>): HTMLElement {
@@ -47,6 +57,8 @@ function boardPage(): void {
       else if (k.startsWith('on') && typeof v === 'function') (el as any)[k] = v;
       else if (k === 'value') (el as HTMLInputElement).value = String(v);
       else if (k === 'checked') (el as HTMLInputElement).checked = Boolean(v);
+      // Through the CSSOM: the CSP (style-src 'self') refuses style attributes set as markup.
+      else if (k === 'style') el.style.cssText = String(v);
       else el.setAttribute(k, String(v));
     }
     for (const c of children) {
@@ -158,6 +170,7 @@ function boardPage(): void {
     state.view = null;
     state.tab = 'conversation';
     state.live = { text: '', tools: new Map() };
+    state.drafts = {};
     document.querySelectorAll('.row').forEach((r) => r.classList.toggle('sel', (r as HTMLElement).dataset.id === id));
     refresh().then(() => {
       if (state.selected !== id) return;
@@ -188,27 +201,44 @@ function boardPage(): void {
   function onEvent(e: Json): void {
     const d = e.data || {};
     switch (e.type) {
+      case 'attempt_started':
+        // A model call's (new) attempt: what an earlier attempt streamed is void.
+        if (d.kind === 'model') state.live.text = '';
+        return;
       case 'text_delta':
-        state.live.text += String(d.text ?? d.delta ?? '');
+        state.live.text += String(d.text ?? '');
         renderLive();
+        return;
+      case 'thinking_delta':
+      case 'tool_input_delta':
+      case 'block_started':
+      case 'block_stopped':
+        return;
+      case 'tool_output': {
+        const t = state.live.tools.get(String(d.callId));
+        if (t) { t.output = (t.output || '') + String(d.line) + '\n'; renderLive(); }
+        return;
+      }
+      case 'message_end':
+        state.live.text = '';
+        scheduleRefresh(50);
         return;
       case 'text':
         state.live.text += (state.live.text ? '\n' : '') + String(d.text ?? '');
         renderLive();
         return;
       case 'tool_call':
-      case 'tool_start':
+      case 'tool_started':
         state.live.tools.set(String(d.id ?? d.callId), { name: d.name, input: d.input, running: true });
         renderLive();
         scheduleRefresh(400);
         return;
       case 'tool_result':
-      case 'tool_end':
+      case 'tool_ended':
         state.live.tools.delete(String(d.id ?? d.callId));
         scheduleRefresh(100);
         return;
       case 'model_call':
-      case 'reply_end':
         state.live.text = '';
         scheduleRefresh(50);
         return;
@@ -231,26 +261,41 @@ function boardPage(): void {
       state.view = v;
       if (!state.offset) state.offset = v.offset;
       if (!v.info.processing) state.live = { text: '', tools: new Map() };
-      renderSession();
+      // Live text the conversation now holds (its model call ended) is shown once, from the conversation.
+      if (state.live.text && lastAssistantText(v.entries).includes(state.live.text.trim())) state.live.text = '';
+      for (const e of v.entries) if (e.type === 'tool_results') for (const r of e.results) state.live.tools.delete(r.tool_use_id);
+      // The audit view is loaded once when its tab opens; a live refresh only redraws the gauge beside it.
+      if (state.tab === 'audit' && document.getElementById('audit')) document.getElementById('gauge')!.replaceWith(side(v));
+      else renderSession();
     } catch (err) {
       $('session').replaceChildren(h('div', { class: 'empty error' }, 'Cannot open ' + id + ': ' + String((err as Error).message)));
     }
   }
 
+  function lastAssistantText(entries: Json[]): string {
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const e = entries[i];
+      if (e.type === 'user') return '';
+      if (e.type === 'assistant') return e.content.filter((b: Json) => b.type === 'text').map((b: Json) => b.text).join('\n');
+    }
+    return '';
+  }
+
   function renderSession(): void {
+    const focused = document.activeElement && $('session').contains(document.activeElement) ? document.activeElement.getAttribute('aria-label') : null;
     const v = state.view;
     const info = v.info;
     const s = info.settings || {};
-    const title = h('input', { value: info.title || '', placeholder: info.id, 'aria-label': 'title', style: 'font-weight:600; font-size:15px; min-width:280px' }) as HTMLInputElement;
+    const title = draft('input', 'title', info.title || '', { placeholder: info.id, 'aria-label': 'title', style: 'font-weight:600; font-size:15px; min-width:280px' });
     const select = (name: string, options: string[], current: string, onchange: (v: string) => void) => {
       const el = h('select', { 'aria-label': name, onchange: (e: Event) => onchange((e.target as HTMLSelectElement).value) },
         ...options.map((o) => { const op = h('option', { value: o }, o) as HTMLOptionElement; op.selected = o === current; return op; }));
       return h('label', {}, name, el);
     };
-    const model = h('input', { value: s.model || '', placeholder: 'agent default', 'aria-label': 'model', style: 'width:150px' }) as HTMLInputElement;
+    const model = draft('input', 'model', s.model || '', { placeholder: 'agent default', 'aria-label': 'model', style: 'width:150px' });
     const head = h('div', { class: 'shead' },
       h('div', { class: 'line' }, title,
-        h('button', { onclick: () => act({ kind: 'title', title: title.value }) }, 'Rename'),
+        h('button', { onclick: () => { clearDraft('title'); act({ kind: 'title', title: title.value }); } }, 'Rename'),
         h('button', { class: info.flagged ? 'on' : '', onclick: () => act({ kind: 'flag', flagged: !info.flagged }) }, info.flagged ? '⚑ Unflag' : '⚐ Flag'),
         h('button', { onclick: () => act({ kind: 'archive', archived: !info.archived }) }, info.archived ? 'Unarchive' : 'Archive'),
         h('span', { class: 'chip s-' + info.status }, info.status),
@@ -258,8 +303,8 @@ function boardPage(): void {
       h('div', { class: 'line' },
         select('permission', ['explore', 'ask', 'execute'], s.permissionMode, (m) => act({ kind: 'settings', permissionMode: m })),
         select('thinking', ['off', 'low', 'medium', 'high', 'max'], s.thinking, (t) => act({ kind: 'settings', thinking: t })),
-        h('label', {}, 'model', model, h('button', { onclick: () => model.value.trim() && act({ kind: 'settings', model: model.value.trim() }) }, 'Set')),
-        h('span', { class: 'note' }, info.agent + ' · ' + info.messageCount + ' messages · read up to ' + info.readPointer + (info.closed ? ' · closed' : '')),
+        h('label', {}, 'model', model, h('button', { onclick: () => model.value.trim() && (clearDraft('model'), act({ kind: 'settings', model: model.value.trim() })) }, 'Set')),
+        h('span', { class: 'note' }, info.agent + ' · ' + info.messageCount + (info.messageCount === 1 ? ' message' : ' messages') + (info.readPointer >= v.entries.length - 1 ? ' · all read' : ' · ' + (v.entries.length - 1 - info.readPointer) + ' unread entries') + (info.closed ? ' · closed' : '')),
         h('span', { class: 'flash error' })),
       h('div', { class: 'tabs' },
         h('button', { class: state.tab === 'conversation' ? 'on' : '', onclick: () => { state.tab = 'conversation'; renderSession(); } }, 'Conversation'),
@@ -268,13 +313,17 @@ function boardPage(): void {
     const main = h('div', { class: 'main' }, head);
     if (state.tab === 'conversation') {
       main.appendChild(conversation(v));
-      const text = h('textarea', { placeholder: 'Message this session…', 'aria-label': 'message' }) as HTMLTextAreaElement;
+      const text = draft('textarea', 'compose', '', { placeholder: 'Message this session…', 'aria-label': 'message' });
       main.appendChild(h('div', { class: 'compose' }, text,
-        h('button', { class: 'primary', id: 'send', onclick: () => { if (text.value.trim()) { act({ kind: 'prompt', text: text.value }); text.value = ''; } } }, 'Send')));
+        h('button', { class: 'primary', id: 'send', onclick: () => { if (text.value.trim()) { act({ kind: 'prompt', text: text.value }); text.value = ''; clearDraft('compose'); } } }, 'Send')));
     } else {
       main.appendChild(h('div', { class: 'audit', id: 'audit' }, h('div', { class: 'note' }, 'Loading the audit transcript…')));
     }
     $('session').replaceChildren(main, side(v));
+    if (focused) {
+      const again = $('session').querySelector('[aria-label="' + focused + '"]') as HTMLInputElement | null;
+      if (again) again.focus();
+    }
     const c = document.getElementById('convo');
     if (c) c.scrollTop = c.scrollHeight;
   }
@@ -292,7 +341,10 @@ function boardPage(): void {
         for (const b of e.content) {
           if (b.type === 'text') box.appendChild(h('div', { class: 'msg assistant' }, h('span', { class: 'who' }, 'assistant'), b.text));
           else if (b.type === 'thinking') box.appendChild(h('div', { class: 'msg assistant thinking' }, h('span', { class: 'who' }, 'thinking'), b.thinking));
-          else if (b.type === 'tool_use') box.appendChild(toolBlock(b.name, b.input, results.get(b.id), false));
+          else if (b.type === 'tool_use') {
+            const waiting = v.info.pendingApprovals.some((a: Json) => a.callId === b.id);
+            box.appendChild(toolBlock(b.name, b.input, results.get(b.id), waiting ? 'waiting for approval' : v.info.processing ? 'running…' : 'no result'));
+          }
           else if (b.type === 'compaction') box.appendChild(decision('Server-side compaction', '', b.content || '(encrypted)'));
         }
       } else if (e.type === 'summary') {
@@ -317,15 +369,15 @@ function boardPage(): void {
     return h('div', { class: 'decision' }, h('div', { class: 'dt' }, title), why ? h('div', { class: 'note' }, why) : null, body ? h('pre', {}, body) : null);
   }
 
-  function toolBlock(name: string, input: unknown, result: Json | undefined, running: boolean): HTMLElement {
+  function toolBlock(name: string, input: unknown, result: Json | undefined, pending: string): HTMLElement {
     const out = result
       ? h('details', {}, h('summary', {}, (result.is_error ? 'error result' : 'result') + ' · ' + String(result.content).length + ' chars'), h('pre', { class: 'result' }, String(result.content)))
-      : h('div', { class: 'note', style: 'padding:4px 10px' }, running ? 'running…' : 'no result');
+      : h('div', { class: 'note pending' }, pending);
     return h('div', { class: 'tool' + (result && result.is_error ? ' err' : '') }, h('div', { class: 'th' }, '⚙ ' + name), h('pre', { class: 'input' }, asText(input)), out);
   }
 
   function approval(a: Json): HTMLElement {
-    const note = h('input', { placeholder: 'note (optional)', 'aria-label': 'note' }) as HTMLInputElement;
+    const note = draft('input', 'note:' + a.callId, '', { placeholder: 'note (optional)', 'aria-label': 'note' });
     return h('div', { class: 'approval', 'data-call': a.callId },
       h('div', {}, h('b', {}, 'Approval needed: '), a.tool, h('span', { class: 'note' }, '  · asked ' + ago(a.requestedAt))),
       h('pre', {}, asText(a.input)),
@@ -336,7 +388,7 @@ function boardPage(): void {
 
   function liveBlock(): HTMLElement {
     const box = h('div', { id: 'live' });
-    for (const [, t] of state.live.tools) box.appendChild(toolBlock(t.name, t.input, undefined, true));
+    for (const [, t] of state.live.tools) box.appendChild(toolBlock(t.name, t.input, undefined, t.output ? 'running…\n' + t.output : 'running…'));
     if (state.live.text) box.appendChild(h('div', { class: 'msg assistant live', id: 'live-text' }, h('span', { class: 'who' }, 'assistant · live'), state.live.text));
     return box;
   }
@@ -372,8 +424,8 @@ function boardPage(): void {
       h('div', {}, h('h3', {}, 'Context'),
         h('div', { class: 'note', style: 'margin-bottom:6px' }, fmt(g.usedTokens) + ' / ' + fmt(w) + ' tokens (' + g.usagePercent + '%) · history at ' + g.historyPercentOfAvailable + '% of its room'),
         bar, h('table', { class: 'layers' }, rows)),
-      g.historyPercentOfAvailable > g.hintPercent ? h('div', { class: 'hint', id: 'hint' }, '▲ Past ' + g.hintPercent + '%: consider compacting. ' + (g.hint || '')) : null as any,
     );
+    if (g.historyPercentOfAvailable > g.hintPercent) box.appendChild(h('div', { class: 'hint', id: 'hint' }, '▲ Past ' + g.hintPercent + '%: consider compacting. ' + (g.hint || '')));
     if (g.usage) {
       const u = g.usage;
       box.appendChild(h('div', {}, h('h3', {}, 'Usage'), h('dl', { class: 'kv' },
