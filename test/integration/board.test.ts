@@ -28,6 +28,8 @@ describe('fh board', () => {
   let page: Page;
   /** What the browser logged: the page must work under its own CSP, so a violation is a failure. */
   const consoleLines: string[] = [];
+  /** Every URL the browser asked for: the page works offline, from the board alone. */
+  const requested: string[] = [];
   let dir: string;
   let n = 0;
   const sid = (p: string) => `${p}-${process.pid}-${Date.now() % 100000}-${n++}`;
@@ -40,6 +42,7 @@ describe('fh board', () => {
     browser = await launchChromium();
     page = await browser.context.newPage();
     page.on('console', (m) => consoleLines.push(`${m.type()}: ${m.text()}`));
+    page.on('request', (r) => requested.push(r.url()));
   });
   afterAll(async () => {
     await browser?.close();
@@ -214,6 +217,7 @@ describe('fh board', () => {
     expect(found.input).toContain('<img src=x onerror=\\"window.__xss=8\\">');
     // Titles are sanitised by the SDK (no angle brackets); what is left is shown as it is.
     expect(found.title).toBe((await s.info()).title);
+    expect(requested.filter((u) => !u.startsWith(`${server.origin}/`))).toEqual([]);
     await shot('xss');
   });
 
