@@ -28,7 +28,7 @@ export function pageHtml(token: string, namespace: string): string {
 `;
 }
 
-export const PAGE_CSS = `
+export const PAGE_CSS: string = `
 :root { --bg:#f6f7f9; --panel:#fff; --ink:#1d2330; --mute:#6b7280; --line:#e3e6eb; --accent:#2f6fde; --warn:#b7791f; --bad:#c53030; --ok:#2f855a;
   --sys:#7c8ba1; --tools:#9f7aea; --mem:#38b2ac; --sum:#ed8936; --conv:#4299e1; --tres:#e53e3e; --res:#cbd5e0; }
 * { box-sizing: border-box; }
