@@ -31,7 +31,7 @@ async function runBoard(p: Parsed, io: Io): Promise<number> {
   const port = int(p, 'port', 0, 0);
   if (port > 65535) throw usage('--port must be between 0 and 65535');
   const host = str(p, 'host') ?? '127.0.0.1';
-  const token = str(p, 'token') ?? process.env.FH_BOARD_TOKEN;
+  const token = str(p, 'token') ?? (process.env.FH_BOARD_TOKEN || undefined);
   const loopback = host === '127.0.0.1' || host === 'localhost' || host === '::1';
   if (!loopback && !flag(p, 'allow-remote')) throw usage(`--host ${host} is not loopback: add --allow-remote (and --token) to expose the board`);
   if (!loopback && !token) throw usage('a board bound beyond loopback needs --token <t> (at least 16 characters)');
