@@ -52,7 +52,8 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
   const token = options.token ?? newToken();
   const guard: GuardOptions = { token, hosts: new Set(), origins: new Set() };
   const script = pageScript();
-  const streams = new Set<ServerResponse>();
+  /** Open event streams: closing the board ends each and waits until its reads of the session stopped. */
+  const streams = new Map<ServerResponse, { abort: AbortController; done: Promise<void> }>();
   const server: Server = createServer((req, res) => {
     handle(req, res).catch((err) => sendError(res, err));
   });
@@ -93,7 +94,8 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
     const abort = new AbortController();
     res.writeHead(200, { ...SECURITY_HEADERS, 'content-type': 'text/event-stream; charset=utf-8', connection: 'keep-alive' });
     res.write('retry: 1000\n\n');
-    streams.add(res);
+    let finished!: () => void;
+    streams.set(res, { abort, done: new Promise<void>((resolve) => (finished = resolve)) });
     const stop = () => abort.abort();
     req.on('close', stop);
     // A comment line every 15 s keeps proxies and idle timeouts from closing a quiet stream.
@@ -109,6 +111,7 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
       clearInterval(ping);
       streams.delete(res);
       res.end();
+      finished();
     }
   }
 
@@ -128,12 +131,15 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
     origin,
     token,
     port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of streams) s.end();
+    close: async () => {
+      const open = [...streams.values()];
+      for (const s of open) s.abort.abort();
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-      }),
+      });
+      await Promise.all(open.map((s) => s.done));
+    },
   };
 }
 

@@ -205,7 +205,17 @@ function boardPage(): void {
         // A model call's (new) attempt: what an earlier attempt streamed is void.
         if (d.kind === 'model') state.live.text = '';
         return;
+      case 'turn_started':
+      case 'turn_ended':
+        // Kept at once (the refresh follows): a stream read from its start replays finished turns, whose
+        // deltas must not show as live text.
+        if (state.view) state.view.info.processing = e.type === 'turn_started';
+        state.live = { text: '', tools: new Map() };
+        renderLive();
+        scheduleRefresh(50);
+        return;
       case 'text_delta':
+        if (state.view && !state.view.info.processing) return;
         state.live.text += String(d.text ?? '');
         renderLive();
         return;
@@ -397,6 +407,10 @@ function boardPage(): void {
     const convo = document.getElementById('convo');
     if (!convo) return;
     const old = document.getElementById('live');
+    if (!state.live.text && !state.live.tools.size) {
+      if (old) old.remove();
+      return;
+    }
     const fresh = liveBlock();
     if (old) old.replaceWith(fresh);
     else convo.appendChild(fresh);
