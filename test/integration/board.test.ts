@@ -116,7 +116,7 @@ describe('fh board', () => {
     await page.press('#f-label', 'Enter');
   });
 
-  it('approving from the page lets the tool run once, and renaming from the page retitles the session', async () => {
+  it('approving from the page lets the tool run once, denying with a note keeps it from running, and the header renames and changes settings', async () => {
     const s = await start({ settings: { workingDirectory: dir, permissionMode: 'ask' } });
     const file = path.join(dir, `approved-${s.id}.txt`);
     fake.enqueue(callTools({ name: 'write_file', input: { path: path.basename(file), content: 'written once\n' } }), say('The file is written.'));
@@ -141,6 +141,29 @@ describe('fh board', () => {
     await page.fill('.shead input[aria-label="title"]', 'Renamed from the board');
     await page.click('text=Rename');
     await until('the new title', async () => (await s.info()).title === 'Renamed from the board');
+
+    // Denied with a note: the tool does not run, and the model is told.
+    const denied = path.join(dir, `denied-${s.id}.txt`);
+    fake.enqueue(callTools({ name: 'write_file', input: { path: path.basename(denied), content: 'never\n' } }), say('Understood, not written.'));
+    const second = await s.send('Write another file.');
+    await page.locator('.approval').waitFor({ timeout: 30_000 });
+    await page.fill('.approval input', 'not this one');
+    await page.click('.approval button.deny');
+    expect(await s.reply(second.messageId)).toBe('Understood, not written.');
+    await expect(fs.stat(denied)).rejects.toThrow();
+    expect((await s.events()).filter((e) => e.type === 'approval_decided').map((e) => e.data)).toEqual([
+      expect.objectContaining({ approved: true, note: 'looks fine' }),
+      expect.objectContaining({ approved: false, note: 'not this one' }),
+    ]);
+
+    // Settings from the header: permission mode, thinking level, model.
+    await page.selectOption('select[aria-label="permission"]', 'execute');
+    await until('permission mode execute', async () => (await s.info()).settings.permissionMode === 'execute');
+    await page.selectOption('select[aria-label="thinking"]', 'low');
+    await until('thinking low', async () => (await s.info()).settings.thinking === 'low');
+    await page.fill('input[aria-label="model"]', 'claude-haiku-4-5');
+    await page.click('label:has(input[aria-label="model"]) button');
+    await until('the model changed', async () => (await s.info()).settings.model === 'claude-haiku-4-5');
   });
 
   it('interrupts a running turn from the page', async () => {
