@@ -116,6 +116,29 @@ describe('fh board', () => {
     await page.press('#f-label', 'Enter');
   });
 
+  it('shows a reply progressively, as the model generates it', async () => {
+    // The fake's streaming (pace, pause at a gate) and the session's stream come with the streaming work
+    // (src/wire/stream.ts); typed loosely here so this file compiles before that work is merged.
+    const streaming = fake as FakeAnthropicServer & { paused?(gate: string): Promise<void>; release?(gate: string): void };
+    expect({ fakeStreams: typeof streaming.paused }).toEqual({ fakeStreams: 'function' });
+    const s = await start();
+    const text = 'Streaming arrives in pieces, word after word, until the end.';
+    fake.enqueue(Object.assign(say(text), { stream: { chunkChars: 10, pauseAfterDeltas: 2, gate: 'board-half' } }));
+    const sent = await s.send('Stream something.');
+    await open(s.id);
+    await streaming.paused!('board-half');
+    // The model has sent two deltas and waits: the page shows them and nothing more.
+    const live = page.locator('#live-text');
+    await until('the first deltas on the page', async () => (await live.count()) === 1 && (await live.textContent())!.includes('Streaming arrives in'));
+    expect(await live.textContent()).not.toContain('pieces');
+    expect(await page.locator('.msg.assistant:not(.live)', { hasText: 'Streaming' }).count()).toBe(0);
+    await shot('streaming');
+    streaming.release!('board-half');
+    await page.locator('.msg.assistant:not(.live)', { hasText: 'until the end.' }).waitFor({ timeout: 30_000 });
+    expect(await s.reply(sent.messageId)).toBe(text);
+    await until('the live text gone', async () => (await page.locator('#live-text').count()) === 0);
+  });
+
   it('approving from the page lets the tool run once, denying with a note keeps it from running, and the header renames and changes settings', async () => {
     const s = await start({ settings: { workingDirectory: dir, permissionMode: 'ask' } });
     const file = path.join(dir, `approved-${s.id}.txt`);
