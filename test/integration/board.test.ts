@@ -8,7 +8,7 @@
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { startSession, type SessionHandle } from '@fabric-harness/sdk/client';
+import { COMPACT_UPDATE, startSession, type SessionHandle } from '@fabric-harness/sdk/client';
 import { board, type BoardServer } from '@fabric-harness/sdk/board';
 import { callTools, say, type FakeAnthropicServer } from '@fabric-harness/sdk/testing';
 import type { Page } from 'playwright-core';
@@ -232,6 +232,27 @@ describe('fh board', () => {
     expect(shown).toBe(`${((after.layers.history - Number((await page.locator('#gauge tr[data-layer="toolResults"] td.n').textContent()) ?? 0)) / 1000).toFixed(1)}k`);
     expect(consoleLines.filter((l) => /Content Security Policy/i.test(l))).toEqual([]);
     await shot('gauge');
+  });
+
+  it('shows a compaction summary where it replaced the older entries, with its reason', async () => {
+    const s = await start({}, longAssistant);
+    for (const n of ['one', 'two', 'three']) {
+      fake.enqueue(say(`Answer ${n}.`));
+      await s.prompt(`Question ${n}.`);
+    }
+    fake.enqueue(say('## Goal\nAnswer three questions.\n## Progress\nAnswered one and two.'));
+    await s.workflow.executeUpdate(COMPACT_UPDATE, { args: [{ keepRecentEntries: 2 }] });
+    await open(s.id);
+    const decision = page.locator('.decision', { hasText: 'Compaction summary' });
+    await decision.waitFor({ timeout: 30_000 });
+    expect(await decision.textContent()).toMatch(/reason: manual · \d+ → \d+ tokens/);
+    expect(await decision.textContent()).toContain('Answered one and two.');
+    // Where it happened: before the entries it kept, after nothing (it replaced everything older).
+    const order = await page.locator('#convo > *').evaluateAll((els) => els.map((e) => (e.classList.contains('decision') ? 'summary' : (e.textContent ?? '').slice(0, 40))));
+    expect(order[0]).toBe('summary');
+    expect(order.slice(1).join('|')).toContain('Answer three.');
+    expect(order.slice(1).join('|')).not.toContain('Question one.');
+    await shot('compaction');
   });
 
   it('renders markup in model text, tool input and tool output as text: nothing runs, no element is made', async () => {
