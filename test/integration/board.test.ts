@@ -158,8 +158,8 @@ describe('fh board', () => {
     expect(results).toHaveLength(1);
     const decided = (await s.events()).find((e) => e.type === 'approval_decided');
     expect(decided?.data).toMatchObject({ approved: true, note: 'looks fine' });
-    await page.locator('.msg.assistant', { hasText: 'The file is written.' }).waitFor();
-    expect(await page.locator('.approval').count()).toBe(0);
+    await page.locator('.msg.assistant:not(.live)', { hasText: 'The file is written.' }).waitFor();
+    await until('the approval gone from the page', async () => (await page.locator('.approval').count()) === 0);
 
     await page.fill('.shead input[aria-label="title"]', 'Renamed from the board');
     await page.click('text=Rename');
@@ -263,7 +263,7 @@ describe('fh board', () => {
     );
     await s.prompt('Show me some HTML.');
     await open(s.id);
-    await page.locator('.msg.assistant', { hasText: 'click me' }).waitFor();
+    await page.locator('.msg.assistant:not(.live)', { hasText: 'click me' }).waitFor();
     await page.click('.tool details summary');
     const found = await page.evaluate(() => ({
       xss: (window as unknown as { __xss?: number }).__xss,

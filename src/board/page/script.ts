@@ -345,7 +345,17 @@ function boardPage(): void {
     const compactions = v.decisions.filter((d: Json) => d.type === 'compaction');
     let summaries = 0;
     const totalSummaries = v.entries.filter((e: Json) => e.type === 'summary').length;
-    for (const e of v.entries) {
+    // A masking decision names the entries it masked (those before `before`): it is drawn there, unless a
+    // compaction since has renumbered the entries; the rest follow the conversation, in time order.
+    const lastCompactionAt = compactions.length ? compactions[compactions.length - 1].at : -1;
+    const anchored = new Map<number, Json[]>();
+    const trailing: Json[] = [];
+    for (const d of v.decisions) {
+      if (d.type === 'masking' && d.at > lastCompactionAt && d.data.before <= v.entries.length) anchored.set(d.data.before, [...(anchored.get(d.data.before) || []), d]);
+      else if (d.type !== 'compaction') trailing.push(d);
+    }
+    v.entries.forEach((e: Json, i: number) => {
+      for (const d of anchored.get(i) || []) box.appendChild(decisionEvent(d));
       if (e.type === 'user') box.appendChild(h('div', { class: 'msg user' }, h('span', { class: 'who' }, 'you'), e.text));
       else if (e.type === 'assistant') {
         for (const b of e.content) {
@@ -364,15 +374,21 @@ function boardPage(): void {
         const why = ev ? 'reason: ' + ev.data.reason + ' · ' + ev.data.tokensBefore + ' → ' + ev.data.tokensAfter + ' tokens' : '';
         box.appendChild(decision('Compaction summary (' + e.compactedEntries + ' entries)' + (e.fallback ? ' · fallback' : ''), why, e.summary + (e.injected ? '\n\n' + e.injected : '')));
       }
-    }
-    for (const d of v.decisions) {
-      if (d.type === 'masking') box.appendChild(decision('Masked ' + d.data.masked + ' stale tool results', 'saved ' + d.data.savedTokens + ' tokens (' + d.data.tokensBefore + ' → ' + d.data.tokensAfter + ') · ' + ago(d.at), ''));
-      else if (d.type === 'overflow_step') box.appendChild(decision('Overflow ladder: ' + d.data.step + (d.data.applied ? ' (applied)' : ' (skipped)'), d.data.why + ' · ' + ago(d.at), ''));
-      else if (d.type === 'context_edited') box.appendChild(decision('Server context edit', 'cleared ' + d.data.clearedToolUses + ' tool uses, ' + d.data.clearedInputTokens + ' tokens · ' + ago(d.at), ''));
-    }
+    });
+    for (const d of anchored.get(v.entries.length) || []) box.appendChild(decisionEvent(d));
+    for (const d of trailing) box.appendChild(decisionEvent(d));
     for (const a of v.info.pendingApprovals) box.appendChild(approval(a));
     if (state.live.text || state.live.tools.size) box.appendChild(liveBlock());
     return box;
+  }
+
+  function decisionEvent(d: Json): HTMLElement {
+    const x = d.data;
+    if (d.type === 'masking') return decision('Masked ' + x.masked + ' stale tool results (above this line)', 'saved ' + x.savedTokens + ' tokens (' + x.tokensBefore + ' → ' + x.tokensAfter + ') · ' + ago(d.at), '');
+    if (d.type === 'overflow_step') return decision('Overflow ladder: ' + x.step + (x.applied ? ' (applied)' : ' (skipped)'), x.why + ' · ' + x.tokensBefore + ' → ' + x.tokensAfter + ' tokens · ' + ago(d.at), '');
+    if (d.type === 'context_edited') return decision('Server context edit' + (x.compacted ? ' and compaction' : ''), 'cleared ' + x.clearedToolUses + ' tool uses, ' + x.clearedInputTokens + ' tokens · ' + ago(d.at), '');
+    if (d.type === 'compaction_started') return decision('Compaction started (' + x.reason + ')', x.estimatedTokens + ' of ' + x.contextWindowSize + ' tokens · ' + ago(d.at), '');
+    return decision(d.type === 'warning' ? 'Warning: ' + x.code : d.type, String(x.message ?? '') + ' · ' + ago(d.at), '');
   }
 
   function decision(title: string, why: string, body: string): HTMLElement {
