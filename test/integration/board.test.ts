@@ -96,7 +96,7 @@ describe('fh board', () => {
     expect(await page.textContent('body')).toContain('missing or wrong token');
   });
 
-  it('lists sessions in the inbox with title, status, labels and flag, and filters by label', async () => {
+  it('lists sessions in the inbox with title, status, labels and flag, filters by label, and flags and archives from a row', async () => {
     const a = await start({ title: 'Inbox alpha', labels: { area: 'garden' } });
     const b = await start({ title: 'Inbox beta', labels: { area: 'kitchen' } });
     await b.flag(true);
@@ -114,6 +114,16 @@ describe('fh board', () => {
     await shot('inbox');
     await page.fill('#f-label', '');
     await page.press('#f-label', 'Enter');
+    // Flag and archive from the row itself.
+    await page.locator(`.row[data-id="${a.id}"]`).hover();
+    await page.click(`.row[data-id="${a.id}"] .row-flag`);
+    await until('flagged from the inbox', async () => (await a.info()).flagged);
+    await page.locator(`.row[data-id="${a.id}"]`).hover();
+    await page.click(`.row[data-id="${a.id}"] .row-archive`);
+    await until('archived from the inbox', async () => (await a.info()).archived);
+    await until('gone from the unarchived inbox', async () => (await page.locator(`.row[data-id="${a.id}"]`).count()) === 0);
+    await page.check('#f-archived');
+    await page.locator(`.row[data-id="${a.id}"]`).waitFor({ timeout: 30_000 });
   });
 
   it('shows a reply progressively, as the model generates it', async () => {

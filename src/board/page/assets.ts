@@ -54,6 +54,8 @@ input, select, textarea { border:1px solid var(--line); border-radius:6px; paddi
 .row .title { font-weight:600; overflow:hidden; text-overflow:ellipsis; white-space:nowrap; }
 .row .meta { grid-column: 2 / 4; color:var(--mute); font-size:12px; display:flex; gap:6px; flex-wrap:wrap; align-items:center; }
 .row .time { color:var(--mute); font-size:12px; white-space:nowrap; }
+.row-actions { margin-left:auto; display:none; gap:4px; } .row:hover .row-actions, .row.sel .row-actions { display:flex; }
+button.mini { padding:0 7px; font-size:11.5px; border-radius:5px; }
 .dot { width:8px; height:8px; border-radius:50%; background:var(--accent); margin-top:6px; } .dot.read { background:transparent; }
 .flag { color:var(--warn); }
 .chip { display:inline-block; padding:0 7px; border-radius:10px; font-size:11.5px; background:#edf0f5; color:#3b4556; }

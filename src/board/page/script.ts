@@ -156,10 +156,24 @@ function boardPage(): void {
         ...Object.entries(r.labels || {}).map(([k, v]) => h('span', { class: 'chip label' }, v === true ? k : k + '=' + String(v))),
         r.model ? h('span', {}, r.model) : null,
         r.running ? null : h('span', {}, 'closed'),
-        r.archived ? h('span', {}, 'archived') : null),
+        r.archived ? h('span', {}, 'archived') : null,
+        h('span', { class: 'row-actions' },
+          h('button', { class: 'mini row-flag', title: r.flagged ? 'unflag' : 'flag', onclick: (e: Event) => rowAct(e, r.id, { kind: 'flag', flagged: !r.flagged }) }, r.flagged ? 'Unflag' : 'Flag'),
+          h('button', { class: 'mini row-archive', title: r.archived ? 'unarchive' : 'archive', onclick: (e: Event) => rowAct(e, r.id, { kind: 'archive', archived: !r.archived }) }, r.archived ? 'Unarchive' : 'Archive'))),
     );
     el.onclick = () => openSession(r.id);
     return el;
+  }
+
+  /** A change from an inbox row (flag, archive): the row does not open; visibility shows it a moment later. */
+  async function rowAct(e: Event, id: string, action: Json): Promise<void> {
+    e.stopPropagation();
+    try {
+      await api('/api/sessions/' + encodeURIComponent(id) + '/actions', { method: 'POST', body: action });
+    } catch (err) {
+      $('inbox-error').textContent = String((err as Error).message);
+    }
+    setTimeout(loadInbox, 800);
   }
 
   // ---------- a session ----------
