@@ -128,7 +128,7 @@ function boardPage(): void {
     // The filters are built once: a re-render of the rows every few seconds must not steal the focus.
     if (!document.getElementById('filters')) {
       const status = h('select', { 'aria-label': 'status filter', id: 'f-status', onchange: (e: Event) => { state.filter.status = (e.target as HTMLSelectElement).value; loadInbox(); } },
-        ...['', 'todo', 'in-progress', 'needs-review', 'done', 'cancelled', 'blocked'].map((s) => h('option', { value: s }, s || 'any status')));
+        ...['', 'todo', 'in-progress', 'needs-review', 'done', 'cancelled'].map((s) => h('option', { value: s }, s || 'any status')));
       const label = h('input', { placeholder: 'label or name=value', 'aria-label': 'label filter', id: 'f-label',
         onchange: (e: Event) => { state.filter.label = (e.target as HTMLInputElement).value.trim(); loadInbox(); } });
       const archived = h('label', { class: 'note' }, h('input', { type: 'checkbox', id: 'f-archived',
@@ -139,6 +139,9 @@ function boardPage(): void {
         h('div', { id: 'rows' }),
       );
     }
+    // Custom statuses (per agent) join the filter as sessions show them.
+    const select = $('f-status') as HTMLSelectElement;
+    for (const r of rows) if (![...select.options].some((o) => o.value === r.status)) select.appendChild(h('option', { value: r.status }, r.status));
     $('count').textContent = rows.length + (rows.length === 1 ? ' session' : ' sessions');
     $('inbox-error').textContent = error;
     $('rows').replaceChildren(...rows.map(inboxRow));
