@@ -54,8 +54,12 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
   const script = pageScript();
   /** Open event streams: closing the board ends each and waits until its reads of the session stopped. */
   const streams = new Map<ServerResponse, { abort: AbortController; done: Promise<void> }>();
+  /** Requests being answered: closing waits for them, so no call to Temporal outlives the board. */
+  const inflight = new Set<Promise<void>>();
   const server: Server = createServer((req, res) => {
-    handle(req, res).catch((err) => sendError(res, err));
+    const p = handle(req, res).catch((err) => sendError(res, err));
+    inflight.add(p);
+    void p.finally(() => inflight.delete(p));
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -139,6 +143,7 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
         server.closeAllConnections();
       });
       await Promise.all(open.map((s) => s.done));
+      await Promise.allSettled([...inflight]);
     },
   };
 }
