@@ -6,7 +6,7 @@
  */
 import { HISTORY_HINT_PERCENT, type ContextBudget } from '../core/budget';
 import type { Entry } from '../core/entries';
-import type { CompactionState } from '../core/session';
+import type { CompactionState } from '../core/conversation';
 import { estimateEntryTokens, estimateTextTokens } from '../core/tokens';
 import type { AgentUsage } from '../wire/messages';
 

@@ -10,9 +10,9 @@ import { z } from 'zod';
 import type { Entry } from '../core/entries';
 import { FabricError, InvalidInputError } from '../core/errors';
 import type { AgentEvent } from '../core/events';
-import type { CompactionState } from '../core/session';
+import type { CompactionState } from '../core/conversation';
 import { PERMISSION_MODES, THINKING_LEVELS } from '../core/sessions/settings';
-import { auditTranscript } from '../client/audit';
+import { auditTranscript } from '../audit/collect';
 import type { TranscriptStore } from '../activities/transcript-store';
 import { listSessions, type SessionSummary } from '../client/sessions-list';
 import { getSession } from '../client/sessions';
@@ -212,7 +212,7 @@ export function temporalBoardSource(client: Client, options: TemporalBoardSource
       if (!options.agents?.length) throw new ReplayUnavailableError();
       // Loaded only here: replaying bundles workflow code (the worker package); listing and watching do not.
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const { replayHistory } = require('../client/replay') as typeof import('../client/replay');
+      const { replayHistory } = require('../audit/replay') as typeof import('../audit/replay');
       const history = await client.workflow.getHandle(id).fetchHistory();
       const r = await replayHistory(history, { agents: options.agents, workflowId: id, ...(options.store ? { store: options.store } : {}) });
       if (r.ok) return { ok: true, events: r.events, verdict: `ok: the current code makes the same decisions over ${r.events} events` };
