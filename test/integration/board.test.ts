@@ -301,14 +301,15 @@ describe('fh board', () => {
 
   it("shows a session's audit transcript and the replay check's verdict", async () => {
     const s = await start();
-    fake.enqueue(say('Audited reply.'));
+    fake.enqueue(say('Audited reply. <img src=x onerror="window.__xss=9">'));
     await s.prompt('Something to audit.');
     await open(s.id);
     await page.click('#tab-audit');
     await page.locator('#audit-md').waitFor({ timeout: 30_000 });
     const md = (await page.textContent('#audit-md'))!;
     expect(md).toContain('Something to audit.');
-    expect(md).toContain('Audited reply.');
+    expect(md).toContain('Audited reply. <img src=x onerror="window.__xss=9">');
+    expect(await page.evaluate(() => ({ imgs: document.querySelectorAll('img').length, xss: (window as unknown as { __xss?: number }).__xss }))).toEqual({ imgs: 0 });
     await page.click('#replay');
     await page.locator('#verdict.verdict').waitFor({ timeout: 110_000 });
     expect(await page.textContent('#verdict')).toMatch(/^ok: the current code makes the same decisions/);
