@@ -84,6 +84,10 @@ export const ERROR_CODES = {
   SANDBOX_ESCAPE: { in: 'activities/sandbox-path', means: "a tool path resolves outside the tool's working directory" },
   SANDBOX_UNAVAILABLE: { in: 'activities/tool-env', means: 'the configured sandbox wrapper cannot run on this machine' },
   MODULE_LOAD_FAILED: { in: 'worker/load-modules', means: 'an agent or tool module given to the worker failed to load' },
+  // The board (fh board)
+  BOARD_REMOTE_BIND: { in: 'board/server', means: 'the board was asked to bind a non-loopback address without allowRemote', exit: 'usage', hint: 'pass --allow-remote and --token to expose it' },
+  BOARD_BAD_JSON: { in: 'board/server', means: "a board request's body is not the JSON it needs" },
+  REPLAY_UNAVAILABLE: { in: 'board/source', means: 'the replay check needs the agents module(s)', exit: 'usage', hint: 'start the board with --agents <module>' },
   // Ecosystem: MCP servers, sub-agents, their worktrees
   MCP_SERVER_UNKNOWN: { in: 'core/mcp', means: 'init({ mcp }) named a server the worker (or invoke) did not register' },
   MCP_UNAVAILABLE: { in: 'core/mcp', means: 'an MCP server could not be started or reached to list its tools' },
