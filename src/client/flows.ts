@@ -22,6 +22,8 @@ import {
   type GateDecision,
 } from '../wire/flow-messages';
 import { DEFAULT_TASK_QUEUE } from './start';
+import { streamOf, type StreamOptions } from './stream/handles';
+import type { StreamEnvelope } from '../wire/stream';
 
 export interface StartFlowOptions {
   /** The sandbox directory on the worker: command nodes run there, prompt nodes' tools work there. */
@@ -107,6 +109,14 @@ export class FlowHandle {
 
   get workflowId(): string {
     return this.workflow.workflowId;
+  }
+
+  /**
+   * The run's stream: its events (`type: 'custom'`, `name` a flow event type such as
+   * `flow.stage_started`, `data` the event) as they happen, from offset `from`.
+   */
+  stream(options: StreamOptions = {}): AsyncIterable<StreamEnvelope> {
+    return streamOf(this.client, this.workflowId, options);
   }
 
   /** The graph, each node's state, the context, the stages so far, the gate waiting (if any), the events. */

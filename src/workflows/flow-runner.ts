@@ -14,6 +14,7 @@ import { nodeById, type FlowEdge, type FlowGraph, type FlowNode } from '../core/
 import type { StageRecord, StageResult } from '../core/flows/stage';
 import type { FlowRunSettings, NodeState } from '../wire/flow-messages';
 import { FlowStages, type JoinResult, type StageHost } from './flow-stages';
+import { publishStreamEvent } from './stream/publish';
 
 const EVENT_BUFFER = 1_000;
 
@@ -64,7 +65,10 @@ export class FlowRunner implements StageHost {
   }
 
   emit(event: FlowEventInput): void {
-    this.events.push({ ...event, seq: ++this.seq } as FlowEvent);
+    const full = { ...event, seq: ++this.seq } as FlowEvent;
+    this.events.push(full);
+    // Also on the run's stream (workflow state, never history), where clients follow it live.
+    publishStreamEvent({ type: 'custom', name: full.type, data: full });
     if (this.events.length > EVENT_BUFFER) this.events.splice(0, this.events.length - EVENT_BUFFER);
   }
 

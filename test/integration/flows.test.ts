@@ -131,6 +131,16 @@ describe('flows on Temporal', () => {
     expect(err).toMatchObject({ code: 'FLOW_UNKNOWN_CHOICE', choice: 'X', gate: 'review' });
     expect((await h.state()).status).toBe('waiting');
 
+    // The flow's events are on its stream while it waits: a client following it sees the gate waiting.
+    const seen: string[] = [];
+    const follow = new AbortController();
+    for await (const { event } of h.stream({ signal: follow.signal })) {
+      if (event.type === 'custom') seen.push(event.name);
+      if (event.type === 'custom' && event.name === 'flow.gate_waiting') break;
+    }
+    follow.abort();
+    expect(seen).toEqual(['flow.stage_started', 'flow.stage_finished', 'flow.stage_started', 'flow.gate_waiting']);
+
     expect(await h.gate('freeform', { text: 'add a changelog entry' })).toEqual({ gate: 'review', selected: 'freeform', label: '[R] Revise' });
     const result = await h.result();
     expect(result.context).toMatchObject({ 'human.gate.selected': 'freeform', 'human.gate.label': '[R] Revise', 'human.gate.text': 'add a changelog entry', preferred_label: '[R] Revise', 'command.output': 'reworked\n' });

@@ -104,7 +104,15 @@ export class TemporalStreamTransport implements StreamTransport {
       await sleep(500, signal); // a closed run: nothing to wait on
       return;
     }
-    const res = await untilAborted(call(w.token, true), signal);
+    // The long poll itself is cancelled when the reader stops (not left running behind it: an abandoned
+    // call would outlive the reader and fail once its connection closes).
+    const token = w.token;
+    const res = signal
+      ? await this.client.withAbortSignal(signal, () => call(token, true)).catch((err: unknown) => {
+          if (signal.aborted) return undefined;
+          throw err;
+        })
+      : await call(token, true);
     if (res && res.nextPageToken?.length) w.token = res.nextPageToken;
     else if (res) w.token = null;
   }
