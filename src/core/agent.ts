@@ -46,6 +46,19 @@ export interface InvokeOptions {
   signal?: AbortSignal;
   /** Where the inline runtime keeps memory files (compaction.memory; default: in this process only). */
   memoryDir?: string;
+  /**
+   * How bash runs in this process, as a worker's `toolSandbox`: `{ env, passEnv, wrapper, network }`.
+   * Default: bubblewrap with a minimal environment; `wrapper: 'none'` runs it unconfined (docs/security.md).
+   */
+  toolSandbox?: ToolSandboxSettings;
+}
+
+/** Validated where it is used (src/activities/tool-env.ts); declared here so core stays free of Node code. */
+export interface ToolSandboxSettings {
+  env?: Record<string, string>;
+  passEnv?: string[];
+  wrapper?: 'bwrap' | 'none' | string[];
+  network?: boolean;
 }
 
 export interface AgentDefinition<I = any, O = any> {

@@ -44,6 +44,7 @@ export function inlineInit(flavour: Flavour, defaults: InvokeOptions = {}, makeH
       signal: defaults.signal,
       agentName,
       memoryDir: defaults.memoryDir,
+      toolSandbox: defaults.toolSandbox,
     });
     return makeHarness(ports, options, flavour, defaults.cwd ?? process.cwd());
   };

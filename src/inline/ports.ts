@@ -8,6 +8,9 @@ import { callMessages, createAnthropicClient, lookupModelFacts, type MessagesCal
 import { chooseStrategy } from '../core/context/strategy';
 import { countTokensParams, decideWithExactCount, TokenCountCache, wantsExactCount } from '../activities/count-tokens';
 import { runToolImplementation } from '../activities/tool-runner';
+import { createLocalTools } from '../activities/local-tools';
+import { resolveToolSandbox } from '../activities/tool-env';
+import type { ToolSandboxSettings } from '../core/agent';
 import { offloadToolResult, readArtifact } from '../activities/artifacts';
 import { MemoryTranscriptStore } from '../activities/transcript-store';
 import { ToolResultStore } from '../activities/transcripts';
@@ -26,6 +29,8 @@ export interface InlinePortOptions extends ModelConnection {
   agentName?: string;
   /** Where memory files are kept (default: in this process only). */
   memoryDir?: string;
+  /** How bash runs (invoke's `toolSandbox`): resolved once per run, see tool-env.ts. */
+  toolSandbox?: ToolSandboxSettings;
   /** Attempts for retryable model errors (429/529/5xx/network); Temporal's retry policy plays this role there. */
   maxAttempts?: number;
 }
@@ -38,6 +43,8 @@ export function createInlinePorts(opts: InlinePortOptions): RuntimePorts {
   let client: Anthropic | undefined;
   const anthropic = (): Anthropic => (client ??= createAnthropicClient(opts));
   const modelFacts = new Map<string, ModelFacts>();
+  // The same confinement as a worker's bash (bubblewrap by default), settings checked before the run starts.
+  const local = createLocalTools(resolveToolSandbox(opts.toolSandbox));
   // invoke's `signal`: aborting it cancels the model call in flight and the tools (bash: its process group).
   const signal = opts.signal ?? new AbortController().signal;
   const maxAttempts = opts.maxAttempts ?? 5;
@@ -99,7 +106,7 @@ export function createInlinePorts(opts: InlinePortOptions): RuntimePorts {
         call.name,
         call.input,
         { cwd: call.cwd, signal, heartbeat: () => undefined },
-        { where: 'inline', timeoutMs: def.timeoutMs },
+        { where: 'inline', local, timeoutMs: def.timeoutMs },
       );
       const result = await offloadToolResult(artifacts, output, { tool: call.name, input: call.input }, call.offloadBytes);
       if (result.artifact) return result;
