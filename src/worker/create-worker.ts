@@ -72,7 +72,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   } = options;
   const agentFiles = resolveAgentModules(agents);
   const toolCode = collectToolCode(agentFiles, tools ?? []);
-  const plugin = new FabricHarnessPlugin({ tools: toolCode, model, store, offloadThresholdBytes, onEvent, toolSandbox });
+  const plugin = new FabricHarnessPlugin({ tools: toolCode, model, store, offloadThresholdBytes, onEvent, toolSandbox, agents: agentFiles });
   const allPlugins = [plugin, ...(plugins ?? [])];
   // Bundled here rather than by Worker.create so the bundler gets its own, quiet logger.
   const bundle =

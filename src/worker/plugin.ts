@@ -1,6 +1,6 @@
 import type { DataConverter } from '@temporalio/common';
 import { SimplePlugin } from '@temporalio/plugin';
-import type { BundleOptions, ReplayWorkerOptions, WorkerOptions, InjectedSinks } from '@temporalio/worker';
+import { type Worker, type BundleOptions, type ReplayWorkerOptions, type WorkerOptions, type InjectedSinks } from '@temporalio/worker';
 import { createActivities } from '../activities/activities';
 import type { ModelConnection } from '../activities/anthropic';
 import { externalStorageFor } from '../activities/external-storage';
@@ -11,6 +11,7 @@ import { ToolRegistry, type ToolSource } from '../core/tool-registry';
 import type { FabricSinks } from '../workflows/sinks';
 import { configureAgentBundler } from './bundle';
 import { loadSources } from './load-modules';
+import { toolQueueOf, startToolWorker, type ToolQueuePlan } from './tool-queue-worker';
 
 export interface FabricHarnessPluginOptions {
   /**
@@ -27,8 +28,15 @@ export interface FabricHarnessPluginOptions {
   offloadThresholdBytes?: number;
   /** Agent events, in the worker process (never re-emitted on replay). */
   onEvent?: EventListener;
-  /** How bash runs: extra env, passed-through env, wrapper (e.g. 'bwrap'). Default: minimal env, no wrapper. */
+  /** How bash runs: extra env, passed-through env, wrapper ('bwrap', the default; 'none'), network. */
   toolSandbox?: ToolSandboxOptions;
+  /**
+   * The agent modules this worker runs (paths). Tool calls of a run go to a task queue of its agent set,
+   * which the worker polls next to its own (docs/deploying.md). Found without this when the worker is
+   * given `workflowsPath: await workflowsPathFor(...)`; needed with a `workflowBundle`, or to run tool
+   * calls on a worker without workflows.
+   */
+  agents?: string | string[];
 }
 
 /**
@@ -39,6 +47,8 @@ export interface FabricHarnessPluginOptions {
 export class FabricHarnessPlugin extends SimplePlugin {
   readonly store: TranscriptStore;
   private readonly harness: FabricHarnessPluginOptions;
+  /** The tool queue each worker configured here polls, by its task queue. */
+  private readonly toolQueues = new Map<string, ToolQueuePlan>();
 
   constructor(options: FabricHarnessPluginOptions = {}) {
     const store = options.store ?? new FileTranscriptStore();
@@ -59,7 +69,23 @@ export class FabricHarnessPlugin extends SimplePlugin {
   }
 
   configureWorker(options: WorkerOptions): WorkerOptions {
-    return withSinks(super.configureWorker(options), this.harness.onEvent);
+    const configured = withSinks(super.configureWorker(options), this.harness.onEvent);
+    const plan = toolQueueOf(configured, this.harness.agents);
+    if (plan) this.toolQueues.set(configured.taskQueue, plan);
+    return configured;
+  }
+
+  /** Runs the worker and, next to it, the activity worker of its agent set's tool queue. */
+  async runWorker(worker: Worker, next: (w: Worker) => Promise<void>): Promise<void> {
+    const plan = this.toolQueues.get(worker.options.taskQueue);
+    if (!plan) return super.runWorker(worker, next);
+    const tools = await startToolWorker(plan, () => worker.getState() === 'RUNNING' && worker.shutdown());
+    try {
+      await super.runWorker(worker, next);
+    } finally {
+      await tools.stop();
+    }
+    tools.rethrow();
   }
 
   configureReplayWorker(options: ReplayWorkerOptions): ReplayWorkerOptions {

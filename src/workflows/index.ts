@@ -4,6 +4,7 @@
  */
 import { isAgentDefinition, type AgentDefinition } from '../core/agent';
 import { agentWorkflow, unknownAgentWorkflow } from './agent-workflow';
+import { agentSetKey } from '../wire/tool-queue';
 
 export * from './agent-workflow';
 
@@ -28,7 +29,9 @@ export function collectAgents(modules: unknown[]): AgentDefinition[] {
 export function agentWorkflows(modules: unknown[]): Record<string, (...args: any[]) => Promise<unknown>> {
   const agents = collectAgents(modules);
   const out: Record<string, (...args: any[]) => Promise<unknown>> = {};
-  for (const def of agents) out[def.name] = agentWorkflow(def);
+  // Tool calls go to the queue of this agent set (wire/tool-queue.ts), which the workers running it poll.
+  const toolSet = agentSetKey(agents.map((a) => a.name));
+  for (const def of agents) out[def.name] = agentWorkflow(def, toolSet);
   out.default = unknownAgentWorkflow(agents.map((a) => a.name));
   return out;
 }

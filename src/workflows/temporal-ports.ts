@@ -1,3 +1,4 @@
+import { TimeoutType } from '@temporalio/common';
 import { isCancellation, patched, proxyActivities, proxyLocalActivities, proxySinks, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { FabricActivities, FlushMemoryActivityInput, ModelActivityInput, ModelActivityReply, ModelActivityResult, ResolveModelResult, ToolActivityInput } from '../activities/contract';
 import { TRANSCRIPT_STORE_MISS } from '../activities/contract';
@@ -7,6 +8,7 @@ import { InterruptedError, PayloadTooLargeError } from '../core/errors';
 import type { ModelCallRequest, ModelCallResult, RuntimePorts } from '../core/ports';
 import { actsBeforeCall, type DecisionFacts } from '../core/compaction/decide';
 import { decodeFailure, innermostApplicationFailure } from '../wire/failures';
+import { toolTaskQueue } from '../wire/tool-queue';
 import { ModelTransport } from './model-transport';
 import type { FabricSinks } from './sinks';
 
@@ -29,6 +31,8 @@ export interface TemporalPortOptions {
   transport?: ModelTransport;
   /** Told when an activity starts (+1) and ends (-1): a session suspends a turn only when none runs. */
   onActivity?(delta: 1 | -1, kind: ActivityKind): void;
+  /** The key of the bundle's agent set: tool calls go to its queue (wire/tool-queue.ts). */
+  toolSet?: string;
 }
 
 const retry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '60s', maximumAttempts: 10 } as const;
@@ -40,6 +44,17 @@ const retry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '
 const modelOptions: ActivityOptions = { startToCloseTimeout: '10 minutes', heartbeatTimeout: '10s', retry };
 const TOOL_TIMEOUT_GRACE_MS = 15_000;
 const toolOptions: ActivityOptions = { startToCloseTimeout: '30 minutes', heartbeatTimeout: '15s', retry };
+/**
+ * Since this patch tool calls go to the agent set's tool queue (wire/tool-queue.ts) rather than the
+ * workflow's own queue, where any worker, with or without the tool, could take them.
+ */
+const TOOL_QUEUE_PATCH = 'fh-tool-queue';
+/**
+ * How long a tool call waits on the agent set's queue for a worker. Past it (no worker polls that queue:
+ * the agent set changed in a deploy while the call was pending, or a plain Worker.create whose plugin
+ * cannot tell its agents) the call is scheduled again on the workflow's own queue, with a warning.
+ */
+const TOOL_QUEUE_WAIT = '2 minutes';
 
 function activities(options: ActivityOptions, summary: string) {
   return proxyActivities<FabricActivities>({ ...options, summary });
@@ -60,6 +75,15 @@ async function decoded<T>(call: () => Promise<T>): Promise<T> {
   } catch (err) {
     throw decodedFailure(err);
   }
+}
+
+/** An activity that no worker started in time (no TimeoutFailure import: the chain is read by shape). */
+function isScheduleToStartTimeout(err: unknown): boolean {
+  for (let cur = err as { cause?: unknown; timeoutType?: unknown } | undefined, depth = 0; cur && depth < 5; depth++) {
+    if (cur.timeoutType === TimeoutType.SCHEDULE_TO_START) return true;
+    cur = cur.cause as typeof cur;
+  }
+  return false;
 }
 
 function decodedFailure(err: unknown): unknown {
@@ -84,6 +108,25 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
     }
   }
   const resolved = new Map<string, ResolveModelResult>();
+
+  /** One tool activity: on the agent set's tool queue, or (runs recorded before it, no set known) the workflow's. */
+  async function toolActivity(options: ActivityOptions, name: string, input: ToolActivityInput) {
+    const summary = `tool ${name}`;
+    if (opts.toolSet === undefined || !patched(TOOL_QUEUE_PATCH)) return activities(options, summary).fhTool(input);
+    const taskQueue = toolTaskQueue(workflowInfo().taskQueue, opts.toolSet);
+    try {
+      return await activities({ ...options, taskQueue, scheduleToStartTimeout: TOOL_QUEUE_WAIT }, summary).fhTool(input);
+    } catch (err) {
+      if (!isScheduleToStartTimeout(err)) throw err;
+      sinks.fabric.warnOnce(
+        `tool-queue:${taskQueue}`,
+        `fabric-harness: tool '${name}' waited ${TOOL_QUEUE_WAIT} on task queue '${taskQueue}' with no worker taking it, and goes to ` +
+          `'${workflowInfo().taskQueue}' instead. Workers made by createWorker poll it; with Worker.create, pass the agent modules ` +
+          'to FabricHarnessPlugin({ agents }) (see docs/deploying.md).',
+      );
+      return activities(options, summary).fhTool(input);
+    }
+  }
 
   /** One model activity: the transcript by reference, resent whole once if the worker's store lacks it. */
   async function modelActivity(req: ModelCallRequest, facts?: DecisionFacts): Promise<ModelActivityResult> {
@@ -144,7 +187,7 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
       // The runner answers a timed-out call itself (an error result the model sees); the activity's own
       // bound is a backstop a little later, for a worker that cannot answer at all.
       const options = def.timeoutMs ? { ...toolOptions, startToCloseTimeout: def.timeoutMs + TOOL_TIMEOUT_GRACE_MS } : toolOptions;
-      const result = await decoded(() => counted(() => activities(options, `tool ${call.name}`).fhTool(input), 'tool'));
+      const result = await decoded(() => counted(() => toolActivity(options, call.name, input), 'tool'));
       const artifact = result.artifact ? { artifact: result.artifact } : {};
       if (!result.contentRef) return { content: result.content, isError: result.isError, ...artifact };
       // The length tells the transport whether the session sent the content as stored (a capped or
