@@ -109,15 +109,18 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
   }
   const resolved = new Map<string, ResolveModelResult>();
 
+  let toolQueueUnserved = false;
   /** One tool activity: on the agent set's tool queue, or (runs recorded before it, no set known) the workflow's. */
   async function toolActivity(options: ActivityOptions, name: string, input: ToolActivityInput) {
     const summary = `tool ${name}`;
-    if (opts.toolSet === undefined || !patched(TOOL_QUEUE_PATCH)) return activities(options, summary).fhTool(input);
+    if (opts.toolSet === undefined || toolQueueUnserved || !patched(TOOL_QUEUE_PATCH)) return activities(options, summary).fhTool(input);
     const taskQueue = toolTaskQueue(workflowInfo().taskQueue, opts.toolSet);
     try {
       return await activities({ ...options, taskQueue, scheduleToStartTimeout: TOOL_QUEUE_WAIT }, summary).fhTool(input);
     } catch (err) {
       if (!isScheduleToStartTimeout(err)) throw err;
+      // For the rest of this run (state from history, so a replay decides the same): one wait is enough.
+      toolQueueUnserved = true;
       sinks.fabric.warnOnce(
         `tool-queue:${taskQueue}`,
         `fabric-harness: tool '${name}' waited ${TOOL_QUEUE_WAIT} on task queue '${taskQueue}' with no worker taking it, and goes to ` +
