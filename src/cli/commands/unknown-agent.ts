@@ -1,5 +1,8 @@
 import type { WorkflowHandle } from '@temporalio/client';
 
+/** How UnknownAgentError's message starts (a task failure carries no failure type: the message is what there is). */
+const UNKNOWN_AGENT_MESSAGE = "Unknown agent '";
+
 /**
  * An unknown agent fails the workflow TASK, not the run (src/workflows/agent-workflow.ts): Temporal
  * retries it until a worker that has the agent takes it, so `handle.result()` alone would wait silently.
@@ -11,7 +14,7 @@ export async function unknownAgentTaskFailure(handle: WorkflowHandle, signal: Ab
     const described = await handle.describe().catch(() => undefined);
     if ((described?.raw.pendingWorkflowTask?.attempt ?? 0) >= 2) {
       const events = (await handle.fetchHistory().catch(() => undefined))?.events ?? [];
-      const failure = events.map((e) => e.workflowTaskFailedEventAttributes?.failure).reverse().find((f) => f?.applicationFailureInfo?.type === 'UnknownAgentError');
+      const failure = events.map((e) => e.workflowTaskFailedEventAttributes?.failure).reverse().find((f) => f?.message?.startsWith(UNKNOWN_AGENT_MESSAGE));
       if (failure?.message) return failure.message;
     }
     await new Promise((r) => setTimeout(r, everyMs).unref());
