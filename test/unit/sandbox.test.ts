@@ -75,10 +75,10 @@ describe('sandbox.ts', () => {
     expect(r.stdout).toBe('served\nw=1\n');
   });
 
-  it('aborting the signal kills the whole process group', async () => {
-    const stamp = `77${String(process.pid).padStart(7, '0').slice(-7)}.5`;
+  it.each(['bwrap', 'none'] as const)('aborting the signal kills the whole process group (%s)', async (confinement) => {
+    const stamp = `77${String(process.pid).padStart(7, '0').slice(-7)}.${confinement.length}`;
     const ac = new AbortController();
-    const child = confinedSpawn('bash', ['-c', `sleep ${stamp} & sleep ${stamp} & echo up; wait`], { root, signal: ac.signal });
+    const child = confinedSpawn('bash', ['-c', `sleep ${stamp} & sleep ${stamp} & echo up; wait`], { root, signal: ac.signal, confinement });
     const done = output(child);
     await new Promise<void>((r) => child.stdout!.once('data', () => r()));
     const count = () => {
