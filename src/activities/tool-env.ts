@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import { z } from 'zod';
 import { parseWith } from '../core/validate';
-import { requireBwrap, sandboxEnv, SandboxUnavailableError, type Confinement } from './sandbox';
+import * as path from 'node:path';
+import { confinementArgv, requireBwrap, sandboxEnv, SandboxUnavailableError, type Confinement } from './sandbox';
 
 export { SandboxUnavailableError };
 
@@ -40,6 +41,11 @@ export interface ToolSandbox {
   readonly confinement: Confinement;
   readonly network: boolean;
   env(cwd: string): Record<string, string>;
+  /**
+   * The argv that runs `bash -c command` confined to `cwd` (for launchers that take an argv, such as the
+   * MCP SDK's stdio transport); `readOnly` paths are visible read-only. Throws SANDBOX_UNAVAILABLE.
+   */
+  argv(command: string, cwd: string, readOnly?: readonly string[]): string[];
 }
 
 /**
@@ -56,7 +62,13 @@ export function resolveToolSandbox(options: ToolSandboxOptions = {}, onPath: (cm
       `toolSandbox.wrapper: '${opts.wrapper[0]}' is not installed on this worker; install it, or use 'bwrap' (the default) or 'none' (unconfined)`,
     );
   }
-  return { confinement, network: opts.network ?? false, env: (cwd) => sandboxEnv(cwd, opts) };
+  const network = opts.network ?? false;
+  return {
+    confinement,
+    network,
+    env: (cwd) => sandboxEnv(cwd, opts),
+    argv: (command, cwd, readOnly) => [...confinementArgv(confinement, path.resolve(cwd), { network, readOnly }), 'bash', '-c', command],
+  };
 }
 
 /** Default: minimal environment, bubblewrap (checked when bash first runs). */

@@ -1,8 +1,8 @@
+import type { McpServerConfig } from './mcp';
 import type { z } from 'zod';
 import { FabricError } from './errors';
 import type { Flavour, Harness, InitOptions } from './harness';
-import type { ToolSource } from './tool-registry';
-import { isToolDefinition, type ToolDefinition } from './tools';
+import { isToolDefinition, type ToolDefinition, type ToolSource } from './tools';
 import { parseWith } from './validate';
 import type { SessionAgentConfig } from './sessions/config';
 
@@ -46,6 +46,8 @@ export interface InvokeOptions {
   signal?: AbortSignal;
   /** Where the inline runtime keeps memory files (compaction.memory; default: in this process only). */
   memoryDir?: string;
+  /** MCP servers an agent may name in `init({ mcp: ['name'] })`, as a worker registers them. */
+  mcpServers?: Record<string, McpServerConfig>;
   /**
    * How bash runs in this process, as a worker's `toolSandbox`: `{ env, passEnv, wrapper, network }`.
    * Default: bubblewrap with a minimal environment; `wrapper: 'none'` runs it unconfined (docs/security.md).

@@ -3,13 +3,15 @@ import { builtinTools, isBuiltinToolName, type BuiltinToolName } from './builtin
 import type { EventListener } from './events';
 import { builtinContextWindow } from './models';
 import type { RuntimePorts } from './ports';
-import { Session, type SessionConfig, type ToolAuthorizer } from './session';
-import { compactionHooksSchema, type CompactionHooks } from './compaction/hooks';
-import { compactionSettingsSchema, parseCompactionSettings, type CompactionSettings } from './settings';
+import { Conversation, type ConversationConfig, type ToolAuthorizer } from './conversation';
+import { compactionHooksSchema, type CompactionHooks } from './context/compaction/hooks';
+import { compactionSettingsSchema, parseCompactionSettings, type CompactionSettings } from './context/settings';
 import type { ToolDefinition } from './tools';
 import { resolveThinking, thinkingOptionSchema, type ThinkingOption } from './thinking';
 import { READ_ARTIFACT, READ_ARTIFACT_ALIAS, resolveOffloadBytes } from './context/artifacts';
 import { parseWith } from './validate';
+import { DuplicateMcpServerError, mcpServerName, mcpServerRefSchema, mcpToolDefinitions, type McpServerRef } from './mcp';
+import { RuntimeUnavailableError } from './errors';
 import { PortMemory } from './context/memory';
 import { memoryBlock } from './context/memory-extract';
 import { resolveMemorySettings } from './context/memory-settings';
@@ -42,11 +44,13 @@ export const initOptionsSchema = z
     tools: z.array(toolRef).optional(),
     compaction: compactionSettingsSchema.optional(),
     contextWindowTokens: z.number().int().positive().optional(),
+    maxSteps: z.number().int().positive().optional(),
     maxTurns: z.number().int().positive().optional(),
     promptCaching: z.union([z.boolean(), z.object({ ttl: z.enum(['5m', '1h']).optional() }).strict()]).optional(),
     thinking: thinkingOptionSchema.optional(),
     onEvent: z.custom<EventListener>((v) => typeof v === 'function', { message: 'expected a function' }).optional(),
     hooks: compactionHooksSchema.optional(),
+    mcp: z.array(mcpServerRefSchema).optional(),
   })
   .strict();
 
@@ -63,7 +67,9 @@ export type InitOptions = {
   compaction?: CompactionSettings;
   /** Overrides the window from the Models API and the built-in table. */
   contextWindowTokens?: number;
-  /** Tool rounds one prompt may take before MaxTurnsExceededError (default 50). */
+  /** Steps (tool rounds) one prompt may take before MaxStepsExceededError (default 50). */
+  maxSteps?: number;
+  /** @deprecated since 0.5.0: `maxSteps` (a turn is a whole prompt answered; a tool round is a step). */
   maxTurns?: number;
   /**
    * Prompt caching (off by default): cache breakpoints on the tools, the system prompt and the end of the
@@ -83,15 +89,21 @@ export type InitOptions = {
    * workflow code, so they must be deterministic (no I/O, clocks or randomness; use activities for that).
    */
   hooks?: CompactionHooks;
+  /**
+   * MCP servers whose tools the sessions get (as `<server>__<tool>`): a config (`{ name, command, args?,
+   * env? }` for stdio, `{ name, url, headers? }` for streamable HTTP) or the name of a server the worker
+   * registered. The tool list is fetched once per run and recorded.
+   */
+  mcp?: McpServerRef[];
 };
 
-export type SessionOptions = Pick<InitOptions, 'model' | 'system' | 'tools' | 'compaction' | 'maxTokens' | 'maxTurns' | 'promptCaching' | 'thinking'> & {
+export type SessionOptions = Pick<InitOptions, 'model' | 'system' | 'tools' | 'compaction' | 'maxTokens' | 'maxSteps' | 'maxTurns' | 'promptCaching' | 'thinking'> & {
   /** A name for the session, unique within the run (default: main, main-2, …). */
   id?: string;
 };
 
 export const sessionOptionsSchema = initOptionsSchema
-  .pick({ model: true, system: true, tools: true, compaction: true, maxTokens: true, maxTurns: true, promptCaching: true, thinking: true })
+  .pick({ model: true, system: true, tools: true, compaction: true, maxTokens: true, maxSteps: true, maxTurns: true, promptCaching: true, thinking: true })
   .extend({ id: z.string().min(1).max(64).optional() })
   .strict();
 
@@ -106,11 +118,13 @@ export interface PromptHost {
 }
 
 const DEFAULT_MAX_TOKENS = 4096;
-const DEFAULT_MAX_TURNS = 50;
+const DEFAULT_MAX_STEPS = 50;
 
 /** What `init()` returns: makes sessions that share the runtime, tools and settings. */
 export class Harness {
-  private readonly list: Session[] = [];
+  private readonly list: Conversation[] = [];
+  /** Each MCP server's tools, listed once per run (and cwd), whichever session asks first. */
+  private readonly mcpTools = new Map<string, Promise<ToolDefinition[]>>();
 
   constructor(
     private readonly ports: RuntimePorts,
@@ -131,7 +145,7 @@ export class Harness {
     return this.host ? this.host.serve(options) : 0;
   }
 
-  async session(options: SessionOptions = {}): Promise<Session> {
+  async session(options: SessionOptions = {}): Promise<Conversation> {
     parseCompactionSettings((options as SessionOptions | undefined)?.compaction);
     const opts = parseWith(sessionOptionsSchema, options, 'session options') as SessionOptions;
     const merged: InitOptions = { ...this.options, ...stripUndefined(opts) };
@@ -147,15 +161,18 @@ export class Harness {
     const id = opts.id ?? (this.list.length === 0 ? 'main' : `main-${this.list.length + 1}`);
     const memory = await sessionMemory(this.ports, merged.compaction, id, resolved.model);
     const offloadBytes = resolveOffloadBytes(merged.compaction, this.flavour === 'default');
-    const session = new Session(withOffloadThreshold(this.ports, offloadBytes), {
+    const cwd = sandboxCwd(merged.sandbox) ?? this.defaultCwd;
+    const mcpTools = await this.listMcp(merged.mcp ?? [], cwd);
+    const session = new Conversation(withOffloadThreshold(this.ports, offloadBytes), {
       id,
       model: resolved.model,
       maxTokens: merged.maxTokens ?? DEFAULT_MAX_TOKENS,
       // Memory from earlier sessions goes in once, fixed for the session: the prompt cache stays valid.
       system: memory?.initial ? [merged.system, memoryBlock(memory.initial, MEMORY_SYSTEM_HEADING)].filter(Boolean).join('\n\n') : merged.system,
-      tools: withReadBack(resolveTools(merged.tools ?? []), merged, offloadBytes),
-      cwd: sandboxCwd(merged.sandbox) ?? this.defaultCwd,
-      maxTurns: merged.maxTurns ?? DEFAULT_MAX_TURNS,
+      tools: withReadBack([...resolveTools(merged.tools ?? []), ...mcpTools], merged, offloadBytes),
+      cwd,
+      // The session's own limit first (either name), then the agent's.
+      maxSteps: opts.maxSteps ?? opts.maxTurns ?? this.options.maxSteps ?? this.options.maxTurns ?? DEFAULT_MAX_STEPS,
       compaction: merged.compaction,
       compactionDefaultEnabled: this.flavour === 'default',
       contextWindowTokens: window,
@@ -170,8 +187,35 @@ export class Harness {
     return session;
   }
 
-  sessions(): readonly Session[] {
+  /** The conversations this harness made, in order (`session()` makes one; the name is the seed API's). */
+  conversations(): readonly Conversation[] {
     return this.list;
+  }
+
+  /** @deprecated since 0.5.0: conversations(). */
+  sessions(): readonly Conversation[] {
+    return this.list;
+  }
+
+  private async listMcp(servers: McpServerRef[], cwd: string): Promise<ToolDefinition[]> {
+    if (servers.length === 0) return [];
+    const names = servers.map(mcpServerName);
+    const twice = names.find((n, i) => names.indexOf(n) !== i);
+    if (twice) throw new DuplicateMcpServerError(twice);
+    const list = this.ports.listMcpTools?.bind(this.ports);
+    if (!list) throw new RuntimeUnavailableError('this runtime has no MCP client: mcp servers need the inline runtime or a worker');
+    // One after another, in the order given: on Temporal each list is an activity, scheduled in a fixed order.
+    const defs: ToolDefinition[] = [];
+    for (const server of servers) {
+      const key = `${JSON.stringify(server)}|${cwd}`;
+      let tools = this.mcpTools.get(key);
+      if (!tools) {
+        tools = list(server, cwd).then((infos) => mcpToolDefinitions(server, infos));
+        this.mcpTools.set(key, tools);
+      }
+      defs.push(...(await tools));
+    }
+    return defs;
   }
 }
 
@@ -200,7 +244,7 @@ async function sessionMemory(
   return { memory: new PortMemory(port, settings, { sessionId, model: () => model }, initial), initial };
 }
 
-function promptCache(option: InitOptions['promptCaching']): SessionConfig['cache'] {
+function promptCache(option: InitOptions['promptCaching']): ConversationConfig['cache'] {
   if (!option) return undefined;
   return { ttl: (option === true ? undefined : option.ttl) ?? '5m' };
 }

@@ -4,6 +4,7 @@
  * continues it. `InlineSession.prompt` is to an inline session what a client's prompt is to a session
  * workflow: `serve()` answers it in the run's first conversation.
  */
+import type { InlinePorts } from './ports';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { parseAgentInput, type AgentDefinition, type InvokeOptions } from '../core/agent';
@@ -11,7 +12,7 @@ import type { Entry } from '../core/entries';
 import { NotServingError } from '../core/errors';
 import { Harness, type Flavour, type InitOptions, type PromptHost, type ServeOptions, type SessionOptions } from '../core/harness';
 import type { RuntimePorts } from '../core/ports';
-import { promptTextSchema, type Session } from '../core/session';
+import { promptTextSchema, type Conversation } from '../core/conversation';
 import { parseWith } from '../core/validate';
 import { SessionAgentMismatchError, SessionExistsError, SessionNotFoundError } from './session-errors';
 import { checkSessionId, JsonlSessionStore, type InlineSessionHeader, type ListSessionsOptions } from './session-files';
@@ -58,13 +59,17 @@ export async function openSession(def: AgentDefinition, options: OpenSessionOpti
   const { header, entries } = await openOrCreate(store, def.name, options);
   const conversation = new ServedConversation(store, header, entries);
   const settings = header.settings;
+  const opened: InlinePorts[] = [];
   const init = invoke.inlineInit(
     def.flavour,
     { ...options, model: settings.model, cwd: settings.workingDirectory },
     (ports, initOptions, flavour, cwd) => new ServingHarness(ports, initOptions, flavour, cwd, conversation),
     def.name,
+    opened,
   );
-  conversation.started(def.run({ init, input }));
+  // The run's MCP connections end with it.
+  const run = def.run({ init, input });
+  conversation.started(run.finally(() => Promise.all(opened.map((p) => p.close()))));
   return conversation;
 }
 
@@ -129,7 +134,7 @@ class ServingHarness extends Harness {
     host.harness = this;
   }
 
-  override async session(options?: SessionOptions): Promise<Session> {
+  override async session(options?: SessionOptions): Promise<Conversation> {
     const session = await super.session(options);
     this.conversation.sessionCreated(session);
     return session;
@@ -153,7 +158,7 @@ class ServedConversation implements InlineSession {
   private outcome?: RunOutcome;
   private run: Promise<unknown> = Promise.resolve();
   /** The conversation prompts go to: the run's first one. */
-  private conversation?: Session;
+  private conversation?: Conversation;
   /** What was last written: a save after `run` returns is skipped when nothing changed. */
   private savedAs: { entries: readonly Entry[]; length: number };
 
@@ -213,7 +218,7 @@ class ServedConversation implements InlineSession {
   }
 
   /** The first conversation the run makes continues the saved one. */
-  sessionCreated(session: Session): void {
+  sessionCreated(session: Conversation): void {
     if (this.conversation) return;
     if (this.saved.length > 0) session.restore({ entries: this.saved });
     this.conversation = session;
@@ -245,7 +250,7 @@ class ServedConversation implements InlineSession {
 
   private async answer(harness: Harness, pending: PendingPrompt): Promise<boolean> {
     try {
-      const session = this.conversation ?? harness.sessions()[0] ?? (await harness.session());
+      const session = this.conversation ?? harness.conversations()[0] ?? (await harness.session());
       this.sessionCreated(session);
       const now = Date.now();
       this.current = {

@@ -20,6 +20,8 @@ import {
   type InitOptions,
 } from '../core/harness';
 import { encodeFailure } from '../wire/failures';
+import { isSubAgentEnvelope, type SubAgentEnvelope } from '../wire/sub-agent';
+import { eventsForParent, type SubAgentOutcome } from '../core/sub-agents';
 import { RunState } from './run-state';
 import type { FabricSinks } from './sinks';
 import { createTemporalPorts } from './temporal-ports';
@@ -30,12 +32,14 @@ export * from '../wire/messages';
 export function agentWorkflow(def: AgentDefinition, toolSet?: string): (input: unknown) => Promise<unknown> {
   return async (rawInput: unknown) => {
     if (isSessionEnvelope(rawInput)) return sessionWorkflow(def, rawInput, toolSet);
+    // A sub-agent (agentAsTool): the agent's input inside, its depth and working directory around it.
+    const sub = isSubAgentEnvelope(rawInput) ? rawInput.fhSubAgent : undefined;
     const state = new RunState();
     state.installHandlers();
     let result: unknown;
     try {
-      const input = parseAgentInput(def, rawInput);
-      result = await def.run({ init: workflowInit(def.flavour, state, undefined, toolSet), input });
+      const input = parseAgentInput(def, sub ? sub.input : rawInput);
+      result = await def.run({ init: workflowInit(def.flavour, state, undefined, sub, toolSet), input });
     } catch (err) {
       await state.finish();
       // A cancelled run's activities end its turn as interrupted: the run itself was cancelled.
@@ -45,7 +49,8 @@ export function agentWorkflow(def: AgentDefinition, toolSet?: string): (input: u
       throw encodeFailure(err);
     }
     await state.finish();
-    return result;
+    // A sub-agent answers its parent with its events too, for the parent to nest under its id.
+    return sub ? ({ result, events: eventsForParent(state.recorded()) } satisfies SubAgentOutcome) : result;
   };
 }
 
@@ -59,7 +64,7 @@ async function sessionWorkflow(def: AgentDefinition, envelope: SessionEnvelope, 
   host.install();
   try {
     const input = parseAgentInput(def, envelope.fhSession.input);
-    const result = await def.run({ init: workflowInit(def.flavour, state, host, toolSet), input });
+    const result = await def.run({ init: workflowInit(def.flavour, state, host, undefined, toolSet), input });
     // Every accepted update (a prompt answered SESSION_CLOSED, a last edit) finishes before the run ends.
     await condition(allHandlersFinished);
     return result;
@@ -85,7 +90,7 @@ export function unknownAgentWorkflow(known: string[]): (...args: unknown[]) => P
   };
 }
 
-function workflowInit(flavour: Flavour, state: RunState, host?: SessionHost, toolSet?: string): InitFn {
+function workflowInit(flavour: Flavour, state: RunState, host?: SessionHost, sub?: SubAgentEnvelope['fhSubAgent'], toolSet?: string): InitFn {
   return async (raw?: InitOptions) => {
     const options = parseInitOptions(raw);
     // Inside a workflow the runtime is Temporal whatever `runtime` says; warn as the docs promise.
@@ -94,8 +99,8 @@ function workflowInit(flavour: Flavour, state: RunState, host?: SessionHost, too
     }
     const ports = host
       ? createTemporalPorts({ record: (e) => state.record(e), transport: host.transport, onActivity: host.onActivity, toolSet })
-      : createTemporalPorts({ record: (e) => state.record(e), toolSet });
-    const harness = host ? new Harness(ports, options, flavour, '.', host, host.authorize) : new Harness(ports, options, flavour, '.', state);
+      : createTemporalPorts({ record: (e) => state.record(e), ...(sub ? { depth: sub.depth } : {}), toolSet });
+    const harness = host ? new Harness(ports, options, flavour, '.', host, host.authorize) : new Harness(ports, options, flavour, sub?.cwd ?? '.', state);
     state.harnesses.push(harness);
     return harness;
   };

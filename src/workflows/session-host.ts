@@ -6,6 +6,7 @@
  * `Date.now()` here is the workflow clock (the sandbox replaces Date with the time of the current
  * workflow task), so every timestamp it takes is the same on replay.
  */
+import { WorkflowSpans } from './spans';
 import {
   allHandlersFinished,
   CancellationScope,
@@ -19,14 +20,14 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { z } from 'zod';
-import { TRANSCRIPT_STORE_MISS, type FabricActivities } from '../activities/contract';
+import { TRANSCRIPT_STORE_MISS, type FabricActivities } from '../wire/activity-contract';
 import { utf8Length } from '../core/bytes';
 import type { Entry } from '../core/entries';
 import { FabricError, InterruptedError, PromptTooLargeError, TurnSuspendedError } from '../core/errors';
 import { makeEvent, type AgentEventType, type EventPayloads } from '../core/events';
 import type { Harness, PromptHost } from '../core/harness';
-import type { Session, ToolAuthorizer } from '../core/session';
-import { promptTextSchema } from '../core/session';
+import type { Session, ToolAuthorizer } from '../core/conversation';
+import { promptTextSchema } from '../core/conversation';
 import { labelKeywords, parseLabel } from '../core/sessions/labels';
 import { deniedText, permissionFor, refusedInExploreText, toolEffect } from '../core/sessions/permissions';
 import { applySettingsPatch, defaultSessionSettings } from '../core/sessions/settings';
@@ -679,8 +680,13 @@ export class SessionHost implements PromptHost {
   }
 
   private emit<K extends AgentEventType>(type: K, data: EventPayloads[K]): void {
-    this.state.record(makeEvent(type, data, Date.now()));
+    const event = makeEvent(type, data, Date.now());
+    this.state.record(event);
+    // Approvals and interrupts as spans when the worker traces (nothing otherwise).
+    this.spans.onEvent(event);
   }
+
+  private readonly spans = new WorkflowSpans();
 }
 
 function errorFields(err: FabricError): { code: string; message: string } {
