@@ -27,12 +27,24 @@ export function stdioLaunch(sandbox: ToolSandbox, server: McpStdioServer, cwd: s
   };
 }
 
-/** Directories of the absolute paths among the server's command and arguments that exist. */
+/**
+ * What a server needs to read: the directories of the absolute paths among its command and arguments
+ * that exist, and the nearest node_modules above each (where a Node server's dependencies resolve).
+ */
 function serverFiles(server: McpStdioServer): string[] {
   const dirs = new Set<string>();
   for (const p of [server.command, ...(server.args ?? [])]) {
     if (!path.isAbsolute(p) || !fs.existsSync(p)) continue;
-    dirs.add(fs.statSync(p).isDirectory() ? p : path.dirname(p));
+    const dir = fs.statSync(p).isDirectory() ? p : path.dirname(p);
+    dirs.add(dir);
+    for (let up = dir; ; up = path.dirname(up)) {
+      const modules = path.join(up, 'node_modules');
+      if (fs.existsSync(modules)) {
+        dirs.add(modules);
+        break;
+      }
+      if (path.dirname(up) === up) break;
+    }
   }
   return [...dirs];
 }
