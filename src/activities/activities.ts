@@ -27,6 +27,7 @@ import { EdgeService, runToolWithOffload, type AroundCall, type TextCall } from 
 import type { TranscriptStore } from './transcript-store';
 import { loadJson, saveJson, ToolResultStore, Transcripts } from './transcripts';
 import { MemoryFiles } from './memory-files';
+import { ReplyArchiveStore } from './reply-archive-store';
 import { updateMemory } from '../core/context/memory-extract';
 
 const HEARTBEAT_MS = 2_000;
@@ -53,6 +54,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
   const transcripts = new Transcripts(deps.store);
   const toolResults = new ToolResultStore(deps.store);
   const memoryFiles = new MemoryFiles(deps.store);
+  const replyArchive = new ReplyArchiveStore(deps.store);
   const tools = deps.tools instanceof ToolRegistry ? deps.tools : ToolRegistry.from(deps.tools);
   const sandbox = resolveToolSandbox(deps.toolSandbox);
   const localTools = createLocalTools(sandbox);
@@ -169,6 +171,14 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
 
     async fhLoadMemory(input) {
       return (await asFailure(() => memoryFiles.load(input.key))) ?? null;
+    },
+
+    async fhArchiveReplies(chunk) {
+      return asFailure(() => replyArchive.append(chunk));
+    },
+
+    async fhFindReply(input) {
+      return asFailure(() => replyArchive.find(input.head, input.messageId));
     },
 
     async fhMcpList(input) {

@@ -5,6 +5,7 @@
 import type { Entry, Usage, AssistantEntry } from '../core/entries';
 import type { CompactionDecision, DecisionFacts } from '../core/context/compaction/decide';
 import type { ToolSpec } from '../core/tools-spec';
+import type { ReplyArchiveChunk, StoredReply } from '../core/sessions/reply-archive';
 import type { McpServerRef, McpToolInfo } from '../core/mcp';
 import type { EnhanceResult } from '../core/enhance/types';
 import type { AppliedContextEdit, CompactionStrategySetting, ContextManagementParams, StrategyDecision } from '../core/context/strategy';
@@ -143,6 +144,10 @@ export interface FabricActivities {
   fhLoadTranscript(ref: TranscriptRef): Promise<Entry[]>;
   /** Merges what is worth remembering of a compaction's dropped slice into the memory file `key`. */
   fhFlushMemory(input: FlushMemoryActivityInput): Promise<FlushMemoryActivityResult>;
+  /** Stores a chunk of a session's older replies (chained to `prev`); returns its key's hash. */
+  fhArchiveReplies(input: ReplyArchiveChunk): Promise<string>;
+  /** The archived reply to `messageId` in the chain ending at `head` (null: none). */
+  fhFindReply(input: { head: string; messageId: string }): Promise<StoredReply | null>;
   /** The memory file `key` (null: none yet), for a new session's system prompt. */
   fhLoadMemory(input: { key: string }): Promise<MemoryFilePayload | null>;
   /** An MCP server's tool list: recorded here, so a replay never asks the server again. */

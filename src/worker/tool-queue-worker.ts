@@ -1,5 +1,5 @@
 import { Worker, type WorkerOptions } from '@temporalio/worker';
-import { collectAgents } from '../workflows';
+import { collectAgents, NON_AGENT_WORKFLOW_TYPES } from '../workflows';
 import { agentSetKey, toolTaskQueue } from '../wire/tool-queue';
 import { loadModule } from './load-modules';
 
@@ -29,7 +29,7 @@ function entryAgentNames(workflowsPath: string): string[] | undefined {
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const entry = require(workflowsPath) as Record<string, unknown>;
-    return Object.keys(entry).filter((k) => k !== 'default' && typeof entry[k] === 'function');
+    return Object.keys(entry).filter((k) => !NON_AGENT_WORKFLOW_TYPES.includes(k) && typeof entry[k] === 'function');
   } catch {
     return undefined; // not one of ours (or not loadable in Node): the workflow falls back after a wait
   }

@@ -9,7 +9,7 @@ import {
 } from '@temporalio/workflow';
 import { parseAgentInput, type AgentDefinition, type InitFn } from '../core/agent';
 import { InterruptedError, UnknownAgentError } from '../core/errors';
-import { isSessionEnvelope, SessionHost } from './session-host';
+import { isSessionEnvelope, SessionHost } from './session';
 import type { SessionEnvelope } from '../wire/session-messages';
 import {
   compactionExplicitlyDisabled,
@@ -56,7 +56,7 @@ export function agentWorkflow(def: AgentDefinition, toolSet?: string): (input: u
 
 /**
  * A session of the agent: `run` sets up (init) and serves; the host answers prompts until the session
- * ends. A continue-as-new runs `run` again with the session restored (see session-host.ts).
+ * ends. A continue-as-new runs `run` again with the session restored (see session/host.ts).
  */
 async function sessionWorkflow(def: AgentDefinition, envelope: SessionEnvelope, toolSet?: string): Promise<unknown> {
   const state = new RunState();

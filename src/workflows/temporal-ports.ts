@@ -70,6 +70,26 @@ function activities(options: ActivityOptions, summary: string) {
   return proxyActivities<FabricActivities>({ ...options, summary });
 }
 
+/**
+ * The session's own activity calls (load and store its transcript, resolve a model it switches to, title
+ * a new session): short store and lookup calls, so a shorter bound than a model call and no heartbeat.
+ */
+const sessionOptions: ActivityOptions = { startToCloseTimeout: '2 minutes', retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 10 } };
+
+export type SessionActivities = Pick<FabricActivities, 'fhLoadTranscript' | 'fhStoreTranscript' | 'fhResolveModel' | 'fhSummarize' | 'fhArchiveReplies' | 'fhFindReply'>;
+
+/** The session host's activities, through the same proxy (and options in one place) as the harness's ports. */
+export function createSessionActivities(): SessionActivities {
+  return {
+    fhLoadTranscript: (ref) => activities(sessionOptions, 'load the session transcript').fhLoadTranscript(ref),
+    fhStoreTranscript: (input) => activities(sessionOptions, 'store the session transcript').fhStoreTranscript(input),
+    fhResolveModel: (input) => activities(sessionOptions, `resolve model ${input.model ?? '(worker default)'}`).fhResolveModel(input),
+    fhSummarize: (input) => activities(sessionOptions, `title with ${input.model}`).fhSummarize(input),
+    fhArchiveReplies: (chunk) => activities(sessionOptions, `archive ${chunk.replies.length} replies`).fhArchiveReplies(chunk),
+    fhFindReply: (input) => activities(sessionOptions, `find the reply to ${input.messageId}`).fhFindReply(input),
+  };
+}
+
 const local = proxyLocalActivities<Pick<FabricActivities, 'fhDecideCompaction'>>({
   startToCloseTimeout: '30s',
   summary: 'compaction decision',
