@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import type { z } from 'zod';
 import type { bashInput, editFileInput, readFileInput, writeFileInput, BuiltinToolName } from '../core/builtin-tools';
 import type { ToolContext } from '../core/tools';
 import { confinedExistingPath, confinedNewPath } from './sandbox-path';
+import { confinedSpawn, killConfined } from './sandbox';
 import { defaultToolSandbox, type ToolSandbox } from './tool-env';
 
 /**
@@ -22,32 +22,29 @@ function cap(text: string, limit = OUTPUT_CAP): string {
 
 export async function bash(input: z.infer<typeof bashInput>, ctx: ToolContext, sandbox: ToolSandbox = defaultToolSandbox): Promise<string> {
   const timeoutMs = input.timeoutMs ?? DEFAULT_BASH_TIMEOUT_MS;
-  const [cmd, ...args] = sandbox.argv(input.command, ctx.cwd);
+  // Confined (sandbox.ts): bubblewrap by default, an explicit environment (the worker's own, with its
+  // API keys and store settings, never reaches the tool). Throws SANDBOX_UNAVAILABLE rather than run unconfined.
+  const child = confinedSpawn('bash', ['-c', input.command], {
+    root: ctx.cwd,
+    env: sandbox.env(ctx.cwd),
+    network: sandbox.network,
+    confinement: sandbox.confinement,
+    signal: ctx.signal,
+  });
   return new Promise((resolve, reject) => {
-    // An explicit environment: the worker's own (API keys, store settings) never reaches the tool.
-    const child = spawn(cmd, args, { cwd: ctx.cwd, env: sandbox.env(ctx.cwd), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let stdout = '';
     let stderr = '';
     let timedOut = false;
-    const kill = () => {
-      try {
-        process.kill(-child.pid!, 'SIGKILL'); // the whole process group: pipelines leave children behind otherwise
-      } catch {
-        /* already gone */
-      }
-    };
     const timer = setTimeout(() => {
       timedOut = true;
-      kill();
+      killConfined(child);
     }, timeoutMs);
     const beat = setInterval(() => ctx.heartbeat({ stdoutBytes: stdout.length }), 5_000);
-    const onAbort = () => kill();
-    ctx.signal.addEventListener('abort', onAbort, { once: true });
-    child.stdout.on('data', (d: Buffer) => {
+    child.stdout!.on('data', (d: Buffer) => {
       if (stdout.length < OUTPUT_CAP * 2) stdout += d.toString();
       ctx.output?.('stdout', d.toString());
     });
-    child.stderr.on('data', (d: Buffer) => {
+    child.stderr!.on('data', (d: Buffer) => {
       if (stderr.length < OUTPUT_CAP * 2) stderr += d.toString();
       ctx.output?.('stderr', d.toString());
     });
@@ -59,7 +56,6 @@ export async function bash(input: z.infer<typeof bashInput>, ctx: ToolContext, s
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       clearInterval(beat);
-      ctx.signal.removeEventListener('abort', onAbort);
       if (ctx.signal.aborted) return reject(new ToolFailure('cancelled'));
       const status = timedOut ? `timed out after ${timeoutMs} ms` : signal ? `killed by ${signal}` : `exit code ${code}`;
       resolve(`${status}\n--- stdout ---\n${cap(stdout)}\n--- stderr ---\n${cap(stderr)}`);

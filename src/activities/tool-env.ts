@@ -1,16 +1,21 @@
-import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
 import { z } from 'zod';
-import { FabricError } from '../core/errors';
 import { parseWith } from '../core/validate';
+import * as path from 'node:path';
+import { confinementArgv, requireBwrap, sandboxEnv, SandboxUnavailableError, type Confinement } from './sandbox';
+
+export { SandboxUnavailableError };
 
 /**
- * How the worker runs bash: with which environment, inside which wrapper. A worker-level setting
- * (createWorker / FabricHarnessPlugin `toolSandbox`), not an agent option, on purpose: values set here
- * (tokens a tool needs) stay on the worker and never travel through workflow history, and isolation is
- * a property of the machine (is bwrap installed?), not of the workflow code.
+ * How the worker runs bash: with which environment, inside which confinement. A worker-level setting
+ * (createWorker / FabricHarnessPlugin `toolSandbox`; invoke / openSession take the same), not an agent
+ * option, on purpose: values set here (tokens a tool needs) stay on the worker and never travel through
+ * workflow history, and isolation is a property of the machine (does bubblewrap run here?), not of the
+ * workflow code.
  *
- * Default: a minimal environment (PATH, HOME = the sandbox dir, LANG, TERM, TMPDIR) and no wrapper —
- * bash is NOT a jail then: it runs as the worker's user and can read whatever that user can.
+ * Default: the minimal environment of sandbox.ts and bubblewrap confinement (the sandbox directory the
+ * only one writable, no network). Where bubblewrap does not run, bash calls fail with SANDBOX_UNAVAILABLE
+ * unless `wrapper: 'none'` says to run unconfined.
  */
 export const toolSandboxSchema = z
   .object({
@@ -19,77 +24,64 @@ export const toolSandboxSchema = z
     /** Names of the worker's own variables to pass through as they are (e.g. ['HTTPS_PROXY']). */
     passEnv: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).optional(),
     /**
-     * Run bash inside this command: argv prefix, then `bash -c <command>`; `{cwd}` in an argument is
-     * replaced by the sandbox directory. 'bwrap': a built-in bubblewrap profile (read-only root, the
-     * sandbox directory writable, no network, private /tmp); the worker refuses to start without bwrap.
+     * 'bwrap' (default): bubblewrap, see sandbox.ts. 'none': unconfined (bash can read and write whatever
+     * the worker's user can). An argv prefix: your own wrapper, then `bash -c <command>`; `{cwd}` in an
+     * argument is replaced by the sandbox directory.
      */
-    wrapper: z.union([z.literal('bwrap'), z.array(z.string().min(1)).min(1)]).optional(),
+    wrapper: z.union([z.literal('bwrap'), z.literal('none'), z.array(z.string().min(1)).min(1)]).optional(),
+    /** Let bash reach the network (default false). Applies to 'bwrap'. */
+    network: z.boolean().optional(),
   })
   .strict();
 
 export type ToolSandboxOptions = z.infer<typeof toolSandboxSchema>;
 
-export class SandboxUnavailableError extends FabricError {
-  constructor(message: string) {
-    super('SANDBOX_UNAVAILABLE', message);
-  }
-}
-
-/** What bash is run with: resolved once per worker. */
+/** What bash is run with: resolved once per worker (or inline run). */
 export interface ToolSandbox {
+  readonly confinement: Confinement;
+  readonly network: boolean;
   env(cwd: string): Record<string, string>;
-  /** The argv that runs `command` in `cwd`. */
-  argv(command: string, cwd: string): string[];
+  /**
+   * The argv that runs `bash -c command` confined to `cwd` (for launchers that take an argv, such as the
+   * MCP SDK's stdio transport); `readOnly` paths are visible read-only. Throws SANDBOX_UNAVAILABLE.
+   */
+  argv(command: string, cwd: string, readOnly?: readonly string[]): string[];
 }
 
-const FALLBACK_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
-
-const BWRAP_PROFILE = [
-  'bwrap',
-  '--ro-bind', '/', '/',
-  '--dev', '/dev',
-  '--proc', '/proc',
-  '--tmpfs', '/tmp',
-  '--bind', '{cwd}', '{cwd}',
-  '--chdir', '{cwd}',
-  '--unshare-all',
-  '--die-with-parent',
-  '--new-session',
-];
-
+/**
+ * Validates the settings. A wrapper asked for by name ('bwrap', or an argv whose program is not on PATH)
+ * that cannot run fails here, at worker start; the default 'bwrap' is checked on first use, so a worker
+ * whose agents never run bash starts on a machine without bubblewrap.
+ */
 export function resolveToolSandbox(options: ToolSandboxOptions = {}, onPath: (cmd: string) => boolean = commandExists): ToolSandbox {
   const opts = parseWith(toolSandboxSchema, options, 'toolSandbox') as ToolSandboxOptions;
-  const wrapper = opts.wrapper === 'bwrap' ? BWRAP_PROFILE : opts.wrapper;
-  if (wrapper && !onPath(wrapper[0])) {
+  const confinement: Confinement = opts.wrapper ?? 'bwrap';
+  if (opts.wrapper === 'bwrap') requireBwrap();
+  if (Array.isArray(opts.wrapper) && !onPath(opts.wrapper[0]!)) {
     throw new SandboxUnavailableError(
-      `toolSandbox.wrapper: '${wrapper[0]}' is not installed on this worker; install it or remove the wrapper (bash then runs unconfined)`,
+      `toolSandbox.wrapper: '${opts.wrapper[0]}' is not installed on this worker; install it, or use 'bwrap' (the default) or 'none' (unconfined)`,
     );
   }
-  const passed: Record<string, string> = {};
-  for (const name of opts.passEnv ?? []) {
-    const value = process.env[name];
-    if (value !== undefined) passed[name] = value;
-  }
+  const network = opts.network ?? false;
   return {
-    env: (cwd) => ({
-      PATH: process.env.PATH || FALLBACK_PATH,
-      HOME: cwd,
-      LANG: process.env.LANG || 'C.UTF-8',
-      TERM: 'dumb',
-      TMPDIR: '/tmp',
-      ...passed,
-      ...opts.env,
-    }),
-    argv: (command, cwd) => [...(wrapper ?? []).map((a) => a.split('{cwd}').join(cwd)), 'bash', '-c', command],
+    confinement,
+    network,
+    env: (cwd) => sandboxEnv(cwd, opts),
+    argv: (command, cwd, readOnly) => [...confinementArgv(confinement, path.resolve(cwd), { network, readOnly }), 'bash', '-c', command],
   };
 }
 
-/** Default: minimal environment, no wrapper. */
-export const defaultToolSandbox: ToolSandbox = resolveToolSandbox({}, () => true);
+/** Default: minimal environment, bubblewrap (checked when bash first runs). */
+export const defaultToolSandbox: ToolSandbox = resolveToolSandbox({});
 
 function commandExists(cmd: string): boolean {
+  if (cmd.includes('/')) return isExecutable(cmd);
+  return (process.env.PATH ?? '').split(':').some((dir) => dir && isExecutable(`${dir}/${cmd}`));
+}
+
+function isExecutable(file: string): boolean {
   try {
-    execFileSync('sh', ['-c', 'command -v "$1"', 'sh', cmd], { stdio: 'ignore', env: { PATH: process.env.PATH || FALLBACK_PATH } });
+    fs.accessSync(file, fs.constants.X_OK);
     return true;
   } catch {
     return false;

@@ -2,6 +2,7 @@ import { isBuiltinToolName } from '../core/builtin-tools';
 import { ToolNotRegisteredError } from '../core/errors';
 import { toolOutputToText, type ToolContext, type ToolExecute } from '../core/tools';
 import { localToolImplementations, type LocalTools } from './local-tools';
+import { SandboxUnavailableError } from './sandbox';
 
 export interface ToolRunOptions {
   where?: 'worker' | 'inline';
@@ -44,6 +45,8 @@ export async function runToolImplementation(
     return { content: toolOutputToText(output), isError: false };
   } catch (err) {
     if (ctx.signal.aborted) throw err;
+    // No confinement for bash here: a deployment error (fails the call), not something the model can fix.
+    if (err instanceof SandboxUnavailableError) throw err;
     return { content: `Error: ${err instanceof Error ? err.message : String(err)}`, isError: true };
   } finally {
     clearTimeout(timer);

@@ -48,6 +48,19 @@ export interface InvokeOptions {
   memoryDir?: string;
   /** MCP servers an agent may name in `init({ mcp: ['name'] })`, as a worker registers them. */
   mcpServers?: Record<string, McpServerConfig>;
+  /**
+   * How bash runs in this process, as a worker's `toolSandbox`: `{ env, passEnv, wrapper, network }`.
+   * Default: bubblewrap with a minimal environment; `wrapper: 'none'` runs it unconfined (docs/security.md).
+   */
+  toolSandbox?: ToolSandboxSettings;
+}
+
+/** Validated where it is used (src/activities/tool-env.ts); declared here so core stays free of Node code. */
+export interface ToolSandboxSettings {
+  env?: Record<string, string>;
+  passEnv?: string[];
+  wrapper?: 'bwrap' | 'none' | string[];
+  network?: boolean;
 }
 
 export interface AgentDefinition<I = any, O = any> {

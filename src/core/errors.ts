@@ -30,10 +30,15 @@ export class UnknownAgentError extends FabricError {
   constructor(
     readonly agent: string,
     readonly known: string[],
+    /** On Temporal: the task queue of the run, whose workers lack the agent. */
+    readonly taskQueue?: string,
   ) {
     super(
       'UNKNOWN_AGENT',
-      `Unknown agent '${agent}'. Registered agents: ${known.length ? known.join(', ') : '(none)'}.`,
+      taskQueue === undefined
+        ? `Unknown agent '${agent}'. Registered agents: ${known.length ? known.join(', ') : '(none)'}.`
+        : `Unknown agent '${agent}' on task queue '${taskQueue}': this worker registers ${known.length ? known.join(', ') : '(none)'}. ` +
+            `The workflow task is retried, so a worker on '${taskQueue}' that has '${agent}' takes the run; start one (or terminate the run).`,
     );
   }
 }

@@ -61,6 +61,7 @@ export function inlineInit(
       signal: defaults.signal,
       agentName,
       memoryDir: defaults.memoryDir,
+      toolSandbox: defaults.toolSandbox,
       mcpServers: defaults.mcpServers,
     });
     opened?.push(ports);

@@ -3,6 +3,9 @@ import type { EventListener } from '../core/events';
 import { ModelCallError, RuntimeUnavailableError } from '../core/errors';
 import type { ModelCallRequest, RuntimePorts } from '../core/ports';
 import type { MessagesCall, ModelConnection } from '../activities/anthropic';
+import { createLocalTools } from '../activities/local-tools';
+import { resolveToolSandbox } from '../activities/tool-env';
+import type { ToolSandboxSettings } from '../core/agent';
 import { offloadToolResult, readArtifact } from '../activities/artifacts';
 import { MemoryTranscriptStore } from '../activities/transcript-store';
 import { ToolResultStore } from '../activities/transcripts';
@@ -26,6 +29,8 @@ export interface InlinePortOptions extends ModelConnection {
   agentName?: string;
   /** Where memory files are kept (default: in this process only). */
   memoryDir?: string;
+  /** How bash runs (invoke's `toolSandbox`): resolved once per run, see tool-env.ts. */
+  toolSandbox?: ToolSandboxSettings;
   /** Attempts for retryable model errors (429/529/5xx/network); Temporal's retry policy plays this role there. */
   maxAttempts?: number;
   /** MCP servers this process registers, by name (invoke's `mcpServers`). */
@@ -43,6 +48,9 @@ export type InlinePorts = RuntimePorts & { close(): Promise<void> };
  */
 export function createInlinePorts(opts: InlinePortOptions): InlinePorts {
   const edge = new EdgeService({ connection: opts, defaultModel: opts.model });
+  // The same confinement as a worker's bash (bubblewrap by default), settings checked before the run starts.
+  const sandbox = resolveToolSandbox(opts.toolSandbox);
+  const local = createLocalTools(sandbox);
   // invoke's `signal`: aborting it cancels the model call in flight and the tools (bash: its process group).
   const signal = opts.signal ?? new AbortController().signal;
   const maxAttempts = opts.maxAttempts ?? 5;
@@ -53,7 +61,7 @@ export function createInlinePorts(opts: InlinePortOptions): InlinePorts {
   const mcpConnections = (): McpConnections => {
     if (!mcp) {
       const { McpConnections: Connections } = require('../activities/mcp/connections') as typeof import('../activities/mcp/connections');
-      mcp = new Connections({ servers: opts.mcpServers });
+      mcp = new Connections({ servers: opts.mcpServers, sandbox }); // stdio servers confined as bash is
     }
     return mcp;
   };
@@ -105,7 +113,7 @@ export function createInlinePorts(opts: InlinePortOptions): InlinePorts {
       const served = def.mcp;
       const result = served
         ? await offloadToolResult(artifacts, await mcpConnections().call(served.server, mcpScope, call.cwd, served.tool, call.input, { signal, timeoutMs: def.timeoutMs }), { tool: call.name, input: call.input }, call.offloadBytes)
-        : await runToolWithOffload(artifacts, def.execute ?? opts.tools?.get(call.name), call, context, { where: 'inline', timeoutMs: def.timeoutMs }, direct);
+        : await runToolWithOffload(artifacts, def.execute ?? opts.tools?.get(call.name), call, context, { where: 'inline', local, timeoutMs: def.timeoutMs }, direct);
       if (result.artifact) return result;
       // Kept as a worker keeps it, so a capped result's marker names a ref read_artifact can page back.
       const contentRef = await artifacts.save(result.content);

@@ -1,6 +1,6 @@
 import type { DataConverter } from '@temporalio/common';
 import { SimplePlugin } from '@temporalio/plugin';
-import type { BundleOptions, ReplayWorkerOptions, WorkerOptions, InjectedSinks } from '@temporalio/worker';
+import { type Worker, type BundleOptions, type ReplayWorkerOptions, type WorkerOptions, type InjectedSinks } from '@temporalio/worker';
 import { createActivities } from '../activities/activities';
 import type { ModelConnection } from '../activities/anthropic';
 import { externalStorageFor } from '../activities/external-storage';
@@ -15,6 +15,7 @@ import { ToolRegistry, type ToolSource } from '../core/tool-registry';
 import type { FabricSinks } from '../workflows/sinks';
 import { configureAgentBundler } from './bundle';
 import { loadSources } from './load-modules';
+import { toolQueueOf, startToolWorker, type ToolQueuePlan } from './tool-queue-worker';
 
 export interface FabricHarnessPluginOptions {
   /**
@@ -31,13 +32,20 @@ export interface FabricHarnessPluginOptions {
   offloadThresholdBytes?: number;
   /** Agent events, in the worker process (never re-emitted on replay). */
   onEvent?: EventListener;
-  /** How bash runs: extra env, passed-through env, wrapper (e.g. 'bwrap'). Default: minimal env, no wrapper. */
+  /** How bash runs: extra env, passed-through env, wrapper ('bwrap', the default; 'none'), network. */
   toolSandbox?: ToolSandboxOptions;
   /**
    * MCP servers this worker registers, by name: agents name them in `init({ mcp: ['github'] })`. Their
    * config (tokens in `env` or `headers`) stays on the worker and never enters history.
    */
   mcpServers?: Record<string, McpServerConfig | McpServerConfigWithoutName>;
+  /**
+   * The agent modules this worker runs (paths). Tool calls of a run go to a task queue of its agent set,
+   * which the worker polls next to its own (docs/deploying.md). Found without this when the worker is
+   * given `workflowsPath: await workflowsPathFor(...)`; needed with a `workflowBundle`, or to run tool
+   * calls on a worker without workflows.
+   */
+  agents?: string | string[];
 }
 
 /**
@@ -48,6 +56,8 @@ export interface FabricHarnessPluginOptions {
 export class FabricHarnessPlugin extends SimplePlugin {
   readonly store: TranscriptStore;
   private readonly harness: FabricHarnessPluginOptions;
+  /** The tool queue each worker configured here polls, by its task queue. */
+  private readonly toolQueues = new Map<string, ToolQueuePlan>();
 
   constructor(options: FabricHarnessPluginOptions = {}) {
     const store = options.store ?? new FileTranscriptStore();
@@ -81,7 +91,23 @@ export class FabricHarnessPlugin extends SimplePlugin {
     // Heartbeat details carry a model call's live deltas to clients: send them within 200 ms, not the
     // SDK's default (80% of the heartbeat timeout, 8 s here). A setting of the user's wins.
     const throttled = { ...options, maxHeartbeatThrottleInterval: options.maxHeartbeatThrottleInterval ?? STREAM_HEARTBEAT_THROTTLE };
-    return withSinks(super.configureWorker(throttled), this.harness.onEvent);
+    const configured = withSinks(super.configureWorker(throttled), this.harness.onEvent);
+    const plan = toolQueueOf(configured, this.harness.agents);
+    if (plan) this.toolQueues.set(configured.taskQueue, plan);
+    return configured;
+  }
+
+  /** Runs the worker and, next to it, the activity worker of its agent set's tool queue. */
+  async runWorker(worker: Worker, next: (w: Worker) => Promise<void>): Promise<void> {
+    const plan = this.toolQueues.get(worker.options.taskQueue);
+    if (!plan) return super.runWorker(worker, next);
+    const tools = await startToolWorker(plan, () => worker.getState() === 'RUNNING' && worker.shutdown());
+    try {
+      await super.runWorker(worker, next);
+    } finally {
+      await tools.stop();
+    }
+    tools.rethrow();
   }
 
   configureReplayWorker(options: ReplayWorkerOptions): ReplayWorkerOptions {

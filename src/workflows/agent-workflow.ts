@@ -30,9 +30,9 @@ import { installStreamLog } from './stream/publish';
 export * from '../wire/messages';
 
 /** The workflow function for one agent: its type name is the agent's name. */
-export function agentWorkflow(def: AgentDefinition): (input: unknown) => Promise<unknown> {
+export function agentWorkflow(def: AgentDefinition, toolSet?: string): (input: unknown) => Promise<unknown> {
   return async (rawInput: unknown) => {
-    if (isSessionEnvelope(rawInput)) return sessionWorkflow(def, rawInput);
+    if (isSessionEnvelope(rawInput)) return sessionWorkflow(def, rawInput, toolSet);
     installStreamLog();
     // A sub-agent (agentAsTool): the agent's input inside, its depth and working directory around it.
     const sub = isSubAgentEnvelope(rawInput) ? rawInput.fhSubAgent : undefined;
@@ -41,7 +41,7 @@ export function agentWorkflow(def: AgentDefinition): (input: unknown) => Promise
     let result: unknown;
     try {
       const input = parseAgentInput(def, sub ? sub.input : rawInput);
-      result = await def.run({ init: workflowInit(def.flavour, state, undefined, sub), input });
+      result = await def.run({ init: workflowInit(def.flavour, state, undefined, sub, toolSet), input });
     } catch (err) {
       await state.finish();
       // A cancelled run's activities end its turn as interrupted: the run itself was cancelled.
@@ -60,14 +60,14 @@ export function agentWorkflow(def: AgentDefinition): (input: unknown) => Promise
  * A session of the agent: `run` sets up (init) and serves; the host answers prompts until the session
  * ends. A continue-as-new runs `run` again with the session restored (see session/host.ts).
  */
-async function sessionWorkflow(def: AgentDefinition, envelope: SessionEnvelope): Promise<unknown> {
+async function sessionWorkflow(def: AgentDefinition, envelope: SessionEnvelope, toolSet?: string): Promise<unknown> {
   installStreamLog(envelope.fhSession.carried?.streamNext ?? 0).enabled = envelope.fhSession.streaming !== false;
   const state = new RunState();
   const host = new SessionHost(def.name, envelope.fhSession, state, def.sessions, def.flavour);
   host.install();
   try {
     const input = parseAgentInput(def, envelope.fhSession.input);
-    const result = await def.run({ init: workflowInit(def.flavour, state, host), input });
+    const result = await def.run({ init: workflowInit(def.flavour, state, host, undefined, toolSet), input });
     // Every accepted update (a prompt answered SESSION_CLOSED, a last edit) finishes before the run ends.
     await condition(allHandlersFinished);
     return result;
@@ -79,14 +79,21 @@ async function sessionWorkflow(def: AgentDefinition, envelope: SessionEnvelope):
   }
 }
 
-/** Handles a workflow type no registered agent has, with an error that lists the ones there are. */
+/**
+ * Handles a workflow type no agent of this worker has. It fails the workflow TASK, not the run (a plain
+ * error, not an ApplicationFailure): Temporal retries the task, so another worker on the task queue that
+ * has the agent (a worker with other agents, a rolling deploy) takes it. With no such worker the run stays
+ * open, the error (naming the task queue and the agents this worker has) visible as the pending workflow
+ * task's failure in `describe`, the history and the UI, until a worker that has the agent starts.
+ */
 export function unknownAgentWorkflow(known: string[]): (...args: unknown[]) => Promise<never> {
   return async () => {
-    throw encodeFailure(new UnknownAgentError(workflowInfo().workflowType, known));
+    const info = workflowInfo();
+    throw new UnknownAgentError(info.workflowType, known, info.taskQueue);
   };
 }
 
-function workflowInit(flavour: Flavour, state: RunState, host?: SessionHost, sub?: SubAgentEnvelope['fhSubAgent']): InitFn {
+function workflowInit(flavour: Flavour, state: RunState, host?: SessionHost, sub?: SubAgentEnvelope['fhSubAgent'], toolSet?: string): InitFn {
   return async (raw?: InitOptions) => {
     const options = parseInitOptions(raw);
     // Inside a workflow the runtime is Temporal whatever `runtime` says; warn as the docs promise.
@@ -94,8 +101,8 @@ function workflowInit(flavour: Flavour, state: RunState, host?: SessionHost, sub
       proxySinks<FabricSinks>().fabric.warnOnce('temporal-compaction', TEMPORAL_COMPACTION_WARNING);
     }
     const ports = host
-      ? createTemporalPorts({ record: (e) => state.record(e), transport: host.transport, onActivity: host.onActivity })
-      : createTemporalPorts({ record: (e) => state.record(e), ...(sub ? { depth: sub.depth } : {}) });
+      ? createTemporalPorts({ record: (e) => state.record(e), transport: host.transport, onActivity: host.onActivity, toolSet })
+      : createTemporalPorts({ record: (e) => state.record(e), ...(sub ? { depth: sub.depth } : {}), toolSet });
     const harness = host ? new Harness(ports, options, flavour, '.', host, host.authorize) : new Harness(ports, options, flavour, sub?.cwd ?? '.', state);
     state.harnesses.push(harness);
     return harness;

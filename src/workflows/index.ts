@@ -4,6 +4,7 @@
  */
 import { isAgentDefinition, type AgentDefinition } from '../core/agent';
 import { agentWorkflow, unknownAgentWorkflow } from './agent-workflow';
+import { agentSetKey } from '../wire/tool-queue';
 import { fhFlow, fhFlowBranch } from './flow-workflow';
 
 export * from './agent-workflow';
@@ -25,11 +26,16 @@ export function collectAgents(modules: unknown[]): AgentDefinition[] {
   return [...found.values()];
 }
 
+/** Workflow types of the workflows module that are not agents (the tool queue is named by the agents alone). */
+export const NON_AGENT_WORKFLOW_TYPES: readonly string[] = ['default', 'fhFlow', 'fhFlowBranch'];
+
 /** The workflows module: one workflow type per agent name, and a default for unknown names. */
 export function agentWorkflows(modules: unknown[]): Record<string, (...args: any[]) => Promise<unknown>> {
   const agents = collectAgents(modules);
   const out: Record<string, (...args: any[]) => Promise<unknown>> = {};
-  for (const def of agents) out[def.name] = agentWorkflow(def);
+  // Tool calls go to the queue of this agent set (wire/tool-queue.ts), which the workers running it poll.
+  const toolSet = agentSetKey(agents.map((a) => a.name));
+  for (const def of agents) out[def.name] = agentWorkflow(def, toolSet);
   // Flows run on every worker: their stages use the built-in tools and the agents registered here.
   out.fhFlow = fhFlow;
   out.fhFlowBranch = fhFlowBranch;

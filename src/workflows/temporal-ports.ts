@@ -1,3 +1,4 @@
+import { TimeoutType } from '@temporalio/common';
 import { executeChild, isCancellation, uuid4, patched, proxyActivities, proxyLocalActivities, proxySinks, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { FabricActivities, FlushMemoryActivityInput, ModelActivityInput, ModelActivityReply, ModelActivityResult, ResolveModelResult, ToolActivityInput } from '../wire/activity-contract';
 import { TRANSCRIPT_STORE_MISS } from '../wire/activity-contract';
@@ -11,6 +12,7 @@ import { SubAgentDepthError, SubAgentSlots, subAgentResultText, type SubAgentOut
 import type { SubAgentEnvelope } from '../wire/sub-agent';
 import { actsBeforeCall, type DecisionFacts } from '../core/context/compaction/decide';
 import { decodeFailure, innermostApplicationFailure } from '../wire/failures';
+import { toolTaskQueue } from '../wire/tool-queue';
 import { ModelTransport } from './model-transport';
 import { WorkflowSpans } from './spans';
 import type { FabricSinks } from './sinks';
@@ -35,6 +37,8 @@ export interface TemporalPortOptions {
   transport?: ModelTransport;
   /** Told when an activity starts (+1) and ends (-1): a session suspends a turn only when none runs. */
   onActivity?(delta: 1 | -1, kind: ActivityKind): void;
+  /** The key of the bundle's agent set: tool calls go to its queue (wire/tool-queue.ts). */
+  toolSet?: string;
   /** This run's depth among sub-agents (0: not a sub-agent). */
   depth?: number;
 }
@@ -48,6 +52,17 @@ const retry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '
 const modelOptions: ActivityOptions = { startToCloseTimeout: '10 minutes', heartbeatTimeout: '10s', retry };
 const TOOL_TIMEOUT_GRACE_MS = 15_000;
 const toolOptions: ActivityOptions = { startToCloseTimeout: '30 minutes', heartbeatTimeout: '15s', retry };
+/**
+ * Since this patch tool calls go to the agent set's tool queue (wire/tool-queue.ts) rather than the
+ * workflow's own queue, where any worker, with or without the tool, could take them.
+ */
+const TOOL_QUEUE_PATCH = 'fh-tool-queue';
+/**
+ * How long a tool call waits on the agent set's queue for a worker. Past it (no worker polls that queue:
+ * the agent set changed in a deploy while the call was pending, or a plain Worker.create whose plugin
+ * cannot tell its agents) the call is scheduled again on the workflow's own queue, with a warning.
+ */
+const TOOL_QUEUE_WAIT = '2 minutes';
 
 /** A server that cannot be reached is retried a few times, then the run's session creation fails with MCP_UNAVAILABLE. */
 const mcpListOptions: ActivityOptions = { startToCloseTimeout: '2 minutes', heartbeatTimeout: '15s', retry: { ...retry, maximumAttempts: 3 } };
@@ -93,6 +108,15 @@ async function decoded<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
+/** An activity that no worker started in time (no TimeoutFailure import: the chain is read by shape). */
+function isScheduleToStartTimeout(err: unknown): boolean {
+  for (let cur = err as { cause?: unknown; timeoutType?: unknown } | undefined, depth = 0; cur && depth < 5; depth++) {
+    if (cur.timeoutType === TimeoutType.SCHEDULE_TO_START) return true;
+    cur = cur.cause as typeof cur;
+  }
+  return false;
+}
+
 function decodedFailure(err: unknown): unknown {
   if (isCancellation(err)) return new InterruptedError();
   return decodeFailure(err) ?? err;
@@ -122,6 +146,28 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
     sinks.fabric.event(event);
     spans.onEvent(event);
   };
+
+  let toolQueueUnserved = false;
+  /** One tool activity: on the agent set's tool queue, or (runs recorded before it, no set known) the workflow's. */
+  async function toolActivity(options: ActivityOptions, name: string, input: ToolActivityInput) {
+    const summary = `tool ${name}`;
+    if (opts.toolSet === undefined || toolQueueUnserved || !patched(TOOL_QUEUE_PATCH)) return activities(options, summary).fhTool(input);
+    const taskQueue = toolTaskQueue(workflowInfo().taskQueue, opts.toolSet);
+    try {
+      return await activities({ ...options, taskQueue, scheduleToStartTimeout: TOOL_QUEUE_WAIT }, summary).fhTool(input);
+    } catch (err) {
+      if (!isScheduleToStartTimeout(err)) throw err;
+      // For the rest of this run (state from history, so a replay decides the same): one wait is enough.
+      toolQueueUnserved = true;
+      sinks.fabric.warnOnce(
+        `tool-queue:${taskQueue}`,
+        `fabric-harness: tool '${name}' waited ${TOOL_QUEUE_WAIT} on task queue '${taskQueue}' with no worker taking it, and goes to ` +
+          `'${workflowInfo().taskQueue}' instead. Workers made by createWorker poll it; with Worker.create, pass the agent modules ` +
+          'to FabricHarnessPlugin({ agents }) (see docs/deploying.md).',
+      );
+      return activities(options, summary).fhTool(input);
+    }
+  }
 
   /** One model activity: the transcript by reference, resent whole once if the worker's store lacks it. */
   async function modelActivity(req: ModelCallRequest, facts?: DecisionFacts): Promise<ModelActivityResult> {
@@ -200,7 +246,7 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
       const options = def.timeoutMs ? { ...toolOptions, startToCloseTimeout: def.timeoutMs + TOOL_TIMEOUT_GRACE_MS } : toolOptions;
       let result;
       try {
-        result = await decoded(() => counted(() => activities(options, `tool ${call.name}`).fhTool(input), 'tool'));
+        result = await decoded(() => counted(() => toolActivity(options, call.name, input), 'tool'));
       } finally {
         closeToolStream(slot);
       }

@@ -194,7 +194,8 @@ describe('the fh command', () => {
     expect(r.code).toBe(1);
     // A progress note while waiting, then the error: one line.
     const errors = r.stderr.trim().split('\n').filter((l) => l.startsWith('fh: '));
-    expect(errors).toEqual([expect.stringMatching(/^fh: run no-such-agent-\S+ failed: Unknown agent 'no-such-agent'\. Registered agents: cli-calc, cli-compactor, cli-chat \[UNKNOWN_AGENT\]; see `fh history /)]);
+    // An unknown agent fails the workflow task (retried until a worker that has it starts): fh says so and exits.
+    expect(errors).toEqual([expect.stringMatching(/^fh: run (no-such-agent-\S+) is waiting for a worker that has agent 'no-such-agent': Unknown agent 'no-such-agent' on task queue '\S+': this worker registers cli-calc, cli-compactor, cli-chat\. .* \[UNKNOWN_AGENT\]; the run stays open \(`fh history \1`\)$/)]);
     expect(r.stderr.trim().split('\n').pop()).toBe(errors[0]);
   });
 

@@ -107,11 +107,19 @@ describe('errors and retries', () => {
     }
   });
 
-  it('names the unknown agent and the registered ones', async () => {
-    const failure = await rootFailure(run({}, 'no-such-agent'));
-    expect(failure.type).toBe('UNKNOWN_AGENT');
-    expect(failure.message).toContain("Unknown agent 'no-such-agent'");
-    expect(failure.message).toContain('calculator');
+  it('names the unknown agent and the registered ones, as a workflow task failure (the run stays open for a worker that has it)', async () => {
+    const handle = await client.workflow.start('no-such-agent', { taskQueue, workflowId: wid(), args: [{}] });
+    let failure: { message?: string | null } | undefined;
+    for (let i = 0; i < 100 && !failure; i++) {
+      failure = ((await handle.fetchHistory()).events ?? []).map((e) => e.workflowTaskFailedEventAttributes?.failure ?? undefined).find(Boolean);
+      if (!failure) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect((failure as { stackTrace?: string } | undefined)?.stackTrace).toContain('UnknownAgentError:');
+    expect(failure?.message).toContain("Unknown agent 'no-such-agent'");
+    expect(failure?.message).toContain('calculator');
+    expect(failure?.message).toContain(`task queue '${taskQueue}'`);
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+    await handle.terminate('test done');
   });
 
   it('rejects input that fails the schema, naming the field, before starting (definition) or in the workflow (name)', async () => {

@@ -5,12 +5,13 @@
 import { promises as fs } from 'node:fs';
 import { NativeConnection } from '@temporalio/worker';
 import { createWorker, FileTranscriptStore } from '../../src/worker';
+import { TEST_AGENT_MODULES } from './bundle-once';
 
 async function main(): Promise<void> {
   const env = process.env;
   const connection = await NativeConnection.connect({ address: env.FH_TEST_TEMPORAL_ADDRESS! });
   const worker = await createWorker({
-    agents: require.resolve('../fixtures/agents'),
+    agents: TEST_AGENT_MODULES, // the modules the bundle was made from: their agent set names the tool queue
     tools: [require.resolve('../fixtures/agent-tools')],
     connection,
     namespace: env.FH_TEST_TEMPORAL_NAMESPACE,

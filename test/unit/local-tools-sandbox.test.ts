@@ -109,6 +109,7 @@ describe('local tools in the sandbox', () => {
   it('a wrapper that is not installed, or a bad option, is refused when the worker starts', () => {
     expect(() => resolveToolSandbox({ wrapper: ['no-such-wrapper-xyz'] })).toThrow(SandboxUnavailableError);
     expect(() => resolveToolSandbox({ passEnv: ['bad name'] } as never)).toThrow(InvalidInputError);
-    expect(() => resolveToolSandbox({ wrapper: 'bwrap' }, () => false)).toThrow(/'bwrap' is not installed/);
+    expect(() => resolveToolSandbox({ wrapper: 'firejail' } as never)).toThrow(InvalidInputError);
+    expect(() => resolveToolSandbox({ network: 'yes' } as never)).toThrow(InvalidInputError);
   });
 });

@@ -38,8 +38,8 @@ describe('stdio MCP servers in the tool sandbox', () => {
     }
   });
 
-  it('without a wrapper (the control) the same call writes outside', async () => {
-    const c = new McpConnections();
+  it("unconfined (wrapper: 'none', the explicit opt-out; the control) the same call writes outside", async () => {
+    const c = new McpConnections({ sandbox: resolveToolSandbox({ wrapper: 'none' }) });
     try {
       expect((await c.call(server, 'run', cwd, 'touch', { path: path.join(outside, 'out.txt') })).isError).toBe(false);
       expect(await fs.readFile(path.join(outside, 'out.txt'), 'utf8')).toBe('touched');

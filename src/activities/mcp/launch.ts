@@ -1,5 +1,7 @@
 import type { StdioServerParameters } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { McpStdioServer } from '../../core/mcp';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type { ToolSandbox } from '../tool-env';
 
 /**
@@ -14,7 +16,8 @@ import type { ToolSandbox } from '../tool-env';
 export function stdioLaunch(sandbox: ToolSandbox, server: McpStdioServer, cwd: string): StdioServerParameters {
   const env = { ...sandbox.env(cwd), ...server.env };
   // The wrapper runs `bash -c <command>`: exec the server with its argv as given, no shell parsing.
-  const wrapped = sandbox.argv('exec "$0" "$@"', cwd);
+  // The server's own files (an absolute command, absolute script paths) are visible read-only in the sandbox.
+  const wrapped = sandbox.argv('exec "$0" "$@"', cwd, serverFiles(server));
   return {
     command: 'env',
     args: ['-i', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), ...wrapped, server.command, ...(server.args ?? [])],
@@ -22,4 +25,26 @@ export function stdioLaunch(sandbox: ToolSandbox, server: McpStdioServer, cwd: s
     cwd,
     stderr: 'pipe',
   };
+}
+
+/**
+ * What a server needs to read: the directories of the absolute paths among its command and arguments
+ * that exist, and the nearest node_modules above each (where a Node server's dependencies resolve).
+ */
+function serverFiles(server: McpStdioServer): string[] {
+  const dirs = new Set<string>();
+  for (const p of [server.command, ...(server.args ?? [])]) {
+    if (!path.isAbsolute(p) || !fs.existsSync(p)) continue;
+    const dir = fs.statSync(p).isDirectory() ? p : path.dirname(p);
+    dirs.add(dir);
+    for (let up = dir; ; up = path.dirname(up)) {
+      const modules = path.join(up, 'node_modules');
+      if (fs.existsSync(modules)) {
+        dirs.add(modules);
+        break;
+      }
+      if (path.dirname(up) === up) break;
+    }
+  }
+  return [...dirs];
 }

@@ -11,6 +11,7 @@ import { asCliError, connect, printJson, STORE_OPTION, type Command, type Io } f
 import { CliError, EXIT, failure, notFound, oneLine, usage } from '../errors';
 import { FH_SEARCH_ATTRIBUTES } from './server';
 import { agentModules, loadAgents } from './worker';
+import { unknownAgentTaskFailure } from './unknown-agent';
 
 export const runCommand: Command = {
   name: 'run',
@@ -146,12 +147,18 @@ async function runRun(p: Parsed, io: Io): Promise<number> {
       io.err(`[fh run] still waiting after 15 s: is a worker serving task queue '${taskQueue}'? Start one with \`fh worker --agents <module>\``);
     }, 15_000);
     hint.unref();
+    const watch = new AbortController();
     try {
-      const result = await handle.result();
+      // A run of an agent no worker has stays open (a task failure Temporal retries): say so rather than wait in silence.
+      const unknown = unknownAgentTaskFailure(handle.workflow, watch.signal).then((message) => {
+        throw new CliError(EXIT.FAILURE, `run ${workflowId} is waiting for a worker that has agent '${agent}': ${oneLine(message)} [UNKNOWN_AGENT]; the run stays open (\`fh history ${workflowId}\`)`);
+      });
+      const result = await Promise.race([handle.result(), unknown]);
       if (json) printJson(io, { workflowId, runId, agent, status: 'COMPLETED', result });
       else io.out(typeof result === 'string' ? result : (JSON.stringify(result, null, 2) ?? 'undefined'));
       return EXIT.OK;
     } catch (err) {
+      if (err instanceof CliError) throw err;
       if ((err as Error).name !== 'WorkflowFailedError') throw asCliError(err, ctx);
       // The top of the chain is often a generic wrapper ("Activity task failed"): print the typed cause.
       const failed = describeFailure(err);
@@ -163,6 +170,7 @@ async function runRun(p: Parsed, io: Io): Promise<number> {
       throw new CliError(EXIT.FAILURE, `run ${workflowId} failed: ${oneLine(detail)}; see \`fh history ${workflowId}\``);
     } finally {
       clearTimeout(hint);
+      watch.abort();
     }
   } finally {
     await conn.close();

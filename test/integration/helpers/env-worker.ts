@@ -7,13 +7,14 @@ import { promises as fs } from 'node:fs';
 import { NativeConnection } from '@temporalio/worker';
 import { createWorker, FileTranscriptStore } from '../../../src/worker';
 import { bigOutputTool } from '../../fixtures/payload-agents';
+import { TEST_AGENT_MODULES } from '../../support/bundle-once';
 
 async function main(): Promise<void> {
   const env = process.env;
   const connection = await NativeConnection.connect({ address: env.FH_TEST_TEMPORAL_ADDRESS! });
   const worker = await createWorker({
-    agents: require.resolve('../../fixtures/payload-agents'),
-    tools: [bigOutputTool],
+    agents: TEST_AGENT_MODULES, // the modules the bundle was made from: their agent set names the tool queue
+    tools: [bigOutputTool, require.resolve('../../fixtures/agent-tools')],
     connection,
     namespace: env.FH_TEST_TEMPORAL_NAMESPACE,
     taskQueue: env.FH_TASK_QUEUE!,

@@ -1,0 +1,89 @@
+/**
+ * `startDevServer` from @fabric-harness/sdk/testing, the public helper users start a Temporal dev server
+ * with (tests, `fh server`): it serves the namespace and the custom search attributes it was asked for,
+ * persists to `dbFilename` across restarts, refuses a port in use with a typed error naming it, and
+ * `stop()` stops the server. (This replaces a test of the integration suite's own global setup.)
+ */
+import { randomUUID } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { startDevServer, TemporalCliError, type DevServer } from '@fabric-harness/sdk/testing';
+
+async function listed(client: Client, query: string): Promise<string[]> {
+  for (let i = 0; i < 75; i++) {
+    const found: string[] = [];
+    for await (const wf of client.workflow.list({ query })) found.push(`${wf.workflowId}:${wf.status.name}`);
+    if (found.length > 0) return found;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return [];
+}
+
+function accepts(address: string): Promise<boolean> {
+  const [host, port] = address.split(':');
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port: Number(port) }, () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.on('error', () => resolve(false));
+  });
+}
+
+describe('startDevServer (public testing API)', () => {
+  let dir: string;
+  const servers: DevServer[] = [];
+  beforeAll(async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-devserver-'));
+  });
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.stop()));
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  it('serves the namespace and search attributes asked for, persists to dbFilename across a restart, and stops', async () => {
+    const namespace = `fh-devserver-${process.pid}`;
+    const dbFilename = path.join(dir, 'temporal.db');
+    const opts = { namespace, dbFilename, searchAttributes: { FhProbeLabel: 'Keyword' as const } };
+    const first = await startDevServer(opts);
+    servers.push(first);
+    expect(first.namespace).toBe(namespace);
+    const connection = await Connection.connect({ address: first.address });
+    const client = new Client({ connection, namespace });
+    const attrs = await connection.operatorService.listSearchAttributes({ namespace });
+    expect(Object.keys(attrs.customAttributes ?? {})).toContain('FhProbeLabel');
+    const workflowId = `probe-${randomUUID()}`;
+    // No worker polls this task queue: the run stays RUNNING, in the database, across the restart.
+    await client.workflow.start('fhProbe', { taskQueue: `probe-${randomUUID()}`, workflowId, args: [] });
+    expect(await listed(client, `WorkflowId = '${workflowId}'`)).toEqual([`${workflowId}:RUNNING`]);
+    await connection.close();
+    await first.stop();
+    expect(await accepts(first.address)).toBe(false);
+
+    const second = await startDevServer(opts);
+    servers.push(second);
+    const again = await Connection.connect({ address: second.address });
+    try {
+      const described = await new Client({ connection: again, namespace }).workflow.getHandle(workflowId).describe();
+      expect(described.status.name).toBe('RUNNING');
+    } finally {
+      await again.close();
+    }
+  }, 120_000);
+
+  it('refuses a port in use with TemporalDevServerPortInUse naming the port', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const port = (blocker.address() as net.AddressInfo).port;
+    try {
+      const err = await startDevServer({ port }).then(() => undefined, (e: unknown) => e);
+      expect(err).toBeInstanceOf(TemporalCliError);
+      expect(err).toMatchObject({ code: 'TemporalDevServerPortInUse', message: expect.stringContaining(`Port ${port}`) });
+    } finally {
+      blocker.close();
+    }
+  });
+});
