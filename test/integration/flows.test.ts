@@ -139,7 +139,7 @@ describe('flows on Temporal', () => {
       if (event.type === 'custom' && event.name === 'flow.gate_waiting') break;
     }
     follow.abort();
-    expect(seen).toEqual(['flow.stage_started', 'flow.stage_finished', 'flow.stage_started', 'flow.gate_waiting']);
+    expect(seen).toEqual(['flow.stage_started', 'flow.context_updated', 'flow.stage_finished', 'flow.stage_started', 'flow.gate_waiting']);
 
     expect(await h.gate('freeform', { text: 'add a changelog entry' })).toEqual({ gate: 'review', selected: 'freeform', label: '[R] Revise' });
     const result = await h.result();
