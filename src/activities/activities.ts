@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { encodeFailure } from '../wire/failures';
-import { decideFromFacts } from '../core/context/compaction/decide';
+import { decideFromFacts, isQuiet } from '../core/context/compaction/decide';
 import { ToolRegistry, type ToolSource } from '../core/tool-registry';
 import { isReadArtifact } from '../core/context/artifacts';
 import { readArtifact } from './artifacts';
@@ -86,7 +86,8 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
       const { decision, result } = await edge.decideThenCall(input.decide, request, () => Context.current().cancellationSignal, reporting);
       if (!result) return { decision: decision! };
       const transcript = await transcripts.append(input.base, loaded!.base, [...loaded!.delta, result.entry]);
-      return decision ? { ...result, stored: transcript, decision } : { ...result, stored: transcript };
+      if (!decision) return { ...result, stored: transcript };
+      return input.briefDecision && isQuiet(decision) ? { ...result, stored: transcript, quietDecision: true } : { ...result, stored: transcript, decision };
     },
 
     async fhSummarize(input) {
@@ -147,6 +148,10 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
       return (await asFailure(() => memoryFiles.load(input.key))) ?? null;
     },
 
+    async fhStorePrelude(value) {
+      await asFailure(() => saveJson(deps.store, preludeKey(hashString(canonicalJson(value))), value));
+    },
+
     async fhLoadTranscript(ref) {
       const entries = await asFailure(() => transcripts.load(ref));
       if (!entries) throw encodeFailure(new StoreBlobMissingError(`transcript ${ref.head}`, deps.store.location ?? "(store)", "a continued or forked session's conversation"));
@@ -161,6 +166,9 @@ async function resolvePrelude(
 ): Promise<{ system?: string; tools: ToolSpec[] }> {
   const key = preludeKey(prelude.hash);
   if (prelude.value) {
+    // Stored under its hash: a value that does not hash to it would poison every later call by hash.
+    const actual = hashString(canonicalJson(prelude.value));
+    if (actual !== prelude.hash) throw new StoreIntegrityError(key, `the prelude sent hashes to ${actual}`);
     await saveJson(store, key, prelude.value);
     return prelude.value;
   }

@@ -5,7 +5,7 @@ import { jsonBytes } from '../core/bytes';
 import type { AgentEvent } from '../core/events';
 import { InterruptedError, PayloadTooLargeError } from '../core/errors';
 import type { ModelCallRequest, ModelCallResult, RuntimePorts } from '../core/ports';
-import { actsBeforeCall, type DecisionFacts } from '../core/context/compaction/decide';
+import { actsBeforeCall, quietDecision, type DecisionFacts } from '../core/context/compaction/decide';
 import { decodeFailure, innermostApplicationFailure } from '../wire/failures';
 import { ModelTransport } from './model-transport';
 import type { FabricSinks } from './sinks';
@@ -16,6 +16,13 @@ import type { FabricSinks } from './sinks';
  * model activity, recorded in its result) instead of a local activity of its own before it.
  */
 const DECIDE_IN_MODEL_CALL_PATCH = 'fh-decide-in-model-call';
+
+/**
+ * Since this patch a conversation's prelude (system prompt, tool specs) is stored by an activity of its
+ * own before its first model call, so model call inputs carry only its hash (the largest of them was
+ * the first call, with the specs).
+ */
+const PRELUDE_FIRST_PATCH = 'fh-prelude-first';
 
 /** Temporal's limit for one payload is 2 MB; stay clear of it (external storage offloads large ones). */
 const MAX_SCHEDULED_PAYLOAD_BYTES = 1_900_000;
@@ -91,7 +98,13 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
       assertFits('model call input', input);
       return counted(() => activities(modelOptions, `model ${req.model}`).fhModel(input));
     };
-    const withFacts = (input: ModelActivityInput): ModelActivityInput => (facts ? { ...input, decide: facts } : input);
+    // The input is not compared on replay: asking for the brief form changes no command, so no patch.
+    const withFacts = (input: ModelActivityInput): ModelActivityInput => (facts ? { ...input, decide: facts, briefDecision: true } : input);
+    const prelude = transport.unsentPrelude(req);
+    if (prelude && patched(PRELUDE_FIRST_PATCH)) {
+      await decoded(() => counted(() => activities(modelOptions, 'store prelude').fhStorePrelude(prelude.value)));
+      transport.preludeStored(prelude.hash);
+    }
     let input = withFacts(transport.input(req, true));
     let result: ModelActivityResult;
     try {
@@ -120,7 +133,9 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
       const result = await modelActivity(req, facts);
       // No call was made: the decision rewrites history first (an old recorded result: to compact).
       if (result.entry === undefined) return { decision: result.decision };
-      return { decision: result.decision!, result: reply(result) };
+      // A quiet decision is recorded as a flag: rebuilt from the facts this call sent (in history too).
+      const decision = result.decision ?? (result.quietDecision ? quietDecision(facts) : undefined);
+      return { decision: decision!, result: reply(result) };
     },
 
     summarize: (req) =>
