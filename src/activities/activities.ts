@@ -36,6 +36,20 @@ export interface ActivityDeps {
   tools: ToolSource[] | ToolRegistry;
   /** How bash runs on this worker (environment, wrapper); default a minimal environment, no wrapper. */
   toolSandbox?: ToolSandboxOptions;
+  /** In-memory cache sizes on this worker (see WorkerCacheSizes). */
+  caches?: WorkerCacheSizes;
+}
+
+/**
+ * The harness's in-memory caches on a worker, in entries (0 turns one off). Temporal's own workflow
+ * cache (`maxCachedWorkflows`, a Worker option) is the one that holds whole conversations: each
+ * cached run keeps its conversation in workflow state. docs/benchmarks.md has the measurements.
+ */
+export interface WorkerCacheSizes {
+  /** Transcripts by head (default 64): a hit saves loading the chain from the store on the next call. */
+  transcripts?: number;
+  /** Exact input-token counts by request hash, for estimator 'count-tokens' (default 64). */
+  tokenCounts?: number;
 }
 
 /**
@@ -44,12 +58,12 @@ export interface ActivityDeps {
  * as the next retry delay.
  */
 export function createActivities(deps: ActivityDeps): FabricActivities {
-  const transcripts = new Transcripts(deps.store);
+  const transcripts = new Transcripts(deps.store, { cacheSize: deps.caches?.transcripts });
   const toolResults = new ToolResultStore(deps.store);
   const memoryFiles = new MemoryFiles(deps.store);
   const tools = deps.tools instanceof ToolRegistry ? deps.tools : ToolRegistry.from(deps.tools);
   const localTools = createLocalTools(resolveToolSandbox(deps.toolSandbox));
-  const edge = new EdgeService({ connection: deps.connection, defaultModel: deps.defaultModel });
+  const edge = new EdgeService({ connection: deps.connection, defaultModel: deps.defaultModel, tokenCountCacheSize: deps.caches?.tokenCounts });
   // Model calls heartbeat (a dead worker is noticed in seconds) and leave as typed ApplicationFailures.
   const reporting: AroundCall = (fn) => asFailure(() => heartbeating(fn));
 

@@ -1,6 +1,7 @@
 import { bundleWorkflowCode, type NativeConnection, Worker, type LogLevel, type WorkerOptions, type WorkflowBundle } from '@temporalio/worker';
 import type { ModelConnection } from '../activities/anthropic';
 import type { ToolSandboxOptions } from '../activities/tool-env';
+import type { WorkerCacheSizes } from '../activities/activities';
 import type { TranscriptStore } from '../activities/transcript-store';
 import type { EventListener } from '../core/events';
 import type { ToolSource } from '../core/tool-registry';
@@ -38,6 +39,12 @@ export interface CreateWorkerOptions
   store?: TranscriptStore;
   /** How bash runs on this worker: see FabricHarnessPluginOptions.toolSandbox. */
   toolSandbox?: ToolSandboxOptions;
+  /**
+   * The harness's in-memory cache sizes (transcripts, token counts). Temporal's workflow cache is
+   * `maxCachedWorkflows` (default: about 600 per GB of heap), which bounds how many runs keep their
+   * conversations in memory: see docs/benchmarks.md, "Flat cost per model call".
+   */
+  caches?: WorkerCacheSizes;
   offloadThresholdBytes?: number;
   onEvent?: EventListener;
   /** A bundle made earlier with bundleAgents() for the same agent modules (skips bundling, ~seconds). */
@@ -65,6 +72,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     workflowBundle,
     bundlerLogLevel,
     toolSandbox,
+    caches,
     plugins,
     bundlerOptions,
     interceptors,
@@ -72,7 +80,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   } = options;
   const agentFiles = resolveAgentModules(agents);
   const toolCode = collectToolCode(agentFiles, tools ?? []);
-  const plugin = new FabricHarnessPlugin({ tools: toolCode, model, store, offloadThresholdBytes, onEvent, toolSandbox });
+  const plugin = new FabricHarnessPlugin({ tools: toolCode, model, store, offloadThresholdBytes, onEvent, toolSandbox, caches });
   const allPlugins = [plugin, ...(plugins ?? [])];
   // Bundled here rather than by Worker.create so the bundler gets its own, quiet logger.
   const bundle =

@@ -5,6 +5,7 @@ import { createActivities } from '../activities/activities';
 import type { ModelConnection } from '../activities/anthropic';
 import { externalStorageFor } from '../activities/external-storage';
 import type { ToolSandboxOptions } from '../activities/tool-env';
+import type { WorkerCacheSizes } from '../activities/activities';
 import { FileTranscriptStore, type TranscriptStore } from '../activities/transcript-store';
 import type { EventListener } from '../core/events';
 import { ToolRegistry, type ToolSource } from '../core/tool-registry';
@@ -29,6 +30,8 @@ export interface FabricHarnessPluginOptions {
   onEvent?: EventListener;
   /** How bash runs: extra env, passed-through env, wrapper (e.g. 'bwrap'). Default: minimal env, no wrapper. */
   toolSandbox?: ToolSandboxOptions;
+  /** In-memory cache sizes of the harness on this worker (transcripts, token counts); see WorkerCacheSizes. */
+  caches?: WorkerCacheSizes;
 }
 
 /**
@@ -51,6 +54,7 @@ export class FabricHarnessPlugin extends SimplePlugin {
         store,
         tools: options.tools instanceof ToolRegistry ? options.tools : ToolRegistry.from(loadSources(options.tools ?? [], 'tools')),
         toolSandbox: options.toolSandbox,
+        caches: options.caches,
       }),
       dataConverter: (existing?: DataConverter) => ({ ...existing, externalStorage }),
     });
