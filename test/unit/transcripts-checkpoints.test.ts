@@ -252,3 +252,18 @@ describe('Transcripts cache size (createWorker({ caches: { transcripts } }))', (
     expect(() => new Transcripts(new MemoryTranscriptStore(), { cacheSize: 1.5 })).toThrow(/cacheSize/);
   });
 });
+
+describe('FileTranscriptStore directories', () => {
+  it('a put after its directory was removed (a sweep, a cleared store) makes it again', async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-store-dirs-'));
+    try {
+      const store = new FileTranscriptStore(path.join(dir, 'store'));
+      await store.put('segments/a.json', encoder.encode('1'));
+      await fs.rm(path.join(dir, 'store', 'segments'), { recursive: true });
+      await store.put('segments/b.json', encoder.encode('2'));
+      expect(decoder.decode((await store.get('segments/b.json'))!)).toBe('2');
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  });
+});
