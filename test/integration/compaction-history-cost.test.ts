@@ -7,7 +7,9 @@
  * Measured (12 calls, ~2 KB tool result each): sizes, not times, so exact on any machine.
  */
 import { temporal } from '@temporalio/proto';
+import { auditTranscript } from '@fabric-harness/sdk/audit';
 import { startAgent } from '@fabric-harness/sdk/client';
+import type { CompactionDecisionRecord, ModelCallRecord } from '../../src/audit/records';
 import { FakeAnthropicServer, callTools, say, type RecordedRequest } from '@fabric-harness/sdk/testing';
 import { grower, growerCompacting } from '../fixtures/agents';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
@@ -83,5 +85,14 @@ describe('history cost of compaction on, per model call', () => {
       expect(r.decision).toBeUndefined();
     }
     expect(on.bytes / off.bytes).toBeLessThanOrEqual(1.1);
+
+    // The audit still shows every decision (rebuilt from the facts) and the first call's system prompt and tools.
+    const records = (await auditTranscript(on.history)).json.records;
+    const decisions = records.filter((r): r is CompactionDecisionRecord => r.type === 'compaction_decision');
+    expect(decisions).toHaveLength(CALLS);
+    expect(decisions.every((d) => d.compact === false && /within the threshold/.test(d.why ?? ''))).toBe(true);
+    const firstCall = records.find((r): r is ModelCallRecord => r.type === 'model_call')!;
+    expect(firstCall.system).toMatch(/grow a long conversation/);
+    expect(firstCall.tools).toEqual(['grow', 'read_artifact']);
   }, 180_000);
 });
