@@ -1,3 +1,4 @@
+import type { McpServerConfig } from './mcp';
 import type { z } from 'zod';
 import { FabricError } from './errors';
 import type { Flavour, Harness, InitOptions } from './harness';
@@ -45,6 +46,8 @@ export interface InvokeOptions {
   signal?: AbortSignal;
   /** Where the inline runtime keeps memory files (compaction.memory; default: in this process only). */
   memoryDir?: string;
+  /** MCP servers an agent may name in `init({ mcp: ['name'] })`, as a worker registers them. */
+  mcpServers?: Record<string, McpServerConfig>;
 }
 
 export interface AgentDefinition<I = any, O = any> {

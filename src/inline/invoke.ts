@@ -4,13 +4,21 @@ import type { RuntimePorts } from '../core/ports';
 import { ToolRegistry } from '../core/tool-registry';
 import { Harness, parseInitOptions, type Flavour, type InitOptions } from '../core/harness';
 import { warnIfTemporalWithCompaction } from './warnings';
-import { createInlinePorts } from './ports';
+import { createInlinePorts, type InlinePorts } from './ports';
+import { inlineSubAgents, type NestedInvokeOptions } from './sub-agents';
+import type { AgentEvent } from '../core/events';
 
 /** `agent.invoke(input)`: runs `run` in this process against the model named by options or the environment. */
-export async function invokeInline(def: AgentDefinition, input: unknown, options: InvokeOptions = {}): Promise<unknown> {
+export async function invokeInline(def: AgentDefinition, input: unknown, options: NestedInvokeOptions = {}): Promise<unknown> {
   const parsed = parseAgentInput(def, input);
   checkDeclaredTools(def, options);
-  return def.run({ init: inlineInit(def.flavour, options, plainHarness, def.name), input: parsed });
+  const opened: InlinePorts[] = [];
+  try {
+    return await def.run({ init: inlineInit(def.flavour, options, plainHarness, def.name, opened), input: parsed });
+  } finally {
+    // The run's MCP connections (stdio servers are child processes) end with it.
+    await Promise.all(opened.map((p) => p.close()));
+  }
 }
 
 /** Tools the agent declares must have code before the run starts, not when the model first calls them. */
@@ -24,7 +32,14 @@ export type HarnessFactory = (ports: RuntimePorts, options: InitOptions, flavour
 
 const plainHarness: HarnessFactory = (ports, options, flavour, cwd) => new Harness(ports, options, flavour, cwd);
 
-export function inlineInit(flavour: Flavour, defaults: InvokeOptions = {}, makeHarness: HarnessFactory = plainHarness, agentName?: string): InitFn {
+export function inlineInit(
+  flavour: Flavour,
+  defaults: NestedInvokeOptions = {},
+  makeHarness: HarnessFactory = plainHarness,
+  agentName?: string,
+  /** Collects the ports made, for the caller to close when the run ends. */
+  opened?: InlinePorts[],
+): InitFn {
   return async (raw?: InitOptions) => {
     const options = parseInitOptions(raw);
     warnIfTemporalWithCompaction(flavour, options);
@@ -35,7 +50,9 @@ export function inlineInit(flavour: Flavour, defaults: InvokeOptions = {}, makeH
     }
     const onEvent = options.onEvent ?? defaults.onEvent;
     const tools = ToolRegistry.from(defaults.tools ?? []);
+    const emit = (event: AgentEvent) => onEvent?.(event);
     const ports = createInlinePorts({
+      subAgents: inlineSubAgents(defaults, invokeInline, emit),
       apiKey: defaults.apiKey,
       baseURL: defaults.baseURL,
       model: defaults.model,
@@ -44,7 +61,9 @@ export function inlineInit(flavour: Flavour, defaults: InvokeOptions = {}, makeH
       signal: defaults.signal,
       agentName,
       memoryDir: defaults.memoryDir,
+      mcpServers: defaults.mcpServers,
     });
+    opened?.push(ports);
     return makeHarness(ports, options, flavour, defaults.cwd ?? process.cwd());
   };
 }

@@ -1,13 +1,14 @@
 import { bundleWorkflowCode, type NativeConnection, Worker, type LogLevel, type WorkerOptions, type WorkflowBundle } from '@temporalio/worker';
 import type { ModelConnection } from '../activities/anthropic';
 import type { ToolSandboxOptions } from '../activities/tool-env';
+import type { Telemetry } from '../activities/telemetry-setup';
 import type { WorkerCacheSizes } from '../activities/activities';
 import type { TranscriptStore } from '../activities/transcript-store';
 import type { EventListener } from '../core/events';
 import type { ToolSource } from '../core/tool-registry';
 import { resolveAgentModules, writeWorkflowEntry } from './bundle';
 import { bundlerLogger } from './bundler-logger';
-import { FabricHarnessPlugin } from './plugin';
+import { FabricHarnessPlugin, type FabricHarnessPluginOptions } from './plugin';
 import { collectToolCode } from './tool-code';
 import { connectWorker } from './connect-worker';
 import type { ConnectionFlags } from '../client/connection';
@@ -39,6 +40,10 @@ export interface CreateWorkerOptions
   store?: TranscriptStore;
   /** How bash runs on this worker: see FabricHarnessPluginOptions.toolSandbox. */
   toolSandbox?: ToolSandboxOptions;
+  /** MCP servers agents may name in `init({ mcp: ['name'] })`: see FabricHarnessPluginOptions.mcpServers. */
+  mcpServers?: FabricHarnessPluginOptions['mcpServers'];
+  /** OpenTelemetry tracing (off by default): `createTelemetry({ endpoint })`; its workflow interceptors are bundled in. */
+  telemetry?: Telemetry;
   /**
    * The harness's in-memory cache sizes (transcripts, token counts). Temporal's workflow cache is
    * `maxCachedWorkflows` (default: about 600 per GB of heap), which bounds how many runs keep their
@@ -72,6 +77,8 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     workflowBundle,
     bundlerLogLevel,
     toolSandbox,
+    mcpServers,
+    telemetry,
     caches,
     plugins,
     bundlerOptions,
@@ -80,8 +87,8 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   } = options;
   const agentFiles = resolveAgentModules(agents);
   const toolCode = collectToolCode(agentFiles, tools ?? []);
-  const plugin = new FabricHarnessPlugin({ tools: toolCode, model, store, offloadThresholdBytes, onEvent, toolSandbox, caches });
-  const allPlugins = [plugin, ...(plugins ?? [])];
+  const plugin = new FabricHarnessPlugin({ tools: toolCode, model, store, offloadThresholdBytes, onEvent, toolSandbox, mcpServers, caches });
+  const allPlugins = [plugin, ...(telemetry ? [telemetry.plugin] : []), ...(plugins ?? [])];
   // Bundled here rather than by Worker.create so the bundler gets its own, quiet logger.
   const bundle =
     workflowBundle ??

@@ -11,3 +11,4 @@ export { createActivities, type WorkerCacheSizes } from '../activities/activitie
 export { implement, type ToolImplementation } from '../core/tools';
 export { ToolRegistry, DuplicateToolImplementationError, type ToolSource } from '../core/tool-registry';
 export { ModuleLoadError } from './load-modules';
+export { createTelemetry, type Telemetry, type TelemetryOptions } from '../activities/telemetry-setup';

@@ -15,6 +15,7 @@ import { flag, int, JSON_OPTION, str, strs, type Options, type Parsed } from '..
 import { asCliError, connect, printJson, STORE_OPTION, type Command, type Connected, type Io } from '../context';
 import { CliError, EXIT, failure, GRPC, grpcCode, usage } from '../errors';
 import { formatTime, table } from '../render';
+import { enhanceCommand, shareCommand } from './session-extras';
 
 /* eslint-disable @typescript-eslint/no-require-imports */
 // The client modules load @temporalio/client: only when a command runs (help stays instant).
@@ -634,6 +635,8 @@ const SUBCOMMANDS: Command[] = [
   archiveCommand(false),
   endCommand,
   deleteCommand,
+  enhanceCommand,
+  shareCommand,
 ];
 
 export const sessionCommand: Command = {
