@@ -4,6 +4,9 @@ import type { Entry } from '../core/entries';
 import type { AgentEvent } from '../core/events';
 import type { CompactionState, CompactResult } from '../core/conversation';
 import { typedFailure } from '../wire/failures';
+import type { StreamEnvelope } from '../wire/stream';
+import { startPromptStream, streamOf, type StreamOptions } from './stream/handles';
+import type { PromptStream } from './stream/prompt-stream';
 import {
   closeSignal,
   compactionStateQuery,
@@ -100,6 +103,16 @@ export class AgentHandle<O = unknown> {
     const sessionId = options.conversationId ?? options.sessionId;
     const args: [{ text: string; sessionId?: string }] = [sessionId === undefined ? { text } : { text, sessionId }];
     return typed(this.workflow.executeUpdate(promptUpdate, updateId === undefined ? { args } : { args, updateId }));
+  }
+
+  /** The run's stream (see SessionHandle.stream): deltas, tool calls, decisions, replies, in order from `from`. */
+  stream(options: StreamOptions = {}): AsyncIterable<StreamEnvelope> {
+    return streamOf(this.client, this.workflowId, options);
+  }
+
+  /** Sends a prompt and streams its turn (the prompt's update id is its message id); `.reply` resolves to the reply. */
+  promptStream(text: string, options: Omit<PromptOptions, 'updateId'> & { messageId?: string } & Pick<StreamOptions, 'transport' | 'livePollMs'> = {}): Promise<PromptStream> {
+    return startPromptStream(this.client, this.workflowId, async (messageId) => ({ reply: this.prompt(text, { ...(options.sessionId !== undefined ? { sessionId: options.sessionId } : {}), updateId: messageId }) }), options);
   }
 
   /** Ends `harness.serve()` in the run once prompts in flight are answered. */

@@ -4,6 +4,7 @@ import type { BundleOptions, ReplayWorkerOptions, WorkerOptions, InjectedSinks }
 import { createActivities } from '../activities/activities';
 import type { ModelConnection } from '../activities/anthropic';
 import { externalStorageFor } from '../activities/external-storage';
+import { createFlowActivities } from '../activities/flow-activities';
 import { resolveToolSandbox, type ToolSandboxOptions } from '../activities/tool-env';
 import { McpConnections } from '../activities/mcp/connections';
 import { mcpServerConfigSchema, type McpHttpServer, type McpServerConfig, type McpStdioServer } from '../core/mcp';
@@ -57,7 +58,7 @@ export class FabricHarnessPlugin extends SimplePlugin {
     const mcp = new McpConnections({ servers: parseMcpServers(options.mcpServers), sandbox: resolveToolSandbox(options.toolSandbox) });
     super({
       name: 'fabric-harness',
-      activities: createActivities({
+      activities: Object.assign(createFlowActivities(store), createActivities({
         connection: options.model ?? {},
         defaultModel: options.model?.defaultModel,
         store,
@@ -65,7 +66,7 @@ export class FabricHarnessPlugin extends SimplePlugin {
         toolSandbox: options.toolSandbox,
         mcp,
         caches: options.caches,
-      }),
+      })),
       // The worker's MCP connections (stdio servers are child processes) end with it.
       runContext: async (next) => {
         try {
@@ -81,7 +82,10 @@ export class FabricHarnessPlugin extends SimplePlugin {
   }
 
   configureWorker(options: WorkerOptions): WorkerOptions {
-    return withSinks(super.configureWorker(options), this.harness.onEvent);
+    // Heartbeat details carry a model call's live deltas to clients: send them within 200 ms, not the
+    // SDK's default (80% of the heartbeat timeout, 8 s here). A setting of the user's wins.
+    const throttled = { ...options, maxHeartbeatThrottleInterval: options.maxHeartbeatThrottleInterval ?? STREAM_HEARTBEAT_THROTTLE };
+    return withSinks(super.configureWorker(throttled), this.harness.onEvent);
   }
 
   configureReplayWorker(options: ReplayWorkerOptions): ReplayWorkerOptions {
@@ -93,6 +97,8 @@ export class FabricHarnessPlugin extends SimplePlugin {
   }
 }
 
+/** How soon a model call's newest deltas reach Temporal (and clients), at most. */
+export const STREAM_HEARTBEAT_THROTTLE = '200ms';
 /** A registered server's name is its key. */
 type McpServerConfigWithoutName = Omit<McpStdioServer, 'name'> | Omit<McpHttpServer, 'name'>;
 
