@@ -23,6 +23,9 @@
  *   FH_BENCH_CALLS=100,1000       the Ns (default 100,1000)
  *   FH_BENCH_RUN_LIMIT_S=420      a run with no result by then is terminated and reported (default 420)
  *   FH_BENCH_RESULTS=path.json    where the JSON results go (default bench/results/side-by-side.json)
+ *   FH_BENCH_CPU_PROF=dir         run our workers under `node --cpu-prof`, profiles written to dir
+ *                                 (the warm-up and replays are in them too; read them with
+ *                                 `node bench/cpu-profile-top.js dir/<file>.cpuprofile`)
  *
  * The peer is installed (`npm ci --prefix bench/peer`) when bench/peer/node_modules is missing.
  */
@@ -88,7 +91,10 @@ function ensurePeerInstalled(ctx) {
 /** A design's worker in its own process, answering the requests of side-by-side/child.js. */
 class ChildWorker {
   static async start(design, config, ctx) {
+    const profDir = process.env.FH_BENCH_CPU_PROF;
+    const profile = profDir && design.key.startsWith('ours') ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(profDir), '--cpu-prof-name', `${design.key}-${Date.now()}.cpuprofile`] : [];
     const child = fork(path.join(__dirname, design.script), [], {
+      execArgv: [...process.execArgv, ...profile],
       env: { ...process.env, FH_BENCH_CHILD_CONFIG: JSON.stringify(config) },
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
@@ -323,6 +329,7 @@ module.exports = {
     const rows = runs.map((r) => {
       const floor = runs.find((f) => f.calls === r.calls && f.design === 'floor');
       const floorTool = runs.find((f) => f.calls === r.calls && f.design === 'floor-tool');
+      const oursOff = runs.find((f) => f.calls === r.calls && f.design === 'ours-off');
       return {
         calls: r.calls,
         design: r.label,
@@ -330,6 +337,9 @@ module.exports = {
         history: ctx.bytes(r.bytes),
         events: r.events,
         'events/call': (r.events / Math.max(1, r.modelCalls)).toFixed(1),
+        'history/call': ctx.bytes(r.bytes / Math.max(1, r.modelCalls)),
+        // The goal: compaction on costs history per call within 10% of compaction off.
+        'history/call vs ours off': r.design === 'ours-on' && oursOff ? times(r.bytes / r.modelCalls / (oursOff.bytes / oursOff.modelCalls)) : '',
         'largest activity input': ctx.bytes(r.largestActivityInput),
         'worker CPU/call': ms(r.cpuPerCallMs),
         'CPU/call vs floor': times(r.cpuPerCallMs / floor.cpuPerCallMs),

@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { encodeFailure } from '../wire/failures';
-import { decideFromFacts } from '../core/context/compaction/decide';
+import { decideFromFacts, isQuiet } from '../core/context/compaction/decide';
 import { ToolRegistry, type ToolSource } from '../core/tool-registry';
 import { isReadArtifact } from '../core/context/artifacts';
 import { offloadToolResult, readArtifact } from './artifacts';
@@ -47,6 +47,20 @@ export interface ActivityDeps {
   toolSandbox?: ToolSandboxOptions;
   /** MCP connections of this worker (the servers it registered, its pool). */
   mcp?: McpConnections;
+  /** In-memory cache sizes on this worker (see WorkerCacheSizes). */
+  caches?: WorkerCacheSizes;
+}
+
+/**
+ * The harness's in-memory caches on a worker, in entries (0 turns one off). Temporal's own workflow
+ * cache (`maxCachedWorkflows`, a Worker option) is the one that holds whole conversations: each
+ * cached run keeps its conversation in workflow state. docs/benchmarks.md has the measurements.
+ */
+export interface WorkerCacheSizes {
+  /** Transcripts by head (default 64): a hit saves loading the chain from the store on the next call. */
+  transcripts?: number;
+  /** Exact input-token counts by request hash, for estimator 'count-tokens' (default 64). */
+  tokenCounts?: number;
 }
 
 /**
@@ -55,7 +69,7 @@ export interface ActivityDeps {
  * as the next retry delay.
  */
 export function createActivities(deps: ActivityDeps): FabricActivities {
-  const transcripts = new Transcripts(deps.store);
+  const transcripts = new Transcripts(deps.store, { cacheSize: deps.caches?.transcripts });
   const toolResults = new ToolResultStore(deps.store);
   const memoryFiles = new MemoryFiles(deps.store);
   const replyArchive = new ReplyArchiveStore(deps.store);
@@ -63,7 +77,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
   const sandbox = resolveToolSandbox(deps.toolSandbox);
   const localTools = createLocalTools(sandbox);
   const mcp = deps.mcp ?? new McpConnections({ sandbox });
-  const edge = new EdgeService({ connection: deps.connection, defaultModel: deps.defaultModel });
+  const edge = new EdgeService({ connection: deps.connection, defaultModel: deps.defaultModel, tokenCountCacheSize: deps.caches?.tokenCounts });
   // Model calls heartbeat (a dead worker is noticed in seconds) and leave as typed ApplicationFailures.
   const reporting: AroundCall = (fn) => asFailure(() => heartbeating(fn));
 
@@ -107,7 +121,10 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
       recordModelCallSpan(call!, result, startedAt);
       const transcript = await transcripts.append(input.base, loaded!.base, [...loaded!.delta, result.entry]);
       const streamed = slot ? { streamed: { attempt: Context.current().info.attempt } } : {};
-      return decision ? { ...result, stored: transcript, decision, ...streamed } : { ...result, stored: transcript, ...streamed };
+      if (!decision) return { ...result, stored: transcript, ...streamed };
+      return input.briefDecision && isQuiet(decision)
+        ? { ...result, stored: transcript, quietDecision: true, ...streamed }
+        : { ...result, stored: transcript, decision, ...streamed };
     },
 
     async fhSummarize(input) {
@@ -186,6 +203,10 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
       return (await asFailure(() => memoryFiles.load(input.key))) ?? null;
     },
 
+    async fhStorePrelude(value) {
+      await asFailure(() => saveJson(deps.store, preludeKey(hashString(canonicalJson(value))), value));
+    },
+
     async fhArchiveReplies(chunk) {
       return asFailure(() => replyArchive.append(chunk));
     },
@@ -224,6 +245,9 @@ async function resolvePrelude(
 ): Promise<{ system?: string; tools: ToolSpec[] }> {
   const key = preludeKey(prelude.hash);
   if (prelude.value) {
+    // Stored under its hash: a value that does not hash to it would poison every later call by hash.
+    const actual = hashString(canonicalJson(prelude.value));
+    if (actual !== prelude.hash) throw new StoreIntegrityError(key, `the prelude sent hashes to ${actual}`);
     await saveJson(store, key, prelude.value);
     return prelude.value;
   }

@@ -23,7 +23,9 @@ export const COUNT_CACHE_SIZE = 64;
  */
 export class TokenCountCache {
   private readonly counts = new Map<string, number>();
-  constructor(private readonly size = COUNT_CACHE_SIZE) {}
+  constructor(private readonly size = COUNT_CACHE_SIZE) {
+    if (!Number.isInteger(size) || size < 0) throw new RangeError(`tokenCounts cache size must be a non-negative integer, got ${size}`);
+  }
 
   async count(client: Anthropic, params: Anthropic.MessageCountTokensParams, signal?: AbortSignal): Promise<number> {
     const key = hashString(canonicalJson(params));
@@ -35,7 +37,7 @@ export class TokenCountCache {
     }
     const res = await client.messages.countTokens(params, { signal });
     this.counts.set(key, res.input_tokens);
-    if (this.counts.size > this.size) this.counts.delete(this.counts.keys().next().value!);
+    while (this.counts.size > this.size) this.counts.delete(this.counts.keys().next().value!);
     return res.input_tokens;
   }
 }

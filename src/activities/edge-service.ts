@@ -36,14 +36,18 @@ export interface EdgeServiceOptions {
   connection: ModelConnection;
   /** The model when none is asked for (then ANTHROPIC_MODEL, then the SDK's default). */
   defaultModel?: string;
+  /** Exact token counts kept (estimator 'count-tokens'), by request hash (default COUNT_CACHE_SIZE). */
+  tokenCountCacheSize?: number;
 }
 
 export class EdgeService {
   private client: Anthropic | undefined;
   private readonly modelFacts = new Map<string, ModelFacts>();
-  private readonly counts = new TokenCountCache();
+  private readonly counts: TokenCountCache;
 
-  constructor(private readonly options: EdgeServiceOptions) {}
+  constructor(private readonly options: EdgeServiceOptions) {
+    this.counts = new TokenCountCache(options.tokenCountCacheSize);
+  }
 
   /** The Anthropic client, made on first use (a run that needs no model call needs no API key). */
   anthropic(): Anthropic {

@@ -79,11 +79,33 @@ export class FileTranscriptStore implements TranscriptStore {
   async put(key: string, data: Uint8Array): Promise<void> {
     const file = this.file(key);
     await this.checked();
-    await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+    const dir = path.dirname(file);
+    await this.madeDir(dir);
     // Write then rename: a reader never sees half a blob, and equal keys hold equal content anyway.
     const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-    await fs.writeFile(tmp, data, { mode: 0o600 });
+    try {
+      await fs.writeFile(tmp, data, { mode: 0o600 });
+    } catch (err) {
+      // The directory went away since it was made (another process swept or cleared the store).
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      this.dirs.delete(dir);
+      await this.madeDir(dir);
+      await fs.writeFile(tmp, data, { mode: 0o600 });
+    }
     await fs.rename(tmp, file);
+  }
+
+  /**
+   * Directories this store made: a put makes its directory once, not on every call (a recursive mkdir
+   * per put showed up in the worker's CPU profile). Keys use a handful of directories; bounded anyway.
+   */
+  private readonly dirs = new Set<string>();
+
+  private async madeDir(dir: string): Promise<void> {
+    if (this.dirs.has(dir)) return;
+    await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+    if (this.dirs.size >= 1024) this.dirs.clear();
+    this.dirs.add(dir);
   }
 
   async touch(key: string): Promise<void> {

@@ -52,7 +52,8 @@ interface Checkpoint {
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-const CACHE_LIMIT = 64;
+/** Transcripts a worker keeps in memory by default (see TranscriptsOptions.cacheSize). */
+export const TRANSCRIPT_CACHE_SIZE = 64;
 const NO_PATH: LoadPath = { checkpoints: [], segments: [] };
 /** The level of the checkpoint written under a chain of pre-0.4 segments: never merged. */
 const UPGRADE_LEVEL = 64;
@@ -64,6 +65,12 @@ const MAX_CHECKPOINT_EVERY = 1024;
 export interface TranscriptsOptions {
   /** A checkpoint every this many segments, 1 to 1024 (default {@link CHECKPOINT_EVERY}). */
   checkpointEvery?: number;
+  /**
+   * Recently used transcripts kept in memory, by head (default {@link TRANSCRIPT_CACHE_SIZE}; 0: none).
+   * A hit saves loading the stored chain on the next call of the same conversation; each holds one
+   * array of the conversation's entries (the entries themselves are shared along a chain).
+   */
+  cacheSize?: number;
 }
 
 export function transcriptHead(entries: readonly Entry[], from: TranscriptRef | null = null): TranscriptRef {
@@ -82,6 +89,7 @@ export class Transcripts {
   /** Recently used transcripts by head: most calls extend the previous one, so this saves the load. */
   private readonly cache = new Map<string, Cached>();
   private readonly checkpointEvery: number;
+  private readonly cacheSize: number;
 
   constructor(
     private readonly store: TranscriptStore,
@@ -93,6 +101,9 @@ export class Transcripts {
       throw new RangeError(`Transcripts: checkpointEvery must be an integer from 1 to ${MAX_CHECKPOINT_EVERY}, got ${every}`);
     }
     this.checkpointEvery = every;
+    const size = options.cacheSize ?? TRANSCRIPT_CACHE_SIZE;
+    if (!Number.isInteger(size) || size < 0) throw new RangeError(`Transcripts: cacheSize must be a non-negative integer, got ${size}`);
+    this.cacheSize = size;
   }
 
   /**
@@ -226,7 +237,7 @@ export class Transcripts {
   private remember(head: string, value: Cached): void {
     this.cache.delete(head);
     this.cache.set(head, value);
-    if (this.cache.size > CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value as string);
+    while (this.cache.size > this.cacheSize) this.cache.delete(this.cache.keys().next().value as string);
   }
 }
 

@@ -18,6 +18,9 @@ import { failureText, toNumber } from './history-fields';
 import { describeValue, truncate } from './markdown';
 import { isOffloaded, isPlain } from './payloads';
 import { decisionRecorded } from './local-activities';
+import { quietDecision, type DecisionFacts } from '../core/context/compaction/decide';
+import { canonicalJson, hashString } from '../core/hash';
+import type { ToolSpec } from '../core/tools-spec';
 import type { ActivityRecord, ActivityStatus, AuditRecord, ModelCallRecord, ModelResolvedRecord, SummaryRecord, ToolCallRecord } from './records';
 import type { Attributes, EventRef, HistoryEvent, Walk } from './walk';
 
@@ -32,6 +35,14 @@ export async function activityScheduled(w: Walk, a: Attributes<'activityTaskSche
   if (name === 'fhModel' && isPlain(input)) rec = modelScheduled(w, input as unknown as ModelActivityInput, ev);
   else if (name === 'fhTool' && isPlain(input)) rec = toolScheduled(w, input as unknown as ToolActivityInput, ev);
   else if (name === 'fhSummarize') rec = summaryScheduled(w, input, ev);
+  else if (name === 'fhStorePrelude' && isPlain(input)) {
+    // Since the fh-prelude-first patch the prelude is stored ahead of the first model call using it:
+    // that call's record shows it, as it did when the call carried it.
+    const value = input as unknown as { system?: string; tools: ToolSpec[] };
+    if (!storedPreludes.has(w)) storedPreludes.set(w, new Map());
+    storedPreludes.get(w)!.set(hashString(canonicalJson(value)), value);
+    rec = w.push<ActivityRecord>({ type: 'activity', ...ev, name, input: await w.reader.values(a.input?.payloads), status: 'pending' });
+  }
   else if (name === 'fhResolveModel') {
     const ri = isPlain(input) ? (input as { model?: string; contextWindowTokens?: number }) : {};
     rec = w.push<ModelResolvedRecord>({
@@ -48,7 +59,16 @@ export async function activityScheduled(w: Walk, a: Attributes<'activityTaskSche
   w.byScheduled.set(ev.eventId, rec);
 }
 
+/** The decision facts a model call was scheduled with: a result recording a quiet decision is rebuilt from them. */
+const scheduledFacts = new WeakMap<ModelCallRecord, DecisionFacts>();
+
+/** Preludes stored by fhStorePrelude, by hash, until the first model call that uses them. */
+const storedPreludes = new WeakMap<Walk, Map<string, { system?: string; tools: ToolSpec[] }>>();
+
 function modelScheduled(w: Walk, mi: ModelActivityInput, ev: EventRef): ModelCallRecord {
+  const hash = mi.prelude?.hash;
+  const prelude = mi.prelude?.value ?? (hash !== undefined ? storedPreludes.get(w)?.get(hash) : undefined);
+  if (hash !== undefined) storedPreludes.get(w)?.delete(hash);
   const delta: Entry[] = Array.isArray(mi.delta) ? mi.delta : [];
   notePrompt(w, delta, ev);
   const rec = w.push<ModelCallRecord>({
@@ -62,11 +82,12 @@ function modelScheduled(w: Walk, mi: ModelActivityInput, ev: EventRef): ModelCal
       summaries: delta.filter((d) => d.type === 'summary').length,
     },
     ...(mi.contextManagement ? { contextManagement: { edits: mi.contextManagement.edits.map((e) => e.type), applied: [] } } : {}),
-    ...(mi.prelude?.value ? { system: mi.prelude.value.system, tools: (mi.prelude.value.tools ?? []).map((t) => t.name) } : {}),
+    ...(prelude ? { system: prelude.system, tools: (prelude.tools ?? []).map((t) => t.name) } : {}),
     status: 'pending',
   });
   w.pendingCompaction = undefined;
   w.run.totals.modelCalls += 1;
+  if (mi.decide) scheduledFacts.set(rec, mi.decide);
   return rec;
 }
 
@@ -147,6 +168,11 @@ function completion(ev: EventRef) {
 
 function modelCompleted(w: Walk, rec: ModelCallRecord, result: unknown, ev: EventRef): void {
   Object.assign(rec, completion(ev));
+  // A quiet decision is recorded as a flag (quietDecision): the same decision, rebuilt from the facts sent.
+  const facts = scheduledFacts.get(rec);
+  if (isPlain(result) && (result as { quietDecision?: true }).quietDecision && facts && !(result as unknown as ModelActivityResult).decision) {
+    result = { ...(result as object), decision: quietDecision(facts) };
+  }
   if (isPlain(result) && (result as unknown as ModelActivityResult).decision) {
     const { decision, entry } = result as unknown as ModelActivityResult;
     w.run.totals.compactionDecisions += 1;

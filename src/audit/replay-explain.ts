@@ -175,6 +175,7 @@ const ACTIVITY_WORDS: Record<string, string> = {
   fhSummarize: 'a compaction summary',
   fhResolveModel: 'a model lookup',
   fhDecideCompaction: 'a compaction decision',
+  fhStorePrelude: 'storing the system prompt and tools',
 };
 
 /** "a model call (activity fhModel)", "a tool call 'add' (activity fhTool)", "a timer (5000 ms)" … */

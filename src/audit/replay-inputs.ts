@@ -8,6 +8,7 @@
  */
 import type { ModelActivityInput } from '../wire/activity-contract';
 import type { ToolSpec } from '../core/tools-spec';
+import { canonicalJson, hashString } from '../core/hash';
 import { toNumber } from './history-fields';
 import type { History } from './history-file';
 import { isOffloaded, isPlain, PayloadReader, type PayloadSources } from './payloads';
@@ -55,10 +56,35 @@ export async function recordedModelInputs(history: History, sources: PayloadSour
   return out;
 }
 
-/** The first model call whose input the current code would send differently; undefined when all match. */
-export function firstModelInputMismatch(recorded: RecordedModelInput[], traced: TracedModelInput[]): ModelInputMismatch | undefined {
-  const recordedPreludes = preludeValues(recorded.map((r) => r.input));
-  const currentPreludes = preludeValues(traced.map((t) => t.input));
+/**
+ * The preludes history stored with fhStorePrelude (since the fh-prelude-first patch the model calls
+ * carry only their hashes), by hash.
+ */
+export async function recordedStoredPreludes(history: History, sources: PayloadSources): Promise<Map<string, PreludeValue>> {
+  const reader = new PayloadReader(sources);
+  const out = new Map<string, PreludeValue>();
+  for (const e of history.events ?? []) {
+    const a = e.activityTaskScheduledEventAttributes;
+    if (a?.activityType?.name !== 'fhStorePrelude') continue;
+    const value = await reader.value(a.input?.payloads?.[0]);
+    if (isPlain(value)) out.set(hashString(canonicalJson(value)), value as unknown as PreludeValue);
+  }
+  return out;
+}
+
+type PreludeValue = { system?: string; tools: ToolSpec[] };
+
+/**
+ * The first model call whose input the current code would send differently; undefined when all match.
+ * `stored`: preludes stored ahead of the calls (fhStorePrelude), recorded and by the current code.
+ */
+export function firstModelInputMismatch(
+  recorded: RecordedModelInput[],
+  traced: TracedModelInput[],
+  stored: { recorded?: Map<string, PreludeValue>; current?: Map<string, PreludeValue> } = {},
+): ModelInputMismatch | undefined {
+  const recordedPreludes = new Map([...(stored.recorded ?? []), ...preludeValues(recorded.map((r) => r.input))]);
+  const currentPreludes = new Map([...(stored.current ?? []), ...preludeValues(traced.map((t) => t.input))]);
   const bySeq = new Map(traced.map((t) => [t.seq, t.input]));
   for (const [i, rec] of recorded.entries()) {
     const call = i + 1;

@@ -12,11 +12,12 @@
 import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { hashString } from '../core/hash';
+import { canonicalJson, hashString } from '../core/hash';
+import type { ToolSpec } from '../core/tools-spec';
 import { loadHistory, type History } from './history-file';
 import { explainReplayFailure } from './replay-explain';
 import type { ReplayCommand, ReplayOptions, ReplayResult } from './replay-types';
-import { firstModelInputMismatch, recordedModelInputs } from './replay-inputs';
+import { firstModelInputMismatch, recordedModelInputs, recordedStoredPreludes } from './replay-inputs';
 import type { ModelActivityInput } from '../wire/activity-contract';
 
 export type { ReplayOptions, ReplayCommand, ReplayResult } from './replay-types';
@@ -64,9 +65,15 @@ export async function replayHistory(source: string | History | unknown, options:
   if (!error && strict) {
     const recorded = await recordedModelInputs(loaded.history, { store: options.store });
     const scheduled = trace.filter((c) => c.kind === 'activity' && c.name === 'fhModel' && c.input !== undefined);
+    const currentPreludes = new Map(
+      trace
+        .filter((c) => c.kind === 'activity' && c.name === 'fhStorePrelude' && c.input !== undefined)
+        .map((c) => [hashString(canonicalJson(c.input)), c.input as { system?: string; tools: ToolSpec[] }] as const),
+    );
     const mismatch = firstModelInputMismatch(
       recorded,
       scheduled.map((c) => ({ seq: c.seq ?? -1, input: c.input as ModelActivityInput })),
+      { recorded: await recordedStoredPreludes(loaded.history, { store: options.store }), current: currentPreludes },
     );
     if (mismatch) {
       return {

@@ -35,6 +35,11 @@ export interface ModelActivityInput {
    * result, and the model is called only when it is not to compact (one round trip for both).
    */
   decide?: DecisionFacts;
+  /**
+   * With `decide`: a quiet decision (see isQuiet in core/context/compaction/decide) may be recorded as
+   * `quietDecision: true` instead of in full (absent in inputs from releases that expect it in full).
+   */
+  briefDecision?: true;
   /** Prompt caching breakpoints (absent: none). */
   cache?: { ttl: '5m' | '1h' };
   /** Extended thinking (absent: off; absent in inputs recorded before thinking existed, so they replay). */
@@ -43,6 +48,12 @@ export interface ModelActivityInput {
   contextManagement?: ContextManagementParams;
   /** Stream the reply (messages.stream) and publish its deltas at these offsets (absent: no streaming). */
   stream?: StreamSlot;
+}
+
+/** A prelude to store: kept under the hash of its canonical JSON, which the workflow computes too. */
+export interface StorePreludeInput {
+  system?: string;
+  tools: ToolSpec[];
 }
 
 /** A tool result in a model call's delta, by reference to what the tool activity stored. */
@@ -59,6 +70,8 @@ export interface ModelActivityReply {
   stored: TranscriptRef;
   /** The compaction decision, when the input asked for one (it did not ask to rewrite history first). */
   decision?: CompactionDecision;
+  /** The decision was quiet (asked with `briefDecision`): the workflow rebuilds it from the facts it sent. */
+  quietDecision?: true;
   /** What the server cleared or compacted (only when the input sent context management). */
   contextManagement?: { applied: AppliedContextEdit[] };
   /** The attempt whose streamed deltas are the reply (only when the input asked to stream). */
@@ -145,6 +158,11 @@ export interface FabricActivities {
   /** With `contextWindowTokens` (the window the agent set) it only resolves the model name. */
   fhResolveModel(input: { model?: string; contextWindowTokens?: number; verify?: boolean; strategy?: CompactionStrategySetting }): Promise<ResolveModelResult>;
   fhDecideCompaction(facts: DecisionFacts): Promise<CompactionDecision>;
+  /**
+   * Stores a prelude (system prompt and tool specs) by its hash before the first model call that uses
+   * it, so no model call's input carries it (since the 'fh-prelude-first' patch).
+   */
+  fhStorePrelude(input: StorePreludeInput): Promise<void>;
   /** Stores a conversation's entries not stored yet (before a session continues as new). */
   fhStoreTranscript(input: { base: TranscriptRef | null; delta: Entry[] }): Promise<TranscriptRef>;
   /** A stored conversation's entries (a continued or forked session restores from it). */

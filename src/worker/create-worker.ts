@@ -2,6 +2,7 @@ import { bundleWorkflowCode, type NativeConnection, Worker, type LogLevel, type 
 import type { ModelConnection } from '../activities/anthropic';
 import type { ToolSandboxOptions } from '../activities/tool-env';
 import type { Telemetry } from '../activities/telemetry-setup';
+import type { WorkerCacheSizes } from '../activities/activities';
 import type { TranscriptStore } from '../activities/transcript-store';
 import type { EventListener } from '../core/events';
 import type { ToolSource } from '../core/tool-registry';
@@ -43,6 +44,12 @@ export interface CreateWorkerOptions
   mcpServers?: FabricHarnessPluginOptions['mcpServers'];
   /** OpenTelemetry tracing (off by default): `createTelemetry({ endpoint })`; its workflow interceptors are bundled in. */
   telemetry?: Telemetry;
+  /**
+   * The harness's in-memory cache sizes (transcripts, token counts). Temporal's workflow cache is
+   * `maxCachedWorkflows` (default: about 600 per GB of heap), which bounds how many runs keep their
+   * conversations in memory: see docs/benchmarks.md, "Flat cost per model call".
+   */
+  caches?: WorkerCacheSizes;
   offloadThresholdBytes?: number;
   onEvent?: EventListener;
   /** A bundle made earlier with bundleAgents() for the same agent modules (skips bundling, ~seconds). */
@@ -72,6 +79,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     toolSandbox,
     mcpServers,
     telemetry,
+    caches,
     plugins,
     bundlerOptions,
     interceptors,
@@ -79,7 +87,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   } = options;
   const agentFiles = resolveAgentModules(agents);
   const toolCode = collectToolCode(agentFiles, tools ?? []);
-  const plugin = new FabricHarnessPlugin({ tools: toolCode, model, store, offloadThresholdBytes, onEvent, toolSandbox, mcpServers, agents: agentFiles });
+  const plugin = new FabricHarnessPlugin({ tools: toolCode, model, store, offloadThresholdBytes, onEvent, toolSandbox, mcpServers, caches, agents: agentFiles });
   const allPlugins = [plugin, ...(telemetry ? [telemetry.plugin] : []), ...(plugins ?? [])];
   // Bundled here rather than by Worker.create so the bundler gets its own, quiet logger.
   const bundle =

@@ -7,7 +7,7 @@ export { FileTranscriptStore, MemoryTranscriptStore, type TranscriptStore, type 
 export { StoreNotCollectableError } from '../activities/store-gc';
 export { S3Store, S3StoreRequestError, type S3StoreOptions } from '../activities/s3-store';
 export { TranscriptStoreDriver, externalStorageFor } from '../activities/external-storage';
-export { createActivities } from '../activities/activities';
+export { createActivities, type WorkerCacheSizes } from '../activities/activities';
 export { implement, type ToolImplementation } from '../core/tools';
 export { ToolRegistry, DuplicateToolImplementationError, type ToolSource } from '../core/tool-registry';
 export { ModuleLoadError } from './load-modules';

@@ -9,6 +9,7 @@ import { resolveToolSandbox, type ToolSandboxOptions } from '../activities/tool-
 import { McpConnections } from '../activities/mcp/connections';
 import { mcpServerConfigSchema, type McpHttpServer, type McpServerConfig, type McpStdioServer } from '../core/mcp';
 import { parseWith } from '../core/validate';
+import type { WorkerCacheSizes } from '../activities/activities';
 import { FileTranscriptStore, type TranscriptStore } from '../activities/transcript-store';
 import type { EventListener } from '../core/events';
 import { ToolRegistry, type ToolSource } from '../core/tool-registry';
@@ -46,6 +47,8 @@ export interface FabricHarnessPluginOptions {
    * calls on a worker without workflows.
    */
   agents?: string | string[];
+  /** In-memory cache sizes of the harness on this worker (transcripts, token counts); see WorkerCacheSizes. */
+  caches?: WorkerCacheSizes;
 }
 
 /**
@@ -72,6 +75,7 @@ export class FabricHarnessPlugin extends SimplePlugin {
         tools: options.tools instanceof ToolRegistry ? options.tools : ToolRegistry.from(loadSources(options.tools ?? [], 'tools')),
         toolSandbox: options.toolSandbox,
         mcp,
+        caches: options.caches,
       })),
       // The worker's MCP connections (stdio servers are child processes) end with it.
       runContext: async (next) => {

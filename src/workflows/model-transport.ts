@@ -53,6 +53,22 @@ export class ModelTransport {
     };
   }
 
+  /**
+   * The prelude of this call when the workflow has not sent it yet (to store it first, in an activity
+   * of its own: the model calls then carry only its hash, and no model call input carries the tool
+   * specs). Undefined once sent.
+   */
+  unsentPrelude(req: ModelCallRequest): { hash: string; value: { system?: string; tools: ModelCallRequest['tools'] } } | undefined {
+    const value = { system: req.system, tools: req.tools };
+    const hash = hashString(canonicalJson(value));
+    return this.sentPreludes.has(hash) ? undefined : { hash, value };
+  }
+
+  /** The worker's store has this prelude (stored by its own activity). */
+  preludeStored(hash: string): void {
+    this.sentPreludes.add(hash);
+  }
+
   /** After a call succeeded: the worker now has this prelude and this transcript. */
   called(req: ModelCallRequest, input: ModelActivityInput, stored: TranscriptRef, reply: Entry): void {
     this.sentPreludes.add(input.prelude.hash);

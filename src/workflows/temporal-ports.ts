@@ -10,7 +10,7 @@ import { makeEvent } from '../core/events';
 import type { SubAgentSpec } from '../core/tools';
 import { SubAgentDepthError, SubAgentSlots, subAgentResultText, type SubAgentOutcome } from '../core/sub-agents';
 import type { SubAgentEnvelope } from '../wire/sub-agent';
-import { actsBeforeCall, type DecisionFacts } from '../core/context/compaction/decide';
+import { actsBeforeCall, quietDecision, type DecisionFacts } from '../core/context/compaction/decide';
 import { decodeFailure, innermostApplicationFailure } from '../wire/failures';
 import { toolTaskQueue } from '../wire/tool-queue';
 import { ModelTransport } from './model-transport';
@@ -24,6 +24,13 @@ import { closeModelStream, closeToolStream, openModelStream, openToolStream } fr
  * model activity, recorded in its result) instead of a local activity of its own before it.
  */
 const DECIDE_IN_MODEL_CALL_PATCH = 'fh-decide-in-model-call';
+
+/**
+ * Since this patch a conversation's prelude (system prompt, tool specs) is stored by an activity of its
+ * own before its first model call, so model call inputs carry only its hash (the largest of them was
+ * the first call, with the specs).
+ */
+const PRELUDE_FIRST_PATCH = 'fh-prelude-first';
 
 /** Temporal's limit for one payload is 2 MB; stay clear of it (external storage offloads large ones). */
 const MAX_SCHEDULED_PAYLOAD_BYTES = 1_900_000;
@@ -175,10 +182,16 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
       assertFits('model call input', input);
       return counted(() => activities(modelOptions, `model ${req.model}`).fhModel(input));
     };
+    const prelude = transport.unsentPrelude(req);
+    if (prelude && patched(PRELUDE_FIRST_PATCH)) {
+      await decoded(() => counted(() => activities(modelOptions, 'store prelude').fhStorePrelude(prelude.value)));
+      transport.preludeStored(prelude.hash);
+    }
     // Its deltas stream at offsets of the run's stream (heartbeat details: not in history).
     let slot = openModelStream();
+    // The input is not compared on replay: asking for the brief decision changes no command, so no patch.
     const withFacts = (input: ModelActivityInput): ModelActivityInput => {
-      const decided = facts ? { ...input, decide: facts } : input;
+      const decided = facts ? { ...input, decide: facts, briefDecision: true as const } : input;
       return slot ? { ...decided, stream: slot } : decided;
     };
     let input = withFacts(transport.input(req, true));
@@ -215,7 +228,9 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
       const result = await modelActivity(req, facts);
       // No call was made: the decision rewrites history first (an old recorded result: to compact).
       if (result.entry === undefined) return { decision: result.decision };
-      return { decision: result.decision!, result: reply(result) };
+      // A quiet decision is recorded as a flag: rebuilt from the facts this call sent (in history too).
+      const decision = result.decision ?? (result.quietDecision ? quietDecision(facts) : undefined);
+      return { decision: decision!, result: reply(result) };
     },
 
     summarize: (req) =>

@@ -214,19 +214,20 @@ describe('the fh command', () => {
 
     const changed = await fh(['replay', file, '--agents', CHANGED]);
     expect(changed.stdout).toMatch(
-      /^divergence at event \d+ replaying .*: The workflow code now issues a different command at event \d+ than the recorded run did: recorded a model call \(activity fhModel\), code now a compaction decision \(local activity fhDecideCompaction\)/,
+      /^divergence at event \d+ replaying .*: The workflow code now issues a different command at event \d+ than the recorded run did: recorded (a model call \(activity fhModel\)|storing the system prompt and tools \(activity fhStorePrelude\)), code now a compaction decision \(local activity fhDecideCompaction\)/,
     );
     expect(changed.code).toBe(1);
 
     const asJson = await fh(['replay', file, '--agents', CHANGED, '--json']);
     expect(asJson.code).toBe(1);
     const result = json(asJson);
-    const modelEvent = saved.events.find((e: any) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'fhModel');
+    // The first command of the conversation: since the fh-prelude-first patch, storing its prelude.
+    const modelEvent = saved.events.find((e: any) => ['fhStorePrelude', 'fhModel'].includes(e.activityTaskScheduledEventAttributes?.activityType?.name));
     expect(result).toMatchObject({
       ok: false,
       kind: 'nondeterminism',
       eventId: Number(modelEvent.eventId),
-      recorded: { kind: 'activity', name: 'fhModel' },
+      recorded: { kind: 'activity', name: modelEvent.activityTaskScheduledEventAttributes.activityType.name },
       current: { kind: 'local_activity', name: 'fhDecideCompaction' },
       error: expect.stringContaining('Nondeterminism'),
     });

@@ -1,4 +1,4 @@
-import { decideCompaction, isIneffective, type CompactionDecisionInput } from '../../src/core/context/compaction/decide';
+import { decideCompaction, decideFromFacts, decisionFacts, isIneffective, isQuiet, quietDecision, type CompactionDecisionInput } from '../../src/core/context/compaction/decide';
 import type { ResolvedCompactionSettings } from '../../src/core/context/settings';
 import { estimateContextTokens } from '../../src/core/tokens';
 import { session } from './compaction-helpers';
@@ -88,5 +88,39 @@ describe('decideCompaction', () => {
     expect(small).toBeGreaterThan(1000); // it does read the entries
     expect(big / small).toBeGreaterThan(5);
     expect(big / small).toBeLessThan(20);
+  });
+});
+
+describe('what a decision travels with (the model activity input, every call)', () => {
+  const entries = session(10);
+
+  it('the facts carry only the settings the decision reads; the overflow ladder also gets recoverFromOverflow', () => {
+    const threshold = decisionFacts({ entries, settings: settings({ keepRecentTokens: 50 }) });
+    expect(threshold.settings).toEqual({ enabled: true, compactAtTokens: 100, contextWindowTokens: 200, keepRecentTokens: 50 });
+    const overflow = decisionFacts({ entries, settings: settings(), trigger: 'overflow' });
+    expect(overflow.settings).toEqual({ enabled: true, compactAtTokens: 100, contextWindowTokens: 200, recoverFromOverflow: true });
+    // The same decision as from the full settings.
+    expect(decideFromFacts(threshold)).toEqual(decideCompaction({ entries, settings: settings({ keepRecentTokens: 50 }) }));
+  });
+
+  it('a decision that changes nothing is quiet, and rebuilds from its facts to the same decision', () => {
+    const facts = decisionFacts({ entries: session(1), settings: settings({ compactAtTokens: 10_000, contextWindowTokens: 100_000 }) });
+    const decision = decideFromFacts(facts);
+    expect(isQuiet(decision)).toBe(true);
+    expect(quietDecision(facts)).toEqual(decision);
+  });
+
+  it('compacting, masking or warning is not quiet; a recorded quiet outcome wins over rules that would act now', () => {
+    const over = decisionFacts({ entries, settings: settings() });
+    expect(isQuiet(decideFromFacts(over))).toBe(false); // compacts
+    expect(isQuiet({ ...decideFromFacts(over), compact: false, mask: { before: 3 } })).toBe(false);
+    const tokens = over.estimatedTokens;
+    const warn = decisionFacts({ entries, settings: settings({ compactAtTokens: tokens + 1, contextWindowTokens: tokens + 1 }) });
+    expect(decideFromFacts(warn).warn).toBe(true);
+    expect(isQuiet(decideFromFacts(warn))).toBe(false);
+    const rebuilt = quietDecision(over);
+    expect(rebuilt.compact).toBe(false);
+    expect(rebuilt.reason).toBeNull();
+    expect(isQuiet(rebuilt)).toBe(true);
   });
 });

@@ -44,6 +44,20 @@ describe('ModelTransport', () => {
     expect(second.prelude).toEqual({ hash: first.prelude.hash });
   });
 
+  it('hands out an unsent prelude to store first; once stored, the first call carries only its hash', () => {
+    const t = new ModelTransport();
+    const r = req([user('a')]);
+    const unsent = t.unsentPrelude(r)!;
+    expect(unsent.value).toEqual({ system: 'sys', tools: [] });
+    t.preludeStored(unsent.hash);
+    expect(t.unsentPrelude(r)).toBeUndefined();
+    expect(t.input(r, true).prelude).toEqual({ hash: unsent.hash });
+    // Without references (a worker whose store lacks it) the value travels again.
+    expect(t.input(r, false).prelude.value).toEqual({ system: 'sys', tools: [] });
+    // Another prelude is unsent until stored.
+    expect(t.unsentPrelude(req([user('a')], { system: 'other' }))).toBeDefined();
+  });
+
   it('a new array (history rewritten by compaction) starts from nothing', () => {
     const t = new ModelTransport();
     const entries: Entry[] = [user('a')];

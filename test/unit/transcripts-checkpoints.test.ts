@@ -215,3 +215,55 @@ describe('store gc and checkpoints', () => {
     expect(counting.gets).toBeLessThanOrEqual(1 + 3 + 4);
   });
 });
+
+describe('Transcripts cache size (createWorker({ caches: { transcripts } }))', () => {
+  async function stored(cacheSize: number | undefined, heads: number) {
+    const store = new CountingStore(new MemoryTranscriptStore());
+    const transcripts = new Transcripts(store, cacheSize === undefined ? {} : { cacheSize });
+    let ref: TranscriptRef | null = null;
+    let entries: Entry[] = [];
+    const refs: TranscriptRef[] = [];
+    for (let i = 0; i < heads; i++) {
+      const added = [user(`u${i}`), reply(`r${i}`)];
+      ref = await transcripts.append(ref, entries, added);
+      entries = entries.concat(added);
+      refs.push(ref);
+    }
+    store.reset();
+    return { store, transcripts, refs };
+  }
+
+  it('keeps the last `cacheSize` transcripts: loading them reads nothing from the store, older ones are read', async () => {
+    const { store, transcripts, refs } = await stored(3, 10);
+    for (const ref of refs.slice(-3)) await transcripts.load(ref);
+    expect(store.gets).toBe(0);
+    await transcripts.load(refs[0]!);
+    expect(store.gets).toBeGreaterThan(0);
+  });
+
+  it('0 keeps none (every load reads the store); the default keeps 64; a bad size is a RangeError naming it', async () => {
+    const none = await stored(0, 3);
+    await none.transcripts.load(none.refs.at(-1)!);
+    expect(none.store.gets).toBeGreaterThan(0);
+    const byDefault = await stored(undefined, 64);
+    for (const ref of byDefault.refs) await byDefault.transcripts.load(ref);
+    expect(byDefault.store.gets).toBe(0);
+    expect(() => new Transcripts(new MemoryTranscriptStore(), { cacheSize: -1 })).toThrow(/cacheSize/);
+    expect(() => new Transcripts(new MemoryTranscriptStore(), { cacheSize: 1.5 })).toThrow(/cacheSize/);
+  });
+});
+
+describe('FileTranscriptStore directories', () => {
+  it('a put after its directory was removed (a sweep, a cleared store) makes it again', async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-store-dirs-'));
+    try {
+      const store = new FileTranscriptStore(path.join(dir, 'store'));
+      await store.put('segments/a.json', encoder.encode('1'));
+      await fs.rm(path.join(dir, 'store', 'segments'), { recursive: true });
+      await store.put('segments/b.json', encoder.encode('2'));
+      expect(decoder.decode((await store.get('segments/b.json'))!)).toBe('2');
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  });
+});

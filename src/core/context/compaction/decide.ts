@@ -8,9 +8,53 @@ import { keepCount } from '../keep-window';
 import { findCut } from './cut';
 import { CURRENT_SUMMARY_PLAN } from './summary-plan';
 import { decideLadderStep } from '../ladder';
-import type { CompactionDecision, CompactionDecisionInput, DecisionFacts } from './decision';
+import type { CompactionDecision, CompactionDecisionInput, DecisionFacts, DecisionSettings } from './decision';
+import type { ResolvedCompactionSettings } from '../settings';
 
-export type { LastCompaction, CompactionDecisionInput, CompactionDecision, DecisionFacts } from './decision';
+export type { LastCompaction, CompactionDecisionInput, CompactionDecision, DecisionFacts, DecisionSettings } from './decision';
+
+/**
+ * Only the settings the decision reads (the facts travel in every model activity's input): the
+ * optional ones only when set, recoverFromOverflow only for an overflow decision (the ladder's).
+ */
+export function decisionSettings(settings: ResolvedCompactionSettings, trigger: 'threshold' | 'overflow'): DecisionSettings {
+  return {
+    enabled: settings.enabled,
+    compactAtTokens: settings.compactAtTokens,
+    contextWindowTokens: settings.contextWindowTokens,
+    ...(settings.keepRecentTokens !== undefined ? { keepRecentTokens: settings.keepRecentTokens } : {}),
+    ...(settings.estimator !== undefined ? { estimator: settings.estimator } : {}),
+    ...(trigger === 'overflow' ? { recoverFromOverflow: settings.recoverFromOverflow } : {}),
+  };
+}
+
+/**
+ * A decision that changes nothing and says nothing worth an event: no compaction, no masking, no
+ * warning, no skipped compaction, no exact count. The model activity records such a decision as
+ * `quietDecision: true` instead of in full (most calls: it was ~370 B of history per call), and the
+ * workflow rebuilds it with quietDecision().
+ */
+export function isQuiet(decision: CompactionDecision): boolean {
+  return (
+    !decision.compact &&
+    decision.mask === undefined &&
+    !decision.warn &&
+    !decision.ineffectiveSkip &&
+    decision.estimator === undefined &&
+    decision.countedTokens === undefined &&
+    decision.ladderStep === undefined
+  );
+}
+
+/**
+ * The decision a recorded `quietDecision: true` stands for, rebuilt from the facts the same call sent.
+ * The recorded outcome wins over today's code: whatever decideFromFacts says now, it neither compacts,
+ * masks nor warns (so a replay under changed rules issues the commands the recorded run did).
+ */
+export function quietDecision(facts: DecisionFacts): CompactionDecision {
+  const { mask: _mask, estimator: _estimator, countedTokens: _counted, ...decision } = decideFromFacts(facts);
+  return { ...decision, compact: false, reason: null, warn: false, ineffectiveSkip: false };
+}
 
 /** The decision asks the session to rewrite history before the model is called (no call is made with it). */
 export function actsBeforeCall(decision: CompactionDecision): boolean {
@@ -41,7 +85,7 @@ export function decisionFacts(input: CompactionDecisionInput): DecisionFacts {
   const keep = trigger === 'overflow' ? Math.min(window, OVERFLOW_KEEP_RECENT) : window;
   return {
     trigger,
-    settings,
+    settings: decisionSettings(settings, trigger),
     estimatedTokens: total,
     estimateMethod: method,
     entryCount: entries.length,

@@ -82,9 +82,19 @@ export interface CompactionDecision {
  * decision itself does not, so on Temporal only these facts travel to the recording local activity —
  * the transcript never does (a large activity input would be offloaded to the store on every call).
  */
+/**
+ * The settings a decision reads (decideFromFacts, the ladder, the count-tokens estimator); the rest
+ * (reserveTokens, keepRecentEntries) is already folded into the facts' numbers. Only these travel in
+ * the model activity's input, on every call: decisionSettings() picks them.
+ */
+export type DecisionSettings = Pick<ResolvedCompactionSettings, 'enabled' | 'compactAtTokens' | 'contextWindowTokens' | 'keepRecentTokens' | 'estimator'> & {
+  /** Read by the overflow ladder only: sent with overflow facts (absent from threshold facts). */
+  recoverFromOverflow?: boolean;
+};
+
 export interface DecisionFacts {
   trigger: 'threshold' | 'overflow';
-  settings: ResolvedCompactionSettings;
+  settings: DecisionSettings;
   estimatedTokens: number;
   estimateMethod: EstimateMethod;
   entryCount: number;
