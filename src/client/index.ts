@@ -43,3 +43,4 @@ export { FileTranscriptStore, type TranscriptStore, type CollectableStore, type 
 export { S3Store, S3StoreRequestError, type S3StoreOptions } from '../activities/s3-store';
 export { SessionClosedError, SessionNotFoundError, UnknownMessageError, UnknownToolCallError, InvalidForkPointError } from '../core/sessions/host-errors';
 export type { SessionInfo, SessionEdit, PendingApproval, QueuedMessage, SessionRecord } from '../wire/session-messages';
+export * from './reachable-types';

@@ -60,7 +60,7 @@ export class InvalidToolDefinitionError extends FabricError {
   }
 }
 
-interface ToolConfig<S extends z.ZodType> {
+export interface ToolConfig<S extends z.ZodType> {
   name: string;
   description: string;
   input: S;

@@ -10,3 +10,4 @@ export * from './prose';
 export * from './minio';
 export { findPostgresBinDir, ensurePostgres, startPostgres, PostgresError, type PostgresServer, type StartPostgresOptions } from './postgres';
 export * from './temporal-server';
+export * from './reachable-types';

@@ -161,7 +161,7 @@ export function applyTemporalSchema(sqlTool: string, pgPort: number, onProgress:
   }
 }
 
-interface ServicePorts {
+export interface ServicePorts {
   frontend: number;
   frontendHttp: number;
   frontendMembership: number;

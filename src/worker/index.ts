@@ -11,3 +11,4 @@ export { createActivities } from '../activities/activities';
 export { implement, type ToolImplementation } from '../core/tools';
 export { ToolRegistry, DuplicateToolImplementationError, type ToolSource } from '../core/tool-registry';
 export { ModuleLoadError } from './load-modules';
+export * from './reachable-types';
