@@ -1,13 +1,16 @@
 import { parseAgentInput, type AgentDefinition, type InitFn, type InvokeOptions } from '../core/agent';
-import { RuntimeUnavailableError, ToolNotRegisteredError } from '../core/errors';
+import { statSync } from 'node:fs';
+import { InvalidInputError, RuntimeUnavailableError, ToolNotRegisteredError } from '../core/errors';
 import type { RuntimePorts } from '../core/ports';
 import { ToolRegistry } from '../core/tool-registry';
 import { Harness, parseInitOptions, type Flavour, type InitOptions } from '../core/harness';
 import { warnIfTemporalWithCompaction } from './warnings';
 import { createInlinePorts } from './ports';
+import { parseInvokeOptions } from './invoke-options';
 
 /** `agent.invoke(input)`: runs `run` in this process against the model named by options or the environment. */
 export async function invokeInline(def: AgentDefinition, input: unknown, options: InvokeOptions = {}): Promise<unknown> {
+  parseInvokeOptions(options);
   const parsed = parseAgentInput(def, input);
   checkDeclaredTools(def, options);
   return def.run({ init: inlineInit(def.flavour, options, plainHarness, def.name), input: parsed });
@@ -17,6 +20,16 @@ export async function invokeInline(def: AgentDefinition, input: unknown, options
 export function checkDeclaredTools(def: AgentDefinition, options: InvokeOptions): void {
   const missing = ToolRegistry.from([def.tools ?? [], options.tools ?? []]).missing(def.tools ?? []);
   if (missing.length > 0) throw new ToolNotRegisteredError(missing[0]!, 'inline');
+}
+
+function requireDirectory(dir: string, what: string, field: string): void {
+  let isDir = false;
+  try {
+    isDir = statSync(dir).isDirectory();
+  } catch {
+    // missing or unreadable: said below
+  }
+  if (!isDir) throw new InvalidInputError(what, field, [{ path: field, message: `directory ${dir} does not exist; create it first (it is not created for you)` }]);
 }
 
 /** Makes the harness `init()` returns; inline sessions make one that serves prompts (see ./sessions). */
@@ -33,6 +46,10 @@ export function inlineInit(flavour: Flavour, defaults: InvokeOptions = {}, makeH
         "runtime 'temporal' runs inside an agent workflow: start the agent with startAgent() (or `fh run`) against a worker. Here, outside a workflow, use runtime 'inline' or leave it out.",
       );
     }
+    // The sandbox directory must exist: creating it would make a typo's directory anywhere (as root, anywhere at all).
+    const sandboxCwd = typeof options.sandbox === 'object' ? options.sandbox.cwd : undefined;
+    if (sandboxCwd !== undefined) requireDirectory(sandboxCwd, 'init options', 'sandbox.cwd');
+    else if (defaults.cwd !== undefined) requireDirectory(defaults.cwd, 'invoke options', 'cwd');
     const onEvent = options.onEvent ?? defaults.onEvent;
     const tools = ToolRegistry.from(defaults.tools ?? []);
     const ports = createInlinePorts({

@@ -13,6 +13,7 @@ import { Harness, type Flavour, type InitOptions, type PromptHost, type ServeOpt
 import type { RuntimePorts } from '../core/ports';
 import { promptTextSchema, type Session } from '../core/session';
 import { parseWith } from '../core/validate';
+import { parseOpenSessionOptions } from './invoke-options';
 import { SessionAgentMismatchError, SessionExistsError, SessionNotFoundError } from './session-errors';
 import { checkSessionId, JsonlSessionStore, type InlineSessionHeader, type ListSessionsOptions } from './session-files';
 import { fallbackTitle, sessionSlug, statusAfter } from './session-meta';
@@ -40,16 +41,10 @@ export interface InlineSession {
   close(): Promise<void>;
 }
 
-const openOptionsSchema = z.looseObject({
-  dir: z.string().min(1).optional(),
-  id: z.string().optional(),
-  title: z.string().trim().min(1).max(200).optional(),
-});
-
 const NEW_ID_ATTEMPTS = 20;
 
 export async function openSession(def: AgentDefinition, options: OpenSessionOptions = {}): Promise<InlineSession> {
-  parseWith(openOptionsSchema, options, 'openSession options');
+  parseOpenSessionOptions(options);
   if (options.id !== undefined) checkSessionId(options.id);
   const input = parseAgentInput(def, options.input);
   const invoke = require('./invoke') as typeof import('./invoke'); // lazily: the Anthropic client loads on first use
