@@ -83,6 +83,12 @@ export function tool<S extends z.ZodType>(def: ToolConfig<S> & { execute?: ToolE
     throw new InvalidToolDefinitionError(`tool name '${def?.name}' must match ${TOOL_NAME} (the API's rule)`);
   }
   if (!def.description) throw new InvalidToolDefinitionError(`tool '${def.name}' needs a description`);
+  if (!isZodSchema(def.input)) {
+    // Checked here, not at the first call: a plain object or a JSON schema fails much later otherwise.
+    throw new InvalidToolDefinitionError(
+      `tool '${def.name}': input must be a zod schema, e.g. schema.object({ path: schema.string() }) with \`schema\` from '@fabric-harness/sdk'; got ${describe(def.input)}`,
+    );
+  }
   if (def.execute !== undefined && typeof def.execute !== 'function') {
     throw new InvalidToolDefinitionError(`tool '${def.name}': execute must be a function`);
   }
@@ -105,6 +111,18 @@ export function implement<I>(declaration: ToolDefinition<I>, execute: ToolExecut
     throw new InvalidToolDefinitionError(`implement('${declaration.name}', execute): execute must be a function`);
   }
   return { kind: 'tool-implementation', name: declaration.name, tool: declaration, execute };
+}
+
+/** A zod 4 schema (from this package's `schema` or the user's own zod 4): what the JSON schema is made from. */
+function isZodSchema(v: unknown): boolean {
+  return typeof v === 'object' && v !== null && '_zod' in v && typeof (v as { safeParse?: unknown }).safeParse === 'function';
+}
+
+function describe(v: unknown): string {
+  if (v === null || v === undefined) return String(v);
+  if (typeof v !== 'object') return typeof v;
+  if ('_def' in v && !('_zod' in v)) return 'a zod 3 schema (this SDK uses zod 4)';
+  return Array.isArray(v) ? 'an array' : 'a plain object';
 }
 
 export function isToolDefinition(v: unknown): v is ToolDefinition {
