@@ -4,6 +4,7 @@ import type { Entry } from '../core/entries';
 import type { AgentEvent } from '../core/events';
 import type { CompactionState, CompactResult } from '../core/session';
 import { typedFailure } from '../wire/failures';
+import { NotServingError } from '../core/errors';
 import {
   closeSignal,
   compactionStateQuery,
@@ -82,10 +83,24 @@ export class AgentHandle<O = unknown> {
    * earlier waits for it. Refused at once (typed errors): a run that has returned or stopped serving
    * (NOT_SERVING), an unknown session (UNKNOWN_SESSION), a prompt over 256 KiB (PROMPT_TOO_LARGE).
    */
-  prompt(text: string, options: PromptOptions = {}): Promise<string> {
+  async prompt(text: string, options: PromptOptions = {}): Promise<string> {
     const { updateId, sessionId } = options;
     const args: [{ text: string; sessionId?: string }] = [sessionId === undefined ? { text } : { text, sessionId }];
-    return typed(this.workflow.executeUpdate(promptUpdate, updateId === undefined ? { args } : { args, updateId }));
+    try {
+      return await typed(this.workflow.executeUpdate(promptUpdate, updateId === undefined ? { args } : { args, updateId }));
+    } catch (err) {
+      throw await this.notServingIfEnded(err);
+    }
+  }
+
+  /**
+   * An update to a run that has ended is refused by the server as "workflow not found": to the user it
+   * is a run that answers no more prompts (NOT_SERVING), as it was while the run was still closing.
+   */
+  private async notServingIfEnded(err: unknown): Promise<unknown> {
+    if ((err as Error)?.name !== 'WorkflowNotFoundError') return err;
+    const status = await this.workflow.describe().then((d) => d.status.name, () => undefined);
+    return status !== undefined && status !== 'RUNNING' ? new NotServingError('returned') : err;
   }
 
   /** Ends `harness.serve()` in the run once prompts in flight are answered. */
