@@ -32,6 +32,15 @@ export const contextBudgetQuery = defineQuery<ContextBudget | null, [string?]>('
 export const usageQuery = defineQuery<AgentUsage>('fh.usage');
 export const eventsQuery = defineQuery<AgentEvent[], [number?]>('fh.events');
 export const sessionsQuery = defineQuery<string[]>('fh.sessions');
+/**
+ * Where a run is: in its own code ('starting'), serving client prompts until closed or idle for
+ * `idleTimeoutMs` ('serving'), past serving ('served'), or returned. `fh run` says what it waits for with it.
+ */
+export interface RunPhase {
+  phase: 'starting' | 'serving' | 'served' | 'returned';
+  idleTimeoutMs?: number;
+}
+export const phaseQuery = defineQuery<RunPhase>('fh.phase');
 export const promptUpdate = defineUpdate<string, [PromptRequest]>('fh.prompt');
 export const compactUpdate = defineUpdate<CompactResult, [CompactRequest]>('fh.compact');
 export const closeSignal = defineSignal('fh.close');

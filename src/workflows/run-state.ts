@@ -16,6 +16,7 @@ import {
   eventsQuery,
   MAX_PROMPT_BYTES,
   messagesQuery,
+  phaseQuery,
   promptUpdate,
   sessionsQuery,
   usageQuery,
@@ -56,6 +57,7 @@ export class RunState implements PromptHost {
   readonly harnesses: Harness[] = [];
   private readonly events: AgentEvent[] = [];
   private phase: Phase = 'starting';
+  private idleTimeoutMs: number | undefined;
   private closed = false;
   /** serve() ran at least once. */
   private served = false;
@@ -67,6 +69,7 @@ export class RunState implements PromptHost {
     this.phase = 'serving';
     const start = this.promptsReceived;
     const idle = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    this.idleTimeoutMs = idle;
     while (!this.closed) {
       const seen = this.promptsReceived;
       const woke = await condition(() => this.closed || this.promptsReceived !== seen, idle);
@@ -110,6 +113,7 @@ export class RunState implements PromptHost {
   /** What every agent workflow answers, a session's too: the queries and manual compaction. */
   installQueries(): void {
     setHandler(messagesQuery, (id) => [...(this.session(id)?.messages() ?? [])]);
+    setHandler(phaseQuery, () => ({ phase: this.phase, ...(this.idleTimeoutMs !== undefined ? { idleTimeoutMs: this.idleTimeoutMs } : {}) }));
     setHandler(compactionStateQuery, (id) => this.session(id)?.compactionState() ?? null);
     setHandler(contextBudgetQuery, (id) => this.session(id)?.contextBudget() ?? null);
     setHandler(sessionsQuery, () => this.sessions().map((s) => s.id));
