@@ -75,6 +75,7 @@ const FABRIC_EXITS: Record<string, { exitCode: ExitCode; hint?: string }> = {
   UNKNOWN_MESSAGE: { exitCode: EXIT.USAGE },
   SETTING_LOCKED: { exitCode: EXIT.USAGE },
   SESSION_NOT_FOUND: { exitCode: EXIT.NOT_FOUND, hint: 'list sessions with `fh session list --all`' },
+  UNKNOWN_AGENT: { exitCode: EXIT.USAGE, hint: 'a session runs an agent its task queue\'s workers serve (`fh worker --agents <module>` prints them)' },
   SESSION_EXISTS: { exitCode: EXIT.FAILURE, hint: 'choose another --id, or leave it out for a generated one' },
   SEARCH_ATTRIBUTES_MISSING: { exitCode: EXIT.FAILURE },
 };

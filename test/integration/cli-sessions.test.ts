@@ -254,6 +254,20 @@ describe('fh session', () => {
     await getSession(w.client, id).end();
   });
 
+  it('a session on a task queue no worker polls: new warns, show and approve say so at once (not "Failed to query Workflow" after --timeout)', async () => {
+    const queue = `nobody-${process.pid}-${n++}`;
+    const created = await fh(['session', 'new', 'assistant', '-q', queue]);
+    expect(created.code).toBe(0);
+    const id = created.stdout.trim();
+    expect(created.stderr).toContain(`no worker polls task queue '${queue}'`);
+    expect(created.stderr).toContain("only a worker can tell whether it serves agent 'assistant'");
+    const noWorker = new RegExp(`session ${id} is running, but no worker polls task queue '${queue}': start one with \`fh worker --agents <module>\``);
+    // --timeout 300: the answer must come from the poller check, not from the deadline.
+    expectOneLineError(await fh(['session', 'show', id, '--timeout', '300']), 1, noWorker);
+    expectOneLineError(await fh(['session', 'approve', id, '--timeout', '300']), 1, noWorker);
+    expect((await fh(['session', 'delete', id, '--yes'])).code).toBe(0);
+  });
+
   describe('fh chat in a terminal (tmux)', () => {
     // A server of our own (its socket in a temp dir): nothing of anyone else's tmux is touched.
     const socket = path.join(os.tmpdir(), `fh-cli-test-${process.pid}.tmux`);
