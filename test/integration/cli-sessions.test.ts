@@ -341,5 +341,49 @@ describe('fh session', () => {
       await shows('[fh exited 0]');
       await getSession(w.client, id).end();
     });
+
+    it('a reopened chat shows the earlier conversation; /status alone shows the status; Ctrl-C during an approval drops the question', async () => {
+      const id = sid('chat-again');
+      const chatPane = 'chat-again';
+      const paneScreen = () => tmux('capture-pane', '-p', '-J', '-t', chatPane, '-S', '-500');
+      const paneShows = (what: string | RegExp) =>
+        until(`the pane to show ${what}`, async () => (typeof what === 'string' ? paneScreen().includes(what) : what.test(paneScreen())) || undefined, 30_000).catch((err) => {
+          throw new Error(`${(err as Error).message}\n--- pane ---\n${paneScreen()}`);
+        });
+      const typeIn = (text: string) => {
+        tmux('send-keys', '-t', chatPane, '-l', text);
+        tmux('send-keys', '-t', chatPane, 'Enter');
+      };
+      await ok(['session', 'new', 'assistant', '--id', id, '--mode', 'ask', '--cwd', dir, '--title', 'Earlier talk', '-q', w.taskQueue]);
+      fake.enqueue(say('The first answer.'));
+      expect(await ok(['session', 'prompt', id, 'the first question'])).toMatchObject({ reply: 'The first answer.' });
+
+      const vars = Object.entries({ TEMPORAL_ADDRESS: env.TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE: env.TEMPORAL_NAMESPACE, FH_STORE_DIR: env.FH_STORE_DIR })
+        .map(([k, v]) => `${k}='${v}'`)
+        .join(' ');
+      tmux('new-session', '-d', '-s', chatPane, '-x', '120', '-y', '40', `cd '${ROOT}' && ${vars} '${process.execPath}' dist/cli/main.js chat ${id}; echo "[fh exited $?]"; sleep 120`);
+      await paneShows(`session ${id}`);
+      await paneShows(/#0 user +the first question/);
+      await paneShows(/#1 assistant +The first answer\./);
+
+      typeIn('/status');
+      await paneShows('status: needs-review · turn idle · mode ask');
+
+      fake.enqueue(callTools({ name: 'write_file', input: { path: 'again.txt', content: 'no' } }));
+      typeIn('write it');
+      await paneShows(/\? write_file .* — approve\? \[y\/N\/note\]/);
+      tmux('send-keys', '-t', chatPane, 'C-c');
+      await paneShows('write_file: no longer waiting (the turn was interrupted)');
+      await paneShows('(interrupted)');
+      // The prompt is the chat's again: Enter sends no answer for the call that no longer waits.
+      await until('the prompt to be "you ›"', async () => /you › *$/.test(paneScreen().trimEnd()) || undefined, 10_000);
+      tmux('send-keys', '-t', chatPane, 'Enter');
+      await new Promise((r) => setTimeout(r, 500));
+      expect(paneScreen()).not.toMatch(/denied write_file|UNKNOWN_TOOL_CALL/);
+      expect(fs.existsSync(path.join(dir, 'again.txt'))).toBe(false);
+      tmux('send-keys', '-t', chatPane, 'C-c');
+      await paneShows('[fh exited 0]');
+      await getSession(w.client, id).end();
+    });
   });
 });

@@ -13,6 +13,8 @@ import { PERMISSION_MODES } from '../../core/sessions/settings';
 import { int, str, type Parsed } from '../args';
 import { asCliError, connect, STORE_OPTION, type Command, type Io } from '../context';
 import { EXIT, usage } from '../errors';
+import { conversationText } from './session';
+import type { Entry } from '../../core/entries';
 
 export const chatCommand: Command = {
   name: 'chat',
@@ -22,7 +24,7 @@ export const chatCommand: Command = {
     'Each line you type is a message (typing while a turn runs queues the next one). While a turn runs you see its',
     'tool calls (→ bash {"command":"ls"}), the first line of each result, and approval requests:',
     '  ? write_file {...} — approve? [y/N/note]   y approves (y <note> with a note); n or Enter denies; other text denies with it as the note.',
-    'Commands: /interrupt, /status <s>, /title <t>, /mode <explore|ask|execute>, /model <m>, /help, /exit.',
+    'Commands: /interrupt, /status [<s>], /title <t>, /mode <explore|ask|execute>, /model <m>, /help, /exit.',
     'Ctrl-C while a turn runs interrupts it; Ctrl-C at an idle prompt quits (the session goes on). No colours when',
     'stdout is not a terminal or NO_COLOR is set.',
   ].join('\n'),
@@ -85,6 +87,9 @@ async function runChat(p: Parsed, io: Io): Promise<number> {
 }
 
 /** ANSI styles, or nothing (not a terminal, or NO_COLOR). */
+/** How many lines of the earlier conversation a reopened chat shows. */
+const EARLIER_LINES = 10;
+
 function styles(on: boolean) {
   const wrap = (open: string) => (t: string) => (on ? `\x1b[${open}m${t}\x1b[0m` : t);
   return { dim: wrap('2'), bold: wrap('1'), red: wrap('31'), yellow: wrap('33'), cyan: wrap('36'), green: wrap('32') };
@@ -102,7 +107,7 @@ function compactJson(value: unknown, max: number): string {
 
 const HELP = [
   '/interrupt        cancel the running turn (also Ctrl-C while a turn runs)',
-  '/status <status>  set the status (todo, in-progress, needs-review, done, cancelled, …)',
+  '/status [status]  show the status, or set it (todo, in-progress, needs-review, done, cancelled, …)',
   '/title <title>    rename the session',
   '/mode <mode>      permission mode: explore, ask, execute',
   '/model <model>    the model of the next turns',
@@ -145,6 +150,7 @@ class Chat {
       this.s.bold(`session ${i.id}`) +
         this.s.dim(` — ${i.title ?? '(untitled)'} · ${i.agent} · ${i.status} · mode ${i.settings.permissionMode} · /help, /exit`),
     );
+    this.showEarlier(await this.handle.messages().catch(() => []));
     this.markSeen(await this.handle.events().catch(() => []));
     for (const a of i.pendingApprovals) this.ask(a.callId, a.tool, a.input);
     this.rl.on('line', (line) => void this.onLine(line));
@@ -153,6 +159,15 @@ class Chat {
     this.setPrompt();
     if (this.tty) this.rl.prompt();
     return done;
+  }
+
+  /** A reopened session shows where it was: its last messages, one line each (`fh session show` has all). */
+  private showEarlier(messages: Entry[]): void {
+    if (messages.length === 0) return;
+    const lines = conversationText(messages, false).split('\n');
+    const shown = lines.slice(-EARLIER_LINES);
+    if (lines.length > shown.length) this.print(this.s.dim(`(${lines.length - shown.length} earlier messages: \`fh session show ${this.handle.id}\`)`));
+    for (const line of shown) this.print(this.s.dim(line));
   }
 
   // -------------------------------------------------------------------------------------------------------
@@ -181,10 +196,27 @@ class Chat {
     const m = /^(y|yes)(?:\s+(.*))?$/i.exec(line);
     const note = m ? m[2]?.trim() || undefined : /^(n|no)?$/i.test(line) ? undefined : line;
     this.asking = undefined;
-    if (m) await this.handle.approve(q.callId, note);
-    else await this.handle.deny(q.callId, note);
+    try {
+      if (m) await this.handle.approve(q.callId, note);
+      else await this.handle.deny(q.callId, note);
+    } catch (err) {
+      // The call stopped waiting meanwhile (its turn interrupted or decided elsewhere): nothing was sent for it.
+      if (err instanceof FabricError && (err.code === 'UNKNOWN_TOOL_CALL' || err.code === 'ALREADY_DECIDED')) {
+        this.print(this.s.dim(`  ${q.tool} no longer waits for an answer`));
+        return this.nextQuestion();
+      }
+      throw err;
+    }
     this.print(this.s.dim(`  ${m ? 'approved' : 'denied'} ${q.tool}${note ? ` (${note})` : ''}`));
     this.nextQuestion();
+  }
+
+  /** Forgets the approvals being asked: their turn ended, so an answer would be for a call that no longer waits. */
+  private dropQuestions(): void {
+    if (this.asking) this.print(this.s.dim(`  ${this.asking.tool}: no longer waiting (the turn was interrupted)`));
+    this.asking = undefined;
+    this.questions.length = 0;
+    this.setPrompt();
   }
 
   private async command(line: string): Promise<void> {
@@ -203,8 +235,9 @@ class Chat {
       case 'interrupt':
         return this.interrupt();
       case 'status': {
-        const i = await this.handle.setStatus(need('a status'));
-        return this.print(this.s.dim(`status: ${i.status}`));
+        // Alone it shows the status (and the turn); with a status it sets it.
+        const i = arg ? await this.handle.setStatus(arg) : await this.handle.info();
+        return this.print(this.s.dim(`status: ${i.status}${arg ? '' : ` · turn ${i.processing ? 'running' : 'idle'} · mode ${i.settings.permissionMode}`}`));
       }
       case 'title': {
         const i = await this.handle.setTitle(need('a title'));
@@ -236,6 +269,7 @@ class Chat {
     try {
       const r = await this.handle.interrupt();
       if (!r.interrupted) this.print(this.s.dim('nothing to interrupt'));
+      else this.dropQuestions(); // the interrupted turn's approvals no longer wait: no prompt for them
     } catch (err) {
       this.error(err);
     }
@@ -342,6 +376,7 @@ class Chat {
       case 'approval_requested':
         return this.ask(e.data.id, e.data.name, e.data.input);
       case 'interrupted':
+        this.dropQuestions();
         return this.print(this.s.yellow(`⨯ interrupted during the ${e.data.during}`));
       case 'error':
         return this.print(this.s.red(`! ${e.data.message} [${e.data.code}]`));
