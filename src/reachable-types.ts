@@ -28,3 +28,4 @@ export type { EstimateMethod } from './core/tokens';
 export type { ToolConfig } from './core/tools';
 export type { ToolSpec } from './core/tools-spec';
 export type { SessionFs } from './inline/session-files';
+export type { ApprovalAnswer, ApprovalRequest } from './core/agent';

@@ -13,6 +13,9 @@ import {
   eventsQuery,
   messagesQuery,
   promptUpdate,
+  pendingApprovalsQuery,
+  decideApprovalUpdate,
+  type RunApproval,
   sessionsQuery,
   usageQuery,
   type AgentUsage,
@@ -101,6 +104,21 @@ export class AgentHandle<O = unknown> {
     if ((err as Error)?.name !== 'WorkflowNotFoundError') return err;
     const status = await this.workflow.describe().then((d) => d.status.name, () => undefined);
     return status !== undefined && status !== 'RUNNING' ? new NotServingError('returned') : err;
+  }
+
+  /** Calls of tools with `needsApproval` waiting for a decision, oldest first. */
+  pendingApprovals(): Promise<RunApproval[]> {
+    return this.workflow.query(pendingApprovalsQuery);
+  }
+
+  /** Lets a waiting call run (a workflow update; UNKNOWN_TOOL_CALL / ALREADY_DECIDED when it does not wait). */
+  approve(callId: string, note?: string): Promise<void> {
+    return typed(this.workflow.executeUpdate(decideApprovalUpdate, { args: [note === undefined ? { callId, approved: true } : { callId, approved: true, note }] }));
+  }
+
+  /** Refuses a waiting call: it does not run, and the model reads the note. */
+  deny(callId: string, note?: string): Promise<void> {
+    return typed(this.workflow.executeUpdate(decideApprovalUpdate, { args: [note === undefined ? { callId, approved: false } : { callId, approved: false, note }] }));
   }
 
   /** Ends `harness.serve()` in the run once prompts in flight are answered. */

@@ -18,3 +18,4 @@ export type { ConnectClientOptions, EnvconfigModule, SettingSource, TlsSettings 
 export type { History, LoadedHistory } from './history-file';
 export type { WorkflowStatusName } from './history-state';
 export type { ModelInputField } from './replay-inputs';
+export type { ApprovalDecision, RunApproval } from '../wire/messages';

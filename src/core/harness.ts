@@ -161,6 +161,8 @@ export class Harness {
     private readonly host?: PromptHost,
     /** Asked before each tool call of this harness's sessions (a session workflow's permission mode). */
     private readonly authorize?: ToolAuthorizer,
+    /** Asked for calls of tools that need approval, in a plain run (a client on Temporal, onApproval inline). */
+    private readonly approver?: ToolAuthorizer,
   ) {}
 
   /**
@@ -201,6 +203,7 @@ export class Harness {
       compactionDefaultEnabled: this.flavour === 'default',
       contextWindowTokens: window,
       authorize: this.authorize,
+      approver: this.approver,
       cache: promptCache(merged.promptCaching),
       thinking: resolveThinking(merged.thinking),
       hooks: merged.hooks,

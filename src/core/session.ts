@@ -4,7 +4,7 @@ import { makeEvent, type AgentEventType, type CompactionReason, type EventPayloa
 import { FabricError, InterruptedError, MaxTurnsExceededError, ModelCallError, OutputParseError, TurnSuspendedError } from './errors';
 import type { ModelCallRequest, ModelCallResult, PromptCache, RuntimePorts, ThinkingBudget } from './ports';
 import { interpretReply } from './replies';
-import { checkToolInput, toolSpec, type ToolDefinition } from './tools';
+import { approvalNeeded, checkToolInput, toolSpec, type ToolDefinition } from './tools';
 import type { ToolSpec } from './tools-spec';
 import { CompactionController, type SummarizerUsage } from './compaction/controller';
 import type { CompactionHooks } from './compaction/hooks';
@@ -41,6 +41,11 @@ export interface SessionConfig {
    * the model as the call's error result. May throw TurnSuspendedError (the host continues as new).
    */
   authorize?: ToolAuthorizer;
+  /**
+   * Asked for a call of a tool that needs approval (`needsApproval`) when no `authorize` is set (a plain
+   * run; a session's authorize handles it). Without one such a call is denied: nobody can approve it.
+   */
+  approver?: ToolAuthorizer;
   /** Prompt caching for the model calls (undefined: off). */
   cache?: PromptCache;
   /** Extended thinking for the model calls (undefined: off). */
@@ -54,6 +59,16 @@ export interface SessionConfig {
 }
 
 export type ToolVerdict = { allow: true } | { allow: false; content: string };
+
+/** What the model reads when a call needs approval and the run has no way to ask anyone. */
+export function noApproverText(tool: string): string {
+  return `The call to ${tool} needs a person's approval, and this run has no approver, so it did not run. Do not retry it; say what you wanted to do instead.`;
+}
+
+/** What the model reads when a person denied a call (with their note, if any). */
+export function deniedCallText(tool: string, note?: string): string {
+  return `The user denied the call to ${tool}${note ? `: ${note}` : '.'} It did not run.`;
+}
 export type ToolAuthorizer = (call: ToolCall, def: ToolDefinition) => Promise<ToolVerdict>;
 
 export interface ToolCall {
@@ -496,7 +511,10 @@ export class Session {
       isError = true;
     } else {
       const check = checkToolInput(def, input);
-      const verdict = check.ok && this.config.authorize ? await this.config.authorize({ id, name, input: check.input }, def) : undefined;
+      let verdict = check.ok && this.config.authorize ? await this.config.authorize({ id, name, input: check.input }, def) : undefined;
+      if (check.ok && !this.config.authorize && approvalNeeded(def, check.input)) {
+        verdict = this.config.approver ? await this.config.approver({ id, name, input: check.input }, def) : { allow: false, content: noApproverText(name) };
+      }
       if (!check.ok) {
         content = check.error;
         isError = true;

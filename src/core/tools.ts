@@ -36,6 +36,14 @@ export interface ToolDefinition<I = any> {
    * tools freely (explore, ask); any other tool counts as a write.
    */
   readonly readOnly?: boolean;
+  /**
+   * A person must approve each call before it runs: `true`, or a function of the (validated) input that
+   * says which calls (deterministic: on Temporal it runs in workflow code). Inline the approver is
+   * `invoke(input, { onApproval })`; on Temporal a client answers (`handle.approve(callId)` /
+   * `handle.deny(callId, note)`); in a session it waits like a call in permission mode `ask`. A call
+   * nobody can approve is denied, and the model is told why.
+   */
+  readonly needsApproval?: boolean | ((input: I) => boolean);
 }
 
 /** A declaration: a tool without its code. */
@@ -66,6 +74,7 @@ export interface ToolConfig<S extends z.ZodType> {
   input: S;
   timeoutMs?: number;
   readOnly?: boolean;
+  needsApproval?: boolean | ((input: z.infer<S>) => boolean);
 }
 
 /**
@@ -91,6 +100,9 @@ export function tool<S extends z.ZodType>(def: ToolConfig<S> & { execute?: ToolE
   }
   if (def.execute !== undefined && typeof def.execute !== 'function') {
     throw new InvalidToolDefinitionError(`tool '${def.name}': execute must be a function`);
+  }
+  if (def.needsApproval !== undefined && typeof def.needsApproval !== 'boolean' && typeof def.needsApproval !== 'function') {
+    throw new InvalidToolDefinitionError(`tool '${def.name}': needsApproval must be a boolean or a function of the input`);
   }
   if (def.readOnly !== undefined && typeof def.readOnly !== 'boolean') {
     throw new InvalidToolDefinitionError(`tool '${def.name}': readOnly must be a boolean`);
@@ -123,6 +135,19 @@ function describe(v: unknown): string {
   if (typeof v !== 'object') return typeof v;
   if ('_def' in v && !('_zod' in v)) return 'a zod 3 schema (this SDK uses zod 4)';
   return Array.isArray(v) ? 'an array' : 'a plain object';
+}
+
+/** Whether this call of `def` needs a person's approval; a needsApproval function that throws counts as yes. */
+export function approvalNeeded(def: ToolDefinition, input: unknown): boolean {
+  const rule = def.needsApproval;
+  if (typeof rule === 'function') {
+    try {
+      return rule(input) === true;
+    } catch {
+      return true;
+    }
+  }
+  return rule === true;
 }
 
 export function isToolDefinition(v: unknown): v is ToolDefinition {

@@ -16,6 +16,7 @@ const invokeShape = {
   tools: z.array(z.unknown()).optional(), // each checked by the tool registry, which names what is wrong
   signal: z.custom<AbortSignal>((v) => typeof v === 'object' && v !== null && 'aborted' in v, 'expected an AbortSignal').optional(),
   memoryDir: z.string().min(1).optional(),
+  onApproval: z.function().optional(),
 };
 
 const sessionShape = {

@@ -2,6 +2,7 @@ import { parseAgentInput, type AgentDefinition, type InitFn, type InvokeOptions 
 import { statSync } from 'node:fs';
 import { InvalidInputError, RuntimeUnavailableError, ToolNotRegisteredError } from '../core/errors';
 import type { RuntimePorts } from '../core/ports';
+import { deniedCallText, type ToolAuthorizer } from '../core/session';
 import { ToolRegistry } from '../core/tool-registry';
 import { Harness, parseInitOptions, type Flavour, type InitOptions } from '../core/harness';
 import { warnIfTemporalWithCompaction } from './warnings';
@@ -33,9 +34,25 @@ function requireDirectory(dir: string, what: string, field: string): void {
 }
 
 /** Makes the harness `init()` returns; inline sessions make one that serves prompts (see ./sessions). */
-export type HarnessFactory = (ports: RuntimePorts, options: InitOptions, flavour: Flavour, cwd: string) => Harness;
+export type HarnessFactory = (ports: RuntimePorts, options: InitOptions, flavour: Flavour, cwd: string, approver?: ToolAuthorizer) => Harness;
 
-const plainHarness: HarnessFactory = (ports, options, flavour, cwd) => new Harness(ports, options, flavour, cwd);
+const plainHarness: HarnessFactory = (ports, options, flavour, cwd, approver) => new Harness(ports, options, flavour, cwd, undefined, undefined, approver);
+
+/** invoke's onApproval as the harness's approver: true, false or { approved, note }; a throw denies. */
+function approverFrom(onApproval: InvokeOptions['onApproval']): ToolAuthorizer | undefined {
+  if (!onApproval) return undefined;
+  return async (call) => {
+    let answer: Awaited<ReturnType<NonNullable<InvokeOptions['onApproval']>>>;
+    try {
+      answer = await onApproval({ callId: call.id, tool: call.name, input: call.input });
+    } catch (err) {
+      return { allow: false, content: deniedCallText(call.name, `the approver failed: ${err instanceof Error ? err.message : String(err)}`) };
+    }
+    const approved = typeof answer === 'boolean' ? answer : answer?.approved === true;
+    const note = typeof answer === 'object' && answer !== null ? answer.note : undefined;
+    return approved ? { allow: true } : { allow: false, content: deniedCallText(call.name, note) };
+  };
+}
 
 export function inlineInit(flavour: Flavour, defaults: InvokeOptions = {}, makeHarness: HarnessFactory = plainHarness, agentName?: string): InitFn {
   return async (raw?: InitOptions) => {
@@ -62,6 +79,6 @@ export function inlineInit(flavour: Flavour, defaults: InvokeOptions = {}, makeH
       agentName,
       memoryDir: defaults.memoryDir,
     });
-    return makeHarness(ports, options, flavour, defaults.cwd ?? process.cwd());
+    return makeHarness(ports, options, flavour, defaults.cwd ?? process.cwd(), approverFrom(defaults.onApproval));
   };
 }

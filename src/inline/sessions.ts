@@ -11,7 +11,7 @@ import type { Entry } from '../core/entries';
 import { NotServingError } from '../core/errors';
 import { Harness, type Flavour, type InitOptions, type PromptHost, type ServeOptions, type SessionOptions } from '../core/harness';
 import type { RuntimePorts } from '../core/ports';
-import { promptTextSchema, type Session } from '../core/session';
+import { promptTextSchema, type Session, type ToolAuthorizer } from '../core/session';
 import { parseWith } from '../core/validate';
 import { parseOpenSessionOptions } from './invoke-options';
 import { SessionAgentMismatchError, SessionExistsError, SessionNotFoundError } from './session-errors';
@@ -56,7 +56,7 @@ export async function openSession(def: AgentDefinition, options: OpenSessionOpti
   const init = invoke.inlineInit(
     def.flavour,
     { ...options, model: settings.model, cwd: settings.workingDirectory },
-    (ports, initOptions, flavour, cwd) => new ServingHarness(ports, initOptions, flavour, cwd, conversation),
+    (ports, initOptions, flavour, cwd, approver) => new ServingHarness(ports, initOptions, flavour, cwd, conversation, approver),
     def.name,
   );
   conversation.started(def.run({ init, input }));
@@ -118,9 +118,16 @@ function newHeader(id: string, agent: string, title: string | undefined, setting
 
 /** A harness whose `serve()` answers the inline session's prompts, and whose first conversation continues the saved one. */
 class ServingHarness extends Harness {
-  constructor(ports: RuntimePorts, options: InitOptions, flavour: Flavour, cwd: string, private readonly conversation: ServedConversation) {
+  constructor(
+    ports: RuntimePorts,
+    options: InitOptions,
+    flavour: Flavour,
+    cwd: string,
+    private readonly conversation: ServedConversation,
+    approver?: ToolAuthorizer,
+  ) {
     const host: PromptHost & { harness?: Harness } = { serve: (o) => conversation.serve(host.harness!, o) };
-    super(ports, options, flavour, cwd, host);
+    super(ports, options, flavour, cwd, host, undefined, approver);
     host.harness = this;
   }
 

@@ -41,6 +41,20 @@ export interface RunPhase {
   idleTimeoutMs?: number;
 }
 export const phaseQuery = defineQuery<RunPhase>('fh.phase');
+/** A tool call of a plain run waiting for a person (a tool with needsApproval), and its decision. */
+export interface RunApproval {
+  callId: string;
+  tool: string;
+  input: unknown;
+  requestedAt: number;
+}
+export interface ApprovalDecision {
+  callId: string;
+  approved: boolean;
+  note?: string;
+}
+export const pendingApprovalsQuery = defineQuery<RunApproval[]>('fh.pendingApprovals');
+export const decideApprovalUpdate = defineUpdate<void, [ApprovalDecision]>('fh.approve');
 export const promptUpdate = defineUpdate<string, [PromptRequest]>('fh.prompt');
 export const compactUpdate = defineUpdate<CompactResult, [CompactRequest]>('fh.compact');
 export const closeSignal = defineSignal('fh.close');

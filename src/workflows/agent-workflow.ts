@@ -88,7 +88,9 @@ function workflowInit(flavour: Flavour, state: RunState, host?: SessionHost): In
     const ports = host
       ? createTemporalPorts({ record: (e) => state.record(e), transport: host.transport, onActivity: host.onActivity })
       : createTemporalPorts({ record: (e) => state.record(e) });
-    const harness = host ? new Harness(ports, options, flavour, '.', host, host.authorize) : new Harness(ports, options, flavour, '.', state);
+    const harness = host
+      ? new Harness(ports, options, flavour, '.', host, host.authorize)
+      : new Harness(ports, options, flavour, '.', state, undefined, state.approvals.approver);
     state.harnesses.push(harness);
     return harness;
   };

@@ -8,6 +8,7 @@ import type { Session } from '../core/session';
 import { parseWith } from '../core/validate';
 import { promptTextSchema } from '../core/session';
 import { encodeFailure, rejectWith } from '../wire/failures';
+import { RunApprovals } from './run-approvals';
 import {
   closeSignal,
   compactionStateQuery,
@@ -57,6 +58,8 @@ export class RunState implements PromptHost {
   readonly harnesses: Harness[] = [];
   private readonly events: AgentEvent[] = [];
   private phase: Phase = 'starting';
+  /** Calls of tools that need approval, waiting for a client (plain runs; sessions have their own). */
+  readonly approvals = new RunApprovals((e) => this.record(e));
   private idleTimeoutMs: number | undefined;
   private closed = false;
   /** serve() ran at least once. */
@@ -104,6 +107,7 @@ export class RunState implements PromptHost {
 
   installHandlers(): void {
     this.installQueries();
+    this.approvals.install();
     setHandler(closeSignal, () => {
       this.closed = true;
     });

@@ -40,6 +40,7 @@ import {
   assertKnownConnection,
 } from '../core/sessions/host-errors';
 import { resolveThinking } from '../core/thinking';
+import { approvalNeeded } from '../core/tools';
 import { parseWith } from '../core/validate';
 import { decodeFailure, encodeFailure, innermostApplicationFailure, rejectWith } from '../wire/failures';
 import { MAX_PROMPT_BYTES } from '../wire/messages';
@@ -170,7 +171,8 @@ export class SessionHost implements PromptHost {
   /** For the harness: asked before each tool call (permission mode, approvals). */
   readonly authorize: ToolAuthorizer = async (call, def) => {
     const verdict = permissionFor(this.record.settings.permissionMode, toolEffect(def));
-    if (verdict === 'run') return { allow: true };
+    // A tool that needs approval (needsApproval) waits for it in every mode that would run it.
+    if (verdict === 'run' && !approvalNeeded(def, call.input)) return { allow: true };
     if (verdict === 'refuse') return { allow: false, content: refusedInExploreText(call.name) };
     let approval = this.approvals.get(call.id);
     if (!approval) {
