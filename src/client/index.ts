@@ -40,7 +40,7 @@ export { collectStoreGarbage, type CollectGarbageOptions, type CollectGarbageRep
 export { StoreNotCollectableError, type SweepReport } from '../activities/store-gc';
 // The stores, for clients that resolve offloaded payloads or collect garbage (neither loads the worker).
 export { FileTranscriptStore, type TranscriptStore, type CollectableStore, type StoredBlob } from '../activities/transcript-store';
-export { S3Store, S3StoreRequestError, type S3StoreOptions } from '../activities/s3-store';
+export { S3Store, S3StoreRequestError, S3ClientMissingError, type S3StoreOptions } from '../activities/s3-store';
 export { SessionClosedError, SessionNotFoundError, UnknownMessageError, UnknownToolCallError, InvalidForkPointError } from '../core/sessions/host-errors';
 export type { SessionInfo, SessionEdit, PendingApproval, QueuedMessage, SessionRecord } from '../wire/session-messages';
 export * from './reachable-types';
