@@ -40,6 +40,11 @@ const SCRIPTS: Record<string, () => FakeStep[]> = {
     callTools({ name: 'add', input: { a: 2, b: 3 } }),
     say('5'),
   ],
+  'approvals-cjs': () => [
+    // approvals.ts (docs/agents.md): the call that waits for onApproval, then the answer
+    callTools({ name: 'deploy', input: { service: 'api' } }),
+    say('Deployed.'),
+  ],
   'prompts-cjs': () => [
     // client.ts (docs/agents.md): the task, then the prompt sent while the agent serves
     say('5'),
