@@ -3,7 +3,7 @@
  * (no activity runs) until a client decides it; approve runs the tool once, deny gives the model the
  * note; a decision for a call that does not wait is refused at once (UNKNOWN_TOOL_CALL / ALREADY_DECIDED).
  */
-import { startAgent } from '@fabric-harness/sdk/client';
+import { startAgent, startSession } from '@fabric-harness/sdk/client';
 import { FakeAnthropicServer, callTools, say } from '@fabric-harness/sdk/testing';
 import { gatekeeper } from '../fixtures/agents';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
@@ -56,5 +56,19 @@ describe('needsApproval on Temporal', () => {
       { id: deploy!.callId, name: 'deploy', approved: true },
       { id: refund!.callId, name: 'refund', approved: false, note: 'too large' },
     ]);
+  });
+
+  it('in a session, a tool with needsApproval waits for approval even in permission mode execute', async () => {
+    fake.enqueue(callTools({ name: 'deploy', input: { service: 'web' } }), say('Web is deployed.'));
+    const session = await startSession(w.client, 'gated-assistant', { title: 'Gated', settings: { permissionMode: 'execute' }, taskQueue: w.taskQueue });
+    const { messageId } = await session.send('deploy web');
+    const [waiting] = await until('the deploy call to wait', async () => {
+      const p = await session.pendingApprovals();
+      return p.length ? p : undefined;
+    });
+    expect(waiting).toMatchObject({ tool: 'deploy', input: { service: 'web' } });
+    await session.approve(waiting!.callId);
+    expect(await session.reply(messageId)).toBe('Web is deployed.');
+    await session.end();
   });
 });
