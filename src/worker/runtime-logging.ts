@@ -5,7 +5,8 @@
  */
 import { DefaultLogger, Runtime, type LogEntry, type LogLevel } from '@temporalio/worker';
 
-function oneLine(entry: LogEntry): void {
+/** Writes a log entry as one line to stderr: time, level, message, metadata as JSON. */
+export function oneLine(entry: LogEntry): void {
   const time = new Date(Number(entry.timestampNanos / 1_000_000n)).toISOString();
   let meta = '';
   if (entry.meta && Object.keys(entry.meta).length > 0) {

@@ -265,6 +265,8 @@ describe('fh session', () => {
     // --timeout 300: the answer must come from the poller check, not from the deadline.
     expectOneLineError(await fh(['session', 'show', id, '--timeout', '300']), 1, noWorker);
     expectOneLineError(await fh(['session', 'approve', id, '--timeout', '300']), 1, noWorker);
+    // fh chat asks the session first (bounded at 15 s): when that goes unanswered it names the idle queue too.
+    expectOneLineError(await fh(['chat', id]), 1, new RegExp(`session ${id} did not answer: no worker polls task queue '${queue}'`));
     expect((await fh(['session', 'delete', id, '--yes'])).code).toBe(0);
   });
 

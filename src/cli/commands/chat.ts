@@ -12,8 +12,9 @@ import { FabricError } from '../../core/errors';
 import { PERMISSION_MODES } from '../../core/sessions/settings';
 import { int, str, type Parsed } from '../args';
 import { asCliError, connect, STORE_OPTION, type Command, type Io } from '../context';
-import { EXIT, usage } from '../errors';
-import { conversationText } from './session';
+import { EXIT, failure, usage } from '../errors';
+import { conversationText, idleTaskQueue } from './session';
+import { noWorkerMessage } from '../waiting';
 import type { Entry } from '../../core/entries';
 
 export const chatCommand: Command = {
@@ -77,7 +78,9 @@ async function runChat(p: Parsed, io: Io): Promise<number> {
     const info = await conn.client.connection.withDeadline(Date.now() + 15_000, () => handle.info());
     return await new Chat(handle, info, pollMs).run();
   } catch (err) {
-    if (/deadline exceeded/i.test((err as Error)?.message ?? '')) {
+    if (/deadline exceeded|failed to query workflow/i.test((err as Error)?.message ?? '')) {
+      const idle = id ? await idleTaskQueue(conn, id).catch(() => undefined) : undefined;
+      if (idle) throw failure(`session ${id} did not answer: ${noWorkerMessage(idle)}`);
       throw usage(`session ${id ?? ''} did not answer within 15 s: is a worker serving its task queue? Start one with \`fh worker --agents <module>\``);
     }
     throw asCliError(err, { settings: conn.settings });

@@ -101,7 +101,7 @@ async function withClient(
 }
 
 /** The task queue of a running session (workflow) that no worker polls; undefined otherwise or when unknown. */
-async function idleTaskQueue(conn: Connected, id: string): Promise<string | undefined> {
+export async function idleTaskQueue(conn: Connected, id: string): Promise<string | undefined> {
   const described = await conn.client.workflow
     .getHandle(id)
     .describe()
