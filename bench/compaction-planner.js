@@ -4,12 +4,12 @@
  * planning of one compaction (split + render the slice + fallback summary), at 100, 1,000 and 10,000
  * entries. Both must grow no faster than linearly: the last column is time per entry.
  */
-const { decideCompaction } = require('../dist/core/compaction/decide');
-const { splitForCompaction } = require('../dist/core/compaction/cut');
-const { renderEntriesForSummary } = require('../dist/core/compaction/render');
-const { fallbackSummary } = require('../dist/core/compaction/fallback');
-const { trackFileOperations } = require('../dist/core/compaction/files');
-const { resolveCompactionSettings } = require('../dist/core/settings');
+const { decideCompaction } = require('../dist/core/context/compaction/decide');
+const { splitForCompaction } = require('../dist/core/context/compaction/cut');
+const { renderEntriesForSummary } = require('../dist/core/context/compaction/render');
+const { fallbackSummary } = require('../dist/core/context/compaction/fallback');
+const { trackFileOperations } = require('../dist/core/context/compaction/files');
+const { resolveCompactionSettings } = require('../dist/core/context/settings');
 
 /** A realistic history: prompts, replies, and tool calls with results, ~600 characters per entry. */
 function history(n) {

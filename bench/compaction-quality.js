@@ -7,7 +7,9 @@
  * fallback (no model here): a real summariser writes other prose, but carries user messages and files
  * the same way. The second block is the same session without pasted logs in user prompts.
  */
-const { generateSession, compareStrategies, EVAL_CONTEXT_WINDOW_TOKENS } = require('../dist/core/context/eval');
+// The evaluation is TypeScript beside the bench (not shipped): loaded through the tests' swc hook.
+require('../test/support/swc-register.js');
+const { generateSession, compareStrategies, EVAL_CONTEXT_WINDOW_TOKENS } = require('./context-eval');
 
 const SEED = 1;
 const k = (n) => `${Math.round(n / 1000).toLocaleString('en-US')}k`;

@@ -16,7 +16,7 @@
  *
  * The survival columns (standing instructions / files touched / open errors / last test run still in
  * view at the end) come from the deterministic compaction-quality evaluation
- * (src/core/context/eval) run over the same scripted session and window, for the matching strategy:
+ * (bench/context-eval) run over the same scripted session and window, for the matching strategy:
  * they score the SDK's deterministic fallback summary, not the fake's canned summary text.
  *
  *   FH_BENCH_CM_TOOL_CALLS=300          tool calls in the scripted session (e.g. 40 for a quick run)
@@ -76,7 +76,8 @@ function defaultDeps() {
   return {
     sdk: require('../dist/index.js'),
     testing: require('../dist/testing/index.js'),
-    evaluation: require('../dist/core/context/eval/index.js'),
+    // The evaluation is TypeScript beside the bench (not shipped): loaded through the tests' swc hook.
+    evaluation: (require('../test/support/swc-register.js'), require('./context-eval')),
   };
 }
 
@@ -283,7 +284,7 @@ function summarise(calls, overflowAt) {
   };
 }
 
-// Not exported from an entry: the summariser's system prompt starts with it (src/core/compaction/summary-prompt.ts).
+// Not exported from an entry: the summariser's system prompt starts with it (src/core/context/compaction/summary-prompt.ts).
 const SUMMARIZE_MARKER = '[fabric-harness:summarize]';
 
 // ---------------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 /**
  * transcript-store: what the transcript store costs a model call, on the file store and on S3 (a real
- * MinIO on loopback, started by src/testing/minio.ts).
+ * MinIO on loopback, started by test/support/provision/minio.ts).
  *
  * (a) Cold transcript load (a worker that has not cached the transcript, e.g. after the run moved to
  *     another machine) at 10 / 100 / 1,000 prior model calls, each adding ~2 KB (a tool result and the
@@ -28,7 +28,8 @@ const path = require('node:path');
 const { performance } = require('node:perf_hooks');
 const { S3Client, CreateBucketCommand } = require('@aws-sdk/client-s3');
 const { FileTranscriptStore, S3Store } = require('../dist/worker/index.js');
-const { startMinio } = require('../dist/testing/minio.js');
+require('../test/support/swc-register.js');
+const { startMinio } = require('../test/support/provision/minio.ts');
 const { Transcripts, ToolResultStore, transcriptHead, segmentKey, loadJson, saveJson } = require('../dist/activities/transcripts.js');
 const { preludeKey } = require('../dist/activities/activities.js');
 const { canonicalJson, hashString } = require('../dist/core/hash.js');

@@ -15,10 +15,12 @@ const projectDir = path.resolve(__dirname, '..');
 
 function loadLib() {
   try {
-    return require('../dist/testing/minio.js');
+    // The provisioning is TypeScript in test/support (not shipped): loaded through the tests' swc hook.
+    require('../test/support/swc-register.js');
+    return require('../test/support/provision/minio.ts');
   } catch (err) {
     if (err && err.code === 'MODULE_NOT_FOUND') {
-      console.error('dist/testing/minio.js is missing: run `npm run build` first (npm run minio:install does).');
+      console.error('test/support/provision/minio.ts cannot be loaded: run `npm ci` first (it needs the dev dependencies).');
       process.exit(1);
     }
     throw err;

@@ -21,13 +21,15 @@ const progress = (line) => console.error(`[cluster] ${line}`);
 
 function loadLib() {
   try {
+    // The provisioning is TypeScript in test/support (not shipped): loaded through the tests' swc hook.
+    require('../test/support/swc-register.js');
     return {
-      ...require('../dist/testing/temporal-server.js'),
-      ...require('../dist/testing/postgres.js'),
+      ...require('../test/support/provision/temporal-server.ts'),
+      ...require('../test/support/provision/postgres.ts'),
     };
   } catch (err) {
     if (err && err.code === 'MODULE_NOT_FOUND') {
-      console.error('dist/testing/temporal-server.js is missing: run `npm run build` first.');
+      console.error('test/support/provision/temporal-server.ts cannot be loaded: run `npm ci` first (it needs the dev dependencies).');
       process.exit(1);
     }
     throw err;

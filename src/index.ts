@@ -9,4 +9,4 @@ import { inlineRuntime } from './inline/runtime';
 export const { agent, init } = entrypoint('default', inlineRuntime);
 export * from './core/entry-exports';
 export * from './inline/session-exports';
-export * from './reachable-types';
+export * from './inline/reachable-types';

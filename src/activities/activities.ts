@@ -1,29 +1,25 @@
-import type Anthropic from '@anthropic-ai/sdk';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { encodeFailure } from '../wire/failures';
-import { actsBeforeCall, decideFromFacts } from '../core/compaction/decide';
-import { DEFAULT_MODEL } from '../core/models';
+import { decideFromFacts } from '../core/context/compaction/decide';
 import { ToolRegistry, type ToolSource } from '../core/tool-registry';
 import { isReadArtifact } from '../core/context/artifacts';
-import { offloadToolResult, readArtifact } from './artifacts';
+import { readArtifact } from './artifacts';
 import type { ToolSpec } from '../core/tools-spec';
 import type { Entry } from '../core/entries';
-import { callMessages, createAnthropicClient, lookupModelFacts, verifyModel, type ModelConnection, type ModelFacts } from './anthropic';
-import { chooseStrategy } from '../core/context/strategy';
+import type { ModelConnection } from './anthropic';
 import {
   TRANSCRIPT_STORE_MISS,
   type FabricActivities,
   type ModelActivityInput,
   type ModelActivityResult,
-  type TranscriptRefPayload,
-} from './contract';
-import { countTokensParams, decideWithExactCount, TokenCountCache, wantsExactCount } from './count-tokens';
+  type TranscriptRef,
+} from '../wire/activity-contract';
 import { createLocalTools } from './local-tools';
 import { resolveToolSandbox, type ToolSandboxOptions } from './tool-env';
-import { runToolImplementation } from './tool-runner';
 import { canonicalJson, hashString } from '../core/hash';
-import { StoreBlobMissingError, StoreIntegrityError } from "./store-errors";
+import { StoreBlobMissingError, StoreIntegrityError } from './store-errors';
+import { EdgeService, runToolWithOffload, type AroundCall, type TextCall } from './edge-service';
 import type { TranscriptStore } from './transcript-store';
 import { loadJson, saveJson, ToolResultStore, Transcripts } from './transcripts';
 import { MemoryFiles } from './memory-files';
@@ -53,86 +49,48 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
   const memoryFiles = new MemoryFiles(deps.store);
   const tools = deps.tools instanceof ToolRegistry ? deps.tools : ToolRegistry.from(deps.tools);
   const localTools = createLocalTools(resolveToolSandbox(deps.toolSandbox));
-  const modelFacts = new Map<string, ModelFacts>();
-  const counts = new TokenCountCache();
-  let client: Anthropic | undefined;
-  const anthropic = (): Anthropic => (client ??= createAnthropicClient(deps.connection));
+  const edge = new EdgeService({ connection: deps.connection, defaultModel: deps.defaultModel });
+  // Model calls heartbeat (a dead worker is noticed in seconds) and leave as typed ApplicationFailures.
+  const reporting: AroundCall = (fn) => asFailure(() => heartbeating(fn));
 
   /**
    * A stored transcript and the entries added since (tool results by reference resolved). Something
    * missing from this worker's store is a TRANSCRIPT_STORE_MISS, and the workflow resends it in full.
    */
-  const stored = async (input: { base: TranscriptRefPayload | null; delta: Entry[] }, what: string): Promise<{ base: Entry[]; delta: Entry[] }> => {
+  const stored = async (
+    input: { base: TranscriptRef | null; delta: Entry[] },
+    missing: string | { base: string; delta: string },
+  ): Promise<{ base: Entry[]; delta: Entry[] }> => {
+    const said = (part: 'base' | 'delta') => (typeof missing === 'string' ? `${missing} is not in this worker's store; the workflow resends it in full` : missing[part]);
     const base = input.base ? await asFailure(() => transcripts.load(input.base!)) : [];
+    if (!base) throw ApplicationFailure.create({ type: TRANSCRIPT_STORE_MISS, message: said('base'), nonRetryable: true });
     const delta = await asFailure(() => toolResults.resolve(input.delta));
-    if (!base || !delta) {
-      throw ApplicationFailure.create({
-        type: TRANSCRIPT_STORE_MISS,
-        message: `${what} is not in this worker's store; the workflow resends it in full`,
-        nonRetryable: true,
-      });
-    }
+    if (!delta) throw ApplicationFailure.create({ type: TRANSCRIPT_STORE_MISS, message: said('delta'), nonRetryable: true });
     return { base, delta };
   };
 
   return {
     async fhModel(input: ModelActivityInput): Promise<ModelActivityResult> {
       // Decided here, first, so compaction costs no round trip of its own; the result records it.
-      // Under estimator 'count-tokens' the decision needs the request itself, so it is made below.
-      const exact = wantsExactCount(input.decide);
-      let decision = input.decide && !exact ? decideFromFacts(input.decide) : undefined;
-      if (decision && actsBeforeCall(decision)) return { decision };
-      const prelude = await asFailure(() => resolvePrelude(deps.store, input.prelude));
-      const base = input.base ? await asFailure(() => transcripts.load(input.base!)) : [];
-      if (!base) {
-        throw ApplicationFailure.create({
-          type: TRANSCRIPT_STORE_MISS,
-          message: `transcript ${input.base!.head} is not in this worker's store; the workflow resends it in full`,
-          nonRetryable: true,
+      // Under estimator 'count-tokens' the decision needs the request itself (the service loads it first).
+      let loaded: { base: Entry[]; delta: Entry[] } | undefined;
+      const request = async () => {
+        const prelude = await asFailure(() => resolvePrelude(deps.store, input.prelude));
+        loaded = await stored(input, {
+          base: `transcript ${input.base?.head} is not in this worker's store; the workflow resends it in full`,
+          delta: "a tool result the workflow refers to is not in this worker's store; the workflow resends it in full",
         });
-      }
-      const delta = await asFailure(() => toolResults.resolve(input.delta));
-      if (!delta) {
-        throw ApplicationFailure.create({
-          type: TRANSCRIPT_STORE_MISS,
-          message: "a tool result the workflow refers to is not in this worker's store; the workflow resends it in full",
-          nonRetryable: true,
-        });
-      }
-      const entries = base.concat(delta);
-      const call = { model: input.model, maxTokens: input.maxTokens, system: prelude.system, tools: prelude.tools, entries, cache: input.cache, thinking: input.thinking, contextManagement: input.contextManagement };
-      if (exact) {
-        const signal = Context.current().cancellationSignal;
-        decision = await heartbeating(() =>
-          decideWithExactCount(input.decide!, () => counts.count(anthropic(), countTokensParams(call), signal)),
-        );
-        if (actsBeforeCall(decision)) return { decision };
-      }
-      const result = await asFailure(() =>
-        heartbeating(() => callMessages(anthropic(), call, Context.current().cancellationSignal)),
-      );
-      const stored = await transcripts.append(input.base, base, [...delta, result.entry]);
-      return decision ? { ...result, stored, decision } : { ...result, stored };
+        const entries = loaded.base.concat(loaded.delta);
+        return { model: input.model, maxTokens: input.maxTokens, system: prelude.system, tools: prelude.tools, entries, cache: input.cache, thinking: input.thinking, contextManagement: input.contextManagement };
+      };
+      const { decision, result } = await edge.decideThenCall(input.decide, request, () => Context.current().cancellationSignal, reporting);
+      if (!result) return { decision: decision! };
+      const transcript = await transcripts.append(input.base, loaded!.base, [...loaded!.delta, result.entry]);
+      return decision ? { ...result, stored: transcript, decision } : { ...result, stored: transcript };
     },
 
     async fhSummarize(input) {
-      const result = await asFailure(() =>
-        heartbeating(() =>
-          callMessages(
-            anthropic(),
-            {
-              model: input.model,
-              maxTokens: input.maxTokens,
-              system: input.system,
-              tools: [],
-              entries: [{ type: 'user', text: input.userText }],
-            },
-            Context.current().cancellationSignal,
-          ),
-        ),
-      );
-      const text = result.entry.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
-      return { text, usage: result.usage };
+      return edge.text(input.model, input, Context.current().cancellationSignal, reporting);
     },
 
     async fhTool(input) {
@@ -144,16 +102,8 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
       // (not the much longer start-to-close timeout) even for tools that never heartbeat themselves.
       const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_MS);
       try {
-        const output = await asFailure(() =>
-          runToolImplementation(tools.get(input.name), input.name, input.input, {
-            cwd: input.cwd,
-            signal: ctx.cancellationSignal,
-            heartbeat: (details) => ctx.heartbeat(details),
-          }, { local: localTools, timeoutMs: input.timeoutMs }),
-        );
-        // Decided here, with the threshold the workflow sent, and recorded in this result: a replay
-        // under another threshold reads the same result from history.
-        const result = await asFailure(() => offloadToolResult(toolResults, output, { tool: input.name, input: input.input }, input.offloadBytes));
+        const context = { cwd: input.cwd, signal: ctx.cancellationSignal, heartbeat: (details?: unknown) => ctx.heartbeat(details) };
+        const result = await runToolWithOffload(toolResults, tools.get(input.name), input, context, { local: localTools, timeoutMs: input.timeoutMs }, asFailure);
         // Stored here, so the next model call can refer to it instead of carrying it through history again.
         const contentRef = await toolResults.save(result.content);
         return contentRef ? { ...result, contentRef } : result;
@@ -163,18 +113,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
     },
 
     async fhResolveModel(input) {
-      const model = input.model ?? deps.defaultModel ?? process.env.ANTHROPIC_MODEL ?? DEFAULT_MODEL;
-      if (input.verify) await asFailure(() => heartbeating(() => verifyModel(anthropic(), model)));
-      const wantsStrategy = input.strategy !== undefined && input.strategy !== 'client';
-      // The agent set the window and no strategy needs the capabilities: nothing to look up (no API key needed).
-      if (input.contextWindowTokens !== undefined && !wantsStrategy) {
-        return input.strategy ? { model, contextWindowTokens: input.contextWindowTokens, strategy: chooseStrategy(input.strategy, model, undefined) } : { model, contextWindowTokens: input.contextWindowTokens };
-      }
-      if (!modelFacts.has(model)) modelFacts.set(model, await asFailure(() => heartbeating(() => lookupModelFacts(anthropic(), model))));
-      const facts = modelFacts.get(model)!;
-      const window = input.contextWindowTokens ?? facts.contextWindowTokens;
-      // Decided here, so the choice is this activity's recorded result: a replay under other settings follows it.
-      return input.strategy ? { model, contextWindowTokens: window, strategy: chooseStrategy(input.strategy, model, facts.capabilities) } : { model, contextWindowTokens: window };
+      return edge.resolveModel(input, reporting);
     },
 
     async fhDecideCompaction(facts) {
@@ -189,13 +128,11 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
     async fhFlushMemory(input) {
       const { base, delta } = await stored(input, 'part of the dropped history');
       const usage = { inputTokens: 0, outputTokens: 0 };
-      const call = async (req: { system: string; userText: string; maxTokens: number }) => {
-        const result = await heartbeating(() =>
-          callMessages(anthropic(), { model: input.model, maxTokens: req.maxTokens, system: req.system, tools: [], entries: [{ type: 'user', text: req.userText }] }, Context.current().cancellationSignal),
-        );
+      const call = async (req: TextCall) => {
+        const result = await edge.text(input.model, req, Context.current().cancellationSignal, heartbeating);
         usage.inputTokens += result.usage.inputTokens;
         usage.outputTokens += result.usage.outputTokens;
-        return { text: result.entry.content.map((b) => (b.type === 'text' ? b.text : '')).join('') };
+        return { text: result.text };
       };
       return asFailure(async () => {
         const existing = await memoryFiles.load(input.key);

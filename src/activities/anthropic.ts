@@ -2,7 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { AssistantBlock, Entry } from '../core/entries';
 import { toApiMessages } from '../core/entries';
 import { MissingApiKeyError, ModelCallError, UnknownModelError, type ModelErrorKind } from '../core/errors';
-import { isContextOverflowMessage } from '../core/compaction/overflow';
+import { isContextOverflowMessage } from '../core/context/compaction/overflow';
 import type { ModelCallResult } from '../core/ports';
 import type { ToolSpec } from '../core/tools-spec';
 import { keptEntry } from '../core/replies';

@@ -5,7 +5,7 @@
  * the recorded decision carries the count for replays.
  */
 import type Anthropic from '@anthropic-ai/sdk';
-import { decideFromFacts, type CompactionDecision, type DecisionFacts } from '../core/compaction/decide';
+import { decideFromFacts, type CompactionDecision, type DecisionFacts } from '../core/context/compaction/decide';
 import { canonicalJson, hashString } from '../core/hash';
 import { messagesParams, type MessagesCall } from './anthropic';
 

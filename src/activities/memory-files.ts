@@ -1,5 +1,5 @@
 /**
- * Memory files in a store (seed 004 §5): the text content-addressed (`memory/blobs/<sha256>.md`), and a
+ * Memory files in a store: the text content-addressed (`memory/blobs/<sha256>.md`), and a
  * small pointer per key (`memory/<key>.json` → { hash, tokens, updatedAt }). A read checks the text
  * against the pointer's hash, so a file altered in the store never reaches a model. Store GC leaves
  * `memory/` alone (it touches only blob kinds it knows).

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Entry, ToolResultBlock } from '../core/entries';
-import type { ToolResultRef } from './contract';
+import type { ToolResultRef, TranscriptRef } from '../wire/activity-contract';
 import { chainHash, hashEntry } from '../core/hash';
 import { StoreIntegrityError } from './store-errors';
 import type { TranscriptStore } from './transcript-store';
@@ -21,10 +21,7 @@ import type { TranscriptStore } from './transcript-store';
  * K segments instead would store the transcript segments / 2K times over). Compaction starts a new
  * chain, which keeps both bounded.
  */
-export interface TranscriptRef {
-  head: string;
-  count: number;
-}
+export type { TranscriptRef };
 
 /** A checkpoint on a load path; it continues the one before it on the path (the first, the root). */
 interface CheckpointRef extends TranscriptRef {

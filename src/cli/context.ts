@@ -11,7 +11,7 @@ import {
   ServerUnreachableError,
   type ConnectionSettings,
 } from '../client/connection';
-import { HistoryFormatError } from '../client/history-file';
+import { HistoryFormatError } from '../audit/history-file';
 import { FileTranscriptStore, defaultStoreDir } from '../activities/transcript-store';
 import type { Options, Parsed } from './args';
 import { connectionFlags, str } from './args';

@@ -2,6 +2,7 @@
  * Exit codes and the one-line error messages of `fh`. Every error a user can cause or meet says what
  * happened and what to do next, on one line.
  */
+import { errorCodeInfo } from '../core/error-codes';
 
 export const EXIT = {
   /** Success (replay: the code matches the history). */
@@ -63,23 +64,12 @@ export function oneLine(message: string): string {
 }
 
 /**
- * Exit status of a typed SDK error by its code (the one table of them): bad values a user typed are usage
- * errors, a missing session is "not found", anything else (a closed session, an interrupted turn) a failure.
+ * Exit status of a typed SDK error by its code, as the one registry of codes says (core/error-codes):
+ * bad values a user typed are usage errors, a missing session is "not found", anything else (a closed
+ * session, an interrupted turn) a failure.
  */
-const FABRIC_EXITS: Record<string, { exitCode: ExitCode; hint?: string }> = {
-  INVALID_INPUT: { exitCode: EXIT.USAGE },
-  INVALID_STATUS: { exitCode: EXIT.USAGE },
-  INVALID_LABEL: { exitCode: EXIT.USAGE },
-  INVALID_FORK_POINT: { exitCode: EXIT.USAGE, hint: '`fh session show <id>` numbers the messages' },
-  UNKNOWN_TOOL_CALL: { exitCode: EXIT.USAGE, hint: '`fh session show <id>` lists the pending approvals' },
-  UNKNOWN_MESSAGE: { exitCode: EXIT.USAGE },
-  SETTING_LOCKED: { exitCode: EXIT.USAGE },
-  SESSION_NOT_FOUND: { exitCode: EXIT.NOT_FOUND, hint: 'list sessions with `fh session list --all`' },
-  UNKNOWN_AGENT: { exitCode: EXIT.USAGE, hint: 'a session runs an agent its task queue\'s workers serve (`fh worker --agents <module>` prints them)' },
-  SESSION_EXISTS: { exitCode: EXIT.FAILURE, hint: 'choose another --id, or leave it out for a generated one' },
-  SEARCH_ATTRIBUTES_MISSING: { exitCode: EXIT.FAILURE },
-};
-
 export function fabricErrorExit(code: string): { exitCode: ExitCode; hint?: string } {
-  return FABRIC_EXITS[code] ?? { exitCode: EXIT.FAILURE };
+  const info = errorCodeInfo(code);
+  const exitCode = info?.exit === 'usage' ? EXIT.USAGE : info?.exit === 'not-found' ? EXIT.NOT_FOUND : EXIT.FAILURE;
+  return info?.hint ? { exitCode, hint: info.hint } : { exitCode };
 }

@@ -1,7 +1,7 @@
 /** Plain-text rendering for `fh`: tables, bars, times. No colours (output is often piped or logged). */
 import type { ContextBudget } from '../core/budget';
-import type { HistoryRunState } from '../client/history-state';
-import type { CompactionState } from '../core/session';
+import type { HistoryRunState } from '../audit/history-state';
+import type { CompactionState } from '../core/conversation';
 
 /** A left-aligned table with a header row; cells are padded to the widest in their column. */
 export function table(header: string[], rows: string[][]): string {

@@ -4,7 +4,7 @@
  * own code. Said instead of guessing "is a worker serving …?" while one is.
  */
 import type { Client } from '@temporalio/client';
-import { isoTime } from '../client/history-fields';
+import { isoTime } from '../audit/history-fields';
 import { phaseQuery, type RunPhase } from '../wire/messages';
 
 /** A poller seen within this long counts as a worker serving the queue (the server keeps them ~5 min). */

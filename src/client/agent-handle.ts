@@ -2,7 +2,7 @@ import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { ContextBudget } from '../core/budget';
 import type { Entry } from '../core/entries';
 import type { AgentEvent } from '../core/events';
-import type { CompactionState, CompactResult } from '../core/session';
+import type { CompactionState, CompactResult } from '../core/conversation';
 import { typedFailure } from '../wire/failures';
 import { NotServingError } from '../core/errors';
 import {
@@ -16,7 +16,7 @@ import {
   pendingApprovalsQuery,
   decideApprovalUpdate,
   type RunApproval,
-  sessionsQuery,
+  conversationsQuery,
   usageQuery,
   type AgentUsage,
   type CompactRequest,
@@ -25,7 +25,9 @@ import {
 export { AGENT_QUERIES, CLOSE_SIGNAL, COMPACT_UPDATE, PROMPT_UPDATE } from '../wire/messages';
 
 export interface PromptOptions {
-  /** The session to prompt (default: the run's first). */
+  /** The conversation to prompt (default: the run's first). On the wire it is still `sessionId`. */
+  conversationId?: string;
+  /** @deprecated since 0.5.0: `conversationId` (a session is now what a user talks to, not a conversation in a run). */
   sessionId?: string;
   /**
    * Idempotency key: Temporal's update id. A retry with the same id (after a timeout, a lost
@@ -50,9 +52,14 @@ export class AgentHandle<O = unknown> {
     return this.workflow.result() as Promise<O>;
   }
 
-  /** The conversation of a session (default: the first), as the model sees it now. */
-  messages(sessionId?: string): Promise<Entry[]> {
-    return this.workflow.query(messagesQuery, sessionId);
+  /** The entries of a conversation (default: the run's first), as the model sees them now. */
+  entries(conversationId?: string): Promise<Entry[]> {
+    return this.workflow.query(messagesQuery, conversationId);
+  }
+
+  /** The same as entries() (its 0.4.0 name). */
+  messages(conversationId?: string): Promise<Entry[]> {
+    return this.entries(conversationId);
   }
 
   compactionState(sessionId?: string): Promise<CompactionState | null> {
@@ -71,8 +78,14 @@ export class AgentHandle<O = unknown> {
     return this.workflow.query(eventsQuery, limit);
   }
 
+  /** The ids of the run's conversations (the query is still named `fh.sessions` on the wire). */
+  conversations(): Promise<string[]> {
+    return this.workflow.query(conversationsQuery);
+  }
+
+  /** @deprecated since 0.5.0: conversations(). */
   sessions(): Promise<string[]> {
-    return this.workflow.query(sessionsQuery);
+    return this.conversations();
   }
 
   /** Compacts a session now (a workflow update: recorded in history, waits for a running prompt to end). */
@@ -87,7 +100,8 @@ export class AgentHandle<O = unknown> {
    * (NOT_SERVING), an unknown session (UNKNOWN_SESSION), a prompt over 256 KiB (PROMPT_TOO_LARGE).
    */
   async prompt(text: string, options: PromptOptions = {}): Promise<string> {
-    const { updateId, sessionId } = options;
+    const { updateId } = options;
+    const sessionId = options.conversationId ?? options.sessionId;
     const args: [{ text: string; sessionId?: string }] = [sessionId === undefined ? { text } : { text, sessionId }];
     try {
       return await typed(this.workflow.executeUpdate(promptUpdate, updateId === undefined ? { args } : { args, updateId }));

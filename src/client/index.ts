@@ -9,13 +9,32 @@ export {
 export type { AgentUsage, CompactRequest, PromptRequest } from '../wire/messages';
 export { decodeFailure } from '../wire/failures';
 export type { PromptOptions } from './agent-handle';
-export { replayHistory, type ReplayOptions, type ReplayResult, type ReplayCommand } from './replay';
-export { loadHistory, parseHistoryJSON, historyToJSONString, readHistoryFile, HistoryFormatError } from './history-file';
-export { auditTranscript, renderAuditMarkdown, type AuditOptions, type AuditRecord, type AuditRun, type AuditTranscript } from './audit';
+/**
+ * @deprecated since 0.5.0: the history tools moved to `@fabric-harness/sdk/audit` (they sit above the
+ * worker: replay bundles the workflows). These re-exports go in 0.6.0.
+ */
+export {
+  replayHistory,
+  type ReplayOptions,
+  type ReplayResult,
+  type ReplayCommand,
+  loadHistory,
+  parseHistoryJSON,
+  historyToJSONString,
+  readHistoryFile,
+  HistoryFormatError,
+  auditTranscript,
+  renderAuditMarkdown,
+  type AuditOptions,
+  type AuditRecord,
+  type AuditRun,
+  type AuditTranscript,
+  stateFromHistory,
+  type HistoryRunState,
+  type ModelInputMismatch,
+} from '../audit/index';
 export { connectClient, resolveConnectionSettings, ConnectionSettingsError, ServerUnreachableError, type ConnectionFlags, type ConnectionSettings } from './connection';
 export { describeFailure, failureLine, type FailureDescription } from './failures';
-export { stateFromHistory, type HistoryRunState } from './history-state';
-export type { ModelInputMismatch } from './replay-inputs';
 export {
   listSessions,
   sessionListQuery,

@@ -17,7 +17,7 @@ import type { ContextBudget } from '../core/budget';
 import type { Entry } from '../core/entries';
 import { FabricError } from '../core/errors';
 import type { AgentEvent } from '../core/events';
-import type { CompactionState } from '../core/session';
+import type { CompactionState } from '../core/conversation';
 import { parseSessionId, sessionSlug } from '../core/sessions/ids';
 import { assertKnownConnection, SessionClosedError, SessionNotFoundError } from '../core/sessions/host-errors';
 import { labelKeywords, parseLabel, type Labels, type LabelValue } from '../core/sessions/labels';

@@ -1,8 +1,7 @@
 import type { z } from 'zod';
 import { FabricError } from './errors';
 import type { Flavour, Harness, InitOptions } from './harness';
-import type { ToolSource } from './tool-registry';
-import { isToolDefinition, type ToolDefinition } from './tools';
+import { isToolDefinition, type ToolDefinition, type ToolSource } from './tools';
 import { parseWith } from './validate';
 import type { SessionAgentConfig } from './sessions/config';
 

@@ -8,7 +8,7 @@ export type { ToolSource } from './tool-registry';
 export { builtinTools } from './builtin-tools';
 export { isEvent } from './events';
 export * from './public-types';
-export type { CompactionHooks, BeforeCompactContext, BeforeCompactResult, AfterCompactContext, AfterCompactResult } from './compaction/hooks';
+export type { CompactionHooks, BeforeCompactContext, BeforeCompactResult, AfterCompactContext, AfterCompactResult } from './context/compaction/hooks';
 // Context hygiene (pure): capping and masking tool results, the evidence rule masking keeps.
 export { capToolResult, maskStaleToolResults, toolPlaceholder, isVerificationEvidence, preservePredicate, InvalidToolResultOptionsError } from './context';
 export type { CapOptions, CappedToolResult, MaskOptions, MaskResult, KeepWindow, PreservePredicate, ToolResultSettings } from './context';

@@ -47,11 +47,21 @@ export class MissingApiKeyError extends FabricError {
   }
 }
 
-export class MaxTurnsExceededError extends FabricError {
+/**
+ * One prompt took more steps (tool rounds) than maxSteps. The code and the `maxTurns` field keep their
+ * 0.4.0 names: they travel in Temporal failures, which clients of either release decode.
+ */
+export class MaxStepsExceededError extends FabricError {
   constructor(readonly maxTurns: number) {
-    super('MAX_TURNS_EXCEEDED', `The model kept calling tools past maxTurns (${maxTurns}); raise maxTurns or give it a clearer task.`);
+    super('MAX_TURNS_EXCEEDED', `The model kept calling tools past maxSteps (${maxTurns}); raise maxSteps or give it a clearer task.`);
+  }
+  get maxSteps(): number {
+    return this.maxTurns;
   }
 }
+
+/** @deprecated since 0.5.0: MaxStepsExceededError (a tool round is a step; a turn is a whole prompt). */
+export { MaxStepsExceededError as MaxTurnsExceededError };
 
 export class OutputParseError extends FabricError {
   constructor(message: string) {

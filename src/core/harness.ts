@@ -3,9 +3,9 @@ import { builtinTools, isBuiltinToolName, type BuiltinToolName } from './builtin
 import type { EventListener } from './events';
 import { builtinContextWindow } from './models';
 import type { RuntimePorts } from './ports';
-import { Session, type SessionConfig, type ToolAuthorizer } from './session';
-import { compactionHooksSchema, type CompactionHooks } from './compaction/hooks';
-import { compactionSettingsSchema, parseCompactionSettings, type CompactionSettings } from './settings';
+import { Conversation, type ConversationConfig, type ToolAuthorizer } from './conversation';
+import { compactionHooksSchema, type CompactionHooks } from './context/compaction/hooks';
+import { compactionSettingsSchema, parseCompactionSettings, type CompactionSettings } from './context/settings';
 import type { ToolDefinition } from './tools';
 import { resolveThinking, thinkingOptionSchema, type ThinkingOption } from './thinking';
 import { READ_ARTIFACT, READ_ARTIFACT_ALIAS, resolveOffloadBytes } from './context/artifacts';
@@ -83,6 +83,7 @@ export const initOptionsSchema = z
     tools: toolList.optional(),
     compaction: compactionSettingsSchema.optional(),
     contextWindowTokens: z.number().int().positive().optional(),
+    maxSteps: z.number().int().positive().optional(),
     maxTurns: z.number().int().positive().optional(),
     promptCaching: z.union([z.boolean(), z.object({ ttl: z.enum(['5m', '1h']).optional() }).strict()]).optional(),
     thinking: thinkingOptionSchema.optional(),
@@ -104,7 +105,9 @@ export type InitOptions = {
   compaction?: CompactionSettings;
   /** Overrides the window from the Models API and the built-in table. */
   contextWindowTokens?: number;
-  /** Tool rounds one prompt may take before MaxTurnsExceededError (default 50). */
+  /** Steps (tool rounds) one prompt may take before MaxStepsExceededError (default 50). */
+  maxSteps?: number;
+  /** @deprecated since 0.5.0: `maxSteps` (a turn is a whole prompt answered; a tool round is a step). */
   maxTurns?: number;
   /**
    * Prompt caching (off by default): cache breakpoints on the tools, the system prompt and the end of the
@@ -126,13 +129,13 @@ export type InitOptions = {
   hooks?: CompactionHooks;
 };
 
-export type SessionOptions = Pick<InitOptions, 'model' | 'system' | 'tools' | 'compaction' | 'maxTokens' | 'maxTurns' | 'promptCaching' | 'thinking'> & {
+export type SessionOptions = Pick<InitOptions, 'model' | 'system' | 'tools' | 'compaction' | 'maxTokens' | 'maxSteps' | 'maxTurns' | 'promptCaching' | 'thinking'> & {
   /** A name for the session, unique within the run (default: main, main-2, …). */
   id?: string;
 };
 
 export const sessionOptionsSchema = initOptionsSchema
-  .pick({ model: true, system: true, tools: true, compaction: true, maxTokens: true, maxTurns: true, promptCaching: true, thinking: true })
+  .pick({ model: true, system: true, tools: true, compaction: true, maxTokens: true, maxSteps: true, maxTurns: true, promptCaching: true, thinking: true })
   .extend({ id: z.string().min(1).max(64).optional() })
   .strict();
 
@@ -147,11 +150,11 @@ export interface PromptHost {
 }
 
 const DEFAULT_MAX_TOKENS = 4096;
-const DEFAULT_MAX_TURNS = 50;
+const DEFAULT_MAX_STEPS = 50;
 
 /** What `init()` returns: makes sessions that share the runtime, tools and settings. */
 export class Harness {
-  private readonly list: Session[] = [];
+  private readonly list: Conversation[] = [];
 
   constructor(
     private readonly ports: RuntimePorts,
@@ -174,7 +177,7 @@ export class Harness {
     return this.host ? this.host.serve(options) : 0;
   }
 
-  async session(options: SessionOptions = {}): Promise<Session> {
+  async session(options: SessionOptions = {}): Promise<Conversation> {
     parseCompactionSettings((options as SessionOptions | undefined)?.compaction);
     const opts = parseWith(sessionOptionsSchema, options, 'session options') as SessionOptions;
     const merged: InitOptions = { ...this.options, ...stripUndefined(opts) };
@@ -190,7 +193,7 @@ export class Harness {
     const id = opts.id ?? (this.list.length === 0 ? 'main' : `main-${this.list.length + 1}`);
     const memory = await sessionMemory(this.ports, merged.compaction, id, resolved.model);
     const offloadBytes = resolveOffloadBytes(merged.compaction, this.flavour === 'default');
-    const session = new Session(withOffloadThreshold(this.ports, offloadBytes), {
+    const session = new Conversation(withOffloadThreshold(this.ports, offloadBytes), {
       id,
       model: resolved.model,
       maxTokens: merged.maxTokens ?? DEFAULT_MAX_TOKENS,
@@ -198,7 +201,8 @@ export class Harness {
       system: memory?.initial ? [merged.system, memoryBlock(memory.initial, MEMORY_SYSTEM_HEADING)].filter(Boolean).join('\n\n') : merged.system,
       tools: withReadBack(resolveTools(merged.tools ?? []), merged, offloadBytes),
       cwd: sandboxCwd(merged.sandbox) ?? this.defaultCwd,
-      maxTurns: merged.maxTurns ?? DEFAULT_MAX_TURNS,
+      // The session's own limit first (either name), then the agent's.
+      maxSteps: opts.maxSteps ?? opts.maxTurns ?? this.options.maxSteps ?? this.options.maxTurns ?? DEFAULT_MAX_STEPS,
       compaction: merged.compaction,
       compactionDefaultEnabled: this.flavour === 'default',
       contextWindowTokens: window,
@@ -214,7 +218,13 @@ export class Harness {
     return session;
   }
 
-  sessions(): readonly Session[] {
+  /** The conversations this harness made, in order (`session()` makes one; the name is the seed API's). */
+  conversations(): readonly Conversation[] {
+    return this.list;
+  }
+
+  /** @deprecated since 0.5.0: conversations(). */
+  sessions(): readonly Conversation[] {
     return this.list;
   }
 }
@@ -244,7 +254,7 @@ async function sessionMemory(
   return { memory: new PortMemory(port, settings, { sessionId, model: () => model }, initial), initial };
 }
 
-function promptCache(option: InitOptions['promptCaching']): SessionConfig['cache'] {
+function promptCache(option: InitOptions['promptCaching']): ConversationConfig['cache'] {
   if (!option) return undefined;
   return { ttl: (option === true ? undefined : option.ttl) ?? '5m' };
 }

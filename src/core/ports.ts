@@ -2,7 +2,7 @@ import type { AssistantEntry, Entry, Usage } from './entries';
 import type { AgentEvent } from './events';
 import type { ToolDefinition } from './tools';
 import type { ToolSpec } from './tools-spec';
-import type { CompactionDecision, DecisionFacts } from './compaction/decide';
+import type { CompactionDecision, DecisionFacts } from './context/compaction/decide';
 import type { MemoryPort } from './context/memory';
 import type { AppliedContextEdit, CompactionStrategySetting, ContextManagementParams, StrategyDecision } from './context/strategy';
 

@@ -1,10 +1,9 @@
 import { isAgentDefinition } from './agent';
 import { isBuiltinToolName } from './builtin-tools';
 import { FabricError } from './errors';
-import { isToolDefinition, isToolImplementation, type ToolDefinition, type ToolExecute, type ToolImplementation } from './tools';
+import { isToolDefinition, isToolImplementation, type ToolDefinition, type ToolExecute } from './tools';
 
-/** What a worker (or an inline run) can be given tool code as: implementations, tools with `execute`, or modules/arrays of them. */
-export type ToolSource = ToolImplementation | ToolDefinition | readonly ToolSource[];
+export type { ToolSource } from './tools';
 
 export class DuplicateToolImplementationError extends FabricError {
   constructor(readonly tool: string) {

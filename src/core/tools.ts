@@ -183,3 +183,6 @@ export function toolOutputToText(output: unknown): string {
   if (output === undefined || output === null) return '';
   return JSON.stringify(output);
 }
+
+/** What a worker (or an inline run) can be given tool code as: implementations, tools with `execute`, or modules/arrays of them. */
+export type ToolSource = ToolImplementation | ToolDefinition | readonly ToolSource[];

@@ -2,7 +2,7 @@ import { parseAgentInput, type AgentDefinition, type InitFn, type InvokeOptions 
 import { statSync } from 'node:fs';
 import { InvalidInputError, RuntimeUnavailableError, ToolNotRegisteredError } from '../core/errors';
 import type { RuntimePorts } from '../core/ports';
-import { deniedCallText, type ToolAuthorizer } from '../core/session';
+import { deniedCallText, type ToolAuthorizer } from '../core/conversation';
 import { ToolRegistry } from '../core/tool-registry';
 import { Harness, parseInitOptions, type Flavour, type InitOptions } from '../core/harness';
 import { warnIfTemporalWithCompaction } from './warnings';

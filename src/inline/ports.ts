@@ -1,19 +1,15 @@
-import type Anthropic from '@anthropic-ai/sdk';
-import { actsBeforeCall, decideFromFacts } from '../core/compaction/decide';
+import { decideFromFacts } from '../core/context/compaction/decide';
 import type { EventListener } from '../core/events';
 import { ModelCallError } from '../core/errors';
-import { DEFAULT_MODEL } from '../core/models';
 import type { ModelCallRequest, RuntimePorts } from '../core/ports';
-import { callMessages, createAnthropicClient, lookupModelFacts, type MessagesCall, type ModelConnection, type ModelFacts } from '../activities/anthropic';
-import { chooseStrategy } from '../core/context/strategy';
-import { countTokensParams, decideWithExactCount, TokenCountCache, wantsExactCount } from '../activities/count-tokens';
-import { runToolImplementation } from '../activities/tool-runner';
-import { offloadToolResult, readArtifact } from '../activities/artifacts';
+import type { MessagesCall, ModelConnection } from '../activities/anthropic';
+import { readArtifact } from '../activities/artifacts';
 import { MemoryTranscriptStore } from '../activities/transcript-store';
 import { ToolResultStore } from '../activities/transcripts';
 import { isReadArtifact } from '../core/context/artifacts';
 import type { ToolRegistry } from '../core/tool-registry';
 import { inlineMemoryPort } from './memory';
+import { EdgeService, runToolWithOffload, type AroundCall } from '../activities/edge-service';
 
 export interface InlinePortOptions extends ModelConnection {
   model?: string;
@@ -35,14 +31,13 @@ export interface InlinePortOptions extends ModelConnection {
  * here with backoff (honouring retry-after), as the Temporal retry policy does on a worker.
  */
 export function createInlinePorts(opts: InlinePortOptions): RuntimePorts {
-  let client: Anthropic | undefined;
-  const anthropic = (): Anthropic => (client ??= createAnthropicClient(opts));
-  const modelFacts = new Map<string, ModelFacts>();
+  const edge = new EdgeService({ connection: opts, defaultModel: opts.model });
   // invoke's `signal`: aborting it cancels the model call in flight and the tools (bash: its process group).
   const signal = opts.signal ?? new AbortController().signal;
   const maxAttempts = opts.maxAttempts ?? 5;
+  const retrying: AroundCall = (fn) => withRetries(maxAttempts, fn);
+  const direct: AroundCall = (fn) => fn();
 
-  const counts = new TokenCountCache();
   // This run's artifacts and full tool outputs (what a worker keeps in its store), for read_artifact.
   // In memory: they live as long as the run, as the conversation that refers to them does.
   const artifacts = new ToolResultStore(new MemoryTranscriptStore());
@@ -56,70 +51,31 @@ export function createInlinePorts(opts: InlinePortOptions): RuntimePorts {
     thinking: req.thinking,
     contextManagement: req.contextManagement,
   });
-  const callModel = (req: ModelCallRequest) => withRetries(maxAttempts, () => callMessages(anthropic(), messagesCall(req), signal));
-
-  const textCall = (model: string, req: { system: string; userText: string; maxTokens: number }) =>
-    withRetries(maxAttempts, () =>
-      callMessages(anthropic(), { model, maxTokens: req.maxTokens, system: req.system, tools: [], entries: [{ type: 'user', text: req.userText }] }, signal),
-    );
 
   return {
     runtime: 'inline',
-    callModel,
+    callModel: (req) => edge.callModel(messagesCall(req), signal, retrying),
     memory: inlineMemoryPort({
       agentName: opts.agentName ?? 'default',
       dir: opts.memoryDir,
-      call: (model) => async (req) => {
-        const res = await textCall(model, req);
-        return { text: res.entry.content.map((b) => (b.type === 'text' ? b.text : '')).join('') };
-      },
+      call: (model) => async (req) => ({ text: (await edge.text(model, req, signal, retrying)).text }),
     }),
     async decideThenCallModel(req, facts) {
-      const decision = wantsExactCount(facts)
-        ? await decideWithExactCount(facts, () => counts.count(anthropic(), countTokensParams(messagesCall(req)), signal))
-        : decideFromFacts(facts);
-      return actsBeforeCall(decision) ? { decision } : { decision, result: await callModel(req) };
+      const { decision, result } = await edge.decideThenCall(facts, async () => messagesCall(req), () => signal, retrying);
+      return result ? { decision: decision!, result } : { decision: decision! };
     },
-    async summarize(req) {
-      const res = await withRetries(maxAttempts, () =>
-        callMessages(anthropic(), {
-          model: req.model,
-          maxTokens: req.maxTokens,
-          system: req.system,
-          tools: [],
-          entries: [{ type: 'user', text: req.userText }],
-        }, signal),
-      );
-      return { text: res.entry.content.map((b) => (b.type === 'text' ? b.text : '')).join(''), usage: res.usage };
-    },
+    summarize: (req) => edge.text(req.model, req, signal, retrying),
     async runTool(call, def) {
       if (isReadArtifact(call.name)) return readArtifact(artifacts, call.input);
-      const output = await runToolImplementation(
-        def.execute ?? opts.tools?.get(call.name),
-        call.name,
-        call.input,
-        { cwd: call.cwd, signal, heartbeat: () => undefined },
-        { where: 'inline', timeoutMs: def.timeoutMs },
-      );
-      const result = await offloadToolResult(artifacts, output, { tool: call.name, input: call.input }, call.offloadBytes);
+      const context = { cwd: call.cwd, signal, heartbeat: () => undefined };
+      const result = await runToolWithOffload(artifacts, def.execute ?? opts.tools?.get(call.name), call, context, { where: 'inline', timeoutMs: def.timeoutMs }, direct);
       if (result.artifact) return result;
       // Kept as a worker keeps it, so a capped result's marker names a ref read_artifact can page back.
       const contentRef = await artifacts.save(result.content);
       return contentRef ? { ...result, contentRef } : result;
     },
     decideCompaction: async (facts) => decideFromFacts(facts),
-    async resolveModel(model, options = {}) {
-      const name = model ?? opts.model ?? process.env.ANTHROPIC_MODEL ?? DEFAULT_MODEL;
-      const setting = options.strategy;
-      const wantsStrategy = setting !== undefined && setting !== 'client';
-      if (options.contextWindowTokens !== undefined && !wantsStrategy) {
-        return { model: name, contextWindowTokens: options.contextWindowTokens, ...(setting ? { strategy: chooseStrategy(setting, name, undefined) } : {}) };
-      }
-      if (!modelFacts.has(name)) modelFacts.set(name, await lookupModelFacts(anthropic(), name));
-      const facts = modelFacts.get(name)!;
-      const window = options.contextWindowTokens ?? facts.contextWindowTokens;
-      return { model: name, contextWindowTokens: window, ...(setting ? { strategy: chooseStrategy(setting, name, facts.capabilities) } : {}) };
-    },
+    resolveModel: (model, options = {}) => edge.resolveModel({ model, contextWindowTokens: options.contextWindowTokens, strategy: options.strategy }, direct),
     now: () => Date.now(),
     emit: (event) => opts.onEvent?.(event),
   };

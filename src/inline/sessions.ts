@@ -11,7 +11,7 @@ import type { Entry } from '../core/entries';
 import { NotServingError } from '../core/errors';
 import { Harness, type Flavour, type InitOptions, type PromptHost, type ServeOptions, type SessionOptions } from '../core/harness';
 import type { RuntimePorts } from '../core/ports';
-import { promptTextSchema, type Session, type ToolAuthorizer } from '../core/session';
+import { promptTextSchema, type Conversation, type ToolAuthorizer } from '../core/conversation';
 import { parseWith } from '../core/validate';
 import { parseOpenSessionOptions } from './invoke-options';
 import { SessionAgentMismatchError, SessionExistsError, SessionNotFoundError } from './session-errors';
@@ -131,7 +131,7 @@ class ServingHarness extends Harness {
     host.harness = this;
   }
 
-  override async session(options?: SessionOptions): Promise<Session> {
+  override async session(options?: SessionOptions): Promise<Conversation> {
     const session = await super.session(options);
     this.conversation.sessionCreated(session);
     return session;
@@ -155,7 +155,7 @@ class ServedConversation implements InlineSession {
   private outcome?: RunOutcome;
   private run: Promise<unknown> = Promise.resolve();
   /** The conversation prompts go to: the run's first one. */
-  private conversation?: Session;
+  private conversation?: Conversation;
   /** What was last written: a save after `run` returns is skipped when nothing changed. */
   private savedAs: { entries: readonly Entry[]; length: number };
 
@@ -215,7 +215,7 @@ class ServedConversation implements InlineSession {
   }
 
   /** The first conversation the run makes continues the saved one. */
-  sessionCreated(session: Session): void {
+  sessionCreated(session: Conversation): void {
     if (this.conversation) return;
     if (this.saved.length > 0) session.restore({ entries: this.saved });
     this.conversation = session;
@@ -247,7 +247,7 @@ class ServedConversation implements InlineSession {
 
   private async answer(harness: Harness, pending: PendingPrompt): Promise<boolean> {
     try {
-      const session = this.conversation ?? harness.sessions()[0] ?? (await harness.session());
+      const session = this.conversation ?? harness.conversations()[0] ?? (await harness.session());
       this.sessionCreated(session);
       const now = Date.now();
       this.current = {

@@ -4,5 +4,3 @@
  * test/unit/public-types.test.ts walks the built .d.ts and fails on any such type left unexported.
  */
 export type { ContextEditType } from './fake-anthropic-features';
-export type { PostgresErrorCode } from './postgres';
-export type { ServicePorts } from './temporal-server';

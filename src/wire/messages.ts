@@ -8,7 +8,7 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ContextBudget } from '../core/budget';
 import type { Entry, Usage } from '../core/entries';
 import type { AgentEvent } from '../core/events';
-import type { CompactionState, CompactOptions, CompactResult } from '../core/session';
+import type { CompactionState, CompactOptions, CompactResult } from '../core/conversation';
 
 export interface PromptRequest {
   text: string;
@@ -31,7 +31,10 @@ export const compactionStateQuery = defineQuery<CompactionState | null, [string?
 export const contextBudgetQuery = defineQuery<ContextBudget | null, [string?]>('fh.contextBudget');
 export const usageQuery = defineQuery<AgentUsage>('fh.usage');
 export const eventsQuery = defineQuery<AgentEvent[], [number?]>('fh.events');
-export const sessionsQuery = defineQuery<string[]>('fh.sessions');
+/** The ids of the run's conversations. The wire name keeps its 0.4.0 word: histories record it. */
+export const conversationsQuery = defineQuery<string[]>('fh.sessions');
+/** @deprecated since 0.5.0: conversationsQuery. */
+export const sessionsQuery = conversationsQuery;
 /**
  * Where a run is: in its own code ('starting'), serving client prompts until closed or idle for
  * `idleTimeoutMs` ('serving'), past serving ('served'), or returned. `fh run` says what it waits for with it.
@@ -66,7 +69,9 @@ export const AGENT_QUERIES = {
   contextBudget: contextBudgetQuery.name,
   usage: usageQuery.name,
   events: eventsQuery.name,
-  sessions: sessionsQuery.name,
+  conversations: conversationsQuery.name,
+  /** @deprecated since 0.5.0: `conversations`. */
+  sessions: conversationsQuery.name,
 } as const;
 export const PROMPT_UPDATE = promptUpdate.name;
 export const COMPACT_UPDATE = compactUpdate.name;

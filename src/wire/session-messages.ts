@@ -7,8 +7,8 @@ import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { Entry } from '../core/entries';
 import type { Labels, LabelValue } from '../core/sessions/labels';
 import type { SessionSettings, SessionSettingsPatch } from '../core/sessions/settings';
-import type { SessionUsage, SuspendedTurn } from '../core/session';
-import type { TranscriptRefPayload } from '../activities/contract';
+import type { SessionUsage, SuspendedTurn } from '../core/conversation';
+import type { TranscriptRef } from './activity-contract';
 
 /** What startSession passes as the workflow input: marks the run as a session of the agent. */
 export interface SessionEnvelope {
@@ -72,7 +72,7 @@ export type StoredReply = { text: string } | { error: { code: string; message: s
 export interface CarriedSession {
   record: SessionRecord;
   /** The conversation: a stored transcript by reference, plus entries not stored yet. */
-  transcript: { ref: TranscriptRefPayload | null; tail: Entry[] };
+  transcript: { ref: TranscriptRef | null; tail: Entry[] };
   usage?: SessionUsage;
   queue: QueuedMessage[];
   /** A turn that waits for approvals, with the message it answers. */
@@ -111,7 +111,7 @@ export type SessionReply = { messageId: string; text: string; continued?: undefi
 export interface ForkPoint {
   agent: string;
   record: SessionRecord;
-  transcript: { ref: TranscriptRefPayload | null; tail: Entry[] };
+  transcript: { ref: TranscriptRef | null; tail: Entry[] };
 }
 
 /** Changes to a session's catalogue entry and settings, one kind per request. */
@@ -138,7 +138,7 @@ export const editSessionUpdate = defineUpdate<SessionInfo, [SessionEdit]>('fh.se
 export interface SessionResetResult {
   entriesBefore: number;
   summary: string;
-  previousTranscript: TranscriptRefPayload | null;
+  previousTranscript: TranscriptRef | null;
 }
 /**
  * Resets the conversation in the running workflow (same session id): the overflow ladder resets

@@ -5,6 +5,6 @@
  */
 export type { ActivityDeps } from '../activities/activities';
 export type { ModelConnection } from '../activities/anthropic';
-export type { FabricActivities, FlushMemoryActivityInput, FlushMemoryActivityResult, MemoryFilePayload, ModelActivityCompactFirst, ModelActivityInput, ModelActivityReply, ModelActivityResult, ResolveModelResult, SummarizeActivityInput, ToolActivityInput, ToolActivityResult } from '../activities/contract';
 export type { ToolSandboxOptions } from '../activities/tool-env';
 export type { CompactionStrategySetting } from '../core/context/strategy';
+export type { FabricActivities, FlushMemoryActivityInput, FlushMemoryActivityResult, MemoryFilePayload, ModelActivityCompactFirst, ModelActivityInput, ModelActivityReply, ModelActivityResult, ResolveModelResult, SummarizeActivityInput, ToolActivityInput, ToolActivityResult } from '../wire/activity-contract';

@@ -4,13 +4,13 @@
  * by hash once the store has them, and tool results the tool activity stored by their key; only the
  * entries added since the last call travel in full. Pure bookkeeping: no Temporal imports, unit-tested.
  */
-import type { ModelActivityInput, TranscriptRefPayload } from '../activities/contract';
+import type { ModelActivityInput, TranscriptRef } from '../wire/activity-contract';
 import type { Entry } from '../core/entries';
 import { canonicalJson, hashString } from '../core/hash';
 import type { ModelCallRequest } from '../core/ports';
 
 interface StoredPrefix {
-  ref: TranscriptRefPayload;
+  ref: TranscriptRef;
   /** The entry the stored transcript ends with: still at `ref.count - 1` iff the prefix is unchanged. */
   last: Entry;
 }
@@ -54,7 +54,7 @@ export class ModelTransport {
   }
 
   /** After a call succeeded: the worker now has this prelude and this transcript. */
-  called(req: ModelCallRequest, input: ModelActivityInput, stored: TranscriptRefPayload, reply: Entry): void {
+  called(req: ModelCallRequest, input: ModelActivityInput, stored: TranscriptRef, reply: Entry): void {
     this.sentPreludes.add(input.prelude.hash);
     let t = this.sessions.get(req.sessionId);
     if (!t || t.entries !== req.entries) this.sessions.set(req.sessionId, (t = { entries: req.entries, stored: [] }));
@@ -67,7 +67,7 @@ export class ModelTransport {
    * entries array and replace it when they rewrite history (compaction); a rolled-back prompt cuts the
    * array back in place, which the identity of the entry at the prefix's end reveals.
    */
-  private storedPrefix(req: ModelCallRequest): TranscriptRefPayload | null {
+  private storedPrefix(req: ModelCallRequest): TranscriptRef | null {
     const t = this.sessions.get(req.sessionId);
     if (!t || t.entries !== req.entries) return null;
     for (let i = t.stored.length - 1; i >= 0; i--) {
@@ -78,23 +78,23 @@ export class ModelTransport {
   }
 
   /** A conversation restored from a stored transcript (a continued or forked session): refer to it. */
-  seed(sessionId: string, entries: readonly Entry[], ref: TranscriptRefPayload): void {
+  seed(sessionId: string, entries: readonly Entry[], ref: TranscriptRef): void {
     const last = entries[ref.count - 1];
     if (ref.count === 0 || !last) return;
     this.sessions.set(sessionId, { entries, stored: [{ ref, last }] });
   }
 
   /** The stored transcript this conversation extends, and what is not stored yet (to store it). */
-  unstored(sessionId: string, entries: readonly Entry[]): { base: TranscriptRefPayload | null; delta: Entry[] } {
+  unstored(sessionId: string, entries: readonly Entry[]): { base: TranscriptRef | null; delta: Entry[] } {
     const base = this.storedPrefix({ sessionId, entries } as ModelCallRequest);
     return { base, delta: this.withToolResultRefs(entries.slice(base?.count ?? 0)) };
   }
 
   /** The longest stored prefix of at most `count` entries (a fork point). */
-  storedPrefixWithin(sessionId: string, entries: readonly Entry[], count: number): TranscriptRefPayload | null {
+  storedPrefixWithin(sessionId: string, entries: readonly Entry[], count: number): TranscriptRef | null {
     const t = this.sessions.get(sessionId);
     if (!t || t.entries !== entries) return null;
-    let best: TranscriptRefPayload | null = null;
+    let best: TranscriptRef | null = null;
     for (const { ref, last } of t.stored) {
       if (ref.count <= count && entries[ref.count - 1] === last && (!best || ref.count > best.count)) best = ref;
     }

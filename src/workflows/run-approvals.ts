@@ -7,7 +7,7 @@
 import { condition, setHandler } from '@temporalio/workflow';
 import { z } from 'zod';
 import { makeEvent, type AgentEvent } from '../core/events';
-import { deniedCallText, type ToolAuthorizer } from '../core/session';
+import { deniedCallText, type ToolAuthorizer } from '../core/conversation';
 import { UnknownToolCallError } from '../core/sessions/host-errors';
 import { parseWith } from '../core/validate';
 import { rejectWith } from '../wire/failures';

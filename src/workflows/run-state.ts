@@ -4,9 +4,9 @@ import { utf8Length } from '../core/bytes';
 import { NotServingError, PromptTooLargeError, UnknownSessionError } from '../core/errors';
 import type { AgentEvent } from '../core/events';
 import type { Harness, PromptHost, ServeOptions } from '../core/harness';
-import type { Session } from '../core/session';
+import type { Conversation } from '../core/conversation';
 import { parseWith } from '../core/validate';
-import { promptTextSchema } from '../core/session';
+import { promptTextSchema } from '../core/conversation';
 import { encodeFailure, rejectWith } from '../wire/failures';
 import { RunApprovals } from './run-approvals';
 import {
@@ -19,7 +19,7 @@ import {
   messagesQuery,
   phaseQuery,
   promptUpdate,
-  sessionsQuery,
+  conversationsQuery,
   usageQuery,
   type AgentUsage,
   type CompactRequest,
@@ -96,11 +96,11 @@ export class RunState implements PromptHost {
     if (this.events.length > EVENT_BUFFER) this.events.splice(0, this.events.length - EVENT_BUFFER);
   }
 
-  sessions(): Session[] {
-    return this.harnesses.flatMap((h) => [...h.sessions()]);
+  sessions(): Conversation[] {
+    return this.harnesses.flatMap((h) => [...h.conversations()]);
   }
 
-  session(id?: string): Session | undefined {
+  session(id?: string): Conversation | undefined {
     const all = this.sessions();
     return id === undefined ? all[0] : all.find((s) => s.id === id);
   }
@@ -120,7 +120,7 @@ export class RunState implements PromptHost {
     setHandler(phaseQuery, () => ({ phase: this.phase, ...(this.idleTimeoutMs !== undefined ? { idleTimeoutMs: this.idleTimeoutMs } : {}) }));
     setHandler(compactionStateQuery, (id) => this.session(id)?.compactionState() ?? null);
     setHandler(contextBudgetQuery, (id) => this.session(id)?.contextBudget() ?? null);
-    setHandler(sessionsQuery, () => this.sessions().map((s) => s.id));
+    setHandler(conversationsQuery, () => this.sessions().map((s) => s.id));
     setHandler(eventsQuery, (limit) => this.events.slice(-(limit ?? EVENT_BUFFER)));
     setHandler(usageQuery, () => this.usage());
     setHandler(compactUpdate, (req) => this.compact(req), { validator: (req) => this.validateCompact(req) });
@@ -173,7 +173,7 @@ export class RunState implements PromptHost {
     }
   }
 
-  private async compact(req: CompactRequest = {}): Promise<Awaited<ReturnType<Session['compact']>>> {
+  private async compact(req: CompactRequest = {}): Promise<Awaited<ReturnType<Conversation['compact']>>> {
     try {
       const { sessionId, ...opts } = req;
       const session = await this.sessionFor(sessionId);
@@ -184,7 +184,7 @@ export class RunState implements PromptHost {
   }
 
   /** The session, waiting a short grace period for one the run is still creating. */
-  private async sessionFor(sessionId: string | undefined): Promise<Session> {
+  private async sessionFor(sessionId: string | undefined): Promise<Conversation> {
     await condition(() => this.session(sessionId) !== undefined || this.phase === 'returned', SESSION_GRACE_MS);
     const session = this.session(sessionId);
     if (!session) throw new UnknownSessionError(sessionId ?? '(default)', this.sessions().map((s) => s.id));

@@ -19,14 +19,14 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { z } from 'zod';
-import { TRANSCRIPT_STORE_MISS, type FabricActivities } from '../activities/contract';
+import { TRANSCRIPT_STORE_MISS, type FabricActivities } from '../wire/activity-contract';
 import { utf8Length } from '../core/bytes';
 import type { Entry } from '../core/entries';
 import { FabricError, InterruptedError, PromptTooLargeError, TurnSuspendedError } from '../core/errors';
 import { makeEvent, type AgentEventType, type EventPayloads } from '../core/events';
 import type { Harness, PromptHost } from '../core/harness';
-import type { Session, ToolAuthorizer } from '../core/session';
-import { promptTextSchema } from '../core/session';
+import type { Session, ToolAuthorizer } from '../core/conversation';
+import { promptTextSchema } from '../core/conversation';
 import { labelKeywords, parseLabel } from '../core/sessions/labels';
 import { deniedText, permissionFor, refusedInExploreText, toolEffect } from '../core/sessions/permissions';
 import { applySettingsPatch, defaultSessionSettings } from '../core/sessions/settings';

@@ -12,10 +12,11 @@ import * as path from 'node:path';
 import { CreateBucketCommand, ListObjectsV2Command, S3Client, type ListObjectsV2CommandOutput } from '@aws-sdk/client-s3';
 import { Client, Connection, isGrpcServiceError, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { getAgentHandle, startAgent } from '@fabric-harness/sdk/client';
-import { FakeAnthropicServer, startMinio, type MinioServer } from '@fabric-harness/sdk/testing';
+import { FakeAnthropicServer } from '@fabric-harness/sdk/testing';
+import { startMinio, type MinioServer } from '../support/provision/minio';
 import { FabricHarnessPlugin, S3Store } from '@fabric-harness/sdk/worker';
 import { FH_SEARCH_ATTRIBUTES } from '../../src/wire/search-attributes';
-import { startTemporalCluster, type TemporalCluster } from '../../src/testing/temporal-server';
+import { startTemporalCluster, type TemporalCluster } from '../support/provision/temporal-server';
 import { CLUSTER_BIG_KB, CLUSTER_NOTES_BYTES, clusterChecksum, clusterNotes, clusterReply, clusterReport, clusterWorker, fnv1a } from '../fixtures/cluster-agents';
 import { chaosRoute, killSlot, seededRandom, startSlot, traceRun, type RunTrace, type WorkerSlot } from '../support/cluster-chaos';
 

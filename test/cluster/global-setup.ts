@@ -4,9 +4,9 @@
  * binaries exist (building them with Go the first time, with progress). Each test file starts its own cluster with
  * startTemporalCluster(), because these tests stop and restart the server.
  */
-import { ensurePostgres } from '../../src/testing/postgres';
-import { ensureMinio } from '../../src/testing/minio';
-import { ensureTemporalServer } from '../../src/testing/temporal-server';
+import { ensurePostgres } from '../support/provision/postgres';
+import { ensureMinio } from '../support/provision/minio';
+import { ensureTemporalServer } from '../support/provision/temporal-server';
 import { bundleTestAgents } from '../support/bundle-once';
 import { bundleClusterAgents } from '../support/cluster-bundle';
 

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { startAgent, getAgentHandle } from '@fabric-harness/sdk/client';
 import { FakeAnthropicServer, callTools, say } from '@fabric-harness/sdk/testing';
-import { startTemporalCluster, type TemporalCluster } from '../../src/testing/temporal-server';
+import { startTemporalCluster, type TemporalCluster } from '../support/provision/temporal-server';
 import { calculator } from '../fixtures/agents';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
 

@@ -1,6 +1,6 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { auditTranscript, startAgent } from '@fabric-harness/sdk/client';
-import type { CompactionDecisionRecord } from '../../src/client/audit/records';
+import type { CompactionDecisionRecord } from '../../src/audit/records';
 import { FakeAnthropicServer, callTools, fail, say, type RecordedRequest } from '@fabric-harness/sdk/testing';
 import { isEvent, type Entry } from '@fabric-harness/sdk';
 import { chatter, strictChatter } from '../fixtures/compaction-agents';

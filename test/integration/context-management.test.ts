@@ -9,8 +9,8 @@ import { startAgent, type AgentHandle } from '@fabric-harness/sdk/client';
 import { FileTranscriptStore } from '@fabric-harness/sdk/worker';
 import { FakeAnthropicServer, callTools, say, type RecordedRequest } from '@fabric-harness/sdk/testing';
 import { isEvent } from '@fabric-harness/sdk';
-import { replayHistory } from '../../src/client/replay';
-import type { CompactionDecision } from '../../src/core/compaction/decide';
+import { replayHistory } from '../../src/audit/replay';
+import type { CompactionDecision } from '../../src/core/context/compaction/decide';
 import { keeper, masker } from '../fixtures/context-agents';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
 

@@ -13,7 +13,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { startAgent } from '@fabric-harness/sdk/client';
 import { createWorker, FabricHarnessPlugin, FileTranscriptStore } from '@fabric-harness/sdk/worker';
 import { FakeAnthropicServer, say, type RecordedRequest } from '@fabric-harness/sdk/testing';
-import { replayHistory } from '../../src/client/replay';
+import { replayHistory } from '../../src/audit/replay';
 import { MEMORY_COMPACT_MARKER, MEMORY_EXTRACT_MARKER } from '../../src/core/context/memory-extract';
 import { memoryPointerKey } from '../../src/activities/memory-files';
 import { estimateTextTokens } from '../../src/core/tokens';

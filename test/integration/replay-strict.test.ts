@@ -5,8 +5,8 @@
  */
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { replayHistory } from '../../src/client/replay';
-import { parseHistoryJSON, type History } from '../../src/client/history-file';
+import { replayHistory } from '../../src/audit/replay';
+import { parseHistoryJSON, type History } from '../../src/audit/history-file';
 
 // The calculator run recorded by the current release (test/histories/<version>/).
 const HISTORIES = path.resolve(__dirname, '../histories', (require('../../package.json') as { version: string }).version);

@@ -11,7 +11,7 @@ import { Worker } from '@temporalio/worker';
 import { auditTranscript, startAgent } from '@fabric-harness/sdk/client';
 import { bundleAgents, FabricHarnessPlugin } from '@fabric-harness/sdk/worker';
 import { FakeAnthropicServer, callTools, say, type RecordedRequest } from '@fabric-harness/sdk/testing';
-import type { ModelCallRecord, ModelResolvedRecord } from '../../src/client/audit/records';
+import type { ModelCallRecord, ModelResolvedRecord } from '../../src/audit/records';
 import { strategist } from '../fixtures/strategy-agents';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
 

@@ -12,7 +12,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 
-export const ENTRIES = ['index', 'strict/index', 'client/index', 'worker/index', 'testing/index'];
+export const ENTRIES = ['index', 'strict/index', 'client/index', 'audit/index', 'worker/index', 'testing/index'];
 
 interface Decl {
   file: string;

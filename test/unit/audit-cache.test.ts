@@ -1,5 +1,5 @@
 /** The audit's prompt-cache accounting: hit rate = read / (read + write + uncached input). */
-import { addCacheAccounts, cacheAccount, cacheText, emptyCacheAccount } from '../../src/client/audit/cache';
+import { addCacheAccounts, cacheAccount, cacheText, emptyCacheAccount } from '../../src/audit/cache';
 
 describe('audit cache accounting', () => {
   it('per call: read, written, uncached and the hit rate', () => {

@@ -4,8 +4,8 @@
  */
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { historyToJSONString, HistoryFormatError, parseHistoryJSON, type History } from '../../src/client/history-file';
-import { describeCommand, explainReplayFailure, recordedCommands } from '../../src/client/replay-explain';
+import { historyToJSONString, HistoryFormatError, parseHistoryJSON, type History } from '../../src/audit/history-file';
+import { describeCommand, explainReplayFailure, recordedCommands } from '../../src/audit/replay-explain';
 
 // Histories recorded by release 0.1.0 (the figures below are theirs).
 const HISTORIES = path.resolve(__dirname, '../histories/0.1.0');

@@ -6,8 +6,8 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { Payload } from '@temporalio/common';
 import { ExternalStorageRunner } from '@temporalio/common/lib/internal-non-workflow';
-import { auditTranscript, isOffloaded, type AuditRecord } from '../../src/client/audit';
-import { parseHistoryJSON, type History } from '../../src/client/history-file';
+import { auditTranscript, isOffloaded, type AuditRecord } from '../../src/audit/index';
+import { parseHistoryJSON, type History } from '../../src/audit/history-file';
 import { externalStorageFor } from '../../src/activities/external-storage';
 import { MemoryTranscriptStore } from '../../src/activities/transcript-store';
 

@@ -5,7 +5,7 @@
  */
 import * as sdk from '@fabric-harness/sdk';
 import * as testing from '@fabric-harness/sdk/testing';
-import * as evaluation from '../../src/core/context/eval';
+import * as evaluation from '../../bench/context-eval';
 
 const bench = require('../../bench/context-management.js');
 

@@ -1,5 +1,5 @@
-import { applyCompaction, buildSummaryEntry } from '../../src/core/compaction/build';
-import { splitForCompaction } from '../../src/core/compaction/cut';
+import { applyCompaction, buildSummaryEntry } from '../../src/core/context/compaction/build';
+import { splitForCompaction } from '../../src/core/context/compaction/cut';
 import { renderSummaryEntry } from '../../src/core/entries';
 import { say, summary, user } from './compaction-helpers';
 

@@ -1,4 +1,4 @@
-import { findCut, splitForCompaction } from '../../src/core/compaction/cut';
+import { findCut, splitForCompaction } from '../../src/core/context/compaction/cut';
 import { call, results, say, session, summary, user } from './compaction-helpers';
 
 describe('findCut', () => {

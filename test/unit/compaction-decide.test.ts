@@ -1,5 +1,5 @@
-import { decideCompaction, isIneffective, type CompactionDecisionInput } from '../../src/core/compaction/decide';
-import type { ResolvedCompactionSettings } from '../../src/core/settings';
+import { decideCompaction, isIneffective, type CompactionDecisionInput } from '../../src/core/context/compaction/decide';
+import type { ResolvedCompactionSettings } from '../../src/core/context/settings';
 import { estimateContextTokens } from '../../src/core/tokens';
 import { session } from './compaction-helpers';
 

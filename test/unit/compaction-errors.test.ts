@@ -1,4 +1,4 @@
-import { ContextWindowExceededError, InvalidCompactionSettingsError } from '../../src/core/compaction/errors';
+import { ContextWindowExceededError, InvalidCompactionSettingsError } from '../../src/core/context/compaction/errors';
 
 describe('compaction errors', () => {
   it('ContextWindowExceededError lists its suggestions', () => {

@@ -1,5 +1,5 @@
-import { extractSection, fallbackSummary } from '../../src/core/compaction/fallback';
-import { SUMMARY_SECTIONS } from '../../src/core/compaction/summary-prompt';
+import { extractSection, fallbackSummary } from '../../src/core/context/compaction/fallback';
+import { SUMMARY_SECTIONS } from '../../src/core/context/compaction/summary-prompt';
 import { call, results, say, summary, user } from './compaction-helpers';
 
 const slice = [

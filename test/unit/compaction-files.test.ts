@@ -1,4 +1,4 @@
-import { fileCount, mergeFileOperations, trackFileOperations } from '../../src/core/compaction/files';
+import { fileCount, mergeFileOperations, trackFileOperations } from '../../src/core/context/compaction/files';
 import { call, results, summary } from './compaction-helpers';
 
 describe('trackFileOperations', () => {

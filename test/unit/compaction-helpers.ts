@@ -1,6 +1,6 @@
 /** Small builders for history entries used by the compaction unit tests. */
 import type { AssistantEntry, Entry, SummaryEntry, ToolResultsEntry, UserEntry } from '../../src/core/entries';
-import { InvalidCompactionSettingsError } from '../../src/core/compaction/errors';
+import { InvalidCompactionSettingsError } from '../../src/core/context/compaction/errors';
 
 export const user = (text: string): UserEntry => ({ type: 'user', text });
 

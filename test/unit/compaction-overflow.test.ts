@@ -1,4 +1,4 @@
-import { isContextOverflowMessage } from '../../src/core/compaction/overflow';
+import { isContextOverflowMessage } from '../../src/core/context/compaction/overflow';
 
 describe('isContextOverflowMessage', () => {
   it.each([

@@ -1,4 +1,4 @@
-import { renderEntriesForSummary, truncateWithMarker } from '../../src/core/compaction/render';
+import { renderEntriesForSummary, truncateWithMarker } from '../../src/core/context/compaction/render';
 import { call, results, say, summary, user } from './compaction-helpers';
 
 describe('renderEntriesForSummary', () => {

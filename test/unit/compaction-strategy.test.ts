@@ -7,8 +7,8 @@ import { init, schema, tool, type AgentEvent } from '@fabric-harness/sdk';
 import { FakeAnthropicServer, callTools, say } from '@fabric-harness/sdk/testing';
 import { modelCapabilities } from '../../src/testing/fake-anthropic-features';
 import { chooseStrategy, contextManagementParams, serverContextCapabilities, COMPACTION_BETA, CONTEXT_MANAGEMENT_BETA } from '../../src/core/context/strategy';
-import { parseCompactionSettings } from '../../src/core/settings';
-import { InvalidCompactionSettingsError } from '../../src/core/compaction/errors';
+import { parseCompactionSettings } from '../../src/core/context/settings';
+import { InvalidCompactionSettingsError } from '../../src/core/context/compaction/errors';
 import { messagesParams } from '../../src/activities/anthropic';
 import { savedAnthropicEnv } from '../support/anthropic-env';
 

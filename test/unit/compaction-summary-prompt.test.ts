@@ -5,8 +5,8 @@ import {
   stripFileOperationsSection,
   SUMMARIZER_SYSTEM_PROMPT,
   SUMMARY_SECTIONS,
-} from '../../src/core/compaction/summary-prompt';
-import { renderEntriesForSummary } from '../../src/core/compaction/render';
+} from '../../src/core/context/compaction/summary-prompt';
+import { renderEntriesForSummary } from '../../src/core/context/compaction/render';
 import { estimateTextTokens } from '../../src/core/tokens';
 import { session } from './compaction-helpers';
 

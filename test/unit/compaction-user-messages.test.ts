@@ -1,4 +1,4 @@
-import { carryUserMessages } from '../../src/core/compaction/user-messages';
+import { carryUserMessages } from '../../src/core/context/compaction/user-messages';
 import { estimateTextTokens } from '../../src/core/tokens';
 import { say, user } from './compaction-helpers';
 

@@ -1,4 +1,4 @@
-import { validateApiMessages } from '../../src/core/compaction/validate';
+import { validateApiMessages } from '../../src/core/context/compaction/validate';
 import { toApiMessages } from '../../src/core/entries';
 import { call, results, say, session, summary, user } from './compaction-helpers';
 

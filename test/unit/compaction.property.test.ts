@@ -4,13 +4,13 @@
  * keep the recent window verbatim, and never lose a tracked file.
  */
 import fc from 'fast-check';
-import { applyCompaction, buildSummaryEntry } from '../../src/core/compaction/build';
-import { findCut, splitForCompaction } from '../../src/core/compaction/cut';
-import { decideCompaction } from '../../src/core/compaction/decide';
-import { fallbackSummary } from '../../src/core/compaction/fallback';
-import { trackFileOperations } from '../../src/core/compaction/files';
-import { renderEntriesForSummary } from '../../src/core/compaction/render';
-import { planSummaryChunks } from '../../src/core/compaction/summary-prompt';
+import { applyCompaction, buildSummaryEntry } from '../../src/core/context/compaction/build';
+import { findCut, splitForCompaction } from '../../src/core/context/compaction/cut';
+import { decideCompaction } from '../../src/core/context/compaction/decide';
+import { fallbackSummary } from '../../src/core/context/compaction/fallback';
+import { trackFileOperations } from '../../src/core/context/compaction/files';
+import { renderEntriesForSummary } from '../../src/core/context/compaction/render';
+import { planSummaryChunks } from '../../src/core/context/compaction/summary-prompt';
 import { toApiMessages, type Entry, type FileOperations, type SummaryEntry } from '../../src/core/entries';
 import { hashEntry } from '../../src/core/hash';
 import { estimateTextTokens } from '../../src/core/tokens';

@@ -7,8 +7,8 @@ import { createHash } from 'node:crypto';
 import { agent, schema, tool } from '@fabric-harness/sdk';
 import { agent as strictAgent } from '@fabric-harness/sdk/strict';
 import { callTools, FakeAnthropicServer, say, type RecordedRequest } from '@fabric-harness/sdk/testing';
-import { parseCompactionSettings } from '../../src/core/settings';
-import { Session } from '../../src/core/session';
+import { parseCompactionSettings } from '../../src/core/context/settings';
+import { Session } from '../../src/core/conversation';
 import type { ModelCallResult, RuntimePorts, ToolCallRequest } from '../../src/core/ports';
 import type { AssistantEntry, ToolResultsEntry } from '../../src/core/entries';
 import { builtinTools } from '../../src/core/builtin-tools';
@@ -136,7 +136,7 @@ describe('read_tool_result, the 0.3.0 name', () => {
       now: () => 0,
       emit: () => undefined,
     };
-    const s = new Session(ports, { id: 'main', model: 'm', maxTokens: 100, tools: [builtinTools.bash, builtinTools.read_artifact], cwd: '.', maxTurns: 5, compaction: undefined, compactionDefaultEnabled: false, contextWindowTokens: 100_000 });
+    const s = new Session(ports, { id: 'main', model: 'm', maxTokens: 100, tools: [builtinTools.bash, builtinTools.read_artifact], cwd: '.', maxSteps: 5, compaction: undefined, compactionDefaultEnabled: false, contextWindowTokens: 100_000 });
     expect(await s.prompt('read it')).toBe('done');
     expect(offered[0]).toEqual(['bash', 'read_artifact']);
     expect(calls.map((c) => c.name)).toEqual(['read_tool_result']);

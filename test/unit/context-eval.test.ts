@@ -5,7 +5,7 @@
  */
 import { toApiMessages, type Entry } from '../../src/core/entries';
 import { estimateTextTokens } from '../../src/core/tokens';
-import { DEFAULT_USER_MESSAGE_BUDGET_TOKENS } from '../../src/core/compaction/user-messages';
+import { DEFAULT_USER_MESSAGE_BUDGET_TOKENS } from '../../src/core/context/compaction/user-messages';
 import { maskStaleToolResults } from '../../src/core/context/mask';
 import {
   clearToolUses,
@@ -15,7 +15,7 @@ import {
   runStrategy,
   survival,
   type SessionTruth,
-} from '../../src/core/context/eval';
+} from '../../bench/context-eval';
 import { applyContextEdits } from '../../src/testing/fake-anthropic-features';
 import { validateMessagesRequest } from '../../src/testing/fake-anthropic';
 import { call, results, say, summary, user } from './compaction-helpers';

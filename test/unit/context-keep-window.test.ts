@@ -5,14 +5,14 @@
  */
 import fc from 'fast-check';
 import { entriesWithinTokens, keepCount, minimalWindowStart } from '../../src/core/context/keep-window';
-import { findCut } from '../../src/core/compaction/cut';
-import { decideCompaction, decideFromFacts, decisionFacts } from '../../src/core/compaction/decide';
+import { findCut } from '../../src/core/context/compaction/cut';
+import { decideCompaction, decideFromFacts, decisionFacts } from '../../src/core/context/compaction/decide';
 import type { Entry } from '../../src/core/entries';
 import { estimateEntryTokens } from '../../src/core/tokens';
-import { Session } from '../../src/core/session';
+import { Session } from '../../src/core/conversation';
 import type { ModelCallResult, RuntimePorts } from '../../src/core/ports';
-import type { ResolvedCompactionSettings } from '../../src/core/settings';
-import { resolveCompactionSettings } from '../../src/core/settings';
+import type { ResolvedCompactionSettings } from '../../src/core/context/settings';
+import { resolveCompactionSettings } from '../../src/core/context/settings';
 import { call, results, say, session, summary, user } from './compaction-helpers';
 
 const tokensOf = (entries: readonly Entry[]) => entries.reduce((n, e) => n + estimateEntryTokens(e), 0);
@@ -185,7 +185,7 @@ describe('a session follows the recorded cut, whatever its keep settings say now
       maxTokens: 100,
       tools: [],
       cwd: '.',
-      maxTurns: 5,
+      maxSteps: 5,
       compaction: { enabled: true, compactAtTokens: 1, keepRecentTokens: 1 },
       compactionDefaultEnabled: true,
       contextWindowTokens: 100_000,

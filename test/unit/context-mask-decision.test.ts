@@ -3,11 +3,11 @@
  * masking is configured and a large enough chunk went stale; the decision records it; the session
  * masks per the recorded decision (not its own settings), before any summary, keeping test output.
  */
-import { decideFromFacts, decisionFacts, type CompactionDecision, type DecisionFacts } from '../../src/core/compaction/decide';
+import { decideFromFacts, decisionFacts, type CompactionDecision, type DecisionFacts } from '../../src/core/context/compaction/decide';
 import { planMask, MASK_MIN_RESULTS } from '../../src/core/context/mask-plan';
 import { isPlaceholder } from '../../src/core/context/mask';
-import { resolveCompactionSettings, type CompactionSettings } from '../../src/core/settings';
-import { Session } from '../../src/core/session';
+import { resolveCompactionSettings, type CompactionSettings } from '../../src/core/context/settings';
+import { Session } from '../../src/core/conversation';
 import type { ModelCallResult, RuntimePorts } from '../../src/core/ports';
 import type { AssistantEntry, Entry } from '../../src/core/entries';
 import { builtinTools } from '../../src/core/builtin-tools';
@@ -113,7 +113,7 @@ function recordedPorts(recorded: (facts: DecisionFacts) => CompactionDecision, e
 
 function session(ports: RuntimePorts, compaction: CompactionSettings): Session {
   const s = new Session(ports, {
-    id: 'main', model: 'm', maxTokens: 100, tools: [builtinTools.read_file, builtinTools.bash], cwd: '.', maxTurns: 5,
+    id: 'main', model: 'm', maxTokens: 100, tools: [builtinTools.read_file, builtinTools.bash], cwd: '.', maxSteps: 5,
     compaction, compactionDefaultEnabled: true, contextWindowTokens: 100_000,
   });
   return s;

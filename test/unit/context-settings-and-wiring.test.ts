@@ -2,8 +2,8 @@
  * The hygiene settings (validated, naming the field), capping wired into the session's tool results,
  * and the model transport sending a capped result as it is (not swapped back for its stored full copy).
  */
-import { parseCompactionSettings } from '../../src/core/settings';
-import { Session } from '../../src/core/session';
+import { parseCompactionSettings } from '../../src/core/context/settings';
+import { Session } from '../../src/core/conversation';
 import type { ModelCallResult, RuntimePorts } from '../../src/core/ports';
 import type { AssistantEntry, Entry, ToolResultsEntry } from '../../src/core/entries';
 import { builtinTools } from '../../src/core/builtin-tools';
@@ -61,7 +61,7 @@ function ports(toolOutput: string, contentRef?: string): { ports: RuntimePorts; 
 }
 
 function session(p: RuntimePorts, compaction: ConstructorParameters<typeof Session>[1]['compaction']): Session {
-  return new Session(p, { id: 'main', model: 'm', maxTokens: 100, tools: [builtinTools.read_file], cwd: '.', maxTurns: 5, compaction, compactionDefaultEnabled: false, contextWindowTokens: 100_000 });
+  return new Session(p, { id: 'main', model: 'm', maxTokens: 100, tools: [builtinTools.read_file], cwd: '.', maxSteps: 5, compaction, compactionDefaultEnabled: false, contextWindowTokens: 100_000 });
 }
 
 const log = Array.from({ length: 3000 }, (_, i) => `log line ${i}`).join('\n'); // ≈ 9k tokens

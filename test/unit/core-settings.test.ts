@@ -1,5 +1,5 @@
-import { COMPACTION_DEFAULTS, compactionSettingsSchema, resolveCompactionSettings } from '../../src/core/settings';
-import { InvalidCompactionSettingsError } from '../../src/core/compaction/errors';
+import { COMPACTION_DEFAULTS, compactionSettingsSchema, resolveCompactionSettings } from '../../src/core/context/settings';
+import { InvalidCompactionSettingsError } from '../../src/core/context/compaction/errors';
 import { FabricError } from '../../src/core/errors';
 
 const W = 200_000;

@@ -8,8 +8,8 @@ import { init, type AgentEvent } from '@fabric-harness/sdk';
 import { FakeAnthropicServer, say } from '@fabric-harness/sdk/testing';
 import { createAnthropicClient } from '../../src/activities/anthropic';
 import { countTokensParams, decideWithExactCount, TokenCountCache } from '../../src/activities/count-tokens';
-import { decisionFacts } from '../../src/core/compaction/decide';
-import { resolveCompactionSettings } from '../../src/core/settings';
+import { decisionFacts } from '../../src/core/context/compaction/decide';
+import { resolveCompactionSettings } from '../../src/core/context/settings';
 import type { Entry } from '../../src/core/entries';
 import { savedAnthropicEnv } from '../support/anthropic-env';
 

@@ -1,7 +1,7 @@
 /** The session loop inline, against the scripted fake Anthropic server (no Temporal needed). */
 import { init, isEvent, schema, tool, type AgentEvent } from '@fabric-harness/sdk';
 import { FakeAnthropicServer, callTools, fail, say } from '@fabric-harness/sdk/testing';
-import { validateApiMessages } from '../../src/core/compaction/validate';
+import { validateApiMessages } from '../../src/core/context/compaction/validate';
 import { toApiMessages } from '../../src/core/entries';
 import { savedAnthropicEnv } from '../support/anthropic-env';
 

@@ -1,12 +1,12 @@
 /**
- * The overflow ladder (seed 004 §6) and session reset (§7): each step's facts and decision (pure), the
+ * The overflow ladder and session reset: each step's facts and decision (pure), the
  * single-retry guard, and an inline session against the scripted fake that rejects requests as "prompt
  * is too long" until a given step has happened, then answers.
  */
 import { ContextWindowExceededError, init, isEvent, schema, tool, type AgentEvent } from '@fabric-harness/sdk';
 import { FakeAnthropicServer, callTools, fail, say as reply, type RecordedRequest } from '@fabric-harness/sdk/testing';
-import { decideFromFacts, decisionFacts, OVERFLOW_KEEP_RECENT, type DecisionFacts } from '../../src/core/compaction/decide';
-import { resolveCompactionSettings } from '../../src/core/settings';
+import { decideFromFacts, decisionFacts, OVERFLOW_KEEP_RECENT, type DecisionFacts } from '../../src/core/context/compaction/decide';
+import { resolveCompactionSettings } from '../../src/core/context/settings';
 import { DROPPED_INJECTED_NOTE, LADDER_STEPS, ladderFacts, OverflowLadderState, type LadderStep } from '../../src/core/context/ladder';
 import { resetConversation } from '../../src/core/context/reset';
 import { toApiMessages, type Entry } from '../../src/core/entries';

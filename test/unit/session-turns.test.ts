@@ -3,7 +3,7 @@
  * host refuses, a turn suspended while a call waits for approval and resumed by "another run" from the
  * carried state, and an interrupted turn that leaves every tool_use answered.
  */
-import { Session, type SuspendedTurn, type ToolAuthorizer } from '../../src/core/session';
+import { Session, type SuspendedTurn, type ToolAuthorizer } from '../../src/core/conversation';
 import { InterruptedError, TurnSuspendedError } from '../../src/core/errors';
 import type { ModelCallResult, RuntimePorts } from '../../src/core/ports';
 import type { AssistantEntry, Entry } from '../../src/core/entries';
@@ -48,7 +48,7 @@ function session(p: RuntimePorts, authorize?: ToolAuthorizer): Session {
     maxTokens: 100,
     tools: [builtinTools.read_file, builtinTools.write_file],
     cwd: '.',
-    maxTurns: 10,
+    maxSteps: 10,
     compaction: undefined,
     compactionDefaultEnabled: false,
     contextWindowTokens: 100_000,

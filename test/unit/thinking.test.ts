@@ -7,7 +7,7 @@
 import { init, schema, tool } from '@fabric-harness/sdk';
 import { FakeAnthropicServer, callTools, redactedThinking, say, think } from '@fabric-harness/sdk/testing';
 import type { AssistantEntry, Entry } from '../../src/core/entries';
-import { renderEntryForSummary } from '../../src/core/compaction/render';
+import { renderEntryForSummary } from '../../src/core/context/compaction/render';
 import { entrySchema } from '../../src/inline/session-files';
 import { savedAnthropicEnv } from '../support/anthropic-env';
 

@@ -13,9 +13,9 @@ import { PERMISSION_MODES } from '../../core/sessions/settings';
 import { int, str, type Parsed } from '../args';
 import { asCliError, connect, STORE_OPTION, type Command, type Io } from '../context';
 import { EXIT, failure, usage } from '../errors';
-import { conversationText, idleTaskQueue } from './session';
+import { idleTaskQueue } from './session';
+import { earlierLines, isStaleApproval } from '../chat-extras';
 import { noWorkerMessage } from '../waiting';
-import type { Entry } from '../../core/entries';
 
 export const chatCommand: Command = {
   name: 'chat',
@@ -90,9 +90,6 @@ async function runChat(p: Parsed, io: Io): Promise<number> {
 }
 
 /** ANSI styles, or nothing (not a terminal, or NO_COLOR). */
-/** How many lines of the earlier conversation a reopened chat shows. */
-const EARLIER_LINES = 10;
-
 function styles(on: boolean) {
   const wrap = (open: string) => (t: string) => (on ? `\x1b[${open}m${t}\x1b[0m` : t);
   return { dim: wrap('2'), bold: wrap('1'), red: wrap('31'), yellow: wrap('33'), cyan: wrap('36'), green: wrap('32') };
@@ -153,7 +150,7 @@ class Chat {
       this.s.bold(`session ${i.id}`) +
         this.s.dim(` — ${i.title ?? '(untitled)'} · ${i.agent} · ${i.status} · mode ${i.settings.permissionMode} · /help, /exit`),
     );
-    this.showEarlier(await this.handle.messages().catch(() => []));
+    for (const line of earlierLines(await this.handle.messages().catch(() => []), i.id)) this.print(this.s.dim(line));
     this.markSeen(await this.handle.events().catch(() => []));
     for (const a of i.pendingApprovals) this.ask(a.callId, a.tool, a.input);
     this.rl.on('line', (line) => void this.onLine(line));
@@ -162,15 +159,6 @@ class Chat {
     this.setPrompt();
     if (this.tty) this.rl.prompt();
     return done;
-  }
-
-  /** A reopened session shows where it was: its last messages, one line each (`fh session show` has all). */
-  private showEarlier(messages: Entry[]): void {
-    if (messages.length === 0) return;
-    const lines = conversationText(messages, false).split('\n');
-    const shown = lines.slice(-EARLIER_LINES);
-    if (lines.length > shown.length) this.print(this.s.dim(`(${lines.length - shown.length} earlier messages: \`fh session show ${this.handle.id}\`)`));
-    for (const line of shown) this.print(this.s.dim(line));
   }
 
   // -------------------------------------------------------------------------------------------------------
@@ -203,12 +191,9 @@ class Chat {
       if (m) await this.handle.approve(q.callId, note);
       else await this.handle.deny(q.callId, note);
     } catch (err) {
-      // The call stopped waiting meanwhile (its turn interrupted or decided elsewhere): nothing was sent for it.
-      if (err instanceof FabricError && (err.code === 'UNKNOWN_TOOL_CALL' || err.code === 'ALREADY_DECIDED')) {
-        this.print(this.s.dim(`  ${q.tool} no longer waits for an answer`));
-        return this.nextQuestion();
-      }
-      throw err;
+      if (!isStaleApproval(err)) throw err;
+      this.print(this.s.dim(`  ${q.tool} no longer waits for an answer`));
+      return this.nextQuestion();
     }
     this.print(this.s.dim(`  ${m ? 'approved' : 'denied'} ${q.tool}${note ? ` (${note})` : ''}`));
     this.nextQuestion();

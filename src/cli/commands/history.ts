@@ -1,9 +1,9 @@
 /** fh history (audit transcript), fh history export, fh replay. */
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { auditTranscript } from '../../client/audit';
-import { historyToJSONString, looksLikeFile, readHistoryFile, type History } from '../../client/history-file';
-import { replayHistory } from '../../client/replay';
+import { auditTranscript } from '../../audit/index';
+import { historyToJSONString, looksLikeFile, readHistoryFile, type History } from '../../audit/history-file';
+import { replayHistory } from '../../audit/replay';
 import { flag, int, JSON_OPTION, str, type Parsed } from '../args';
 import { asCliError, connect, installRuntime, printJson, STORE_OPTION, storeFrom, type Command, type Io } from '../context';
 import { EXIT, failure, notFound, usage } from '../errors';

@@ -1,5 +1,5 @@
 /**
- * Artifact offloading (seed 000 "Artifact offloading"): a tool output over a size threshold is kept out
+ * Artifact offloading: a tool output over a size threshold is kept out
  * of the conversation. The runtime stores it by content hash and the model gets a short reference
  * instead (size, line count, the first lines), with the tool that reads it back a page at a time:
  * `read_artifact`. The same tool reads back the full output of a capped result (./cap.ts).
@@ -10,7 +10,6 @@
 import { z } from 'zod';
 import { utf8Length } from '../bytes';
 import type { ToolDefinition } from '../tools';
-import type { CompactionSettings } from '../settings';
 
 /** The built-in tool that reads a stored output back, named in every reference and capped-result marker. */
 export const READ_ARTIFACT = 'read_artifact';
@@ -40,12 +39,18 @@ export const artifactSettingsSchema = z
 
 export type ArtifactSettings = z.infer<typeof artifactSettingsSchema>;
 
+/** The part of the compaction settings (../settings) the offload threshold reads. */
+export interface OffloadInputs {
+  enabled?: boolean;
+  artifacts?: ArtifactSettings;
+}
+
 /**
  * The threshold a session's tool calls carry (undefined: no offloading). Explicit settings win; else
  * the default entry offloads at 100 KB unless compaction was turned off (an untouched conversation
  * was asked for), and the strict entry (`defaultOn` false) offloads nothing.
  */
-export function resolveOffloadBytes(compaction: CompactionSettings | undefined, defaultOn: boolean): number | undefined {
+export function resolveOffloadBytes(compaction: OffloadInputs | undefined, defaultOn: boolean): number | undefined {
   const a = compaction?.artifacts;
   const enabled = a?.enabled ?? (a?.offloadBytes !== undefined ? true : defaultOn && compaction?.enabled !== false);
   return enabled ? (a?.offloadBytes ?? DEFAULT_OFFLOAD_BYTES) : undefined;

@@ -1,5 +1,5 @@
 /**
- * Capping an oversized tool result (seed 004 §4): keep its head and tail, put a
+ * Capping an oversized tool result: keep its head and tail, put a
  * `[truncated, N tokens omitted]` marker between them, and say where the full output can be read back.
  * Pure and deterministic (workflow code): sizes are the estimates of ../tokens.
  */

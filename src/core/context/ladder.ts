@@ -1,5 +1,5 @@
 /**
- * The overflow ladder (seed 004 §6): when the provider says a request does not fit, the session climbs
+ * The overflow ladder: when the provider says a request does not fit, the session climbs
  * these steps in order, each at most once per prompt, until a retry fits:
  *   1. emergency-compaction: summarise all but the last two turns;
  *   2. purge-tool-results: every historical tool result becomes its one-line placeholder (evidence too);
@@ -11,12 +11,12 @@
  * rewrites history exactly as the recorded run did.
  */
 import type { Entry, SummaryEntry } from '../entries';
-import type { CompactionDecision, DecisionFacts } from '../compaction/decide';
-import { findCut } from '../compaction/cut';
+import type { CompactionDecision, DecisionFacts, LadderStep } from './compaction/decision';
+import { findCut } from './compaction/cut';
 import { maskStaleToolResults } from './mask';
 
-export const LADDER_STEPS = ['emergency-compaction', 'purge-tool-results', 'drop-injected', 'session-reset'] as const;
-export type LadderStep = (typeof LADDER_STEPS)[number];
+import { LADDER_STEPS } from './compaction/decision';
+export { LADDER_STEPS, type LadderStep } from './compaction/decision';
 
 /** Patch id for the ladder's new local activities (histories from 0.1.0–0.3.0 take the single compaction). */
 export const OVERFLOW_LADDER_PATCH = 'fh-overflow-ladder';

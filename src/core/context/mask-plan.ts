@@ -1,5 +1,5 @@
 /**
- * When masking goes ahead (seed 004 §4). Each masking rewrites history from the first result it
+ * When masking goes ahead. Each masking rewrites history from the first result it
  * touches, so the provider's prompt cache is rebuilt from there: masking one result per call would
  * throw the cache away on every call. The boundary advances only once a large enough chunk of stale
  * results has built up. Pure and deterministic (workflow code); results already masked are placeholders

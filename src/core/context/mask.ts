@@ -1,5 +1,5 @@
 /**
- * Observation masking (seed 004 §4): tool results older than the keep window are replaced by a
+ * Observation masking: tool results older than the keep window are replaced by a
  * one-line placeholder naming the call and the size of what it returned, e.g.
  * `[tool: read_file("src/app.ts") → 247 lines, 9812 chars]`. Results that are verification evidence
  * stay verbatim. Only result content changes: every tool_use keeps its tool_result (same id, same
@@ -7,7 +7,7 @@
  */
 import type { Entry, ToolResultBlock, ToolUseBlock } from '../entries';
 import { estimateToolResultTokens } from '../tokens';
-import { findCut } from '../compaction/cut';
+import { findCut } from './compaction/cut';
 import { InvalidToolResultOptionsError } from './errors';
 import { firstStringArg, isVerificationEvidence, type PreservePredicate } from './evidence';
 import { keepCount, type KeepWindow } from './keep-window';

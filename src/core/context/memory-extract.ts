@@ -1,9 +1,9 @@
 /**
- * What a memory flush asks the model, and how the result is kept in budget (seed 004 §5). Pure: the
+ * What a memory flush asks the model, and how the result is kept in budget. Pure: the
  * runtimes (the fhFlushMemory activity, the inline ports) supply the model call and the storage.
  */
 import type { Entry } from '../entries';
-import { renderEntryForSummary } from '../compaction/render';
+import { renderEntryForSummary } from './compaction/render';
 import { estimateTextTokens } from '../tokens';
 
 export const MEMORY_EXTRACT_SYSTEM =

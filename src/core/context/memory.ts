@@ -1,5 +1,5 @@
 /**
- * The seam between compaction and the agent's memory file (seed 004 §5): before older history is
+ * The seam between compaction and the agent's memory file: before older history is
  * compacted away the controller asks the memory to flush what is worth keeping from it; after a
  * compaction, a session reset or at the start of a new session, the memory's current text is
  * re-injected. Implementations live where the runtime lives (on Temporal, behind an activity).

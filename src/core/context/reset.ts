@@ -1,5 +1,5 @@
 /**
- * Session reset (seed 004 §7): the conversation is replaced by a short transfer summary (outcome,
+ * Session reset: the conversation is replaced by a short transfer summary (outcome,
  * decisions, open work: conclusions, never raw tool output), the agent's memory re-injected, and —
  * when a turn is running — that turn's prompt, so it is still answered. Used as the last overflow
  * ladder step and by a manual `session.reset()`. One summarize call; if it fails, a deterministic
@@ -8,10 +8,10 @@
 import type { Entry, SummaryEntry } from '../entries';
 import type { RuntimePorts } from '../ports';
 import { estimateTextTokens } from '../tokens';
-import { fallbackSummary } from '../compaction/fallback';
-import { trackFileOperations } from '../compaction/files';
-import { renderEntriesForSummary } from '../compaction/render';
-import { SUMMARIZE_MARKER } from '../compaction/summary-prompt';
+import { fallbackSummary } from './compaction/fallback';
+import { trackFileOperations } from './compaction/files';
+import { renderEntriesForSummary } from './compaction/render';
+import { SUMMARIZE_MARKER } from './compaction/summary-prompt';
 import { purgeToolResults } from './ladder';
 
 export const TRANSFER_SYSTEM_PROMPT = [

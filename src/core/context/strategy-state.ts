@@ -3,7 +3,7 @@
  * account of what the server cleared and compacted (for events and the session's usage totals).
  */
 import type { ModelCallResult } from '../ports';
-import type { ResolvedCompactionSettings } from '../settings';
+import type { ResolvedCompactionSettings } from './settings';
 import type { EventPayloads } from '../events';
 import {
   addAppliedEdits,

@@ -6,7 +6,7 @@
  * recorded in history and a replay under other settings follows what was recorded.
  * Pure: no I/O, no Temporal.
  */
-import type { ResolvedCompactionSettings } from '../settings';
+import type { ResolvedCompactionSettings } from './settings';
 
 export type CompactionStrategySetting = 'client' | 'server' | 'auto';
 export type CompactionStrategy = 'client' | 'server';

@@ -1,0 +1,251 @@
+/**
+ * Activity events into records: scheduled (a record by activity type: model call, tool call, summary,
+ * model lookup, any other activity), started (attempts), completed (the result, by type), and failed,
+ * timed out or canceled.
+ */
+import type { temporal } from '@temporalio/proto';
+import type {
+  ModelActivityInput,
+  ModelActivityReply,
+  ModelActivityResult,
+  ResolveModelResult,
+  SummarizeActivityInput,
+  ToolActivityInput,
+  ToolActivityResult,
+} from '../wire/activity-contract';
+import { assistantText, type Entry, type Usage } from '../core/entries';
+import { failureText, toNumber } from './history-fields';
+import { describeValue, truncate } from './markdown';
+import { isOffloaded, isPlain } from './payloads';
+import { decisionRecorded } from './local-activities';
+import type { ActivityRecord, ActivityStatus, AuditRecord, ModelCallRecord, ModelResolvedRecord, SummaryRecord, ToolCallRecord } from './records';
+import type { Attributes, EventRef, HistoryEvent, Walk } from './walk';
+
+type Failure = temporal.api.failure.v1.IFailure;
+
+import { addCacheAccounts, cacheAccount } from './cache';
+
+export async function activityScheduled(w: Walk, a: Attributes<'activityTaskScheduledEventAttributes'>, ev: EventRef): Promise<void> {
+  const name = a.activityType?.name ?? '?';
+  const input = await w.reader.value(a.input?.payloads?.[0]);
+  let rec: AuditRecord;
+  if (name === 'fhModel' && isPlain(input)) rec = modelScheduled(w, input as unknown as ModelActivityInput, ev);
+  else if (name === 'fhTool' && isPlain(input)) rec = toolScheduled(w, input as unknown as ToolActivityInput, ev);
+  else if (name === 'fhSummarize') rec = summaryScheduled(w, input, ev);
+  else if (name === 'fhResolveModel') {
+    const ri = isPlain(input) ? (input as { model?: string; contextWindowTokens?: number }) : {};
+    rec = w.push<ModelResolvedRecord>({
+      type: 'model_resolved',
+      ...ev,
+      requested: ri.model,
+      // The agent's own window travels in the input; the activity then looks nothing up.
+      ...(ri.contextWindowTokens !== undefined ? { contextWindowTokens: ri.contextWindowTokens, contextWindowSource: 'agent' as const } : {}),
+      status: 'pending',
+    });
+  } else {
+    rec = w.push<ActivityRecord>({ type: 'activity', ...ev, name, input: await w.reader.values(a.input?.payloads), status: 'pending' });
+  }
+  w.byScheduled.set(ev.eventId, rec);
+}
+
+function modelScheduled(w: Walk, mi: ModelActivityInput, ev: EventRef): ModelCallRecord {
+  const delta: Entry[] = Array.isArray(mi.delta) ? mi.delta : [];
+  notePrompt(w, delta, ev);
+  const rec = w.push<ModelCallRecord>({
+    type: 'model_call',
+    ...ev,
+    model: mi.model,
+    maxTokens: mi.maxTokens,
+    context: {
+      storedEntries: mi.base?.count ?? 0,
+      newEntries: delta.length,
+      summaries: delta.filter((d) => d.type === 'summary').length,
+    },
+    ...(mi.contextManagement ? { contextManagement: { edits: mi.contextManagement.edits.map((e) => e.type), applied: [] } } : {}),
+    ...(mi.prelude?.value ? { system: mi.prelude.value.system, tools: (mi.prelude.value.tools ?? []).map((t) => t.name) } : {}),
+    status: 'pending',
+  });
+  w.pendingCompaction = undefined;
+  w.run.totals.modelCalls += 1;
+  return rec;
+}
+
+/** Lists the prompt a model call sends, once: not again for a retry, nor for a prompt listed with its fh.prompt update. */
+function notePrompt(w: Walk, delta: Entry[], ev: EventRef): void {
+  // A new prompt is the user entry the session just added (the last one sent); a retry resends it.
+  const last = delta[delta.length - 1];
+  if (last?.type !== 'user') return;
+  const fromUpdate = w.promptsFromUpdates.indexOf(last.text);
+  if (fromUpdate >= 0) w.promptsFromUpdates.splice(fromUpdate, 1); // listed with its fh.prompt update
+  else if (!(w.lastPrompt && !w.lastPrompt.completed && w.lastPrompt.text === last.text)) {
+    // The prompt came before the compaction decision made for it: list it there.
+    const records = w.records;
+    let pos = records.length;
+    while (pos > 0 && (records[pos - 1]!.type === 'compaction_decision' || records[pos - 1]!.type === 'summary')) pos--;
+    records.splice(pos, 0, { n: 0, type: 'prompt', ...ev, text: last.text });
+  }
+  w.lastPrompt = { text: last.text, completed: false };
+}
+
+function toolScheduled(w: Walk, ti: ToolActivityInput, ev: EventRef): ToolCallRecord {
+  const rec = w.push<ToolCallRecord>({
+    type: 'tool_call',
+    ...ev,
+    name: ti.name,
+    callId: ti.callId,
+    arguments: ti.input,
+    cwd: ti.cwd,
+    status: 'pending',
+  });
+  w.run.totals.toolCalls += 1;
+  return rec;
+}
+
+function summaryScheduled(w: Walk, input: unknown, ev: EventRef): SummaryRecord {
+  const si = isPlain(input) ? (input as unknown as SummarizeActivityInput) : undefined;
+  const rec = w.push<SummaryRecord>({
+    type: 'summary',
+    ...ev,
+    trigger: summaryTrigger(w),
+    model: si?.model,
+    request: si ? si.userText : isOffloaded(input) ? input : undefined,
+    status: 'pending',
+  });
+  w.run.totals.summaries += 1;
+  return rec;
+}
+
+/** What asked for the compaction a summary belongs to. */
+function summaryTrigger(w: Walk): SummaryRecord['trigger'] {
+  if (w.pendingCompaction) return w.pendingCompaction;
+  if (w.overflowSeen) return 'overflow';
+  return w.openManual.size > 0 ? 'manual' : 'unknown';
+}
+
+export function activityStarted(w: Walk, a: Attributes<'activityTaskStartedEventAttributes'>): void {
+  const rec = w.byScheduled.get(toNumber(a.scheduledEventId) ?? -1) as { attempts?: number } | undefined;
+  if (rec) rec.attempts = a.attempt ?? undefined;
+}
+
+export async function activityCompleted(w: Walk, a: Attributes<'activityTaskCompletedEventAttributes'>, ev: EventRef): Promise<void> {
+  const rec = w.byScheduled.get(toNumber(a.scheduledEventId) ?? -1);
+  if (!rec) return;
+  const result = await w.reader.value(a.result?.payloads?.[0]);
+  if (rec.type === 'model_call') modelCompleted(w, rec, result, ev);
+  else if (rec.type === 'tool_call') toolCompleted(w, rec, result, ev);
+  else if (rec.type === 'summary') summaryCompleted(w, rec, result, ev);
+  else if (rec.type === 'model_resolved') resolveCompleted(rec, result);
+  else if (rec.type === 'activity') {
+    rec.status = 'completed';
+    rec.result = result;
+  }
+}
+
+function completion(ev: EventRef) {
+  return { status: 'completed' as const, completedAt: ev.at, completedEventId: ev.eventId };
+}
+
+function modelCompleted(w: Walk, rec: ModelCallRecord, result: unknown, ev: EventRef): void {
+  Object.assign(rec, completion(ev));
+  if (isPlain(result) && (result as unknown as ModelActivityResult).decision) {
+    const { decision, entry } = result as unknown as ModelActivityResult;
+    w.run.totals.compactionDecisions += 1;
+    // No reply: the decision was to compact, and this activity made no model call.
+    decisionRecorded(w, decision!, ev, { at: rec, how: entry === undefined ? 'replace' : 'before' });
+    if (entry === undefined) {
+      w.run.totals.modelCalls -= 1;
+      return;
+    }
+  }
+  if (isPlain(result)) {
+    const r = result as unknown as ModelActivityReply;
+    rec.model = r.model ?? rec.model;
+    rec.stopReason = r.stopReason;
+    rec.usage = r.usage;
+    if (r.usage) {
+      rec.cache = cacheAccount(r.usage);
+      w.run.totals.cache = addCacheAccounts(w.run.totals.cache, rec.cache);
+    }
+    if (r.contextManagement) {
+      const applied = r.contextManagement.applied ?? [];
+      rec.contextManagement = { edits: rec.contextManagement?.edits ?? [], applied };
+      const sc = w.run.totals.serverContext;
+      for (const e of applied) {
+        sc.edits += 1;
+        sc.clearedToolUses += e.clearedToolUses ?? 0;
+        sc.clearedInputTokens += e.clearedInputTokens;
+        if (e.type === 'compact_20260112') sc.compactions += 1;
+      }
+    }
+    const content = r.entry?.content ?? [];
+    rec.response = {
+      text: assistantText({ type: 'assistant', content }),
+      toolCalls: content.flatMap((b) => (b.type === 'tool_use' ? [{ id: b.id, name: b.name, input: b.input }] : [])),
+    };
+    w.run.totals.inputTokens += r.usage?.inputTokens ?? 0;
+    w.run.totals.outputTokens += r.usage?.outputTokens ?? 0;
+  } else if (isOffloaded(result)) {
+    rec.error = describeValue(result, w.truncateAt);
+  }
+  if (w.lastPrompt) w.lastPrompt.completed = true;
+  w.overflowSeen = false;
+}
+
+function toolCompleted(w: Walk, rec: ToolCallRecord, result: unknown, ev: EventRef): void {
+  Object.assign(rec, completion(ev));
+  if (isPlain(result)) {
+    const r = result as unknown as ToolActivityResult;
+    rec.isError = r.isError;
+    rec.result = r.content;
+    rec.resultPreview = truncate(r.content ?? '', w.truncateAt);
+    rec.truncated = (r.content ?? '').length > w.truncateAt;
+    if (r.isError) w.run.totals.toolErrors += 1;
+  } else if (isOffloaded(result)) {
+    rec.result = result;
+    rec.resultPreview = describeValue(result, w.truncateAt);
+    rec.truncated = true;
+  }
+}
+
+function summaryCompleted(w: Walk, rec: SummaryRecord, result: unknown, ev: EventRef): void {
+  Object.assign(rec, { status: 'completed', completedAt: ev.at });
+  const s = w.run.totals.summarizer;
+  s.calls += 1;
+  if (isPlain(result)) {
+    const r = result as { text?: string; usage?: Usage };
+    rec.text = r.text;
+    rec.usage = r.usage;
+    s.inputTokens += r.usage?.inputTokens ?? 0;
+    s.outputTokens += r.usage?.outputTokens ?? 0;
+  } else if (isOffloaded(result)) {
+    rec.text = result;
+  }
+}
+
+function resolveCompleted(rec: ModelResolvedRecord, result: unknown): void {
+  rec.status = 'completed';
+  if (isPlain(result)) {
+    const r = result as unknown as ResolveModelResult;
+    rec.model = r.model;
+    if (rec.contextWindowSource !== 'agent') {
+      rec.contextWindowTokens = r.contextWindowTokens;
+      rec.contextWindowSource = r.contextWindowTokens !== undefined ? 'models_api' : 'unknown';
+    }
+    if (r.strategy) rec.strategy = { strategy: r.strategy.strategy, why: r.strategy.why };
+  }
+}
+
+/** An activity failed, timed out or was canceled. */
+export function activityFailed(w: Walk, e: HistoryEvent, ev: EventRef): void {
+  const failed = (e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes ?? e.activityTaskCanceledEventAttributes)!;
+  const rec = w.byScheduled.get(toNumber(failed.scheduledEventId) ?? -1) as (AuditRecord & { status?: ActivityStatus; error?: string }) | undefined;
+  if (!rec) return;
+  const status: ActivityStatus = e.activityTaskFailedEventAttributes ? 'failed' : e.activityTaskTimedOutEventAttributes ? 'timed_out' : 'canceled';
+  rec.status = status;
+  const failure = 'failure' in failed ? (failed.failure as Failure | null | undefined) : undefined;
+  rec.error = failure ? failureText(failure) : status === 'canceled' ? 'canceled' : status;
+  if (rec.type === 'model_call') {
+    Object.assign(rec, { completedAt: ev.at, completedEventId: ev.eventId });
+    if (/context|too long|overflow/i.test(rec.error ?? '')) w.overflowSeen = true;
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * One tool call of a Conversation's step (validate, authorise, run through the ports, cap the result),
+ * and the final reply parsed as the prompt's structured output. Pure given what the ports return.
+ */
+import type { z } from 'zod';
+import type { Entry, ToolResultBlock, ToolResultsEntry, Usage } from './entries';
+import type { AgentEventType, EventPayloads } from './events';
+import { OutputParseError } from './errors';
+import type { RuntimePorts } from './ports';
+import { approvalNeeded, checkToolInput, type ToolDefinition } from './tools';
+import { parseWith } from './validate';
+import { capToolResult } from './context/cap';
+import { noApproverText, type ToolAuthorizer, type ToolCall } from './conversation-types';
+
+/** How much of a tool result an event carries (the entry keeps all of it). */
+const EVENT_TEXT_LIMIT = 2000;
+
+export interface ToolCallContext {
+  conversationId: string;
+  cwd: string;
+  /** The tools the model may call, by name (aliases included). */
+  tools: ReadonlyMap<string, ToolDefinition>;
+  authorize?: ToolAuthorizer;
+  /** For calls of tools that need approval, when there is no `authorize` (see ConversationConfig.approver). */
+  approver?: ToolAuthorizer;
+  /** compaction.toolResults.maxTokens (undefined: results are not capped). */
+  maxResultTokens?: number;
+  ports: Pick<RuntimePorts, 'runTool'>;
+  emit<K extends AgentEventType>(type: K, data: EventPayloads[K]): void;
+}
+
+export async function runToolCall(ctx: ToolCallContext, { id, name, input }: ToolCall): Promise<ToolResultBlock> {
+  ctx.emit('tool_call', { id, name, input });
+  const def = ctx.tools.get(name);
+  let content: string;
+  let isError: boolean;
+  if (!def) {
+    // The model invented a tool: tell it, so it can correct itself; the run goes on.
+    content = `Unknown tool '${name}'. Available tools: ${[...ctx.tools.keys()].join(', ') || '(none)'}.`;
+    isError = true;
+  } else {
+    const check = checkToolInput(def, input);
+    let verdict = check.ok && ctx.authorize ? await ctx.authorize({ id, name, input: check.input }, def) : undefined;
+    if (check.ok && !ctx.authorize && approvalNeeded(def, check.input)) {
+      verdict = ctx.approver ? await ctx.approver({ id, name, input: check.input }, def) : { allow: false, content: noApproverText(name) };
+    }
+    if (!check.ok) {
+      content = check.error;
+      isError = true;
+    } else if (verdict && !verdict.allow) {
+      content = verdict.content;
+      isError = true;
+    } else {
+      const res = await ctx.ports.runTool({ sessionId: ctx.conversationId, id, name, input: check.input, cwd: ctx.cwd, timeoutMs: def.timeoutMs }, def);
+      content = capped(res.content, res.contentRef, ctx.maxResultTokens);
+      isError = res.isError;
+    }
+  }
+  ctx.emit('tool_result', { id, name, isError, content: content.slice(0, EVENT_TEXT_LIMIT) });
+  return isError ? { type: 'tool_result', tool_use_id: id, content, is_error: true } : { type: 'tool_result', tool_use_id: id, content };
+}
+
+/**
+ * Oversized output is capped (compaction.toolResults.maxTokens): only the entry's content changes,
+ * never which commands run, so it is safe in workflow code. The marker names the stored copy when
+ * the runtime kept one (on Temporal the tool activity stores results by content hash).
+ */
+function capped(content: string, ref: string | undefined, maxTokens: number | undefined): string {
+  return maxTokens === undefined ? content : capToolResult(content, ref !== undefined ? { maxTokens, ref } : { maxTokens }).content;
+}
+
+/** The prompt's result: the reply text, or (with `output`) the reply parsed as JSON and validated. */
+export function parseFinalReply<T>(text: string, output: z.ZodType<T> | undefined): T {
+  if (!output) return text as T;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(extractJson(text));
+  } catch {
+    throw new OutputParseError(`The model's reply is not JSON: ${text.slice(0, 200)}`);
+  }
+  return parseWith(output, parsed, 'model output');
+}
+
+/** Accepts a bare JSON reply or one fenced in ```json … ```. */
+function extractJson(text: string): string {
+  const fenced = /```(?:json)?\s*([\s\S]*?)```/.exec(text);
+  return (fenced ? fenced[1] : text).trim();
+}
+
+/** The last user entry's text: the running turn's prompt. */
+export function lastUserText(entries: readonly Entry[]): string | undefined {
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const e = entries[i]!;
+    if (e.type === 'user') return e.text;
+  }
+  return undefined;
+}
+
+/** Error results for the tool calls the last assistant entry left unanswered (undefined: none). */
+export function interruptedResults(entries: readonly Entry[]): ToolResultsEntry | undefined {
+  const last = entries[entries.length - 1];
+  if (last?.type !== 'assistant') return undefined;
+  const uses = last.content.filter((b): b is Extract<typeof b, { type: 'tool_use' }> => b.type === 'tool_use');
+  if (uses.length === 0) return undefined;
+  return {
+    type: 'tool_results',
+    results: uses.map((u) => ({ type: 'tool_result', tool_use_id: u.id, content: 'Not run: the user interrupted the turn.', is_error: true })),
+  };
+}
+
+/** Token counts added up (cache counts default to 0). */
+export function addUsage(a: Usage, b: Usage): Usage {
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    cacheReadInputTokens: (a.cacheReadInputTokens ?? 0) + (b.cacheReadInputTokens ?? 0),
+    cacheCreationInputTokens: (a.cacheCreationInputTokens ?? 0) + (b.cacheCreationInputTokens ?? 0),
+  };
+}
+
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,103 @@
+/**
+ * Every error code the SDK throws, in one registry. A code is stable: it is the `code` of a FabricError
+ * and, on Temporal, the `type` of the ApplicationFailure that carries it (wire/failures encodes and
+ * decodes them; the classes stay beside the modules that throw them, `in` says where). `exit` is how
+ * `fh` exits on it (absent: 1, a failure) and `hint` what it prints next.
+ * test/unit/error-codes.test.ts checks that the codes thrown in src/ and these are the same set.
+ */
+import type { ModelErrorKind } from './errors';
+
+export interface ErrorCodeInfo {
+  /** The module whose class (or code) throws it, under src/. */
+  in: string;
+  means: string;
+  exit?: 'usage' | 'not-found';
+  hint?: string;
+}
+
+/** The codes of model-call failures: `MODEL_` and the failure's kind (ModelCallError). */
+export type ModelErrorCode = `MODEL_${Uppercase<ModelErrorKind>}`;
+
+export const ERROR_CODES = {
+  // Input and definitions
+  INVALID_INPUT: { in: 'core/errors', means: 'an input or options object failed its schema; `field` names the first issue', exit: 'usage' },
+  INVALID_AGENT_DEFINITION: { in: 'core/agent', means: 'agent() was given something that is not an agent definition' },
+  INVALID_TOOL_DEFINITION: { in: 'core/tools', means: 'tool() or implement() was given an invalid definition' },
+  INVALID_TOOL_RESULT_OPTIONS: { in: 'core/context/errors', means: 'capping or masking options are invalid' },
+  INVALID_COMPACTION_SETTINGS: { in: 'core/context/compaction/errors', means: 'compaction settings failed their schema' },
+  DUPLICATE_TOOL_IMPLEMENTATION: { in: 'core/tool-registry', means: 'two implementations were given for one tool name' },
+  UNKNOWN_AGENT: {
+    in: 'core/errors',
+    means: 'no registered agent has this name',
+    exit: 'usage',
+    hint: "a session runs an agent its task queue's workers serve (`fh worker --agents <module>` prints them)",
+  },
+  OUTPUT_PARSE: { in: 'core/errors', means: "the model's final reply is not JSON matching the prompt's output schema" },
+  // Runs and their conversations
+  MISSING_API_KEY: { in: 'core/errors', means: 'no Anthropic API key where the model is called' },
+  MAX_TURNS_EXCEEDED: { in: 'core/errors', means: 'the model kept calling tools past maxSteps in one prompt (MaxStepsExceededError; the 0.4.0 code)' },
+  TOOL_NOT_REGISTERED: { in: 'core/errors', means: 'a declared tool has no code where it runs' },
+  RUNTIME_UNAVAILABLE: { in: 'core/errors', means: 'the feature needs a runtime this entry does not have' },
+  UNKNOWN_CONTEXT_WINDOW: { in: 'core/errors', means: "compaction is on but the model's context window is unknown" },
+  UNKNOWN_MODEL: { in: 'core/errors', means: 'the provider does not know this model (checked when a session switches to it)' },
+  UNKNOWN_SESSION: { in: 'core/errors', means: 'a prompt or compaction named a conversation the run does not have' },
+  NOT_SERVING: { in: 'core/errors', means: 'a prompt reached a run that does not answer prompts (now, or any more)' },
+  PAYLOAD_TOO_LARGE: { in: 'core/errors', means: 'a value is over the size a Temporal payload may carry' },
+  PROMPT_TOO_LARGE: { in: 'core/errors', means: 'a prompt is over the size a workflow update may carry' },
+  INTERRUPTED: { in: 'core/errors', means: 'the user interrupted the running turn' },
+  TURN_SUSPENDED: { in: 'core/errors', means: 'a turn paused for approvals so the session can continue as new (never reaches users)' },
+  MODEL_REFUSAL: { in: 'core/replies', means: 'the model refused to answer (stop reason refusal)' },
+  CONTEXT_WINDOW_EXCEEDED: { in: 'core/context/compaction/errors', means: 'the conversation does not fit the context window and could not be made to' },
+  // Sessions (the session workflow and inline sessions)
+  INVALID_LABEL: { in: 'core/sessions/errors', means: 'a session label key or value is invalid', exit: 'usage' },
+  INVALID_STATUS: { in: 'core/sessions/errors', means: 'a session status is not one of the known ones', exit: 'usage' },
+  SETTING_LOCKED: { in: 'core/sessions/errors', means: 'the session setting cannot change after the session started', exit: 'usage' },
+  SESSION_NOT_FOUND: { in: 'core/sessions/host-errors, inline/session-errors', means: 'no session has this id', exit: 'not-found', hint: 'list sessions with `fh session list --all`' },
+  SESSION_EXISTS: { in: 'client/sessions, inline/session-errors', means: 'a session with this id exists already', hint: 'choose another --id, or leave it out for a generated one' },
+  SESSION_CLOSED: { in: 'core/sessions/host-errors', means: 'the session was closed and takes no more messages' },
+  SESSION_BUSY: { in: 'workflows/session-host', means: 'the session is answering a message and cannot do this now' },
+  SESSION_NO_HARNESS: { in: 'workflows/session-host', means: "the session's agent has not started its conversation yet" },
+  INVALID_FORK_POINT: { in: 'core/sessions/host-errors', means: 'a fork named an entry the conversation does not have', exit: 'usage', hint: '`fh session show <id>` numbers the messages' },
+  UNKNOWN_TOOL_CALL: { in: 'core/sessions/host-errors', means: 'an approval named a tool call that is not pending', exit: 'usage', hint: '`fh session show <id>` lists the pending approvals' },
+  ALREADY_DECIDED: { in: 'core/sessions/host-errors', means: 'an approval named a tool call that was already approved or denied' },
+  UNKNOWN_MESSAGE: { in: 'core/sessions/host-errors', means: 'an edit or cancel named a queued message the session does not have', exit: 'usage' },
+  UNKNOWN_CONNECTION: { in: 'core/sessions/host-errors', means: 'a session setting names a connection this worker does not serve' },
+  DELETE_PENDING: { in: 'client/sessions', means: 'a delete was asked while the session still has work pending' },
+  INVALID_SESSION_ID: { in: 'inline/session-errors', means: 'an inline session id is not a safe file name' },
+  INVALID_SESSION_HEADER: { in: 'inline/session-errors', means: "an inline session file's header is invalid" },
+  SESSION_FILE_CORRUPT: { in: 'inline/session-errors', means: 'an inline session file cannot be read back' },
+  SESSION_AGENT_MISMATCH: { in: 'inline/session-errors', means: 'an inline session was opened with another agent than the one it was made with' },
+  SEARCH_ATTRIBUTES_MISSING: { in: 'client/sessions-list', means: "the namespace lacks the session search attributes (run `fh server` or register them)" },
+  // The Node edge: stores, sandbox, worker modules
+  STORE_BLOB_MISSING: { in: 'activities/store-errors', means: 'a stored transcript, tool result or payload is gone from the store' },
+  STORE_INTEGRITY: { in: 'activities/store-errors', means: 'a stored blob does not hash to its name (it was altered)' },
+  STORE_UNSAFE: { in: 'activities/store-errors', means: 'the store directory is not private to this user' },
+  STORE_NOT_COLLECTABLE: { in: 'activities/store-gc', means: 'this store cannot list its blobs, so garbage cannot be collected' },
+  SANDBOX_MISSING: { in: 'activities/sandbox-path', means: "a tool's working directory does not exist (it is never created)", exit: 'usage' },
+  S3_CLIENT_MISSING: { in: 'activities/s3-store', means: 'S3Store needs @aws-sdk/client-s3, an optional dependency that is not installed' },
+  SANDBOX_ESCAPE: { in: 'activities/sandbox-path', means: "a tool path resolves outside the tool's working directory" },
+  SANDBOX_UNAVAILABLE: { in: 'activities/tool-env', means: 'the configured sandbox wrapper cannot run on this machine' },
+  MODULE_LOAD_FAILED: { in: 'worker/load-modules', means: 'an agent or tool module given to the worker failed to load' },
+  // Model calls (ModelCallError, decided where the provider's error is seen; core/errors)
+  MODEL_CONTEXT_OVERFLOW: { in: 'core/errors', means: 'the provider said the request does not fit the context window' },
+  MODEL_INVALID_REQUEST: { in: 'core/errors', means: 'the provider refused the request as invalid' },
+  MODEL_AUTHENTICATION: { in: 'core/errors', means: 'the API key was refused' },
+  MODEL_PERMISSION: { in: 'core/errors', means: 'the API key may not use this model or feature' },
+  MODEL_NOT_FOUND: { in: 'core/errors', means: 'the provider does not know the model' },
+  MODEL_RATE_LIMITED: { in: 'core/errors', means: 'rate limited (retryable, after retry-after)' },
+  MODEL_OVERLOADED: { in: 'core/errors', means: 'the provider is overloaded (retryable)' },
+  MODEL_SERVER: { in: 'core/errors', means: "the provider's server failed (retryable)" },
+  MODEL_NETWORK: { in: 'core/errors', means: 'the provider could not be reached (retryable)' },
+} as const satisfies Record<string, ErrorCodeInfo>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** Every model-error code is registered (a compile-time check). */
+export type ModelCodesRegistered = ModelErrorCode extends ErrorCode ? true : never;
+const modelCodesRegistered: ModelCodesRegistered = true;
+void modelCodesRegistered;
+
+/** What the registry says of a code (undefined: not one of ours, e.g. from another release). */
+export function errorCodeInfo(code: string): ErrorCodeInfo | undefined {
+  return Object.prototype.hasOwnProperty.call(ERROR_CODES, code) ? (ERROR_CODES as Record<string, ErrorCodeInfo>)[code] : undefined;
+}
