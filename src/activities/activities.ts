@@ -4,7 +4,7 @@ import { encodeFailure } from '../wire/failures';
 import { decideFromFacts } from '../core/context/compaction/decide';
 import { ToolRegistry, type ToolSource } from '../core/tool-registry';
 import { isReadArtifact } from '../core/context/artifacts';
-import { readArtifact } from './artifacts';
+import { offloadToolResult, readArtifact } from './artifacts';
 import type { ToolSpec } from '../core/tools-spec';
 import type { Entry } from '../core/entries';
 import type { ModelConnection } from './anthropic';
@@ -16,6 +16,10 @@ import {
   type TranscriptRef,
 } from '../wire/activity-contract';
 import { createLocalTools } from './local-tools';
+import { McpConnections } from './mcp/connections';
+import { createWorktree, finishWorktree } from './worktrees';
+import { enhancePrompt } from './enhance/enhance';
+import { recordDecisionSpan, recordModelCallSpan, toolCallSpan } from './telemetry';
 import { resolveToolSandbox, type ToolSandboxOptions } from './tool-env';
 import { canonicalJson, hashString } from '../core/hash';
 import { StoreBlobMissingError, StoreIntegrityError } from './store-errors';
@@ -36,6 +40,8 @@ export interface ActivityDeps {
   tools: ToolSource[] | ToolRegistry;
   /** How bash runs on this worker (environment, wrapper); default a minimal environment, no wrapper. */
   toolSandbox?: ToolSandboxOptions;
+  /** MCP connections of this worker (the servers it registered, its pool). */
+  mcp?: McpConnections;
 }
 
 /**
@@ -48,7 +54,9 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
   const toolResults = new ToolResultStore(deps.store);
   const memoryFiles = new MemoryFiles(deps.store);
   const tools = deps.tools instanceof ToolRegistry ? deps.tools : ToolRegistry.from(deps.tools);
-  const localTools = createLocalTools(resolveToolSandbox(deps.toolSandbox));
+  const sandbox = resolveToolSandbox(deps.toolSandbox);
+  const localTools = createLocalTools(sandbox);
+  const mcp = deps.mcp ?? new McpConnections({ sandbox });
   const edge = new EdgeService({ connection: deps.connection, defaultModel: deps.defaultModel });
   // Model calls heartbeat (a dead worker is noticed in seconds) and leave as typed ApplicationFailures.
   const reporting: AroundCall = (fn) => asFailure(() => heartbeating(fn));
@@ -83,8 +91,11 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
         const entries = loaded.base.concat(loaded.delta);
         return { model: input.model, maxTokens: input.maxTokens, system: prelude.system, tools: prelude.tools, entries, cache: input.cache, thinking: input.thinking, contextManagement: input.contextManagement };
       };
-      const { decision, result } = await edge.decideThenCall(input.decide, request, () => Context.current().cancellationSignal, reporting);
+      const startedAt = Date.now();
+      const { decision, call, result } = await edge.decideThenCall(input.decide, request, () => Context.current().cancellationSignal, reporting);
+      recordDecisionSpan(decision);
       if (!result) return { decision: decision! };
+      recordModelCallSpan(call!, result, startedAt);
       const transcript = await transcripts.append(input.base, loaded!.base, [...loaded!.delta, result.entry]);
       return decision ? { ...result, stored: transcript, decision } : { ...result, stored: transcript };
     },
@@ -103,7 +114,20 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
       const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_MS);
       try {
         const context = { cwd: input.cwd, signal: ctx.cancellationSignal, heartbeat: (details?: unknown) => ctx.heartbeat(details) };
-        const result = await runToolWithOffload(toolResults, tools.get(input.name), input, context, { local: localTools, timeoutMs: input.timeoutMs }, asFailure);
+        // An MCP server's tool: on this run's connection (its workflow id), so a stateful server keeps its state.
+        const served = input.mcp;
+        const result = await toolCallSpan({ name: input.name, callId: input.callId, mcp: served !== undefined }, () =>
+          served
+            ? asFailure(async () =>
+                offloadToolResult(
+                  toolResults,
+                  await mcp.call(served.server, runScope(ctx), input.cwd, served.tool, input.input, { signal: ctx.cancellationSignal, timeoutMs: input.timeoutMs }),
+                  { tool: input.name, input: input.input },
+                  input.offloadBytes,
+                ),
+              )
+            : runToolWithOffload(toolResults, tools.get(input.name), input, context, { local: localTools, timeoutMs: input.timeoutMs }, asFailure),
+        );
         // Stored here, so the next model call can refer to it instead of carrying it through history again.
         const contentRef = await toolResults.save(result.content);
         return contentRef ? { ...result, contentRef } : result;
@@ -147,12 +171,28 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
       return (await asFailure(() => memoryFiles.load(input.key))) ?? null;
     },
 
+    async fhMcpList(input) {
+      const ctx = Context.current();
+      return asFailure(() => heartbeating(() => mcp.list(input.server, runScope(ctx), input.cwd, ctx.cancellationSignal)));
+    },
+
+    fhEnhancePrompt: (input) =>
+      asFailure(() => enhancePrompt(input.draft, { cwd: input.cwd, apiKey: deps.connection.apiKey, baseURL: deps.connection.baseURL, ...(input.model ? { model: input.model } : {}), signal: Context.current().cancellationSignal })),
+
+    fhWorktreeCreate: (input) => asFailure(() => createWorktree(input.cwd, input.name)),
+    fhWorktreeFinish: (input) => asFailure(() => finishWorktree(input)),
+
     async fhLoadTranscript(ref) {
       const entries = await asFailure(() => transcripts.load(ref));
       if (!entries) throw encodeFailure(new StoreBlobMissingError(`transcript ${ref.head}`, deps.store.location ?? "(store)", "a continued or forked session's conversation"));
       return entries;
     },
   };
+}
+
+/** Whose MCP connection an activity uses: its workflow's (a session keeps it across continue-as-new). */
+function runScope(ctx: Context): string {
+  return ctx.info.workflowExecution?.workflowId ?? ctx.info.activityId;
 }
 
 async function resolvePrelude(

@@ -8,6 +8,7 @@ import { failureText, isoTime, toNumber } from './history-fields';
 import { AGENT_MEMO_KEY } from '../client/start';
 import { activityCompleted, activityFailed, activityScheduled, activityStarted } from './activities';
 import { markerRecorded } from './local-activities';
+import { childEnded, childStarted } from './children';
 import { DEFAULT_TRUNCATE, renderAuditMarkdown } from './markdown';
 import { isPlain, PayloadReader, type PayloadSources } from './payloads';
 import type { AuditRun, AuditTranscript, CancelRequestRecord, EndRecord, InputRecord, SignalRecord, UpdateRecord } from './records';
@@ -73,6 +74,8 @@ async function collectEvent(w: Walk, e: HistoryEvent): Promise<void> {
   if (e.workflowExecutionUpdateCompletedEventAttributes) return updateCompleted(w, e.workflowExecutionUpdateCompletedEventAttributes, ev);
   if (e.workflowExecutionSignaledEventAttributes) return signaled(w, e.workflowExecutionSignaledEventAttributes, ev);
   if (e.workflowExecutionCancelRequestedEventAttributes) return cancelRequested(w, e.workflowExecutionCancelRequestedEventAttributes, ev);
+  if (e.startChildWorkflowExecutionInitiatedEventAttributes) return childStarted(w, e.startChildWorkflowExecutionInitiatedEventAttributes, ev);
+  if (await childEnded(w, e)) return;
   return workflowEnded(w, e, ev);
 }
 

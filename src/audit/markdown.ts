@@ -9,6 +9,7 @@ import type {
   EndRecord,
   ModelCallRecord,
   ModelResolvedRecord,
+  SubAgentRecord,
   SummaryRecord,
   ToolCallRecord,
   UpdateRecord,
@@ -78,6 +79,8 @@ function renderRecord(r: AuditRecord, n: number): string[] {
       return [heading(r, 'Cancellation requested'), `- From: ${r.identity ?? 'unknown'}${r.cause ? ` · ${r.cause}` : ''}`];
     case 'activity':
       return renderActivity(r, n);
+    case 'sub_agent':
+      return renderSubAgent(r, n);
     case 'end':
       return renderEnd(r, n);
   }
@@ -166,6 +169,25 @@ function renderActivity(r: ActivityRecord, n: number): string[] {
     heading(r, `Activity ${r.name}`),
     `- Status: ${r.status}${r.error ? ` — ${r.error}` : ''}${r.result !== undefined ? `\n- Result: \`${describeValue(r.result, n)}\`` : ''}`,
   ];
+}
+
+function renderSubAgent(r: SubAgentRecord, n: number): string[] {
+  const lines = [
+    `- Child workflow: ${r.childId}${r.depth !== undefined ? ` (depth ${r.depth})` : ''}`,
+    `- Input: \`${describeValue(r.input, n)}\``,
+    `- Status: ${r.status}${r.error ? ` — ${r.error}` : ''}`,
+    ...(r.result !== undefined ? [`- Result: \`${describeValue(r.result, n)}\``] : []),
+    ...(r.events.length ? [`- Its events (${r.events.length}):`, ...r.events.map((e) => `  - ${e.type}${describeEvent(e)}`)] : []),
+  ];
+  return [heading(r, `Sub-agent ${r.agent}`), lines.join('\n')];
+}
+
+function describeEvent(e: SubAgentRecord['events'][number]): string {
+  const d = e.data as unknown as Record<string, unknown>;
+  if (e.type === 'tool_call') return ` ${String(d.name)}`;
+  if (e.type === 'model_call') return ` ${String(d.model)} (${String(d.inputTokens)} in, ${String(d.outputTokens)} out)`;
+  if (e.type === 'text') return `: ${String(d.text).slice(0, 80)}`;
+  return '';
 }
 
 function renderEnd(r: EndRecord, n: number): string[] {

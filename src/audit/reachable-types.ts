@@ -10,3 +10,4 @@ export type { History, LoadedHistory } from './history-file';
 export type { WorkflowStatusName } from './history-state';
 export type { PayloadSources } from './payloads';
 export type { ModelInputField } from './replay-inputs';
+export type { SubAgentRecord } from './records';

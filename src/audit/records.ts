@@ -3,6 +3,7 @@ import type { CompactionDecision } from '../core/context/compaction/decide';
 import type { Usage } from '../core/entries';
 import type { AppliedContextEdit } from '../core/context/strategy';
 import type { CacheAccount } from './cache';
+import type { AgentEvent } from '../core/events';
 
 /** A payload that lives in external storage and was not (or could not be) fetched. */
 export interface OffloadedValue {
@@ -147,6 +148,20 @@ export interface ActivityRecord extends RecordBase {
   error?: string;
 }
 
+/** A sub-agent run as a child workflow (agentAsTool), with the events it returned to its parent. */
+export interface SubAgentRecord extends RecordBase {
+  type: 'sub_agent';
+  childId: string;
+  agent: string;
+  input: unknown;
+  depth?: number;
+  status: ActivityStatus;
+  result?: unknown;
+  error?: string;
+  /** The child's own events (its last ones), nested here. */
+  events: AgentEvent[];
+}
+
 export interface EndRecord extends RecordBase {
   type: 'end';
   status: RunStatus;
@@ -168,6 +183,7 @@ export type AuditRecord =
   | SignalRecord
   | CancelRequestRecord
   | ActivityRecord
+  | SubAgentRecord
   | EndRecord;
 
 export type RunStatus = 'running' | 'completed' | 'failed' | 'terminated' | 'canceled' | 'timed_out' | 'continued_as_new';

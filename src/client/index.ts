@@ -62,4 +62,9 @@ export { FileTranscriptStore, type TranscriptStore, type CollectableStore, type 
 export { S3Store, S3StoreRequestError, S3ClientMissingError, type S3StoreOptions } from '../activities/s3-store';
 export { SessionClosedError, SessionNotFoundError, UnknownMessageError, UnknownToolCallError, InvalidForkPointError } from '../core/sessions/host-errors';
 export type { SessionInfo, SessionEdit, PendingApproval, QueuedMessage, SessionRecord } from '../wire/session-messages';
+export { createTelemetry, type Telemetry, type TelemetryOptions } from '../activities/telemetry-setup';
+export { shareSession, type ShareOptions } from './share';
+export { renderSharePage, escapeHtml, type SharePageInput } from '../core/share/page';
+export { redactText, type RedactOptions } from '../core/share/redact';
+export { enhancePrompt, type EnhanceOptions, type EnhanceResult } from './enhance';
 export * from './reachable-types';

@@ -1,3 +1,4 @@
+import type { McpServerConfig } from './mcp';
 import type { z } from 'zod';
 import { FabricError } from './errors';
 import type { Flavour, Harness, InitOptions } from './harness';
@@ -50,6 +51,8 @@ export interface InvokeOptions {
    * reaches the model). Without it such a call is denied. Ask a person here (a prompt, a chat message).
    */
   onApproval?: (request: ApprovalRequest) => ApprovalAnswer | Promise<ApprovalAnswer>;
+  /** MCP servers an agent may name in `init({ mcp: ['name'] })`, as a worker registers them. */
+  mcpServers?: Record<string, McpServerConfig>;
 }
 
 /** A tool call waiting for approval in an inline run. */

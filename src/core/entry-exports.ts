@@ -12,3 +12,7 @@ export type { CompactionHooks, BeforeCompactContext, BeforeCompactResult, AfterC
 // Context hygiene (pure): capping and masking tool results, the evidence rule masking keeps.
 export { capToolResult, maskStaleToolResults, toolPlaceholder, isVerificationEvidence, preservePredicate, InvalidToolResultOptionsError } from './context';
 export type { CapOptions, CappedToolResult, MaskOptions, MaskResult, KeepWindow, PreservePredicate, ToolResultSettings } from './context';
+// Ecosystem: other agents as tools (child workflows on Temporal), MCP servers' config types.
+export { agentAsTool, SubAgentDepthError } from './sub-agents';
+export type { AgentAsToolOptions, SubAgentOutcome } from './sub-agents';
+export type { McpServerConfig, McpServerRef, McpStdioServer, McpHttpServer } from './mcp-config';

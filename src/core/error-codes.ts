@@ -78,6 +78,11 @@ export const ERROR_CODES = {
   SANDBOX_ESCAPE: { in: 'activities/sandbox-path', means: "a tool path resolves outside the tool's working directory" },
   SANDBOX_UNAVAILABLE: { in: 'activities/tool-env', means: 'the configured sandbox wrapper cannot run on this machine' },
   MODULE_LOAD_FAILED: { in: 'worker/load-modules', means: 'an agent or tool module given to the worker failed to load' },
+  // Ecosystem: MCP servers, sub-agents, their worktrees
+  MCP_SERVER_UNKNOWN: { in: 'core/mcp', means: 'init({ mcp }) named a server the worker (or invoke) did not register' },
+  MCP_UNAVAILABLE: { in: 'core/mcp', means: 'an MCP server could not be started or reached to list its tools' },
+  SUBAGENT_DEPTH_EXCEEDED: { in: 'core/sub-agents', means: 'a sub-agent would run deeper than its maxDepth (answered to the model as an error result)' },
+  WORKTREE_FAILED: { in: 'activities/worktrees', means: "a sub-agent's git worktree could not be made or finished (the working directory must be in a git repository)" },
   // Model calls (ModelCallError, decided where the provider's error is seen; core/errors)
   MODEL_CONTEXT_OVERFLOW: { in: 'core/errors', means: 'the provider said the request does not fit the context window' },
   MODEL_INVALID_REQUEST: { in: 'core/errors', means: 'the provider refused the request as invalid' },

@@ -76,6 +76,12 @@ export interface EventPayloads {
   approval_requested: { id: string; name: string; input: unknown };
   /** Someone approved or denied a waiting tool call. */
   approval_decided: { id: string; name: string; approved: boolean; note?: string };
+  /** A sub-agent (agentAsTool) started: on Temporal `childId` is its child workflow's id. */
+  subagent_started: { childId: string; agent: string; callId: string; depth: number; branch?: string };
+  /** One of a sub-agent's own events, nested under its id. */
+  subagent_event: { childId: string; agent: string; event: AgentEvent };
+  /** A sub-agent ended: its result went back to the model (`ok` false: as an error result). */
+  subagent_finished: { childId: string; agent: string; callId: string; ok: boolean; branch?: string; commit?: string };
   /** The running turn was interrupted; the conversation keeps what happened up to there. */
   interrupted: { during: 'model' | 'tool' | 'approval' };
 }

@@ -10,6 +10,8 @@ import type { ToolDefinition } from './tools';
 import { resolveThinking, thinkingOptionSchema, type ThinkingOption } from './thinking';
 import { READ_ARTIFACT, READ_ARTIFACT_ALIAS, resolveOffloadBytes } from './context/artifacts';
 import { parseWith } from './validate';
+import { DuplicateMcpServerError, mcpServerName, mcpServerRefSchema, mcpToolDefinitions, type McpServerRef } from './mcp';
+import { RuntimeUnavailableError } from './errors';
 import { PortMemory } from './context/memory';
 import { memoryBlock } from './context/memory-extract';
 import { resolveMemorySettings } from './context/memory-settings';
@@ -89,6 +91,7 @@ export const initOptionsSchema = z
     thinking: thinkingOptionSchema.optional(),
     onEvent: z.custom<EventListener>((v) => typeof v === 'function', { message: 'expected a function' }).optional(),
     hooks: compactionHooksSchema.optional(),
+    mcp: z.array(mcpServerRefSchema).optional(),
   })
   .strict();
 
@@ -127,6 +130,12 @@ export type InitOptions = {
    * workflow code, so they must be deterministic (no I/O, clocks or randomness; use activities for that).
    */
   hooks?: CompactionHooks;
+  /**
+   * MCP servers whose tools the sessions get (as `<server>__<tool>`): a config (`{ name, command, args?,
+   * env? }` for stdio, `{ name, url, headers? }` for streamable HTTP) or the name of a server the worker
+   * registered. The tool list is fetched once per run and recorded.
+   */
+  mcp?: McpServerRef[];
 };
 
 export type SessionOptions = Pick<InitOptions, 'model' | 'system' | 'tools' | 'compaction' | 'maxTokens' | 'maxSteps' | 'maxTurns' | 'promptCaching' | 'thinking'> & {
@@ -155,6 +164,8 @@ const DEFAULT_MAX_STEPS = 50;
 /** What `init()` returns: makes sessions that share the runtime, tools and settings. */
 export class Harness {
   private readonly list: Conversation[] = [];
+  /** Each MCP server's tools, listed once per run (and cwd), whichever session asks first. */
+  private readonly mcpTools = new Map<string, Promise<ToolDefinition[]>>();
 
   constructor(
     private readonly ports: RuntimePorts,
@@ -193,14 +204,16 @@ export class Harness {
     const id = opts.id ?? (this.list.length === 0 ? 'main' : `main-${this.list.length + 1}`);
     const memory = await sessionMemory(this.ports, merged.compaction, id, resolved.model);
     const offloadBytes = resolveOffloadBytes(merged.compaction, this.flavour === 'default');
+    const cwd = sandboxCwd(merged.sandbox) ?? this.defaultCwd;
+    const mcpTools = await this.listMcp(merged.mcp ?? [], cwd);
     const session = new Conversation(withOffloadThreshold(this.ports, offloadBytes), {
       id,
       model: resolved.model,
       maxTokens: merged.maxTokens ?? DEFAULT_MAX_TOKENS,
       // Memory from earlier sessions goes in once, fixed for the session: the prompt cache stays valid.
       system: memory?.initial ? [merged.system, memoryBlock(memory.initial, MEMORY_SYSTEM_HEADING)].filter(Boolean).join('\n\n') : merged.system,
-      tools: withReadBack(resolveTools(merged.tools ?? []), merged, offloadBytes),
-      cwd: sandboxCwd(merged.sandbox) ?? this.defaultCwd,
+      tools: withReadBack([...resolveTools(merged.tools ?? []), ...mcpTools], merged, offloadBytes),
+      cwd,
       // The session's own limit first (either name), then the agent's.
       maxSteps: opts.maxSteps ?? opts.maxTurns ?? this.options.maxSteps ?? this.options.maxTurns ?? DEFAULT_MAX_STEPS,
       compaction: merged.compaction,
@@ -226,6 +239,27 @@ export class Harness {
   /** @deprecated since 0.5.0: conversations(). */
   sessions(): readonly Conversation[] {
     return this.list;
+  }
+
+  private async listMcp(servers: McpServerRef[], cwd: string): Promise<ToolDefinition[]> {
+    if (servers.length === 0) return [];
+    const names = servers.map(mcpServerName);
+    const twice = names.find((n, i) => names.indexOf(n) !== i);
+    if (twice) throw new DuplicateMcpServerError(twice);
+    const list = this.ports.listMcpTools?.bind(this.ports);
+    if (!list) throw new RuntimeUnavailableError('this runtime has no MCP client: mcp servers need the inline runtime or a worker');
+    // One after another, in the order given: on Temporal each list is an activity, scheduled in a fixed order.
+    const defs: ToolDefinition[] = [];
+    for (const server of servers) {
+      const key = `${JSON.stringify(server)}|${cwd}`;
+      let tools = this.mcpTools.get(key);
+      if (!tools) {
+        tools = list(server, cwd).then((infos) => mcpToolDefinitions(server, infos));
+        this.mcpTools.set(key, tools);
+      }
+      defs.push(...(await tools));
+    }
+    return defs;
   }
 }
 

@@ -2,6 +2,7 @@ import type { AssistantEntry, Entry, Usage } from './entries';
 import type { AgentEvent } from './events';
 import type { ToolDefinition } from './tools';
 import type { ToolSpec } from './tools-spec';
+import type { McpServerRef, McpToolInfo } from './mcp';
 import type { CompactionDecision, DecisionFacts } from './context/compaction/decide';
 import type { MemoryPort } from './context/memory';
 import type { AppliedContextEdit, CompactionStrategySetting, ContextManagementParams, StrategyDecision } from './context/strategy';
@@ -124,6 +125,11 @@ export interface RuntimePorts {
    * before the change replay on the old path). Inline runs always take the new path. Absent: true.
    */
   patched?(id: string): boolean;
+  /**
+   * An MCP server's tools (on Temporal an activity: the list is recorded, so a replay never depends on
+   * what the server lists today). `cwd` is where a stdio server runs. Absent: the runtime has no MCP.
+   */
+  listMcpTools?(server: McpServerRef, cwd: string): Promise<McpToolInfo[]>;
   /** Memory files (compaction.memory); absent: the runtime keeps none and the memory flush is off. */
   memory?: MemoryPort;
   /** Epoch ms; workflow time on Temporal. */

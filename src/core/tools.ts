@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { FabricError } from './errors';
 import type { ToolSpec } from './tools-spec';
+import type { McpServerRef } from './mcp-config';
 
 /** What a tool's `execute` gets besides its input. On Temporal it runs inside an activity. */
 export interface ToolContext {
@@ -44,6 +45,26 @@ export interface ToolDefinition<I = any> {
    * nobody can approve is denied, and the model is told why.
    */
   readonly needsApproval?: boolean | ((input: I) => boolean);
+  /** The input's JSON schema as given (an MCP server's), shown to the model instead of one made from `input`. */
+  readonly jsonSchema?: Record<string, unknown>;
+  /** A tool an MCP server serves: the runtime calls `tool` on `server` (see core/mcp.ts). */
+  readonly mcp?: { readonly server: McpServerRef; readonly tool: string };
+  /** Another agent, run as this tool (agentAsTool): a child workflow on Temporal. */
+  readonly subAgent?: SubAgentSpec;
+}
+
+/** An agent run as a tool (agentAsTool, core/sub-agents.ts): what the runtimes need of it. */
+export interface SubAgentSpec {
+  /** The agent (an AgentDefinition; structural here so tools do not depend on agents). */
+  readonly agent: { readonly kind: 'agent'; readonly name: string; readonly input?: z.ZodType; readonly run: (ctx: any) => Promise<unknown> };
+  /** The child's input from the model's arguments. */
+  readonly toInput: (args: unknown) => unknown;
+  /** Run the child in its own `git worktree` of the parent's working directory (its result names the branch). */
+  readonly worktree: boolean;
+  /** The deepest nesting allowed (the top-level agent is depth 0). */
+  readonly maxDepth: number;
+  /** Sub-agents of one run at once; more wait their turn. */
+  readonly maxConcurrent: number;
 }
 
 /** A declaration: a tool without its code. */
@@ -160,6 +181,7 @@ export function isToolImplementation(v: unknown): v is ToolImplementation {
 
 /** The spec sent to the API: name, description and the input's JSON schema. */
 export function toolSpec(def: ToolDefinition): ToolSpec {
+  if (def.jsonSchema) return { name: def.name, description: def.description, input_schema: def.jsonSchema };
   const { $schema: _ignored, ...schema } = z.toJSONSchema(def.input, { io: 'input' }) as Record<string, unknown>;
   if (schema.type !== 'object') {
     throw new InvalidToolDefinitionError(`tool '${def.name}' input must be a zod object schema (the API takes objects)`);

@@ -6,15 +6,23 @@ import { deniedCallText, type ToolAuthorizer } from '../core/conversation';
 import { ToolRegistry } from '../core/tool-registry';
 import { Harness, parseInitOptions, type Flavour, type InitOptions } from '../core/harness';
 import { warnIfTemporalWithCompaction } from './warnings';
-import { createInlinePorts } from './ports';
+import { createInlinePorts, type InlinePorts } from './ports';
 import { parseInvokeOptions } from './invoke-options';
+import { inlineSubAgents, type NestedInvokeOptions } from './sub-agents';
+import type { AgentEvent } from '../core/events';
 
 /** `agent.invoke(input)`: runs `run` in this process against the model named by options or the environment. */
-export async function invokeInline(def: AgentDefinition, input: unknown, options: InvokeOptions = {}): Promise<unknown> {
+export async function invokeInline(def: AgentDefinition, input: unknown, options: NestedInvokeOptions = {}): Promise<unknown> {
   parseInvokeOptions(options);
   const parsed = parseAgentInput(def, input);
   checkDeclaredTools(def, options);
-  return def.run({ init: inlineInit(def.flavour, options, plainHarness, def.name), input: parsed });
+  const opened: InlinePorts[] = [];
+  try {
+    return await def.run({ init: inlineInit(def.flavour, options, plainHarness, def.name, opened), input: parsed });
+  } finally {
+    // The run's MCP connections (stdio servers are child processes) end with it.
+    await Promise.all(opened.map((p) => p.close()));
+  }
 }
 
 /** Tools the agent declares must have code before the run starts, not when the model first calls them. */
@@ -54,7 +62,14 @@ function approverFrom(onApproval: InvokeOptions['onApproval']): ToolAuthorizer |
   };
 }
 
-export function inlineInit(flavour: Flavour, defaults: InvokeOptions = {}, makeHarness: HarnessFactory = plainHarness, agentName?: string): InitFn {
+export function inlineInit(
+  flavour: Flavour,
+  defaults: NestedInvokeOptions = {},
+  makeHarness: HarnessFactory = plainHarness,
+  agentName?: string,
+  /** Collects the ports made, for the caller to close when the run ends. */
+  opened?: InlinePorts[],
+): InitFn {
   return async (raw?: InitOptions) => {
     const options = parseInitOptions(raw);
     warnIfTemporalWithCompaction(flavour, options);
@@ -69,7 +84,9 @@ export function inlineInit(flavour: Flavour, defaults: InvokeOptions = {}, makeH
     else if (defaults.cwd !== undefined) requireDirectory(defaults.cwd, 'invoke options', 'cwd');
     const onEvent = options.onEvent ?? defaults.onEvent;
     const tools = ToolRegistry.from(defaults.tools ?? []);
+    const emit = (event: AgentEvent) => onEvent?.(event);
     const ports = createInlinePorts({
+      subAgents: inlineSubAgents(defaults, invokeInline, emit),
       apiKey: defaults.apiKey,
       baseURL: defaults.baseURL,
       model: defaults.model,
@@ -78,7 +95,9 @@ export function inlineInit(flavour: Flavour, defaults: InvokeOptions = {}, makeH
       signal: defaults.signal,
       agentName,
       memoryDir: defaults.memoryDir,
+      mcpServers: defaults.mcpServers,
     });
+    opened?.push(ports);
     return makeHarness(ports, options, flavour, defaults.cwd ?? process.cwd(), approverFrom(defaults.onApproval));
   };
 }

@@ -1,14 +1,17 @@
 import { decideFromFacts } from '../core/context/compaction/decide';
 import type { EventListener } from '../core/events';
-import { ModelCallError } from '../core/errors';
+import { ModelCallError, RuntimeUnavailableError } from '../core/errors';
 import type { ModelCallRequest, RuntimePorts } from '../core/ports';
 import type { MessagesCall, ModelConnection } from '../activities/anthropic';
-import { readArtifact } from '../activities/artifacts';
+import { offloadToolResult, readArtifact } from '../activities/artifacts';
 import { MemoryTranscriptStore } from '../activities/transcript-store';
 import { ToolResultStore } from '../activities/transcripts';
 import { isReadArtifact } from '../core/context/artifacts';
 import type { ToolRegistry } from '../core/tool-registry';
 import { inlineMemoryPort } from './memory';
+import type { McpServerConfig } from '../core/mcp';
+import type { McpConnections } from '../activities/mcp/connections';
+import type { SubAgentRunner } from './sub-agents';
 import { EdgeService, runToolWithOffload, type AroundCall } from '../activities/edge-service';
 
 export interface InlinePortOptions extends ModelConnection {
@@ -24,19 +27,37 @@ export interface InlinePortOptions extends ModelConnection {
   memoryDir?: string;
   /** Attempts for retryable model errors (429/529/5xx/network); Temporal's retry policy plays this role there. */
   maxAttempts?: number;
+  /** MCP servers this process registers, by name (invoke's `mcpServers`). */
+  mcpServers?: Record<string, McpServerConfig>;
+  /** Runs sub-agents (agentAsTool) in this process. */
+  subAgents?: SubAgentRunner;
 }
+
+/** Inline ports own the run's MCP connections: close them when the run ends. */
+export type InlinePorts = RuntimePorts & { close(): Promise<void> };
 
 /**
  * The in-process runtime: the same activity code, called directly. Retryable model errors are retried
  * here with backoff (honouring retry-after), as the Temporal retry policy does on a worker.
  */
-export function createInlinePorts(opts: InlinePortOptions): RuntimePorts {
+export function createInlinePorts(opts: InlinePortOptions): InlinePorts {
   const edge = new EdgeService({ connection: opts, defaultModel: opts.model });
   // invoke's `signal`: aborting it cancels the model call in flight and the tools (bash: its process group).
   const signal = opts.signal ?? new AbortController().signal;
   const maxAttempts = opts.maxAttempts ?? 5;
   const retrying: AroundCall = (fn) => withRetries(maxAttempts, fn);
   const direct: AroundCall = (fn) => fn();
+  // Loaded on first use: runs without MCP servers never load the MCP SDK.
+  let mcp: McpConnections | undefined;
+  const mcpConnections = (): McpConnections => {
+    if (!mcp) {
+      const { McpConnections: Connections } = require('../activities/mcp/connections') as typeof import('../activities/mcp/connections');
+      mcp = new Connections({ servers: opts.mcpServers });
+    }
+    return mcp;
+  };
+  // The run is the connection's owner: one scope per inline run.
+  const mcpScope = `inline-${process.pid}-${++inlineRuns}`;
 
   // This run's artifacts and full tool outputs (what a worker keeps in its store), for read_artifact.
   // In memory: they live as long as the run, as the conversation that refers to them does.
@@ -65,10 +86,21 @@ export function createInlinePorts(opts: InlinePortOptions): RuntimePorts {
       return result ? { decision: decision!, result } : { decision: decision! };
     },
     summarize: (req) => edge.text(req.model, req, signal, retrying),
+    listMcpTools: (server, cwd) => mcpConnections().list(server, mcpScope, cwd, signal),
+    close: async () => {
+      await mcp?.closeAll();
+    },
     async runTool(call, def) {
       if (isReadArtifact(call.name)) return readArtifact(artifacts, call.input);
+      if (def.subAgent) {
+        if (!opts.subAgents) throw new RuntimeUnavailableError(`tool '${call.name}' is a sub-agent, and this runtime runs none`);
+        return opts.subAgents(call, def.subAgent);
+      }
       const context = { cwd: call.cwd, signal, heartbeat: () => undefined };
-      const result = await runToolWithOffload(artifacts, def.execute ?? opts.tools?.get(call.name), call, context, { where: 'inline', timeoutMs: def.timeoutMs }, direct);
+      const served = def.mcp;
+      const result = served
+        ? await offloadToolResult(artifacts, await mcpConnections().call(served.server, mcpScope, call.cwd, served.tool, call.input, { signal, timeoutMs: def.timeoutMs }), { tool: call.name, input: call.input }, call.offloadBytes)
+        : await runToolWithOffload(artifacts, def.execute ?? opts.tools?.get(call.name), call, context, { where: 'inline', timeoutMs: def.timeoutMs }, direct);
       if (result.artifact) return result;
       // Kept as a worker keeps it, so a capped result's marker names a ref read_artifact can page back.
       const contentRef = await artifacts.save(result.content);
@@ -80,6 +112,8 @@ export function createInlinePorts(opts: InlinePortOptions): RuntimePorts {
     emit: (event) => opts.onEvent?.(event),
   };
 }
+
+let inlineRuns = 0;
 
 async function withRetries<T>(maxAttempts: number, fn: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {

@@ -28,3 +28,5 @@ export type { ToolConfig } from '../core/tools';
 export type { ToolSpec } from '../core/tools-spec';
 export type { SessionFs } from './session-files';
 export type { ApprovalAnswer, ApprovalRequest } from '../core/agent';
+export type { McpToolInfo } from '../core/mcp';
+export type { SubAgentSpec } from '../core/tools';

@@ -4,6 +4,7 @@
  * continues it. `InlineSession.prompt` is to an inline session what a client's prompt is to a session
  * workflow: `serve()` answers it in the run's first conversation.
  */
+import type { InlinePorts } from './ports';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { parseAgentInput, type AgentDefinition, type InvokeOptions } from '../core/agent';
@@ -53,13 +54,17 @@ export async function openSession(def: AgentDefinition, options: OpenSessionOpti
   const { header, entries } = await openOrCreate(store, def.name, options);
   const conversation = new ServedConversation(store, header, entries);
   const settings = header.settings;
+  const opened: InlinePorts[] = [];
   const init = invoke.inlineInit(
     def.flavour,
     { ...options, model: settings.model, cwd: settings.workingDirectory },
     (ports, initOptions, flavour, cwd, approver) => new ServingHarness(ports, initOptions, flavour, cwd, conversation, approver),
     def.name,
+    opened,
   );
-  conversation.started(def.run({ init, input }));
+  // The run's MCP connections end with it.
+  const run = def.run({ init, input });
+  conversation.started(run.finally(() => Promise.all(opened.map((p) => p.close()))));
   return conversation;
 }
 

@@ -5,6 +5,8 @@
 import type { Entry, Usage, AssistantEntry } from '../core/entries';
 import type { CompactionDecision, DecisionFacts } from '../core/context/compaction/decide';
 import type { ToolSpec } from '../core/tools-spec';
+import type { McpServerRef, McpToolInfo } from '../core/mcp';
+import type { EnhanceResult } from '../core/enhance/types';
 import type { AppliedContextEdit, CompactionStrategySetting, ContextManagementParams, StrategyDecision } from '../core/context/strategy';
 
 /** A stored transcript: the hash of its last segment and how many entries it holds. */
@@ -84,6 +86,8 @@ export interface ToolActivityInput {
    * recorded before artifacts existed). Only the input changes, not which commands run: no patch.
    */
   offloadBytes?: number;
+  /** A tool an MCP server serves: call `tool` on `server` (absent for every other tool). */
+  mcp?: { server: McpServerRef; tool: string };
 }
 
 export interface ToolActivityResult {
@@ -141,6 +145,21 @@ export interface FabricActivities {
   fhFlushMemory(input: FlushMemoryActivityInput): Promise<FlushMemoryActivityResult>;
   /** The memory file `key` (null: none yet), for a new session's system prompt. */
   fhLoadMemory(input: { key: string }): Promise<MemoryFilePayload | null>;
+  /** An MCP server's tool list: recorded here, so a replay never asks the server again. */
+  fhMcpList(input: { server: McpServerRef; cwd: string }): Promise<McpToolInfo[]>;
+  /** A git worktree for a sub-agent, on a branch of its own (idempotent). */
+  fhWorktreeCreate(input: { cwd: string; name: string }): Promise<WorktreePayload>;
+  /** Commits the sub-agent's changes on its branch and removes the worktree (idempotent). */
+  fhWorktreeFinish(input: WorktreePayload & { cwd: string }): Promise<{ branch: string; commit?: string }>;
+  /** The prompt enhancer on the worker (its API key, its copy of the working directory), with a small model. */
+  fhEnhancePrompt(input: { draft: string; cwd: string; model?: string }): Promise<EnhanceResult>;
+}
+
+export interface WorktreePayload {
+  path: string;
+  root: string;
+  branch: string;
+  base: string;
 }
 
 /** ApplicationFailure types the workflow reacts to. */

@@ -1,13 +1,14 @@
 import { bundleWorkflowCode, type NativeConnection, Worker, type LogLevel, type WorkerOptions, type WorkflowBundle } from '@temporalio/worker';
 import type { ModelConnection } from '../activities/anthropic';
 import type { ToolSandboxOptions } from '../activities/tool-env';
+import type { Telemetry } from '../activities/telemetry-setup';
 import type { TranscriptStore } from '../activities/transcript-store';
 import type { EventListener } from '../core/events';
 import type { ToolSource } from '../core/tool-registry';
 import { resolveAgentModules, writeWorkflowEntry } from './bundle';
 import { bundlerLogger } from './bundler-logger';
 import { ensureQuietRuntime } from './runtime-logging';
-import { FabricHarnessPlugin } from './plugin';
+import { FabricHarnessPlugin, type FabricHarnessPluginOptions } from './plugin';
 import { collectToolCode } from './tool-code';
 import { connectWorker } from './connect-worker';
 import type { ConnectionFlags } from '../client/connection';
@@ -39,6 +40,10 @@ export interface CreateWorkerOptions
   store?: TranscriptStore;
   /** How bash runs on this worker: see FabricHarnessPluginOptions.toolSandbox. */
   toolSandbox?: ToolSandboxOptions;
+  /** MCP servers agents may name in `init({ mcp: ['name'] })`: see FabricHarnessPluginOptions.mcpServers. */
+  mcpServers?: FabricHarnessPluginOptions['mcpServers'];
+  /** OpenTelemetry tracing (off by default): `createTelemetry({ endpoint })`; its workflow interceptors are bundled in. */
+  telemetry?: Telemetry;
   offloadThresholdBytes?: number;
   onEvent?: EventListener;
   /** A bundle made earlier with bundleAgents() for the same agent modules (skips bundling, ~seconds). */
@@ -66,6 +71,8 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     workflowBundle,
     bundlerLogLevel,
     toolSandbox,
+    mcpServers,
+    telemetry,
     plugins,
     bundlerOptions,
     interceptors,
@@ -74,8 +81,8 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   ensureQuietRuntime('INFO'); // one line per entry, as `fh worker` prints; an application's own runtime wins
   const agentFiles = resolveAgentModules(agents);
   const toolCode = collectToolCode(agentFiles, tools ?? []);
-  const plugin = new FabricHarnessPlugin({ tools: toolCode, model, store, offloadThresholdBytes, onEvent, toolSandbox });
-  const allPlugins = [plugin, ...(plugins ?? [])];
+  const plugin = new FabricHarnessPlugin({ tools: toolCode, model, store, offloadThresholdBytes, onEvent, toolSandbox, mcpServers });
+  const allPlugins = [plugin, ...(telemetry ? [telemetry.plugin] : []), ...(plugins ?? [])];
   // Bundled here rather than by Worker.create so the bundler gets its own, quiet logger.
   const bundle =
     workflowBundle ??

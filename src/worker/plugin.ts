@@ -4,7 +4,10 @@ import type { BundleOptions, ReplayWorkerOptions, WorkerOptions, InjectedSinks }
 import { createActivities } from '../activities/activities';
 import type { ModelConnection } from '../activities/anthropic';
 import { externalStorageFor } from '../activities/external-storage';
-import type { ToolSandboxOptions } from '../activities/tool-env';
+import { resolveToolSandbox, type ToolSandboxOptions } from '../activities/tool-env';
+import { McpConnections } from '../activities/mcp/connections';
+import { mcpServerConfigSchema, type McpHttpServer, type McpServerConfig, type McpStdioServer } from '../core/mcp';
+import { parseWith } from '../core/validate';
 import { FileTranscriptStore, type TranscriptStore } from '../activities/transcript-store';
 import type { EventListener } from '../core/events';
 import { ToolRegistry, type ToolSource } from '../core/tool-registry';
@@ -29,6 +32,11 @@ export interface FabricHarnessPluginOptions {
   onEvent?: EventListener;
   /** How bash runs: extra env, passed-through env, wrapper (e.g. 'bwrap'). Default: minimal env, no wrapper. */
   toolSandbox?: ToolSandboxOptions;
+  /**
+   * MCP servers this worker registers, by name: agents name them in `init({ mcp: ['github'] })`. Their
+   * config (tokens in `env` or `headers`) stays on the worker and never enters history.
+   */
+  mcpServers?: Record<string, McpServerConfig | McpServerConfigWithoutName>;
 }
 
 /**
@@ -43,6 +51,7 @@ export class FabricHarnessPlugin extends SimplePlugin {
   constructor(options: FabricHarnessPluginOptions = {}) {
     const store = options.store ?? new FileTranscriptStore();
     const externalStorage = externalStorageFor(store, options.offloadThresholdBytes);
+    const mcp = new McpConnections({ servers: parseMcpServers(options.mcpServers), sandbox: resolveToolSandbox(options.toolSandbox) });
     super({
       name: 'fabric-harness',
       activities: createActivities({
@@ -51,7 +60,16 @@ export class FabricHarnessPlugin extends SimplePlugin {
         store,
         tools: options.tools instanceof ToolRegistry ? options.tools : ToolRegistry.from(loadSources(options.tools ?? [], 'tools')),
         toolSandbox: options.toolSandbox,
+        mcp,
       }),
+      // The worker's MCP connections (stdio servers are child processes) end with it.
+      runContext: async (next) => {
+        try {
+          await next();
+        } finally {
+          await mcp.closeAll();
+        }
+      },
       dataConverter: (existing?: DataConverter) => ({ ...existing, externalStorage }),
     });
     this.store = store;
@@ -69,6 +87,18 @@ export class FabricHarnessPlugin extends SimplePlugin {
   configureBundler(options: BundleOptions): BundleOptions {
     return configureAgentBundler(super.configureBundler(options));
   }
+}
+
+/** A registered server's name is its key. */
+type McpServerConfigWithoutName = Omit<McpStdioServer, 'name'> | Omit<McpHttpServer, 'name'>;
+
+/** Registered servers, checked at startup: a bad one fails the worker with a message naming it. */
+function parseMcpServers(servers: FabricHarnessPluginOptions['mcpServers']): Record<string, McpServerConfig> {
+  const out: Record<string, McpServerConfig> = {};
+  for (const [name, config] of Object.entries(servers ?? {})) {
+    out[name] = parseWith(mcpServerConfigSchema, { ...config, name }, `mcpServers.${name}`) as McpServerConfig;
+  }
+  return out;
 }
 
 const warnedKeys = new Set<string>();

@@ -8,3 +8,6 @@ export type { ModelConnection } from '../activities/anthropic';
 export type { ToolSandboxOptions } from '../activities/tool-env';
 export type { CompactionStrategySetting } from '../core/context/strategy';
 export type { FabricActivities, FlushMemoryActivityInput, FlushMemoryActivityResult, MemoryFilePayload, ModelActivityCompactFirst, ModelActivityInput, ModelActivityReply, ModelActivityResult, ResolveModelResult, SummarizeActivityInput, ToolActivityInput, ToolActivityResult } from '../wire/activity-contract';
+export type { McpCallResult, McpConnections, McpConnectionsOptions } from '../activities/mcp/connections';
+export type { ToolSandbox } from '../activities/tool-env';
+export type { WorktreePayload } from '../wire/activity-contract';

@@ -20,6 +20,8 @@ import {
   type InitOptions,
 } from '../core/harness';
 import { encodeFailure } from '../wire/failures';
+import { isSubAgentEnvelope, type SubAgentEnvelope } from '../wire/sub-agent';
+import { eventsForParent, type SubAgentOutcome } from '../core/sub-agents';
 import { RunState } from './run-state';
 import type { FabricSinks } from './sinks';
 import { createTemporalPorts } from './temporal-ports';
@@ -30,12 +32,14 @@ export * from '../wire/messages';
 export function agentWorkflow(def: AgentDefinition): (input: unknown) => Promise<unknown> {
   return async (rawInput: unknown) => {
     if (isSessionEnvelope(rawInput)) return sessionWorkflow(def, rawInput);
+    // A sub-agent (agentAsTool): the agent's input inside, its depth and working directory around it.
+    const sub = isSubAgentEnvelope(rawInput) ? rawInput.fhSubAgent : undefined;
     const state = new RunState();
     state.installHandlers();
     let result: unknown;
     try {
-      const input = parseAgentInput(def, rawInput);
-      result = await def.run({ init: workflowInit(def.flavour, state), input });
+      const input = parseAgentInput(def, sub ? sub.input : rawInput);
+      result = await def.run({ init: workflowInit(def.flavour, state, undefined, sub), input });
     } catch (err) {
       await state.finish();
       // A cancelled run's activities end its turn as interrupted: the run itself was cancelled.
@@ -45,7 +49,8 @@ export function agentWorkflow(def: AgentDefinition): (input: unknown) => Promise
       throw encodeFailure(err);
     }
     await state.finish();
-    return result;
+    // A sub-agent answers its parent with its events too, for the parent to nest under its id.
+    return sub ? ({ result, events: eventsForParent(state.recorded()) } satisfies SubAgentOutcome) : result;
   };
 }
 
@@ -78,7 +83,7 @@ export function unknownAgentWorkflow(known: string[]): (...args: unknown[]) => P
   };
 }
 
-function workflowInit(flavour: Flavour, state: RunState, host?: SessionHost): InitFn {
+function workflowInit(flavour: Flavour, state: RunState, host?: SessionHost, sub?: SubAgentEnvelope['fhSubAgent']): InitFn {
   return async (raw?: InitOptions) => {
     const options = parseInitOptions(raw);
     // Inside a workflow the runtime is Temporal whatever `runtime` says; warn as the docs promise.
@@ -87,10 +92,10 @@ function workflowInit(flavour: Flavour, state: RunState, host?: SessionHost): In
     }
     const ports = host
       ? createTemporalPorts({ record: (e) => state.record(e), transport: host.transport, onActivity: host.onActivity })
-      : createTemporalPorts({ record: (e) => state.record(e) });
+      : createTemporalPorts({ record: (e) => state.record(e), ...(sub ? { depth: sub.depth } : {}) });
     const harness = host
       ? new Harness(ports, options, flavour, '.', host, host.authorize)
-      : new Harness(ports, options, flavour, '.', state, undefined, state.approvals.approver);
+      : new Harness(ports, options, flavour, sub?.cwd ?? '.', state, undefined, state.approvals.approver);
     state.harnesses.push(harness);
     return harness;
   };

@@ -91,6 +91,11 @@ export class RunState implements PromptHost {
     await condition(allHandlersFinished);
   }
 
+  /** The events kept (the last ones). */
+  recorded(): readonly AgentEvent[] {
+    return this.events;
+  }
+
   record(event: AgentEvent): void {
     this.events.push(event);
     if (this.events.length > EVENT_BUFFER) this.events.splice(0, this.events.length - EVENT_BUFFER);

@@ -6,6 +6,7 @@
  * `Date.now()` here is the workflow clock (the sandbox replaces Date with the time of the current
  * workflow task), so every timestamp it takes is the same on replay.
  */
+import { WorkflowSpans } from './spans';
 import {
   allHandlersFinished,
   CancellationScope,
@@ -681,8 +682,13 @@ export class SessionHost implements PromptHost {
   }
 
   private emit<K extends AgentEventType>(type: K, data: EventPayloads[K]): void {
-    this.state.record(makeEvent(type, data, Date.now()));
+    const event = makeEvent(type, data, Date.now());
+    this.state.record(event);
+    // Approvals and interrupts as spans when the worker traces (nothing otherwise).
+    this.spans.onEvent(event);
   }
+
+  private readonly spans = new WorkflowSpans();
 }
 
 function errorFields(err: FabricError): { code: string; message: string } {

@@ -1,13 +1,18 @@
-import { isCancellation, patched, proxyActivities, proxyLocalActivities, proxySinks, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+import { executeChild, isCancellation, uuid4, patched, proxyActivities, proxyLocalActivities, proxySinks, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { FabricActivities, FlushMemoryActivityInput, ModelActivityInput, ModelActivityReply, ModelActivityResult, ResolveModelResult, ToolActivityInput } from '../wire/activity-contract';
 import { TRANSCRIPT_STORE_MISS } from '../wire/activity-contract';
 import { jsonBytes } from '../core/bytes';
 import type { AgentEvent } from '../core/events';
 import { InterruptedError, PayloadTooLargeError } from '../core/errors';
-import type { ModelCallRequest, ModelCallResult, RuntimePorts } from '../core/ports';
+import type { ModelCallRequest, ModelCallResult, RuntimePorts, ToolCallRequest, ToolCallResult } from '../core/ports';
+import { makeEvent } from '../core/events';
+import type { SubAgentSpec } from '../core/tools';
+import { SubAgentDepthError, SubAgentSlots, subAgentResultText, type SubAgentOutcome } from '../core/sub-agents';
+import type { SubAgentEnvelope } from '../wire/sub-agent';
 import { actsBeforeCall, type DecisionFacts } from '../core/context/compaction/decide';
 import { decodeFailure, innermostApplicationFailure } from '../wire/failures';
 import { ModelTransport } from './model-transport';
+import { WorkflowSpans } from './spans';
 import type { FabricSinks } from './sinks';
 
 
@@ -29,6 +34,8 @@ export interface TemporalPortOptions {
   transport?: ModelTransport;
   /** Told when an activity starts (+1) and ends (-1): a session suspends a turn only when none runs. */
   onActivity?(delta: 1 | -1, kind: ActivityKind): void;
+  /** This run's depth among sub-agents (0: not a sub-agent). */
+  depth?: number;
 }
 
 const retry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '60s', maximumAttempts: 10 } as const;
@@ -40,6 +47,9 @@ const retry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '
 const modelOptions: ActivityOptions = { startToCloseTimeout: '10 minutes', heartbeatTimeout: '10s', retry };
 const TOOL_TIMEOUT_GRACE_MS = 15_000;
 const toolOptions: ActivityOptions = { startToCloseTimeout: '30 minutes', heartbeatTimeout: '15s', retry };
+
+/** A server that cannot be reached is retried a few times, then the run's session creation fails with MCP_UNAVAILABLE. */
+const mcpListOptions: ActivityOptions = { startToCloseTimeout: '2 minutes', heartbeatTimeout: '15s', retry: { ...retry, maximumAttempts: 3 } };
 
 function activities(options: ActivityOptions, summary: string) {
   return proxyActivities<FabricActivities>({ ...options, summary });
@@ -84,6 +94,13 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
     }
   }
   const resolved = new Map<string, ResolveModelResult>();
+  const slots = new SubAgentSlots();
+  const spans = new WorkflowSpans();
+  const emit = (event: AgentEvent): void => {
+    opts.record(event);
+    sinks.fabric.event(event);
+    spans.onEvent(event);
+  };
 
   /** One model activity: the transcript by reference, resent whole once if the worker's store lacks it. */
   async function modelActivity(req: ModelCallRequest, facts?: DecisionFacts): Promise<ModelActivityResult> {
@@ -136,10 +153,12 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
       ),
 
     async runTool(call, def) {
+      if (def.subAgent) return counted(() => runSubAgent(call, def.subAgent!, opts.depth ?? 0, slots, emit), 'tool');
       const input: ToolActivityInput = { name: call.name, callId: call.id, input: call.input, cwd: call.cwd };
       if (def.timeoutMs) input.timeoutMs = def.timeoutMs;
       // The activity decides on offloading and records it in its result; the input changes, not the commands.
       if (call.offloadBytes !== undefined) input.offloadBytes = call.offloadBytes;
+      if (def.mcp) input.mcp = { server: def.mcp.server, tool: def.mcp.tool };
       assertFits(`tool ${call.name} input`, input);
       // The runner answers a timed-out call itself (an error result the model sees); the activity's own
       // bound is a backstop a little later, for a worker that cannot answer at all.
@@ -154,6 +173,10 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
     },
 
     decideCompaction: (facts) => local.fhDecideCompaction(facts),
+
+    // Only runs that list MCP servers schedule it: histories recorded before MCP never reach it, so no patch.
+    listMcpTools: (server, cwd) =>
+      decoded(() => counted(() => activities(mcpListOptions, `list tools of MCP server ${typeof server === 'string' ? server : server.name}`).fhMcpList({ server, cwd }))),
 
     async resolveModel(model, options = {}) {
       const given = options.contextWindowTokens;
@@ -207,11 +230,51 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
     // The workflow sandbox's Date is workflow time: deterministic, identical on replay.
     now: () => Date.now(),
 
-    emit(event) {
-      opts.record(event);
-      sinks.fabric.event(event);
-    },
+    emit,
   };
+}
+
+const worktreeOptions: ActivityOptions = { startToCloseTimeout: '5 minutes', retry: { ...retry, maximumAttempts: 3 } };
+
+/**
+ * A sub-agent as a child workflow: its own history, compaction and budget, in this run's cancellation
+ * scope (cancelling or interrupting the parent cancels it). Its result, or its failure, is the tool
+ * result; its events are nested into this run's as `subagent_event`. Only runs whose agents use
+ * agentAsTool schedule any of this: histories recorded before it never reach it.
+ */
+async function runSubAgent(call: ToolCallRequest, spec: SubAgentSpec, depth: number, slots: SubAgentSlots, emit: (e: AgentEvent) => void): Promise<ToolCallResult> {
+  const agent = spec.agent.name;
+  if (depth + 1 > spec.maxDepth) return { content: new SubAgentDepthError(agent, spec.maxDepth).message, isError: true };
+  const release = await slots.acquire(spec.maxConcurrent);
+  const info = workflowInfo();
+  // From the run's seeded random, not its workflow id: a replay under another id (a downloaded history)
+  // issues the same command. The parent is in the child's Temporal parent info and its envelope.
+  const childId = `${agent}-${uuid4()}`;
+  const now = () => Date.now();
+  try {
+    const wt = spec.worktree ? await decoded(() => activities(worktreeOptions, `worktree for ${agent}`).fhWorktreeCreate({ cwd: call.cwd, name: childId })) : undefined;
+    emit(makeEvent('subagent_started', { childId, agent, callId: call.id, depth: depth + 1, ...(wt ? { branch: wt.branch } : {}) }, now()));
+    let outcome: SubAgentOutcome | undefined;
+    let failure: unknown;
+    try {
+      const envelope: SubAgentEnvelope = { fhSubAgent: { input: spec.toInput(call.input), depth: depth + 1, ...(wt ? { cwd: wt.path } : {}), parent: info.workflowId } };
+      outcome = (await executeChild(agent, { args: [envelope], workflowId: childId, taskQueue: info.taskQueue, ...(call.timeoutMs ? { workflowExecutionTimeout: call.timeoutMs } : {}) })) as SubAgentOutcome;
+    } catch (err) {
+      if (isCancellation(err)) throw new InterruptedError();
+      failure = err;
+    }
+    const done = wt ? await decoded(() => activities(worktreeOptions, `finish worktree of ${agent}`).fhWorktreeFinish({ ...wt, cwd: call.cwd })) : undefined;
+    for (const event of outcome?.events ?? []) emit(makeEvent('subagent_event', { childId, agent, event }, now()));
+    emit(makeEvent('subagent_finished', { childId, agent, callId: call.id, ok: failure === undefined, ...(done ? { branch: done.branch, ...(done.commit ? { commit: done.commit } : {}) } : {}) }, now()));
+    if (failure !== undefined) {
+      const typed = decodeFailure(failure);
+      const reason = typed ? `${typed.code}: ${typed.message}` : failure instanceof Error ? (innermostApplicationFailure(failure)?.message ?? failure.message) : String(failure);
+      return { content: `Sub-agent '${agent}' failed: ${reason}${done ? `\n\n[worktree: branch ${done.branch}]` : ''}`, isError: true };
+    }
+    return { content: subAgentResultText(outcome!.result, done), isError: false };
+  } finally {
+    release();
+  }
 }
 
 function assertFits(what: string, value: unknown): void {

@@ -25,6 +25,7 @@ import { strategist } from '../fixtures/strategy-agents';
 import { isTitleRequest, SCRIPTED_TITLE } from '../support/session-fake';
 import { testConnection } from '../support/temporal';
 import { masker } from './support/history-agents';
+import { recordEcosystem } from './record-ecosystem';
 import { HISTORY_AGENT_MODULES } from './support/modules';
 
 const MARKER = '[fabric-harness:summarize]';
@@ -32,7 +33,7 @@ const SUMMARY = '## Goal\nHelp the user.\n## Progress\nAnswered questions.\n## K
 const words = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag}${String.fromCharCode(97 + (i % 26))}`).join(' ');
 
 /** Histories go to test/histories/<package version>/: every release keeps its own, and CI replays them all. */
-const RELEASE_DIR = path.join(__dirname, (require('../../package.json') as { version: string }).version);
+const RELEASE_DIR = path.join(__dirname, process.env.FH_RECORD_RELEASE ?? (require('../../package.json') as { version: string }).version);
 
 async function save(name: string, handle: AgentHandle): Promise<void> {
   await handle.result();
@@ -58,6 +59,9 @@ async function main(): Promise<void> {
   const cw = await startRecordWorker('record-context', cm.url, bundle);
   try {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-record-'));
+    await recordEcosystem(w, fake, dir, saveHistory);
+    // FH_RECORD_ONLY=ecosystem (with FH_RECORD_RELEASE=0.5.0): only the ecosystem histories.
+    if (process.env.FH_RECORD_ONLY === 'ecosystem') return;
     fake.enqueue(
       callTools({ name: 'add', input: { a: 2, b: 3 } }),
       callTools({ name: 'write_file', input: { path: 'sum.txt', content: '5' } }),

@@ -61,6 +61,15 @@ const SCRIPTS: Record<string, () => FakeStep[]> = {
     callTools({ name: 'write_file', input: { path: 'notes.txt', content: 'hello' } }),
     say('Wrote notes.txt.'),
   ],
+  'ecosystem-cjs': () => [
+    // inline.ts: the lead checks the MCP server's notes, hands a task to the researcher (a sub-agent), answers
+    callTools({ name: 'notes__lookup', input: { topic: 'temporal' } }),
+    callTools({ name: 'researcher', input: { task: 'What does Temporal do, in one line?' } }),
+    say('It runs workflows durably.'),
+    say('Temporal runs workflows durably.'),
+    // enhance.ts: the small model's rewrite
+    say('Make the retry in fetchOrders (src/orders.ts) try longer before giving up.'),
+  ],
   'calc-esm': () => [
     // client.ts (on Temporal)
     callTools({ name: 'add', input: { a: 2, b: 3 } }),

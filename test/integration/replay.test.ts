@@ -27,13 +27,20 @@ const CONTEXT_NAMES = [
   'server-strategy',
   'masking',
 ];
+/** Recorded from 0.5.0 on: an MCP tool call (the tool list recorded), a sub-agent run and its child workflow. */
+const ECOSYSTEM_NAMES = ['mcp-call', 'sub-agent-run', 'sub-agent-child'];
 /** Release folders compare as versions (0.10.0 after 0.4.0), not as strings. */
 const byVersion = (a: string, b: string) => {
   const [x, y] = [a, b].map((v) => v.split('.').map(Number));
   return x!.map((n, i) => n - y![i]!).find((d) => d !== 0) ?? 0;
 };
 const since = (release: string, first: string) => byVersion(release, first) >= 0;
-const namesOf = (release: string) => [...NAMES, ...(since(release, '0.3.0') ? SESSION_NAMES : []), ...(since(release, '0.4.0') ? CONTEXT_NAMES : [])];
+const namesOf = (release: string) => [
+  ...NAMES,
+  ...(since(release, '0.3.0') ? SESSION_NAMES : []),
+  ...(since(release, '0.4.0') ? CONTEXT_NAMES : []),
+  ...(since(release, '0.5.0') ? ECOSYSTEM_NAMES : []),
+];
 /** The release folders (test/histories/support holds the recorder's agents, not histories). */
 const RELEASES = readdirSync(HISTORIES, { withFileTypes: true })
   .filter((d) => d.isDirectory() && /^\d+\.\d+\.\d+$/.test(d.name))
@@ -89,6 +96,18 @@ describe('recorded histories replay against the current workflow code', () => {
       expect(artifact).toContain('[characters 20-60 of 307200');
       expect(payloadText(await h('server-strategy'))).toMatch(/"strategy":\{"strategy":"server"/);
       expect(payloadText(await h('masking'))).toMatch(/"mask":\{"before":\d+,"ids":\["[^"]+"/);
+    }
+  });
+
+  it('the ecosystem histories hold what they were recorded for', async () => {
+    for (const r of RELEASES.filter((x) => since(x, '0.5.0'))) {
+      const mcp = (await recorded(`${r}/mcp-call`)).history;
+      expect(activities(mcp).filter((a) => a === 'fhMcpList')).toHaveLength(1);
+      expect(payloadText(mcp)).toContain('"name":"count"');
+      expect(payloadText(mcp)).toContain('deliberate failure');
+      const sub = (await recorded(`${r}/sub-agent-run`)).history;
+      expect(sub.events!.filter((e) => e.startChildWorkflowExecutionInitiatedEventAttributes)).toHaveLength(1);
+      expect(payloadText(await recorded(`${r}/sub-agent-child`).then((x) => x.history))).toContain('"fhSubAgent"');
     }
   });
 

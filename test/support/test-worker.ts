@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
-import { createWorker, FabricHarnessPlugin, FileTranscriptStore } from '@fabric-harness/sdk/worker';
+import { createWorker, FabricHarnessPlugin, FileTranscriptStore, type CreateWorkerOptions } from '@fabric-harness/sdk/worker';
 import type { AgentEvent } from '@fabric-harness/sdk';
 import { testBundle } from './bundle';
 import { TEST_AGENT_MODULES } from './bundle-once';
@@ -31,6 +31,8 @@ export async function startTestWorker(opts: {
   apiKey?: string | null;
   /** Join an existing task queue (another worker's) instead of a new one. */
   taskQueue?: string;
+  /** MCP servers the worker registers. */
+  mcpServers?: CreateWorkerOptions['mcpServers'];
 }): Promise<TestWorker> {
   const t = await testConnection();
   const storeDir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-store-'));
@@ -48,6 +50,7 @@ export async function startTestWorker(opts: {
     store,
     onEvent: (e) => events.push(e),
     workflowBundle: await testBundle(),
+    ...(opts.mcpServers ? { mcpServers: opts.mcpServers } : {}),
   });
   const client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [new FabricHarnessPlugin({ store })] });
   const running = worker.run();

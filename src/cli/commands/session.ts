@@ -16,6 +16,7 @@ import { asCliError, connect, printJson, STORE_OPTION, type Command, type Connec
 import { CliError, EXIT, failure, GRPC, grpcCode, usage } from '../errors';
 import { formatTime, table } from '../render';
 import { noWorkerMessage, workerPolls } from '../waiting';
+import { enhanceCommand, shareCommand } from './session-extras';
 
 /* eslint-disable @typescript-eslint/no-require-imports */
 // The client modules load @temporalio/client: only when a command runs (help stays instant).
@@ -662,6 +663,8 @@ const SUBCOMMANDS: Command[] = [
   archiveCommand(false),
   endCommand,
   deleteCommand,
+  enhanceCommand,
+  shareCommand,
 ];
 
 export const sessionCommand: Command = {

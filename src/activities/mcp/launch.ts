@@ -1,0 +1,25 @@
+import type { StdioServerParameters } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { McpStdioServer } from '../../core/mcp';
+import type { ToolSandbox } from '../tool-env';
+
+/**
+ * How a stdio MCP server is started: the one place that applies the tool sandbox to it, so a change
+ * of sandbox (bubblewrap profile, environment rules) is a change here only.
+ *
+ * The server gets what bash gets: the sandbox's minimal environment (the worker's own variables —
+ * API keys, store settings — never reach it) plus the server's own `env`, runs in the session's
+ * sandbox directory, and inside the sandbox's wrapper when the worker has one. `env -i` first: the MCP
+ * SDK would otherwise add the worker's HOME, USER, SHELL and LOGNAME under ours.
+ */
+export function stdioLaunch(sandbox: ToolSandbox, server: McpStdioServer, cwd: string): StdioServerParameters {
+  const env = { ...sandbox.env(cwd), ...server.env };
+  // The wrapper runs `bash -c <command>`: exec the server with its argv as given, no shell parsing.
+  const wrapped = sandbox.argv('exec "$0" "$@"', cwd);
+  return {
+    command: 'env',
+    args: ['-i', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), ...wrapped, server.command, ...(server.args ?? [])],
+    env: { PATH: env.PATH ?? '/usr/bin:/bin' },
+    cwd,
+    stderr: 'pipe',
+  };
+}
