@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { InvalidInputError } from '../core/errors';
 import { parseWith } from '../core/validate';
+import type { InvokeOptions } from '../core/agent';
 
 const invokeShape = {
   apiKey: z.string().min(1).optional(),
@@ -17,7 +18,13 @@ const invokeShape = {
   signal: z.custom<AbortSignal>((v) => typeof v === 'object' && v !== null && 'aborted' in v, 'expected an AbortSignal').optional(),
   memoryDir: z.string().min(1).optional(),
   onApproval: z.function().optional(),
-};
+  mcpServers: z.record(z.string(), z.unknown()).optional(), // each server checked where it is connected
+  // Internal: how deep a sub-agent run is nested (inline sub-agents pass it to the child's invoke).
+  fhDepth: z.number().int().min(0).optional(),
+} satisfies Record<keyof InvokeOptions | 'fhDepth', z.ZodType>; // a new InvokeOptions key must be listed here
+
+/** Keys not shown in "known options" (set by the SDK itself). */
+const INTERNAL = new Set(['fhDepth']);
 
 const sessionShape = {
   ...invokeShape,
@@ -34,7 +41,7 @@ function checkKeys(options: unknown, known: string[], what: string): void {
   for (const key of Object.keys(options)) {
     if (known.includes(key)) continue;
     const near = known.find((k) => k.toLowerCase() === key.toLowerCase());
-    const hint = near ? `did you mean '${near}'?` : `known options: ${known.join(', ')}`;
+    const hint = near ? `did you mean '${near}'?` : `known options: ${known.filter((k) => !INTERNAL.has(k)).join(', ')}`;
     throw new InvalidInputError(what, key, [{ path: key, message: `unknown option '${key}' (${hint})` }]);
   }
 }
