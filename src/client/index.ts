@@ -67,4 +67,6 @@ export { shareSession, type ShareOptions } from './share';
 export { renderSharePage, escapeHtml, type SharePageInput } from '../core/share/page';
 export { redactText, type RedactOptions } from '../core/share/redact';
 export { enhancePrompt, type EnhanceOptions, type EnhanceResult } from './enhance';
+export { startFlow, getFlowHandle, resumeFlow, loadFlow, FlowHandle, FlowNotResumableError, type StartFlowOptions } from './flows';
+export type { FlowState, FlowResult, GateDecision, NodeState } from '../wire/flow-messages';
 export * from './reachable-types';

@@ -14,3 +14,4 @@ export type { RunApproval } from '../wire/messages';
 // The label value a session takes (no null; the search-attribute LabelValue allows null).
 export type { LabelValue as SessionLabelValue } from '../core/sessions/labels';
 export type { RepoIntro } from '../core/enhance/types';
+export type { FlowRunSettings } from '../wire/flow-messages';

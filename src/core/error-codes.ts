@@ -68,6 +68,17 @@ export const ERROR_CODES = {
   SESSION_FILE_CORRUPT: { in: 'inline/session-errors', means: 'an inline session file cannot be read back' },
   SESSION_AGENT_MISMATCH: { in: 'inline/session-errors', means: 'an inline session was opened with another agent than the one it was made with' },
   SEARCH_ATTRIBUTES_MISSING: { in: 'client/sessions-list', means: "the namespace lacks the session search attributes (run `fh server` or register them)" },
+  // Flows (runs of stages from a DOT graph)
+  FLOW_DOT_SYNTAX: { in: 'core/flows/errors', means: "a flow's DOT text does not parse (`line`, `column`)", exit: 'usage' },
+  FLOW_INVALID: { in: 'core/flows/errors', means: 'a flow graph cannot run: `element` names the node or edge, `line` where it is', exit: 'usage' },
+  FLOW_CONDITION: { in: 'core/flows/errors', means: 'an edge condition does not parse', exit: 'usage' },
+  FLOW_RESERVED_KEY: { in: 'core/flows/errors', means: 'an initial context value names a key the engine sets (internal.*, graph.*, outcome, …)', exit: 'usage' },
+  FLOW_UNKNOWN_CHOICE: { in: 'core/flows/errors', means: 'a gate was answered with a choice it does not offer (the gate keeps waiting)', exit: 'usage', hint: '`fh flow show <id>` lists the choices' },
+  FLOW_NOT_WAITING: { in: 'core/flows/errors, workflows/flow-workflow', means: 'a gate answer reached a flow that waits at no gate, or at another one', exit: 'usage' },
+  FLOW_STAGE_FAILED: { in: 'core/flows/errors', means: 'a stage failed and no edge routes the failure', hint: 'resume it with `fh flow resume <id>`' },
+  FLOW_STEP_LIMIT: { in: 'core/flows/errors', means: "a flow ran max_steps stages without reaching an exit" },
+  FLOW_NO_ROUTE: { in: 'core/flows/errors', means: 'no edge out of a stage matched and none is unconditioned' },
+  FLOW_NOT_RESUMABLE: { in: 'client/flows', means: 'only a failed flow run resumes' },
   // The Node edge: stores, sandbox, worker modules
   STORE_BLOB_MISSING: { in: 'activities/store-errors', means: 'a stored transcript, tool result or payload is gone from the store' },
   STORE_INTEGRITY: { in: 'activities/store-errors', means: 'a stored blob does not hash to its name (it was altered)' },

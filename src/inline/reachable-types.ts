@@ -30,3 +30,6 @@ export type { SessionFs } from './session-files';
 export type { ApprovalAnswer, ApprovalRequest } from '../core/agent';
 export type { McpToolInfo } from '../core/mcp';
 export type { SubAgentSpec } from '../core/tools';
+export { FIDELITIES, JOIN_POLICIES, NODE_KINDS } from '../core/flows/graph';
+export type { JoinPolicy } from '../core/flows/graph';
+export type { StageStatus } from '../core/flows/stage';

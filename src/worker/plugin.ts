@@ -4,6 +4,7 @@ import type { BundleOptions, ReplayWorkerOptions, WorkerOptions, InjectedSinks }
 import { createActivities } from '../activities/activities';
 import type { ModelConnection } from '../activities/anthropic';
 import { externalStorageFor } from '../activities/external-storage';
+import { createFlowActivities } from '../activities/flow-activities';
 import { resolveToolSandbox, type ToolSandboxOptions } from '../activities/tool-env';
 import { McpConnections } from '../activities/mcp/connections';
 import { mcpServerConfigSchema, type McpHttpServer, type McpServerConfig, type McpStdioServer } from '../core/mcp';
@@ -54,14 +55,14 @@ export class FabricHarnessPlugin extends SimplePlugin {
     const mcp = new McpConnections({ servers: parseMcpServers(options.mcpServers), sandbox: resolveToolSandbox(options.toolSandbox) });
     super({
       name: 'fabric-harness',
-      activities: createActivities({
+      activities: Object.assign(createFlowActivities(store), createActivities({
         connection: options.model ?? {},
         defaultModel: options.model?.defaultModel,
         store,
         tools: options.tools instanceof ToolRegistry ? options.tools : ToolRegistry.from(loadSources(options.tools ?? [], 'tools')),
         toolSandbox: options.toolSandbox,
         mcp,
-      }),
+      })),
       // The worker's MCP connections (stdio servers are child processes) end with it.
       runContext: async (next) => {
         try {

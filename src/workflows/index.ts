@@ -4,6 +4,7 @@
  */
 import { isAgentDefinition, type AgentDefinition } from '../core/agent';
 import { agentWorkflow, unknownAgentWorkflow } from './agent-workflow';
+import { fhFlow, fhFlowBranch } from './flow-workflow';
 
 export * from './agent-workflow';
 
@@ -29,6 +30,9 @@ export function agentWorkflows(modules: unknown[]): Record<string, (...args: any
   const agents = collectAgents(modules);
   const out: Record<string, (...args: any[]) => Promise<unknown>> = {};
   for (const def of agents) out[def.name] = agentWorkflow(def);
+  // Flows run on every worker: their stages use the built-in tools and the agents registered here.
+  out.fhFlow = fhFlow;
+  out.fhFlowBranch = fhFlowBranch;
   out.default = unknownAgentWorkflow(agents.map((a) => a.name));
   return out;
 }

@@ -61,6 +61,10 @@ const SCRIPTS: Record<string, () => FakeStep[]> = {
     callTools({ name: 'write_file', input: { path: 'notes.txt', content: 'hello' } }),
     say('Wrote notes.txt.'),
   ],
+  'flows-cjs': () => [
+    // flow.ts: the plan node's prompt
+    say('Tag main as v1.2 once the checks are green.'),
+  ],
   'ecosystem-cjs': () => [
     // inline.ts: the lead checks the MCP server's notes, hands a task to the researcher (a sub-agent), answers
     callTools({ name: 'notes__lookup', input: { topic: 'temporal' } }),

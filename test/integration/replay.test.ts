@@ -29,6 +29,15 @@ const CONTEXT_NAMES = [
 ];
 /** Recorded from 0.5.0 on: an MCP tool call (the tool list recorded), a sub-agent run and its child workflow. */
 const ECOSYSTEM_NAMES = ['mcp-call', 'sub-agent-run', 'sub-agent-child'];
+/**
+ * Recorded from 0.5.0 on, by test/histories/record-flows.ts: a flow run (commands, a retry, a fan-out
+ * whose branches are child workflows, a prompt node, a gate answered by an update, a route) and its
+ * failed branch.
+ */
+const FLOW_NAMES = ['flow-release', 'flow-branch-failed'];
+/** A flow names its branch workflows after its own id: its histories replay under the ids they ran with. */
+const RECORDED_IDS: Record<string, string> = { 'flow-release': 'recorded-flow', 'flow-branch-failed': 'recorded-flow/b-1' };
+const replayId = (id: string) => RECORDED_IDS[id.split('/').at(-1)!] ?? `recorded-${id}`;
 /** Release folders compare as versions (0.10.0 after 0.4.0), not as strings. */
 const byVersion = (a: string, b: string) => {
   const [x, y] = [a, b].map((v) => v.split('.').map(Number));
@@ -39,7 +48,7 @@ const namesOf = (release: string) => [
   ...NAMES,
   ...(since(release, '0.3.0') ? SESSION_NAMES : []),
   ...(since(release, '0.4.0') ? CONTEXT_NAMES : []),
-  ...(since(release, '0.5.0') ? ECOSYSTEM_NAMES : []),
+  ...(since(release, '0.5.0') ? [...ECOSYSTEM_NAMES, ...FLOW_NAMES] : []),
 ];
 /** The release folders (test/histories/support holds the recorder's agents, not histories). */
 const RELEASES = readdirSync(HISTORIES, { withFileTypes: true })
@@ -50,7 +59,7 @@ const RELEASES = readdirSync(HISTORIES, { withFileTypes: true })
 const ALL = RELEASES.flatMap((release) => namesOf(release).map((name) => `${release}/${name}`));
 
 async function recorded(id: string) {
-  return { workflowId: `recorded-${id}`, history: historyFromJSON(JSON.parse(await fs.readFile(path.join(HISTORIES, `${id}.json`), 'utf8'))) };
+  return { workflowId: replayId(id), history: historyFromJSON(JSON.parse(await fs.readFile(path.join(HISTORIES, `${id}.json`), 'utf8'))) };
 }
 
 async function replayAll(bundle: WorkflowBundle, names: string[], plugin = new FabricHarnessPlugin()) {
@@ -76,7 +85,7 @@ describe('recorded histories replay against the current workflow code', () => {
       expect(files.sort()).toEqual(namesOf(release).sort());
     }
     const results = await replayAll(await historyBundle(), names);
-    expect(results.map((r) => [r.workflowId, r.error?.message])).toEqual(names.map((n) => [`recorded-${n}`, undefined]));
+    expect(results.map((r) => [r.workflowId, r.error?.message])).toEqual(names.map((n) => [replayId(n), undefined]));
   });
 
   it('each context-management history holds what it was recorded for (so replaying it exercises that code)', async () => {
@@ -96,6 +105,20 @@ describe('recorded histories replay against the current workflow code', () => {
       expect(artifact).toContain('[characters 20-60 of 307200');
       expect(payloadText(await h('server-strategy'))).toMatch(/"strategy":\{"strategy":"server"/);
       expect(payloadText(await h('masking'))).toMatch(/"mask":\{"before":\d+,"ids":\["[^"]+"/);
+    }
+  });
+
+  it('each flow history holds what it was recorded for (so replaying it exercises that code)', async () => {
+    for (const r of RELEASES.filter((x) => since(x, '0.5.0'))) {
+      const flow = (await recorded(`${r}/flow-release`)).history;
+      expect(activities(flow)).toEqual(expect.arrayContaining(['fhFlowCommit', 'fhTool', 'fhModel']));
+      expect(updates(flow)).toEqual(['fh.flow.gate']);
+      expect(flow.events!.filter((e) => e.startChildWorkflowExecutionInitiatedEventAttributes).map((e) => e.startChildWorkflowExecutionInitiatedEventAttributes!.workflowType!.name)).toEqual(['fhFlowBranch', 'fhFlowBranch']);
+      const text = payloadText(flow);
+      expect(text).toContain('"internal.retry_count.flaky":1');
+      expect(text).toContain('"parallel.fan_in.best_id":"a"');
+      expect(text).toContain('shipped');
+      expect(payloadText((await recorded(`${r}/flow-branch-failed`)).history)).toContain('b-broke');
     }
   });
 

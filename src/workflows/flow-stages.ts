@@ -1,0 +1,340 @@
+/**
+ * Stage handlers, in workflow code. Command nodes run through the bash tool activity (the worker's
+ * sandbox settings apply, confinement included): stdout and stderr go to files under `.fh-flow/` in
+ * the work dir, read back through the read_file tool activity with the 100 KB offload threshold, so a
+ * large output is stored and the context holds a reference. Prompt nodes run in a session of a harness
+ * the run owns (one per thread_id for `full` fidelity); agent nodes run an agent as a child workflow;
+ * gates wait durably for an update; parallel nodes run each branch as a child workflow.
+ */
+import {
+  CancellationScope,
+  ChildWorkflowCancellationType,
+  condition,
+  executeChild,
+  isCancellation,
+  proxyActivities,
+} from '@temporalio/workflow';
+import type { FabricActivities, ToolActivityResult } from '../wire/activity-contract';
+import { z } from 'zod';
+import { Harness } from '../core/harness';
+import { parseWith } from '../core/validate';
+import type { Conversation } from '../core/conversation';
+import type { Entry } from '../core/entries';
+import { artifactPointer, deepCopy, OFFLOAD_VALUE_BYTES, parseAgentDirectives, type ContextValue, type FlowContext } from '../core/flows/context';
+import { completedStages, failure, gateChoices, gateKeys, matchGateChoice, responseKeys } from '../core/flows/engine';
+import { FlowNotWaitingError } from '../core/flows/errors';
+import { renderPreamble } from '../core/flows/preamble';
+import type { StageResult, StageStatus } from '../core/flows/stage';
+import { fanInFor } from '../core/flows/validate';
+import { outgoing, type Fidelity, type FlowEdge, type FlowGraph, type FlowNode } from '../core/flows/graph';
+import type { FlowEventInput } from '../core/flows/events';
+import type { StageRecord } from '../core/flows/stage';
+import { decodeFailure } from '../wire/failures';
+import { FLOW_BRANCH_WORKFLOW, type BranchInput, type BranchResult, type FlowRunSettings, type GateAnswer, type GateDecision, type NodeState } from '../wire/flow-messages';
+import { createTemporalPorts } from './temporal-ports';
+
+/** The tool activities of a command stage, named after it. */
+const tools = (what: string) =>
+  proxyActivities<FabricActivities>({
+    startToCloseTimeout: '30 minutes',
+    heartbeatTimeout: '15s',
+    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '60s', maximumAttempts: 10 },
+    summary: what,
+  });
+
+const gateAnswerSchema = z.object({ choice: z.string().min(1), text: z.string().optional(), gate: z.string().optional() }).strict();
+
+/** Where command nodes' outputs go, inside the work dir. */
+export const FLOW_OUTPUT_DIR = '.fh-flow';
+
+/** One attempt of one stage, as the runner hands it to a handler. */
+export interface StageContext {
+  node: FlowNode;
+  visit: number;
+  attempt: number;
+  fidelity: Fidelity;
+  via?: FlowEdge;
+}
+
+/** What handlers read and write of the run (the FlowRunner). */
+export interface StageHost {
+  readonly graph: FlowGraph;
+  readonly settings: FlowRunSettings;
+  readonly ctx: FlowContext;
+  readonly stages: StageRecord[];
+  readonly nodeStates: Record<string, NodeState>;
+  readonly runId: string;
+  lastJoin: JoinResult | undefined;
+  emit(event: FlowEventInput): void;
+}
+
+export interface JoinResult {
+  fanIn: string;
+  branches: Array<BranchResult | { id: string; outcome: 'cancelled'; updates: FlowContext; stages: [] }>;
+  best?: BranchResult;
+}
+
+export class FlowStages {
+  private harness: Harness | undefined;
+  private readonly threads = new Map<string, Conversation>();
+  /** The gate the run waits at, and the answer once given. */
+  waiting: { node: FlowNode; decision?: ReturnType<typeof matchGateChoice> } | undefined;
+
+  constructor(private readonly runner: StageHost) {}
+
+  async run(s: StageContext): Promise<StageResult> {
+    switch (s.node.kind) {
+      case 'start':
+      case 'exit':
+      case 'route':
+        return { status: 'success', updates: {}, record: {} };
+      case 'command':
+        return this.command(s);
+      case 'prompt':
+        return this.prompt(s);
+      case 'agent':
+        return this.agent(s);
+      case 'gate':
+        return this.gate(s);
+      case 'parallel':
+        return this.parallel(s);
+      case 'fan_in':
+        return this.fanIn(s);
+    }
+  }
+
+  private async command({ node, visit, attempt }: StageContext): Promise<StageResult> {
+    const base = `${FLOW_OUTPUT_DIR}/${node.id}-${visit}-${attempt}`;
+    const script = node.script!;
+    const cwd = this.runner.settings.workDir;
+    const callId = `flow-${node.id}-${visit}-${attempt}`;
+    // The script's own output goes to files: the bash tool caps what it returns, the files are whole.
+    const wrapped = `mkdir -p ${FLOW_OUTPUT_DIR} && { ${script}\n} > '${base}.out' 2> '${base}.err'`;
+    const ran = await tools(`flow command ${node.id}`).fhTool({ name: 'bash', callId, input: { command: wrapped }, cwd });
+    const exitCode = exitCodeOf(ran.content);
+    const read = (suffix: string) =>
+      tools(`flow command ${node.id}: read ${suffix === 'out' ? 'stdout' : 'stderr'}`).fhTool({ name: 'read_file', callId: `${callId}-${suffix}`, input: { path: `${base}.${suffix}` }, cwd, offloadBytes: OFFLOAD_VALUE_BYTES });
+    const out = await read('out');
+    const err = await read('err');
+    const stdout = valueOf(out);
+    const stderr = valueOf(err);
+    const status: StageStatus = exitCode === 0 ? 'success' : 'fail';
+    const record: StageResult['record'] = { command: { script, exitCode, stdout, stderr } };
+    if (status === 'fail') record.failure = failure(node, 'command_exit', `${ran.content.split('\n')[0]}; stderr: ${typeof stderr === 'string' ? stderr.slice(0, 500) : ''}`);
+    return { status, updates: { 'command.output': stdout, 'command.stderr': stderr }, record };
+  }
+
+  private async prompt({ node, visit, attempt, fidelity }: StageContext): Promise<StageResult> {
+    const text = node.prompt ?? node.label;
+    const threadKey = fidelity === 'full' ? (node.threadId ?? 'main') : undefined;
+    let session = threadKey !== undefined ? this.threads.get(threadKey) : undefined;
+    // A thread's first node has no conversation to continue: it gets the default preamble.
+    const preambleFidelity = fidelity === 'full' && !session ? 'compact' : fidelity;
+    if (!session) {
+      session = await this.harnessFor(node).session({ id: threadKey !== undefined ? `thread-${threadKey}`.slice(0, 64) : `${node.id}-${visit}-${attempt}`.slice(0, 64), ...(node.model ? { model: node.model } : {}) });
+      if (threadKey !== undefined) this.threads.set(threadKey, session);
+    }
+    const preamble = renderPreamble({
+      fidelity: preambleFidelity,
+      goal: stringOr(this.runner.ctx['graph.goal']),
+      runId: this.runner.runId,
+      stages: completedStages(this.runner.stages),
+      context: this.runner.ctx,
+    });
+    const sent = preamble ? `${preamble}\n\n${text}` : text;
+    const before = session.usage();
+    try {
+      const reply = await session.prompt<string>(sent);
+      const after = session.usage();
+      const directives = parseAgentDirectives(reply);
+      return {
+        status: directives.outcome ?? 'success',
+        updates: { ...responseKeys(node, reply), ...directives.updates },
+        record: {
+          agent: { model: session.model, inputTokens: after.inputTokens - before.inputTokens, outputTokens: after.outputTokens - before.outputTokens, files: filesTouched(session.messages(), sent) },
+          ...(directives.outcome === 'fail' ? { failure: failure(node, 'agent_reported', reply.slice(0, 500)) } : {}),
+        },
+        ...(directives.preferredLabel !== undefined ? { preferredLabel: directives.preferredLabel } : {}),
+      };
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      const message = decodeFailure(err)?.message ?? (err instanceof Error ? err.message : String(err));
+      return { status: 'fail', updates: { last_stage: node.id }, record: { failure: failure(node, 'agent_error', message) } };
+    }
+  }
+
+  private async agent({ node, visit, attempt, fidelity }: StageContext): Promise<StageResult> {
+    const text = node.prompt ?? node.label;
+    const preamble = renderPreamble({ fidelity: fidelity === 'full' ? 'compact' : fidelity, goal: stringOr(this.runner.ctx['graph.goal']), runId: this.runner.runId, stages: completedStages(this.runner.stages), context: this.runner.ctx });
+    const prompt = preamble ? `${preamble}\n\n${text}` : text;
+    const input = node.attrs.input !== undefined ? substitute(JSON.parse(node.attrs.input) as unknown, prompt) : { prompt };
+    try {
+      const out = await executeChild(node.agent!, { args: [input], workflowId: `${this.runner.runId}/${node.id}-${visit}-${attempt}` });
+      const reply = typeof out === 'string' ? out : JSON.stringify(out);
+      const directives = parseAgentDirectives(reply);
+      return { status: directives.outcome ?? 'success', updates: { ...responseKeys(node, reply), ...directives.updates }, record: {} };
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      const message = decodeFailure(err)?.message ?? (err instanceof Error ? err.message : String(err));
+      return { status: 'fail', updates: { last_stage: node.id }, record: { failure: failure(node, 'agent_error', message) } };
+    }
+  }
+
+  private async gate({ node }: StageContext): Promise<StageResult> {
+    this.waiting = { node };
+    this.runner.nodeStates[node.id] = 'waiting';
+    this.runner.emit({ type: 'flow.gate_waiting', node: node.id, choices: gateChoices(this.runner.graph, node).map((c) => c.label) });
+    // No timer and no activity: the run waits in history for the update, on no worker's slot.
+    await condition(() => this.waiting?.decision !== undefined);
+    const decision = this.waiting.decision!;
+    this.waiting = undefined;
+    this.runner.emit({ type: 'flow.gate_decided', node: node.id, selected: decision.selected, label: decision.label });
+    return { status: 'success', updates: gateKeys(decision), record: { gate: decision.text !== undefined ? { selected: decision.selected, label: decision.label, text: decision.text } : { selected: decision.selected, label: decision.label } }, preferredLabel: decision.label };
+  }
+
+  /** The update's validator: refused answers never enter history, and the gate keeps waiting. */
+  validateGate(answer: GateAnswer): void {
+    parseWith(gateAnswerSchema, answer, 'gate answer');
+    const w = this.waiting;
+    if (!w || w.decision !== undefined) throw new FlowNotWaitingError(answer.gate, undefined);
+    if (answer.gate !== undefined && answer.gate !== w.node.id) throw new FlowNotWaitingError(answer.gate, w.node.id);
+    matchGateChoice(this.runner.graph, w.node, answer.choice, answer.text);
+  }
+
+  decideGate(answer: GateAnswer): GateDecision {
+    const w = this.waiting!;
+    w.decision = matchGateChoice(this.runner.graph, w.node, answer.choice, answer.text);
+    return { gate: w.node.id, selected: w.decision.selected, label: w.decision.label };
+  }
+
+  private async parallel({ node, visit }: StageContext): Promise<StageResult> {
+    const graph = this.runner.graph;
+    const fanIn = fanInFor(graph, node.id);
+    const edges = outgoing(graph, node.id);
+    const policy = node.join ?? 'wait_all';
+    const limit = Math.min(node.maxParallel ?? edges.length, edges.length);
+    const snapshot = deepCopy(this.runner.ctx); // taken once, at the fan-out: every branch starts from it
+    const stages = completedStages(this.runner.stages);
+    const results: JoinResult['branches'] = [];
+    const scopes: CancellationScope[] = [];
+    let next = 0;
+    let stopped = false;
+    let best: BranchResult | undefined;
+    const runBranch = async (i: number) => {
+      const edge = edges[i]!;
+      const workflowId = `${this.runner.runId}/${edge.to}-${visit}`;
+      const input: BranchInput = { ...this.runner.settings, graph, start: edge.to, stopAt: fanIn, context: deepCopy(snapshot), stages };
+      const scope = new CancellationScope();
+      scopes.push(scope);
+      this.runner.emit({ type: 'flow.branch_started', node: node.id, branch: edge.to, workflowId });
+      let result: JoinResult['branches'][number];
+      try {
+        result = await scope.run(() =>
+          executeChild<(i: BranchInput) => Promise<BranchResult>>(FLOW_BRANCH_WORKFLOW, { args: [input], workflowId, cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED }),
+        );
+      } catch (err) {
+        if (!scope.consideredCancelled || !isCancellation(err)) throw err;
+        result = { id: edge.to, outcome: 'cancelled', updates: {}, stages: [] };
+      }
+      results[i] = result;
+      for (const s of result.stages) this.runner.nodeStates[s.node] = s.status;
+      this.runner.emit({ type: 'flow.branch_joined', node: node.id, branch: edge.to, outcome: result.outcome });
+      if (result.outcome === 'success' && !best) best = result as BranchResult;
+      if (policy === 'first_success' && result.outcome === 'success' && !stopped) {
+        stopped = true;
+        for (const s of scopes) if (s !== scope) s.cancel();
+      }
+    };
+    const lane = async () => {
+      while (!stopped && next < edges.length) await runBranch(next++);
+    };
+    await Promise.all(Array.from({ length: limit }, lane));
+    const branches = edges.map((e, i) => results[i] ?? { id: e.to, outcome: 'cancelled' as const, updates: {}, stages: [] as [] });
+    // wait_all: the best is the first branch (in edge order) that succeeded; first_success: the first to succeed.
+    if (policy === 'wait_all') best = branches.find((b): b is BranchResult => b.outcome === 'success');
+    this.runner.lastJoin = { fanIn, branches, ...(best ? { best } : {}) };
+    // The fan-out itself ran; the fan-in stage says how the branches did.
+    return { status: 'success', updates: {}, record: { branches: branches.map((b) => ({ id: b.id, outcome: b.outcome, updates: visibleUpdates(b.updates) })) } };
+  }
+
+  private async fanIn({ node }: StageContext): Promise<StageResult> {
+    const join = this.runner.lastJoin;
+    if (!join || join.fanIn !== node.id) {
+      return { status: 'fail', updates: {}, record: { failure: failure(node, 'fan_in_without_fan_out', 'reached a fan-in that no fan-out of this run leads to') } };
+    }
+    const best = join.best ?? join.branches.find((b) => b.outcome !== 'cancelled') ?? join.branches[0]!;
+    const results: ContextValue = join.branches.map((b) => ({ id: b.id, outcome: b.outcome, updates: visibleUpdates(b.updates) }));
+    const status: StageStatus = join.best ? 'success' : 'fail';
+    return {
+      status,
+      updates: { 'parallel.fan_in.best_id': best.id, 'parallel.fan_in.best_outcome': best.outcome, 'parallel.fan_in.results': results },
+      record: {
+        branches: join.branches.map((b) => ({ id: b.id, outcome: b.outcome, updates: visibleUpdates(b.updates) })),
+        ...(status === 'fail' ? { failure: failure(node, 'all_branches_failed', join.branches.map((b) => `${b.id}: ${b.outcome}`).join(', ')) } : {}),
+      },
+    };
+  }
+
+  private harnessFor(node: FlowNode): Harness {
+    void node;
+    const { workDir, model, system } = this.runner.settings;
+    this.harness ??= new Harness(
+      createTemporalPorts({ record: () => undefined }),
+      { sandbox: { type: 'local', cwd: workDir }, tools: ['bash', 'read_file', 'write_file', 'edit_file'], ...(model ? { model } : {}), ...(system ? { system } : {}) },
+      'default',
+      workDir,
+    );
+    return this.harness;
+  }
+}
+
+/** What a branch produced, without the engine's bookkeeping keys. */
+function visibleUpdates(updates: FlowContext): FlowContext {
+  return Object.fromEntries(Object.entries(updates).filter(([k]) => !k.startsWith('internal.') && k !== 'current_node'));
+}
+
+function exitCodeOf(bashResult: string): number | null {
+  const m = /^exit code (-?\d+)/.exec(bashResult);
+  return m ? Number(m[1]) : null;
+}
+
+/** A read_file result as a context value: the text, or the pointer to where it was stored. */
+function valueOf(r: ToolActivityResult): ContextValue {
+  if (r.artifact) return artifactPointer(r.artifact.ref, r.artifact.bytes);
+  return r.isError ? '' : r.content;
+}
+
+function stringOr(v: ContextValue | undefined): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
+
+/** Files the prompt's tool calls wrote or edited (after the last time `sent` was the user's message). */
+function filesTouched(entries: readonly Entry[], sent: string): string[] {
+  let from = 0;
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const e = entries[i]!;
+    if (e.type === 'user' && e.text === sent) {
+      from = i;
+      break;
+    }
+  }
+  const files: string[] = [];
+  for (const e of entries.slice(from)) {
+    if (e.type !== 'assistant') continue;
+    for (const b of e.content) {
+      if (b.type === 'tool_use' && (b.name === 'write_file' || b.name === 'edit_file')) {
+        const p = (b.input as { path?: unknown }).path;
+        if (typeof p === 'string' && !files.includes(p)) files.push(p);
+      }
+    }
+  }
+  return files;
+}
+
+/** An agent node's `input` attribute with every "$prompt" string replaced by the prompt. */
+function substitute(v: unknown, prompt: string): unknown {
+  if (v === '$prompt') return prompt;
+  if (Array.isArray(v)) return v.map((x) => substitute(x, prompt));
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, substitute(x, prompt)]));
+  return v;
+}
