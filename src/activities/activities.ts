@@ -7,7 +7,11 @@ import { isReadArtifact } from '../core/context/artifacts';
 import { offloadToolResult, readArtifact } from './artifacts';
 import type { ToolSpec } from '../core/tools-spec';
 import type { Entry } from '../core/entries';
-import type { ModelConnection } from './anthropic';
+import type Anthropic from '@anthropic-ai/sdk';
+import { streamMessages, type MessagesCall, type ModelConnection } from './anthropic';
+import { LivePublisher, ToolOutputLines } from './stream-publisher';
+import type { StreamSlot } from '../wire/stream';
+import type { ModelCallResult } from '../core/ports';
 import {
   TRANSCRIPT_STORE_MISS,
   type FabricActivities,
@@ -27,6 +31,7 @@ import { EdgeService, runToolWithOffload, type AroundCall, type TextCall } from 
 import type { TranscriptStore } from './transcript-store';
 import { loadJson, saveJson, ToolResultStore, Transcripts } from './transcripts';
 import { MemoryFiles } from './memory-files';
+import { ReplyArchiveStore } from './reply-archive-store';
 import { updateMemory } from '../core/context/memory-extract';
 
 const HEARTBEAT_MS = 2_000;
@@ -53,6 +58,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
   const transcripts = new Transcripts(deps.store);
   const toolResults = new ToolResultStore(deps.store);
   const memoryFiles = new MemoryFiles(deps.store);
+  const replyArchive = new ReplyArchiveStore(deps.store);
   const tools = deps.tools instanceof ToolRegistry ? deps.tools : ToolRegistry.from(deps.tools);
   const sandbox = resolveToolSandbox(deps.toolSandbox);
   const localTools = createLocalTools(sandbox);
@@ -92,12 +98,16 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
         return { model: input.model, maxTokens: input.maxTokens, system: prelude.system, tools: prelude.tools, entries, cache: input.cache, thinking: input.thinking, contextManagement: input.contextManagement };
       };
       const startedAt = Date.now();
-      const { decision, call, result } = await edge.decideThenCall(input.decide, request, () => Context.current().cancellationSignal, reporting);
+      // With a stream slot the call streams, its deltas published in the heartbeat details (not history).
+      const slot = input.stream;
+      const invoke = slot ? (msgCall: MessagesCall) => asFailure(() => streamedModelCall(edge.anthropic(), msgCall, slot)) : undefined;
+      const { decision, call, result } = await edge.decideThenCall(input.decide, request, () => Context.current().cancellationSignal, reporting, invoke);
       recordDecisionSpan(decision);
       if (!result) return { decision: decision! };
       recordModelCallSpan(call!, result, startedAt);
       const transcript = await transcripts.append(input.base, loaded!.base, [...loaded!.delta, result.entry]);
-      return decision ? { ...result, stored: transcript, decision } : { ...result, stored: transcript };
+      const streamed = slot ? { streamed: { attempt: Context.current().info.attempt } } : {};
+      return decision ? { ...result, stored: transcript, decision, ...streamed } : { ...result, stored: transcript, ...streamed };
     },
 
     async fhSummarize(input) {
@@ -111,9 +121,13 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
       const ctx = Context.current();
       // Heartbeat while the tool runs, so a dead worker is noticed within the heartbeat timeout
       // (not the much longer start-to-close timeout) even for tools that never heartbeat themselves.
-      const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_MS);
+      // With a stream slot its output lines go out in the heartbeat details (which the tool then leaves alone).
+      const lines = input.stream ? new ToolOutputLines(new LivePublisher({ slot: input.stream, attempt: ctx.info.attempt, prior: ctx.info.heartbeatDetails, heartbeat: (d) => ctx.heartbeat(d), kind: 'tool' })) : undefined;
+      const beat = setInterval(() => (lines ? lines.publisher.flush() : ctx.heartbeat()), HEARTBEAT_MS);
       try {
-        const context = { cwd: input.cwd, signal: ctx.cancellationSignal, heartbeat: (details?: unknown) => ctx.heartbeat(details) };
+        const context = lines
+          ? { cwd: input.cwd, signal: ctx.cancellationSignal, heartbeat: () => lines.publisher.flush(), output: (stream: 'stdout' | 'stderr', text: string) => lines.add(stream, text) }
+          : { cwd: input.cwd, signal: ctx.cancellationSignal, heartbeat: (details?: unknown) => ctx.heartbeat(details) };
         // An MCP server's tool: on this run's connection (its workflow id), so a stateful server keeps its state.
         const served = input.mcp;
         const result = await toolCallSpan({ name: input.name, callId: input.callId, mcp: served !== undefined }, () =>
@@ -133,6 +147,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
         return contentRef ? { ...result, contentRef } : result;
       } finally {
         clearInterval(beat);
+        lines?.close();
       }
     },
 
@@ -169,6 +184,14 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
 
     async fhLoadMemory(input) {
       return (await asFailure(() => memoryFiles.load(input.key))) ?? null;
+    },
+
+    async fhArchiveReplies(chunk) {
+      return asFailure(() => replyArchive.append(chunk));
+    },
+
+    async fhFindReply(input) {
+      return asFailure(() => replyArchive.find(input.head, input.messageId));
     },
 
     async fhMcpList(input) {
@@ -235,6 +258,29 @@ async function asFailure<T>(fn: () => Promise<T>): Promise<T> {
  * Runs `fn` heartbeating every few seconds: a model call waits on the provider for up to minutes, and
  * a worker that dies meanwhile must be noticed within the heartbeat timeout, not the start-to-close one.
  */
+/**
+ * A model call with streaming on: its deltas go out in the heartbeat details as they arrive (the
+ * periodic heartbeat resends the same details, so it never blanks them).
+ */
+async function streamedModelCall(client: Anthropic, call: MessagesCall, slot: StreamSlot): Promise<ModelCallResult> {
+  const ctx = Context.current();
+  const publisher = new LivePublisher({
+    slot,
+    attempt: ctx.info.attempt,
+    prior: ctx.info.heartbeatDetails,
+    heartbeat: (details) => ctx.heartbeat(details),
+    kind: 'model',
+    model: call.model,
+  });
+  const beat = setInterval(() => publisher.flush(), HEARTBEAT_MS);
+  try {
+    return await streamMessages(client, call, (ev) => publisher.pushRaw(ev), ctx.cancellationSignal);
+  } finally {
+    clearInterval(beat);
+    publisher.close();
+  }
+}
+
 async function heartbeating<T>(fn: () => Promise<T>): Promise<T> {
   const ctx = Context.current();
   const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_MS);

@@ -113,6 +113,38 @@ export async function callMessages(client: Anthropic, call: MessagesCall, signal
   } catch (err) {
     throw classifyAnthropicError(err, client.baseURL);
   }
+  return resultOf(res, call);
+}
+
+/** One raw server-sent event of a streamed reply (the SDK's type, plain or beta). */
+export type RawStreamEvent = Anthropic.RawMessageStreamEvent | Anthropic.Beta.BetaRawMessageStreamEvent;
+
+/**
+ * The same call with streaming on (`messages.stream`): `onEvent` sees every server-sent event as it
+ * arrives; the result is the final message, exactly as the non-streaming call returns it. An `error`
+ * event mid-stream (e.g. overloaded_error) throws the classified error, as an HTTP error would.
+ */
+export async function streamMessages(
+  client: Anthropic,
+  call: MessagesCall,
+  onEvent: (event: RawStreamEvent) => void,
+  signal?: AbortSignal,
+): Promise<ModelCallResult> {
+  let res: Anthropic.Message | Anthropic.Beta.BetaMessage;
+  try {
+    const params = messagesParams(call);
+    const stream = call.contextManagement
+      ? client.beta.messages.stream({ ...(params as Anthropic.Beta.MessageCreateParamsNonStreaming), betas: call.contextManagement.betas }, { signal })
+      : client.messages.stream(params, { signal });
+    for await (const event of stream as AsyncIterable<RawStreamEvent>) onEvent(event);
+    res = await stream.finalMessage();
+  } catch (err) {
+    throw classifyAnthropicError(err);
+  }
+  return resultOf(res, call);
+}
+
+function resultOf(res: Anthropic.Message | Anthropic.Beta.BetaMessage, call: MessagesCall): ModelCallResult {
   const content: AssistantBlock[] = [];
   const applied: AppliedContextEdit[] = appliedEdits(res);
   for (const block of res.content) {

@@ -89,6 +89,8 @@ export class EdgeService {
     request: () => Promise<R>,
     signal: () => AbortSignal,
     around: AroundCall,
+    /** Makes the model call instead of callModel (a streaming call publishes its deltas as they come). */
+    invoke?: (call: R) => Promise<ModelCallResult>,
   ): Promise<{ decision?: CompactionDecision; call?: R; result?: ModelCallResult }> {
     const exact = wantsExactCount(facts);
     let decision = facts && !exact ? decideFromFacts(facts) : undefined;
@@ -98,7 +100,7 @@ export class EdgeService {
       decision = await around(() => decideWithExactCount(facts, () => this.counts.count(this.anthropic(), countTokensParams(call), signal())));
       if (actsBeforeCall(decision)) return { decision, call };
     }
-    const result = await this.callModel(call, signal(), around);
+    const result = invoke ? await invoke(call) : await this.callModel(call, signal(), around);
     return { decision, call, result };
   }
 

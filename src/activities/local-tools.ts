@@ -46,9 +46,11 @@ export async function bash(input: z.infer<typeof bashInput>, ctx: ToolContext, s
     ctx.signal.addEventListener('abort', onAbort, { once: true });
     child.stdout.on('data', (d: Buffer) => {
       if (stdout.length < OUTPUT_CAP * 2) stdout += d.toString();
+      ctx.output?.('stdout', d.toString());
     });
     child.stderr.on('data', (d: Buffer) => {
       if (stderr.length < OUTPUT_CAP * 2) stderr += d.toString();
+      ctx.output?.('stderr', d.toString());
     });
     child.on('error', (err) => {
       clearTimeout(timer);

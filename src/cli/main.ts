@@ -32,6 +32,7 @@ const COMMANDS: Record<string, () => Command> = {
   store: () => (require('./commands/store') as typeof import('./commands/store')).storeCommand,
   session: () => (require('./commands/session') as typeof import('./commands/session')).sessionCommand,
   chat: () => (require('./commands/chat') as typeof import('./commands/chat')).chatCommand,
+  board: () => (require('./commands/board') as typeof import('./commands/board')).boardCommand,
   flow: () => (require('./commands/flow') as typeof import('./commands/flow')).flowCommand,
   demo: () => (require('./commands/demo') as typeof import('./commands/demo')).demoCommand,
   fake: () => (require('./commands/fake') as typeof import('./commands/fake')).fakeCommand,
@@ -56,6 +57,7 @@ const SUMMARY_LINES: Array<[string, string]> = [
   ['store gc [--dry-run]', 'remove store blobs no retained history refers to'],
   ['session new|list|show|prompt|…', 'long-lived sessions: start, list, prompt, approve, label, fork, delete (fh session --help)'],
   ['chat <session-id>', 'chat with a session in the terminal (approvals, interrupts, settings)'],
+  ['board [--port <n>]', "a web page for the namespace's sessions (inbox, live conversation, gauge, audit)"],
   ['flow run|show|gate|resume|history', 'flows: stages from a DOT graph sharing a context (fh flow --help)'],
 ];
 

@@ -5,6 +5,9 @@ import type { AgentEvent } from '../core/events';
 import type { CompactionState, CompactResult } from '../core/conversation';
 import { typedFailure } from '../wire/failures';
 import { NotServingError } from '../core/errors';
+import type { StreamEnvelope } from '../wire/stream';
+import { startPromptStream, streamOf, type StreamOptions } from './stream/handles';
+import type { PromptStream } from './stream/prompt-stream';
 import {
   closeSignal,
   compactionStateQuery,
@@ -133,6 +136,16 @@ export class AgentHandle<O = unknown> {
   /** Refuses a waiting call: it does not run, and the model reads the note. */
   deny(callId: string, note?: string): Promise<void> {
     return typed(this.workflow.executeUpdate(decideApprovalUpdate, { args: [note === undefined ? { callId, approved: false } : { callId, approved: false, note }] }));
+  }
+
+  /** The run's stream (see SessionHandle.stream): deltas, tool calls, decisions, replies, in order from `from`. */
+  stream(options: StreamOptions = {}): AsyncIterable<StreamEnvelope> {
+    return streamOf(this.client, this.workflowId, options);
+  }
+
+  /** Sends a prompt and streams its turn (the prompt's update id is its message id); `.reply` resolves to the reply. */
+  promptStream(text: string, options: Omit<PromptOptions, 'updateId'> & { messageId?: string } & Pick<StreamOptions, 'transport' | 'livePollMs'> = {}): Promise<PromptStream> {
+    return startPromptStream(this.client, this.workflowId, async (messageId) => ({ reply: this.prompt(text, { ...(options.sessionId !== undefined ? { sessionId: options.sessionId } : {}), updateId: messageId }) }), options);
   }
 
   /** Ends `harness.serve()` in the run once prompts in flight are answered. */

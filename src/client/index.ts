@@ -60,8 +60,15 @@ export { StoreNotCollectableError, type SweepReport } from '../activities/store-
 // The stores, for clients that resolve offloaded payloads or collect garbage (neither loads the worker).
 export { FileTranscriptStore, type TranscriptStore, type CollectableStore, type StoredBlob } from '../activities/transcript-store';
 export { S3Store, S3StoreRequestError, S3ClientMissingError, type S3StoreOptions } from '../activities/s3-store';
-export { SessionClosedError, SessionNotFoundError, UnknownMessageError, UnknownToolCallError, InvalidForkPointError } from '../core/sessions/host-errors';
+export { SessionClosedError, SessionNotFoundError, UnknownMessageError, UnknownToolCallError, InvalidForkPointError, IdempotencyKeyReusedError } from '../core/sessions/host-errors';
+export { UpdateWaitEndedError, type WaitLimits } from './session-updates';
 export type { SessionInfo, SessionEdit, PendingApproval, QueuedMessage, SessionRecord } from '../wire/session-messages';
+export { streamEventSchema, streamEnvelopeSchema, type StreamEvent, type StreamEnvelope, type StreamEventOf, type StreamEventType, type StreamPage, type StreamBlock } from '../wire/stream';
+export { TemporalStreamTransport, type StreamTransport, type StreamSnapshot } from './stream/transport';
+export { readStream, type ReadStreamOptions } from './stream/reader';
+export { CallAssembly } from './stream/assembler';
+export type { PromptStream } from './stream/prompt-stream';
+export type { StreamOptions } from './stream/handles';
 export { createTelemetry, type Telemetry, type TelemetryOptions } from '../activities/telemetry-setup';
 export { shareSession, type ShareOptions } from './share';
 export { renderSharePage, escapeHtml, type SharePageInput } from '../core/share/page';

@@ -3,15 +3,15 @@
  * startSession / getSession / sendPrompt and the SessionHandle (prompt, queue, approvals, interrupt,
  * catalogue edits, fork, archive, delete). Loads no worker code.
  */
-import { randomInt } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import {
   WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
-  WorkflowNotFoundError,
   type Client,
   type WorkflowHandle,
   type WorkflowStartOptions,
 } from '@temporalio/client';
+import type { UpdateDefinition } from '@temporalio/common';
 import { parseAgentInput, type AgentDefinition } from '../core/agent';
 import type { ContextBudget } from '../core/budget';
 import type { Entry } from '../core/entries';
@@ -19,13 +19,13 @@ import { FabricError } from '../core/errors';
 import type { AgentEvent } from '../core/events';
 import type { CompactionState } from '../core/conversation';
 import { parseSessionId, sessionSlug } from '../core/sessions/ids';
-import { assertKnownConnection, SessionClosedError, SessionNotFoundError } from '../core/sessions/host-errors';
+import { assertKnownConnection, SessionNotFoundError } from '../core/sessions/host-errors';
 import { labelKeywords, parseLabel, type Labels, type LabelValue } from '../core/sessions/labels';
 import { applySettingsPatch, defaultSessionSettings, type SessionSettingsPatch } from '../core/sessions/settings';
 import { parseTitleInput } from '../core/sessions/titles';
 import { parseWith } from '../core/validate';
 import { z } from 'zod';
-import { typedFailure } from '../wire/failures';
+import { hashString } from '../core/hash';
 import { compactionStateQuery, contextBudgetQuery, eventsQuery, messagesQuery, usageQuery, type AgentUsage } from '../wire/messages';
 import { FH_KIND, SESSION_KIND, sessionSearchAttributes } from '../wire/search-attributes';
 import {
@@ -51,8 +51,12 @@ import {
 } from '../wire/session-messages';
 import { collectStoreGarbage, type CollectGarbageReport } from './collect-garbage';
 import { collectableStore } from '../activities/store-gc';
+import { startPromptStream, streamOf, type StreamOptions } from './stream/handles';
+import type { PromptStream } from './stream/prompt-stream';
+import type { StreamEnvelope } from '../wire/stream';
 import type { TranscriptStore } from '../activities/transcript-store';
 import { AGENT_MEMO_KEY, DEFAULT_TASK_QUEUE } from './start';
+import { runSessionQuery, runSessionUpdate, typedSessionError, type WaitLimits } from './session-updates';
 
 export interface StartSessionOptions {
   /** The session id (and workflow id). Default: a fresh slug like 261122-amber-forest. */
@@ -66,14 +70,20 @@ export interface StartSessionOptions {
   taskQueue?: string;
   /** Continue as new past this many history events (besides whenever Temporal suggests it). */
   historyLimit?: number;
+  /** false: model calls are made without streaming (the stream still carries every durable event). Default true. */
+  streaming?: boolean;
   /** Archive the session after this long without a message (ms). Off by default. */
   autoArchiveAfterMs?: number;
   /** Anything else Temporal's start takes (memo, retention-related options, …). */
   workflow?: Partial<Omit<WorkflowStartOptions, 'args' | 'workflowId' | 'taskQueue'>>;
 }
 
-export interface SessionPromptOptions {
-  /** Names the message (idempotency: the same id is queued once); the default is the update's id. */
+export interface SessionPromptOptions extends WaitLimits {
+  /**
+   * Names the message: an idempotency key for the session's whole life (the same id with the same text is
+   * queued once and answered once; with other text it is refused, IDEMPOTENCY_KEY_REUSED). Default: a
+   * fresh random id, named by the error when a wait ends early.
+   */
   messageId?: string;
 }
 
@@ -134,10 +144,11 @@ export async function sendPrompt(
     workflowId: id,
     workflowIdConflictPolicy: 'USE_EXISTING',
   });
-  const args: [{ text: string; messageId?: string }] = [options.messageId ? { text, messageId: options.messageId } : { text }];
+  const messageId = options.messageId ?? randomUUID();
+  const args: [{ text: string; messageId?: string }] = [{ text, messageId }];
   const session = new SessionHandle(client, id, plan.agent);
   try {
-    const reply = await client.workflow.executeUpdateWithStart(sessionPromptUpdate, { args, startWorkflowOperation: start });
+    const reply = await client.workflow.executeUpdateWithStart(sessionPromptUpdate, { args, updateId: messageUpdateId('prompt', messageId, text), startWorkflowOperation: start });
     return { session, reply: await session.followReply(reply) };
   } catch (err) {
     throw typedError(err, id);
@@ -165,6 +176,7 @@ function sessionStartPlan(agent: AgentDefinition | string, options: StartSession
     ...(historyLimit !== undefined ? { historyLimit } : {}),
     ...(autoArchiveAfterMs !== undefined ? { autoArchiveAfterMs } : {}),
     ...(carried ? { carried } : {}),
+    ...(parseWith(z.boolean().optional(), options.streaming, 'streaming') === false ? { streaming: false } : {}),
   };
   const envelope: SessionEnvelope = { fhSession: start };
   const record = carried?.record;
@@ -225,45 +237,71 @@ export class SessionHandle {
     this.workflow = client.workflow.getHandle(id);
   }
 
-  /** Sends a message and resolves to the reply (queued behind a running turn, in order). */
+  /**
+   * Sends a message and resolves to the reply (queued behind a running turn, in order). Waits through
+   * RPC timeouts and continue-as-new; `timeoutMs` or `signal` end the wait with WAIT_ENDED, naming the
+   * message id to reattach with (the message stays in the session).
+   */
   async prompt(text: string, options: SessionPromptOptions = {}): Promise<string> {
-    const reply = await this.typed(this.workflow.executeUpdate(sessionPromptUpdate, { args: [withId({ text }, options)] }));
-    return this.followReply(reply);
+    const messageId = options.messageId ?? randomUUID();
+    const reply = await this.update(sessionPromptUpdate, [{ text, messageId }], messageUpdateId('prompt', messageId, text), options, messageId);
+    return this.followReply(reply, options);
   }
 
-  /** Queues a message and returns at once with its id (`reply(id)` waits for the answer). */
+  /**
+   * The session's stream (text and thinking deltas, tool calls, approvals, decisions, status, title,
+   * replies), in order, from offset `from` (a reconnecting client passes its last offset + 1).
+   */
+  stream(options: StreamOptions = {}): AsyncIterable<StreamEnvelope> {
+    return streamOf(this.client, this.id, options);
+  }
+
+  /** Sends a message and streams its turn; `.reply` resolves to the reply (as `prompt` does). */
+  promptStream(text: string, options: SessionPromptOptions & Pick<StreamOptions, 'transport' | 'livePollMs'> = {}): Promise<PromptStream> {
+    // The prompt update itself (one update in history, as prompt() has), sent through prompt() so it keeps
+    // one update id across RPC timeouts and follows the session across continue-as-new.
+    return startPromptStream(this.client, this.id, async (messageId) => ({ reply: this.prompt(text, { ...options, messageId }) }), options);
+  }
+
+  /** Queues a message and returns at once with its id (`reply(id)` waits for the answer; position -1: answered already). */
   send(text: string, options: SessionPromptOptions = {}): Promise<{ messageId: string; position: number }> {
-    return this.typed(this.workflow.executeUpdate(sessionSendUpdate, { args: [withId({ text }, options)] }));
+    const messageId = options.messageId ?? randomUUID();
+    return this.update(sessionSendUpdate, [{ text, messageId }], messageUpdateId('send', messageId, text), options, messageId);
   }
 
-  /** The reply to a message sent earlier (waits for it). */
-  async reply(messageId: string): Promise<string> {
-    return this.followReply(await this.typed(this.workflow.executeUpdate(sessionReplyUpdate, { args: [{ messageId }] })));
+  /** The reply to a message sent earlier (waits for it; any message of the session's life). */
+  async reply(messageId: string, limits: WaitLimits = {}): Promise<string> {
+    return this.followReply(await this.update(sessionReplyUpdate, [{ messageId }], randomUUID(), limits, messageId), limits);
   }
 
   /** A reply that says the session continued as new is asked for again, from the next run. */
-  async followReply(reply: SessionReply): Promise<string> {
+  async followReply(reply: SessionReply, limits: WaitLimits = {}): Promise<string> {
     let r = reply;
-    while (r.continued) r = await this.typed(this.workflow.executeUpdate(sessionReplyUpdate, { args: [{ messageId: r.messageId }] }));
+    while (r.continued) r = await this.update(sessionReplyUpdate, [{ messageId: r.messageId }], randomUUID(), limits, r.messageId);
     return r.text;
+  }
+
+  /** Every update goes through here: one id per call, kept through retries, across continue-as-new. */
+  private update<Ret, Args extends unknown[]>(def: UpdateDefinition<Ret, Args>, args: Args, updateId: string = randomUUID(), limits: WaitLimits = {}, messageId?: string): Promise<Ret> {
+    return runSessionUpdate({ client: this.client, handle: this.workflow, sessionId: this.id, def, args, updateId, limits, ...(messageId !== undefined ? { messageId } : {}) });
   }
 
   /** Removes a queued message that has not started; its prompt rejects with MESSAGE_CANCELLED. */
   cancelMessage(messageId: string): Promise<void> {
-    return this.typed(this.workflow.executeUpdate(cancelMessageUpdate, { args: [{ messageId }] }));
+    return this.update(cancelMessageUpdate, [{ messageId }]);
   }
 
   /** Cancels the running turn (its model call, tools, approval wait); the next message says so to the model. */
   interrupt(): Promise<{ interrupted: boolean; messageId?: string }> {
-    return this.typed(this.workflow.executeUpdate(interruptUpdate, { args: [] }));
+    return this.update(interruptUpdate, []);
   }
 
   approve(callId: string, note?: string): Promise<void> {
-    return this.typed(this.workflow.executeUpdate(approveUpdate, { args: [note === undefined ? { callId, approved: true } : { callId, approved: true, note }] }));
+    return this.update(approveUpdate, [note === undefined ? { callId, approved: true } : { callId, approved: true, note }]);
   }
 
   deny(callId: string, note?: string): Promise<void> {
-    return this.typed(this.workflow.executeUpdate(approveUpdate, { args: [note === undefined ? { callId, approved: false } : { callId, approved: false, note }] }));
+    return this.update(approveUpdate, [note === undefined ? { callId, approved: false } : { callId, approved: false, note }]);
   }
 
   async pendingApprovals(): Promise<PendingApproval[]> {
@@ -271,11 +309,11 @@ export class SessionHandle {
   }
 
   info(): Promise<SessionInfo> {
-    return this.typed(this.workflow.query(sessionInfoQuery));
+    return runSessionQuery(this.workflow, this.id, () => this.workflow.query(sessionInfoQuery));
   }
 
   edit(edit: SessionEdit): Promise<SessionInfo> {
-    return this.typed(this.workflow.executeUpdate(editSessionUpdate, { args: [edit] }));
+    return this.update(editSessionUpdate, [edit]);
   }
 
   /**
@@ -284,7 +322,7 @@ export class SessionHandle {
    * stays in the transcript store (`previousTranscript`). Waits for a running turn to finish.
    */
   reset(options: { transferSummary?: boolean } = {}): Promise<SessionResetResult> {
-    return this.typed(this.workflow.executeUpdate(resetSessionUpdate, { args: [options] }));
+    return this.update(resetSessionUpdate, [options]);
   }
 
   setStatus(status: string): Promise<SessionInfo> {
@@ -330,25 +368,25 @@ export class SessionHandle {
 
   async messages(): Promise<Entry[]> {
     await this.restored();
-    return this.typed(this.workflow.query(messagesQuery));
+    return runSessionQuery(this.workflow, this.id, () => this.workflow.query(messagesQuery));
   }
 
   async compactionState(): Promise<CompactionState | null> {
     await this.restored();
-    return this.typed(this.workflow.query(compactionStateQuery));
+    return runSessionQuery(this.workflow, this.id, () => this.workflow.query(compactionStateQuery));
   }
 
   async contextBudget(): Promise<ContextBudget | null> {
     await this.restored();
-    return this.typed(this.workflow.query(contextBudgetQuery));
+    return runSessionQuery(this.workflow, this.id, () => this.workflow.query(contextBudgetQuery));
   }
 
   usage(): Promise<AgentUsage> {
-    return this.typed(this.workflow.query(usageQuery));
+    return runSessionQuery(this.workflow, this.id, () => this.workflow.query(usageQuery));
   }
 
   events(limit?: number): Promise<AgentEvent[]> {
-    return this.typed(this.workflow.query(eventsQuery, limit));
+    return runSessionQuery(this.workflow, this.id, () => this.workflow.query(eventsQuery, limit));
   }
 
   /**
@@ -358,10 +396,24 @@ export class SessionHandle {
   async fork(options: ForkOptions): Promise<SessionHandle> {
     const at = parseWith(z.number().int().min(0), options.atMessage, 'atMessage');
     await this.restored();
-    const answer = await this.typed(this.workflow.query(forkPointQuery, at));
+    const answer = await runSessionQuery(this.workflow, this.id, () => this.workflow.query(forkPointQuery, at));
     if ('error' in answer) throw new FabricError(answer.error.code, answer.error.message);
     const point = answer;
-    const record = { ...point.record, status: 'todo', statusManual: false, archived: false, readPointer: -1, continuedRuns: 0, forkedFrom: { sessionId: this.id, atMessage: at } };
+    // A fork is a new session: its own creation time and message count (the conversation it starts from is the parent's).
+    const now = Date.now();
+    const record = {
+      ...point.record,
+      status: 'todo',
+      statusManual: false,
+      archived: false,
+      readPointer: -1,
+      continuedRuns: 0,
+      createdAt: now,
+      lastUsedAt: now,
+      lastMessageAt: undefined,
+      messageCount: 0,
+      forkedFrom: { sessionId: this.id, atMessage: at },
+    };
     if (options.title !== undefined) {
       record.title = parseTitleInput(options.title);
       record.titleSource = 'user';
@@ -376,7 +428,7 @@ export class SessionHandle {
 
   /** Ends the session: queued messages are answered SESSION_CLOSED, the workflow completes. */
   async end(): Promise<void> {
-    await this.typed(this.workflow.executeUpdate(endSessionUpdate, { args: [{}] }));
+    await this.update(endSessionUpdate, [{}]);
   }
 
   /**
@@ -425,40 +477,15 @@ export class SessionHandle {
     return this.agentName;
   }
 
-  private async typed<T>(p: Promise<T>): Promise<T> {
-    try {
-      return await p;
-    } catch (err) {
-      throw this.retyped(err);
-    }
-  }
-
-  private retyped(err: unknown): unknown {
-    return typedError(err, this.id);
-  }
 }
 
-function withId<T extends object>(req: T, options: SessionPromptOptions): T & { messageId?: string } {
-  return options.messageId === undefined ? req : { ...req, messageId: options.messageId };
-}
 
-function isCompleted(err: unknown): boolean {
-  return /already completed|already finished/i.test(String((err as Error)?.message ?? ''));
+/** The update id of a message: the same message (id and text) is the same update, so a retry reattaches to it. */
+function messageUpdateId(kind: 'prompt' | 'send', messageId: string, text: string): string {
+  return `${kind}:${messageId}:${hashString(text)}`;
 }
 
 /** Our typed error for a failure: a FabricError the session sent, or SESSION_NOT_FOUND / SESSION_CLOSED. */
 function typedError(err: unknown, id: string): unknown {
-  const typed = typedFailure(err);
-  if (typed !== err) return typed;
-  if (isCompleted(err)) {
-    const e = new SessionClosedError(id);
-    (e as { cause?: unknown }).cause = err;
-    return e;
-  }
-  if (err instanceof WorkflowNotFoundError) {
-    const e = new SessionNotFoundError(id);
-    (e as { cause?: unknown }).cause = err;
-    return e;
-  }
-  return err;
+  return typedSessionError(err, id);
 }

@@ -84,6 +84,12 @@ export interface EventPayloads {
   subagent_finished: { childId: string; agent: string; callId: string; ok: boolean; branch?: string; commit?: string };
   /** The running turn was interrupted; the conversation keeps what happened up to there. */
   interrupted: { during: 'model' | 'tool' | 'approval' };
+  /**
+   * Inline runs: a model call's live stream event (attempt_started, block_started, text_delta,
+   * thinking_delta, tool_input_delta, block_stopped, message_end), as a Temporal client reads it
+   * (`StreamEvent` of `@fabric-harness/sdk/client`); offsets count this run's stream events.
+   */
+  stream: { offset: number; event: { type: string; callId?: string; attempt?: number; [key: string]: unknown } };
 }
 
 export type AgentEventType = keyof EventPayloads;

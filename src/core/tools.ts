@@ -11,6 +11,8 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Tells Temporal the tool is alive (a no-op inline). Long tools should call it. */
   heartbeat(details?: unknown): void;
+  /** Output as the tool produces it (bash: its stdout and stderr), shown to clients live; absent: nobody listens. */
+  output?(stream: 'stdout' | 'stderr', text: string): void;
 }
 
 export type ToolExecute<I = any> = (input: I, ctx: ToolContext) => unknown | Promise<unknown>;

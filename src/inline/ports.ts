@@ -9,6 +9,7 @@ import { ToolResultStore } from '../activities/transcripts';
 import { isReadArtifact } from '../core/context/artifacts';
 import type { ToolRegistry } from '../core/tool-registry';
 import { inlineMemoryPort } from './memory';
+import { InlineStreamer } from './stream-calls';
 import type { McpServerConfig } from '../core/mcp';
 import type { McpConnections } from '../activities/mcp/connections';
 import type { SubAgentRunner } from './sub-agents';
@@ -73,16 +74,20 @@ export function createInlinePorts(opts: InlinePortOptions): InlinePorts {
     contextManagement: req.contextManagement,
   });
 
+  // With a listener, model calls stream and their deltas reach it as `stream` events.
+  const streamer = opts.onEvent ? new InlineStreamer((e) => opts.onEvent!(e)) : undefined;
+  const streamed = streamer ? (call: MessagesCall) => streamer.call(() => edge.anthropic(), call, signal, maxAttempts) : undefined;
+
   return {
     runtime: 'inline',
-    callModel: (req) => edge.callModel(messagesCall(req), signal, retrying),
+    callModel: (req) => (streamed ? streamed(messagesCall(req)) : edge.callModel(messagesCall(req), signal, retrying)),
     memory: inlineMemoryPort({
       agentName: opts.agentName ?? 'default',
       dir: opts.memoryDir,
       call: (model) => async (req) => ({ text: (await edge.text(model, req, signal, retrying)).text }),
     }),
     async decideThenCallModel(req, facts) {
-      const { decision, result } = await edge.decideThenCall(facts, async () => messagesCall(req), () => signal, retrying);
+      const { decision, result } = await edge.decideThenCall(facts, async () => messagesCall(req), () => signal, retrying, streamed);
       return result ? { decision: decision!, result } : { decision: decision! };
     },
     summarize: (req) => edge.text(req.model, req, signal, retrying),

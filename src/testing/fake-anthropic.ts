@@ -31,6 +31,11 @@
  *   empty reply. `stopReason` defaults to `tool_use` when there is a call, else `end_turn`.
  * - `fail(status, { message?, retryAfterSeconds?, retryAfterMs? })`: an HTTP error with the real body.
  *
+ * A request with `stream: true` gets the step as server-sent events, exactly as the API streams
+ * (see fake-anthropic-sse.ts); a step's `stream: { chunkChars, delayMs, pauseAfterDeltas, gate,
+ * errorAfterDeltas, errorType }` paces it, pauses it until `fake.release(gate)`, or ends it with an
+ * `error` event mid-stream (overloaded_error by default). An error step is an HTTP error either way.
+ *
  * Requests are checked by {@link validateMessagesRequest} (exported: tests can hold any conversation to
  * the same rules). A violation is a 400 `invalid_request_error` with the real API's message, and no step
  * is consumed. The window check: input tokens (see {@link countFakeTokens}) over the model's window are
@@ -67,7 +72,9 @@ import {
   type AppliedEdit,
   type FakeCapabilities,
 } from './fake-anthropic-features';
+import { StreamGates, streamDurationMs, writeEventStream, type FakeStreamOptions } from './fake-anthropic-sse';
 
+export { sseEventsFor, type FakeStreamOptions, type SseEvent } from './fake-anthropic-sse';
 export {
   CLEARED_TOOL_RESULT,
   COMPACTION_BETA,
@@ -99,6 +106,8 @@ export interface FakeTextStep {
   usage?: FakeUsage;
   /** A thinking block before the text (the request must enable thinking). */
   thinking?: string;
+  /** How a streaming request (`stream: true`) receives it (pace, pause, a mid-stream error). */
+  stream?: FakeStreamOptions;
 }
 /** A thinking block in a reply, signed by the fake (see {@link think}). */
 export interface FakeThinking {
@@ -128,6 +137,7 @@ export interface FakeToolUseStep {
   /** Optional text block emitted before the tool_use blocks. */
   text?: string;
   usage?: FakeUsage;
+  stream?: FakeStreamOptions;
 }
 /** Any reply: blocks in order (a string is a text block, sent verbatim) and any stop reason. */
 export interface FakeReplyStep {
@@ -135,6 +145,7 @@ export interface FakeReplyStep {
   content: FakeReplyItem[];
   stopReason?: FakeStopReason;
   usage?: FakeUsage;
+  stream?: FakeStreamOptions;
 }
 export interface FakeErrorStep {
   kind: 'error';
@@ -205,6 +216,8 @@ export interface FakeAnthropicOptions {
    * how many messages were summarised (the fake is not a model).
    */
   compactionSummary?: (req: RecordedRequest) => string;
+  /** How streaming requests receive every step that sets no `stream` of its own (default: 8-char deltas, no delay). */
+  stream?: FakeStreamOptions;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -607,9 +620,7 @@ export function validateMessagesRequest(body: unknown, opts: ValidateMessagesOpt
   const feature = checkCacheControl(body) ?? checkThinkingBlocks(body, turns) ?? checkContextManagement(body, betas);
   if (feature) return feature;
 
-  if (generation && body.stream === true) {
-    return 'fake-anthropic: stream=true is not supported (scripted server, does not stream); send a non-streaming request';
-  }
+  if (body.stream !== undefined && typeof body.stream !== 'boolean') return 'stream: Input should be a valid boolean';
   return undefined;
 }
 
@@ -639,6 +650,10 @@ interface Reply {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
+  /** A message sent as an event stream (the request asked for `stream: true`). */
+  stream?: FakeStreamOptions;
+  /** A non-streaming reply of a paced step: sent after the time its stream would take. */
+  pace?: FakeStreamOptions;
 }
 
 export class FakeAnthropicServer {
@@ -651,6 +666,7 @@ export class FakeAnthropicServer {
   private messageSeq = 0;
   private toolUseSeq = 0;
   private readonly cache = new PromptCache();
+  private readonly gates = new StreamGates();
   /** Added to Date.now(): the fake's clock, which tests move with {@link advanceTime}. */
   private clockOffsetMs = 0;
 
@@ -707,6 +723,16 @@ export class FakeAnthropicServer {
   advanceTime(ms: number): void {
     if (!(ms >= 0)) throw new RangeError(`advanceTime: ms must be a non-negative number, got ${ms}`);
     this.clockOffsetMs += ms;
+  }
+
+  /** Lets streams paused at `gate` (FakeStreamOptions.pauseAfterDeltas) go on; later ones pass it at once. */
+  release(gate = 'default'): void {
+    this.gates.release(gate);
+  }
+
+  /** Resolves once a stream waits at `gate` (or has passed it). */
+  paused(gate = 'default'): Promise<void> {
+    return this.gates.paused(gate);
   }
 
   /** Forgets every cached prompt prefix. */
@@ -778,6 +804,13 @@ export class FakeAnthropicServer {
       reply = errorReply(500, `fake-anthropic internal error: ${err instanceof Error ? err.message : String(err)}`);
     }
 
+    if (reply.stream && reply.status === 200) {
+      const headers = { 'request-id': requestId, 'x-fake-anthropic': 'scripted', ...reply.headers };
+      await writeEventStream(res, reply.body as Message, headers, reply.stream, this.gates).catch(() => res.destroy());
+      return;
+    }
+    // A paced step takes as long without streaming as its stream would (the model generates either way).
+    if (reply.pace?.delayMs && reply.status === 200) await new Promise((r) => setTimeout(r, streamDurationMs(reply.body as Message, reply.pace!)));
     const payload = JSON.stringify(withRequestId(reply.body, requestId));
     res.writeHead(reply.status, {
       'content-type': 'application/json',
@@ -882,7 +915,8 @@ export class FakeAnthropicServer {
       this.cache.use(promptAfterCompaction, { now: this.now(), minTokens: modelMin, count: (b) => countFakeTokens(b as { messages: unknown }) });
 
     if (compactionBlock && compact?.pause_after_compaction) {
-      return { status: 200, body: this.message(body, [compactionBlock], 'compaction' as StopReason, null, cacheUsage(), undefined, contextManagement) };
+      const streamed = body.stream === true ? { stream: this.opts.stream ?? {} } : {};
+      return { status: 200, body: this.message(body, [compactionBlock], 'compaction' as StopReason, null, cacheUsage(), undefined, contextManagement), ...streamed };
     }
 
     const step = this.route?.(rec) ?? this.queue.shift();
@@ -942,7 +976,9 @@ export class FakeAnthropicServer {
       const seqs = body.stop_sequences;
       stopSequence = Array.isArray(seqs) && typeof seqs[0] === 'string' ? seqs[0] : null;
     }
-    return { status: 200, body: this.message(body, content, stopReason, stopSequence, cacheUsage(), step.usage, contextManagement) };
+    const pacing = step.stream ?? this.opts.stream ?? {};
+    const streamed = body.stream === true ? { stream: pacing } : { pace: pacing };
+    return { status: 200, body: this.message(body, content, stopReason, stopSequence, cacheUsage(), step.usage, contextManagement), ...streamed };
   }
 
   private message(

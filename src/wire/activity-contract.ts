@@ -5,6 +5,8 @@
 import type { Entry, Usage, AssistantEntry } from '../core/entries';
 import type { CompactionDecision, DecisionFacts } from '../core/context/compaction/decide';
 import type { ToolSpec } from '../core/tools-spec';
+import type { ReplyArchiveChunk, StoredReply } from '../core/sessions/reply-archive';
+import type { StreamSlot } from './stream';
 import type { McpServerRef, McpToolInfo } from '../core/mcp';
 import type { EnhanceResult } from '../core/enhance/types';
 import type { AppliedContextEdit, CompactionStrategySetting, ContextManagementParams, StrategyDecision } from '../core/context/strategy';
@@ -39,6 +41,8 @@ export interface ModelActivityInput {
   thinking?: { budgetTokens: number };
   /** Server-side context management (absent: none; absent in inputs recorded before strategies). */
   contextManagement?: ContextManagementParams;
+  /** Stream the reply (messages.stream) and publish its deltas at these offsets (absent: no streaming). */
+  stream?: StreamSlot;
 }
 
 /** A tool result in a model call's delta, by reference to what the tool activity stored. */
@@ -57,6 +61,8 @@ export interface ModelActivityReply {
   decision?: CompactionDecision;
   /** What the server cleared or compacted (only when the input sent context management). */
   contextManagement?: { applied: AppliedContextEdit[] };
+  /** The attempt whose streamed deltas are the reply (only when the input asked to stream). */
+  streamed?: { attempt: number };
 }
 
 /** The decision rewrites history first (compact, mask): no model call was made; the workflow does it and calls again. */
@@ -86,6 +92,8 @@ export interface ToolActivityInput {
    * recorded before artifacts existed). Only the input changes, not which commands run: no patch.
    */
   offloadBytes?: number;
+  /** Publish the tool's output lines at these offsets as it runs (absent: no streaming). */
+  stream?: StreamSlot;
   /** A tool an MCP server serves: call `tool` on `server` (absent for every other tool). */
   mcp?: { server: McpServerRef; tool: string };
 }
@@ -143,6 +151,10 @@ export interface FabricActivities {
   fhLoadTranscript(ref: TranscriptRef): Promise<Entry[]>;
   /** Merges what is worth remembering of a compaction's dropped slice into the memory file `key`. */
   fhFlushMemory(input: FlushMemoryActivityInput): Promise<FlushMemoryActivityResult>;
+  /** Stores a chunk of a session's older replies (chained to `prev`); returns its key's hash. */
+  fhArchiveReplies(input: ReplyArchiveChunk): Promise<string>;
+  /** The archived reply to `messageId` in the chain ending at `head` (null: none). */
+  fhFindReply(input: { head: string; messageId: string }): Promise<StoredReply | null>;
   /** The memory file `key` (null: none yet), for a new session's system prompt. */
   fhLoadMemory(input: { key: string }): Promise<MemoryFilePayload | null>;
   /** An MCP server's tool list: recorded here, so a replay never asks the server again. */

@@ -9,6 +9,7 @@ import type { Labels, LabelValue } from '../core/sessions/labels';
 import type { SessionSettings, SessionSettingsPatch } from '../core/sessions/settings';
 import type { SessionUsage, SuspendedTurn } from '../core/conversation';
 import type { TranscriptRef } from './activity-contract';
+import type { ReplyArchiveIndex, StoredReply } from '../core/sessions/reply-archive';
 
 /** What startSession passes as the workflow input: marks the run as a session of the agent. */
 export interface SessionEnvelope {
@@ -28,6 +29,8 @@ export interface SessionStart {
   autoArchiveAfterMs?: number;
   /** Set by a continue-as-new or a fork: the session so far. */
   carried?: CarriedSession;
+  /** false: model calls do not stream their deltas (the stream still has every durable event). */
+  streaming?: boolean;
 }
 
 export interface SessionRecord {
@@ -67,7 +70,7 @@ export interface PendingApproval {
   messageId: string;
 }
 
-export type StoredReply = { text: string } | { error: { code: string; message: string } };
+export type { StoredReply, ReplyArchiveIndex, ReplyArchiveChunk } from '../core/sessions/reply-archive';
 
 export interface CarriedSession {
   record: SessionRecord;
@@ -80,9 +83,13 @@ export interface CarriedSession {
   approvals: Array<PendingApproval & { decision?: { approved: boolean; note?: string } }>;
   /** Replies clients may still ask for (their prompt was answered "continued"). */
   replies: Array<[string, StoredReply]>;
+  /** Every older reply of the session's life, by reference (absent before the first archived one). */
+  replyArchive?: ReplyArchiveIndex;
   interruptedHint: boolean;
   /** Tool calls approved or denied lately: a second decision is ALREADY_DECIDED in the next run too. */
   decided?: string[];
+  /** The stream's next offset: the next run's stream continues from it. */
+  streamNext?: number;
 }
 
 export interface SessionInfo extends SessionRecord {

@@ -11,3 +11,5 @@ export type { FabricActivities, FlushMemoryActivityInput, FlushMemoryActivityRes
 export type { McpCallResult, McpConnections, McpConnectionsOptions } from '../activities/mcp/connections';
 export type { ToolSandbox } from '../activities/tool-env';
 export type { WorktreePayload } from '../wire/activity-contract';
+export type { ReplyArchiveChunk, StoredReply } from '../core/sessions/reply-archive';
+export type { StreamSlot } from '../wire/stream';

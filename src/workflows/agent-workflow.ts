@@ -9,7 +9,7 @@ import {
 } from '@temporalio/workflow';
 import { parseAgentInput, type AgentDefinition, type InitFn } from '../core/agent';
 import { InterruptedError, UnknownAgentError } from '../core/errors';
-import { isSessionEnvelope, SessionHost } from './session-host';
+import { isSessionEnvelope, SessionHost } from './session';
 import type { SessionEnvelope } from '../wire/session-messages';
 import {
   compactionExplicitlyDisabled,
@@ -25,6 +25,7 @@ import { eventsForParent, type SubAgentOutcome } from '../core/sub-agents';
 import { RunState } from './run-state';
 import type { FabricSinks } from './sinks';
 import { createTemporalPorts } from './temporal-ports';
+import { installStreamLog } from './stream/publish';
 
 export * from '../wire/messages';
 
@@ -32,6 +33,7 @@ export * from '../wire/messages';
 export function agentWorkflow(def: AgentDefinition): (input: unknown) => Promise<unknown> {
   return async (rawInput: unknown) => {
     if (isSessionEnvelope(rawInput)) return sessionWorkflow(def, rawInput);
+    installStreamLog();
     // A sub-agent (agentAsTool): the agent's input inside, its depth and working directory around it.
     const sub = isSubAgentEnvelope(rawInput) ? rawInput.fhSubAgent : undefined;
     const state = new RunState();
@@ -56,9 +58,10 @@ export function agentWorkflow(def: AgentDefinition): (input: unknown) => Promise
 
 /**
  * A session of the agent: `run` sets up (init) and serves; the host answers prompts until the session
- * ends. A continue-as-new runs `run` again with the session restored (see session-host.ts).
+ * ends. A continue-as-new runs `run` again with the session restored (see session/host.ts).
  */
 async function sessionWorkflow(def: AgentDefinition, envelope: SessionEnvelope): Promise<unknown> {
+  installStreamLog(envelope.fhSession.carried?.streamNext ?? 0).enabled = envelope.fhSession.streaming !== false;
   const state = new RunState();
   const host = new SessionHost(def.name, envelope.fhSession, state, def.sessions, def.flavour);
   host.install();

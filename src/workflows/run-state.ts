@@ -1,9 +1,11 @@
-import { allHandlersFinished, condition, setHandler } from '@temporalio/workflow';
+import { allHandlersFinished, condition, currentUpdateInfo, setHandler } from '@temporalio/workflow';
 import { z } from 'zod';
 import { utf8Length } from '../core/bytes';
 import { NotServingError, PromptTooLargeError, UnknownSessionError } from '../core/errors';
 import type { AgentEvent } from '../core/events';
 import type { Harness, PromptHost, ServeOptions } from '../core/harness';
+import { publishAgentEvent } from './stream/publish';
+import { streamTurn } from './stream/turns';
 import type { Conversation } from '../core/conversation';
 import { parseWith } from '../core/validate';
 import { promptTextSchema } from '../core/conversation';
@@ -97,6 +99,7 @@ export class RunState implements PromptHost {
   }
 
   record(event: AgentEvent): void {
+    publishAgentEvent(event);
     this.events.push(event);
     if (this.events.length > EVENT_BUFFER) this.events.splice(0, this.events.length - EVENT_BUFFER);
   }
@@ -170,7 +173,7 @@ export class RunState implements PromptHost {
       if (this.phase === 'returned') throw new NotServingError(this.served ? 'serving-ended' : 'never-served');
       if (this.phase === 'served') throw new NotServingError('serving-ended');
       const session = await this.sessionFor(sessionId);
-      return await session.prompt<string>(text);
+      return await streamTurn(currentUpdateInfo()?.id ?? `p${this.promptsReceived}`, text, () => session.prompt<string>(text));
     } catch (err) {
       throw encodeFailure(err); // fails the update; a plain Error would fail the workflow task instead
     } finally {

@@ -14,6 +14,7 @@ import { decodeFailure, innermostApplicationFailure } from '../wire/failures';
 import { ModelTransport } from './model-transport';
 import { WorkflowSpans } from './spans';
 import type { FabricSinks } from './sinks';
+import { closeModelStream, closeToolStream, openModelStream, openToolStream } from './stream/model-calls';
 
 
 /**
@@ -53,6 +54,26 @@ const mcpListOptions: ActivityOptions = { startToCloseTimeout: '2 minutes', hear
 
 function activities(options: ActivityOptions, summary: string) {
   return proxyActivities<FabricActivities>({ ...options, summary });
+}
+
+/**
+ * The session's own activity calls (load and store its transcript, resolve a model it switches to, title
+ * a new session): short store and lookup calls, so a shorter bound than a model call and no heartbeat.
+ */
+const sessionOptions: ActivityOptions = { startToCloseTimeout: '2 minutes', retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 10 } };
+
+export type SessionActivities = Pick<FabricActivities, 'fhLoadTranscript' | 'fhStoreTranscript' | 'fhResolveModel' | 'fhSummarize' | 'fhArchiveReplies' | 'fhFindReply'>;
+
+/** The session host's activities, through the same proxy (and options in one place) as the harness's ports. */
+export function createSessionActivities(): SessionActivities {
+  return {
+    fhLoadTranscript: (ref) => activities(sessionOptions, 'load the session transcript').fhLoadTranscript(ref),
+    fhStoreTranscript: (input) => activities(sessionOptions, 'store the session transcript').fhStoreTranscript(input),
+    fhResolveModel: (input) => activities(sessionOptions, `resolve model ${input.model ?? '(worker default)'}`).fhResolveModel(input),
+    fhSummarize: (input) => activities(sessionOptions, `title with ${input.model}`).fhSummarize(input),
+    fhArchiveReplies: (chunk) => activities(sessionOptions, `archive ${chunk.replies.length} replies`).fhArchiveReplies(chunk),
+    fhFindReply: (input) => activities(sessionOptions, `find the reply to ${input.messageId}`).fhFindReply(input),
+  };
 }
 
 const local = proxyLocalActivities<Pick<FabricActivities, 'fhDecideCompaction'>>({
@@ -108,16 +129,27 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
       assertFits('model call input', input);
       return counted(() => activities(modelOptions, `model ${req.model}`).fhModel(input));
     };
-    const withFacts = (input: ModelActivityInput): ModelActivityInput => (facts ? { ...input, decide: facts } : input);
+    // Its deltas stream at offsets of the run's stream (heartbeat details: not in history).
+    let slot = openModelStream();
+    const withFacts = (input: ModelActivityInput): ModelActivityInput => {
+      const decided = facts ? { ...input, decide: facts } : input;
+      return slot ? { ...decided, stream: slot } : decided;
+    };
     let input = withFacts(transport.input(req, true));
-    let result: ModelActivityResult;
+    let result: ModelActivityResult | undefined;
     try {
-      result = await call(input);
-    } catch (err) {
-      // A worker without this transcript (another machine, a cleared store): send it whole, once.
-      if (innermostApplicationFailure(err)?.type !== TRANSCRIPT_STORE_MISS) throw decodedFailure(err);
-      input = withFacts(transport.input(req, false));
-      result = await decoded(() => call(input));
+      try {
+        result = await call(input);
+      } catch (err) {
+        // A worker without this transcript (another machine, a cleared store): send it whole, once.
+        if (innermostApplicationFailure(err)?.type !== TRANSCRIPT_STORE_MISS) throw decodedFailure(err);
+        closeModelStream(slot, undefined, Date.now());
+        slot = openModelStream();
+        input = withFacts(transport.input(req, false));
+        result = await decoded(() => call(input));
+      }
+    } finally {
+      closeModelStream(slot, result, Date.now());
     }
     if (result.entry !== undefined) transport.called(req, input, result.stored, result.entry);
     return result;
@@ -159,11 +191,19 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
       // The activity decides on offloading and records it in its result; the input changes, not the commands.
       if (call.offloadBytes !== undefined) input.offloadBytes = call.offloadBytes;
       if (def.mcp) input.mcp = { server: def.mcp.server, tool: def.mcp.tool };
+      // Its output lines stream at offsets of the run's stream (heartbeat details: not in history).
+      const slot = openToolStream(call.id);
+      if (slot) input.stream = slot;
       assertFits(`tool ${call.name} input`, input);
       // The runner answers a timed-out call itself (an error result the model sees); the activity's own
       // bound is a backstop a little later, for a worker that cannot answer at all.
       const options = def.timeoutMs ? { ...toolOptions, startToCloseTimeout: def.timeoutMs + TOOL_TIMEOUT_GRACE_MS } : toolOptions;
-      const result = await decoded(() => counted(() => activities(options, `tool ${call.name}`).fhTool(input), 'tool'));
+      let result;
+      try {
+        result = await decoded(() => counted(() => activities(options, `tool ${call.name}`).fhTool(input), 'tool'));
+      } finally {
+        closeToolStream(slot);
+      }
       const artifact = result.artifact ? { artifact: result.artifact } : {};
       if (!result.contentRef) return { content: result.content, isError: result.isError, ...artifact };
       // The length tells the transport whether the session sent the content as stored (a capped or

@@ -513,6 +513,20 @@ describe('the fh command', () => {
       expect(state.stdout).toMatch(new RegExp(`^Compaction state of ${workflowId} \\(TERMINATED\\), from history: the run has ended \\(TERMINATED\\) and no worker polls task queue '${queue}'`));
       expect(json(await fh(['budget', workflowId, '--json']))).toMatchObject({ source: 'history', status: 'TERMINATED', usage: { modelCalls: 0 } });
     });
+    it('fh prompt --timeout on a run no worker polls: says so, and names the key to wait for the same prompt with', async () => {
+      const queue = `nobody-prompt-${process.pid}`;
+      const started = await fh(['run', 'cli-chat', '--input', '{}', '--task-queue', queue, '--no-wait']);
+      expect(started.code).toBe(0);
+      const workflowId = started.stdout.trim();
+      const r = await fh(['prompt', workflowId, 'hello?', '--timeout', '2']);
+      expectOneLineError(r, 1, new RegExp(`no reply within 2 s: no worker is polling task queue ${queue}.*--id [0-9a-f-]{36}`));
+      const connection = await Connection.connect({ address: env.TEMPORAL_ADDRESS! });
+      try {
+        await new Client({ connection, namespace: env.TEMPORAL_NAMESPACE }).workflow.getHandle(workflowId).terminate('cli.test cleanup');
+      } finally {
+        await connection.close();
+      }
+    });
   });
 
   it('fh server: a dev server with the Web UI, a database file and the FhAgent search attribute; stops on Ctrl-C', async () => {

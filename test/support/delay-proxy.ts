@@ -7,6 +7,8 @@ export interface DelayProxy {
   delayNext(ms: number, count?: number): void;
   /** Resolves when a request is being held (at once if one is). */
   held(): Promise<void>;
+  /** Whether a request is being held right now. */
+  isHolding(): boolean;
   stop(): Promise<void>;
 }
 
@@ -62,6 +64,7 @@ export async function startDelayProxy(target: string): Promise<DelayProxy> {
       for (let i = 0; i < count; i++) delays.push(ms);
     },
     held: () => new Promise<void>((resolve) => (holding > 0 ? resolve() : holdWaiters.push(resolve))),
+    isHolding: () => holding > 0,
     stop: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

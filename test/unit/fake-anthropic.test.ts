@@ -9,6 +9,8 @@ import {
   fail,
   reply,
   say,
+  signThinking,
+  think,
   validateMessagesRequest,
   type FakeAnthropicOptions,
 } from '../../src/testing/fake-anthropic';
@@ -286,12 +288,80 @@ describe('request validation (400 invalid_request_error, no step consumed)', () 
     );
   });
 
-  it('rejects stream: true (the scripted server does not stream)', async () => {
-    await boot({ script: [say('never played')] });
-    const err = await apiError(client.messages.create({ model: MODEL, max_tokens: 10, stream: true, messages: [{ role: 'user', content: 'a' }] }));
-    expect(err).toBeInstanceOf(Anthropic.BadRequestError);
-    expect(inner(err).message).toMatch(/does not stream/);
-    expect(server.remaining()).toBe(1);
+  it('streams a step as the API does: every event in order, the final message equal to the non-streaming one', async () => {
+    await boot({ script: [say('Hello streaming world'), say('Hello streaming world')] });
+    const params = { model: MODEL, max_tokens: 50, messages: [{ role: 'user' as const, content: 'a' }] };
+    const stream = client.messages.stream(params);
+    const types: string[] = [];
+    let text = '';
+    for await (const ev of stream) {
+      types.push(ev.type);
+      if (ev.type === 'content_block_delta' && ev.delta.type === 'text_delta') text += ev.delta.text;
+    }
+    const streamed = await stream.finalMessage();
+    const plain = await client.messages.create(params);
+    expect(text).toBe('Hello streaming world');
+    expect(types[0]).toBe('message_start');
+    expect(types.slice(-2)).toEqual(['message_delta', 'message_stop']);
+    expect(types.filter((t) => t === 'content_block_delta').length).toBe(3); // 8-character deltas
+    expect(streamed.content).toEqual(plain.content);
+    expect(streamed.stop_reason).toBe('end_turn');
+    expect(streamed.usage.output_tokens).toBe(plain.usage.output_tokens);
+    expect(streamed.usage.input_tokens).toBe(plain.usage.input_tokens);
+  });
+
+  it('streams thinking with its signature_delta and tool_use input as input_json_delta', async () => {
+    await boot({ script: [callTools(think('Look at the file first.'), { name: 'read', input: { path: 'notes/a.txt' }, id: 'toolu_1' })] });
+    const stream = client.messages.stream({
+      model: MODEL,
+      max_tokens: 3000,
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+      tools: [{ name: 'read', input_schema: { type: 'object', properties: { path: { type: 'string' } } } }],
+      messages: [{ role: 'user', content: 'a' }],
+    });
+    const deltas: string[] = [];
+    let json = '';
+    for await (const ev of stream) {
+      if (ev.type === 'content_block_delta') {
+        deltas.push(ev.delta.type);
+        if (ev.delta.type === 'input_json_delta') json += ev.delta.partial_json;
+      }
+    }
+    const final = await stream.finalMessage();
+    expect(deltas).toContain('thinking_delta');
+    expect(deltas).toContain('signature_delta');
+    expect(deltas.filter((d) => d === 'input_json_delta').length).toBeGreaterThan(1);
+    expect(JSON.parse(json)).toEqual({ path: 'notes/a.txt' });
+    expect(final.content[0]).toMatchObject({ type: 'thinking', thinking: 'Look at the file first.', signature: signThinking('Look at the file first.') });
+    expect(final.content[1]).toMatchObject({ type: 'tool_use', id: 'toolu_1', name: 'read', input: { path: 'notes/a.txt' } });
+    expect(final.stop_reason).toBe('tool_use');
+  });
+
+  it('ends a stream with an overloaded_error event mid-stream, which the SDK throws as an overloaded APIError', async () => {
+    await boot({ script: [say('this reply is cut off after two deltas', { stream: { errorAfterDeltas: 2 } })] });
+    const stream = client.messages.stream({ model: MODEL, max_tokens: 50, messages: [{ role: 'user', content: 'a' }] });
+    let text = '';
+    const err = await apiError(
+      (async () => {
+        for await (const ev of stream) if (ev.type === 'content_block_delta' && ev.delta.type === 'text_delta') text += ev.delta.text;
+      })(),
+    );
+    expect(text).toBe('this reply is cut'.slice(0, 16));
+    expect((err.error as { error?: { type?: string } }).error?.type).toBe('overloaded_error');
+  });
+
+  it('pauses a stream at a gate until the test releases it', async () => {
+    await boot({ script: [say('first part, then the rest', { stream: { pauseAfterDeltas: 1, gate: 'g' } })] });
+    const stream = client.messages.stream({ model: MODEL, max_tokens: 50, messages: [{ role: 'user', content: 'a' }] });
+    let text = '';
+    const done = (async () => {
+      for await (const ev of stream) if (ev.type === 'content_block_delta' && ev.delta.type === 'text_delta') text += ev.delta.text;
+    })();
+    await server.paused('g');
+    expect(text.length).toBeLessThanOrEqual(8);
+    server.release('g');
+    await done;
+    expect(text).toBe('first part, then the rest');
   });
 
   it('rejects a prompt over the window with the real message, counted by countTokens', async () => {

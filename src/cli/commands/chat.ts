@@ -1,10 +1,10 @@
 /**
  * fh chat: an interactive terminal chat on a session. Each line is queued with `send` and its reply awaited;
- * while a turn runs, the session's events query is polled to show tool calls, results and approval requests
- * as they happen (only events newer than the last one shown). Approvals are answered in the prompt.
+ * the session's stream (SessionHandle.stream) shows the model's text as it is generated, tool calls, results
+ * and approval requests as they happen, without polling. Approvals are answered in the prompt.
  */
 import * as readline from 'node:readline';
-import type { AgentEvent } from '../../core/events';
+import type { StreamEnvelope, StreamEvent } from '../../wire/stream';
 import type { SessionHandle } from '../../client/sessions';
 import type { SessionInfo } from '../../wire/session-messages';
 import { DEFAULT_TASK_QUEUE } from '../../client/start';
@@ -38,7 +38,7 @@ export const chatCommand: Command = {
     model: { type: 'string', value: '<model>', help: 'with --new: the model' },
     cwd: { type: 'string', value: '<dir>', help: 'with --new: working directory of the tools (on the worker)' },
     'task-queue': { type: 'string', short: 'q', value: '<name>', help: 'with --new: task queue of the worker', default: DEFAULT_TASK_QUEUE },
-    'poll-ms': { type: 'string', value: '<ms>', help: 'how often a running turn is polled for events', default: '300' },
+    'poll-ms': { type: 'string', value: '<ms>', help: 'how often a streaming model call is looked at for new text', default: '100' },
     ...STORE_OPTION,
   },
   examples: ['fh chat 261122-amber-forest', 'fh chat --new assistant --mode ask --cwd ~/src/app'],
@@ -54,7 +54,7 @@ async function runChat(p: Parsed, io: Io): Promise<number> {
   for (const o of ['id', 'title', 'mode', 'model', 'cwd']) {
     if (agent === undefined && str(p, o) !== undefined) throw usage(`--${o} goes with --new <agent> (to change a session's settings, use /mode, /title, … in the chat)`);
   }
-  const pollMs = int(p, 'poll-ms', 300, 50);
+  const pollMs = int(p, 'poll-ms', 100, 20);
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { getSession, startSession } = require('../../client/sessions') as typeof import('../../client/sessions');
   const conn = await connect(p);
@@ -125,14 +125,17 @@ class Chat {
   private readonly questions: Array<{ callId: string; tool: string; input: unknown }> = [];
   private readonly asked = new Set<string>();
   private asking: { callId: string; tool: string } | undefined;
-  /** Texts the model produced in this turn already shown (so the reply is not printed twice). */
+  /** Texts the model produced already shown (so the reply is not printed twice). */
   private shownTexts = new Set<string>();
-  private lastAt = 0;
-  private seenAtLast = new Set<string>();
   private interruptSent = false;
   private draining: Promise<void> | undefined;
-  private polling = false;
   private closed = false;
+  private readonly following = new AbortController();
+  /** The model text being printed as it streams (a line left open), by call and attempt. */
+  private open: { callId: string; attempt: number; text: string } | undefined;
+  /** Turns whose end the stream showed, and who waits for one. */
+  private readonly turnsEnded = new Set<string>();
+  private readonly turnWaiters = new Map<string, () => void>();
   private finish!: (code: number) => void;
 
   constructor(
@@ -151,8 +154,11 @@ class Chat {
         this.s.dim(` — ${i.title ?? '(untitled)'} · ${i.agent} · ${i.status} · mode ${i.settings.permissionMode} · /help, /exit`),
     );
     for (const line of earlierLines(await this.handle.messages().catch(() => []), i.id)) this.print(this.s.dim(line));
-    this.markSeen(await this.handle.events().catch(() => []));
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { streamPosition } = require('../../client/stream/handles') as typeof import('../../client/stream/handles');
+    const from = await streamPosition(this.handle);
     for (const a of i.pendingApprovals) this.ask(a.callId, a.tool, a.input);
+    void this.follow(from);
     this.rl.on('line', (line) => void this.onLine(line));
     this.rl.on('SIGINT', () => this.onInterruptKey());
     this.rl.on('close', () => void this.onClose());
@@ -266,6 +272,7 @@ class Chat {
   private quit(): void {
     if (this.closed) return;
     this.closed = true;
+    this.following.abort();
     this.rl.close();
     if (this.waiting.length) this.out.write(this.s.dim(`(left ${this.waiting.length} message(s) being answered; \`fh session show ${this.handle.id}\` shows them)\n`));
     this.finish(EXIT.OK);
@@ -281,10 +288,9 @@ class Chat {
   // -------------------------------------------------------------------------------------------------------
   // Turns
 
-  /** Awaits each owed reply in order, polling events meanwhile. */
+  /** Awaits each owed reply in order (what happens meanwhile comes from the stream). */
   private drain(): void {
     if (this.draining) return;
-    const timer = setInterval(() => void this.poll(), this.pollMs);
     this.draining = (async () => {
       try {
         while (this.waiting.length > 0) {
@@ -296,7 +302,7 @@ class Chat {
           } catch (err) {
             failed = err;
           }
-          await this.poll(true);
+          await this.turnShown(messageId);
           this.waiting.shift();
           this.interruptSent = false;
           if (failed !== undefined) {
@@ -309,72 +315,116 @@ class Chat {
           this.shownTexts = new Set();
         }
       } finally {
-        clearInterval(timer);
         this.draining = undefined;
       }
     })();
   }
 
-  /** Shows the events newer than the last shown (`at` increases; several may share one `at`). */
-  private async poll(force = false): Promise<void> {
-    if (this.polling && !force) return;
-    this.polling = true;
-    try {
-      const events = await this.handle.events(200);
-      for (const e of this.fresh(events)) this.show(e);
-    } catch {
-      // A poll that fails (the session continuing as new, a worker restart) is retried at the next tick.
-    } finally {
-      this.polling = false;
-    }
-  }
-
-  private fresh(events: AgentEvent[]): AgentEvent[] {
-    const out: AgentEvent[] = [];
-    for (const e of events) {
-      const key = JSON.stringify(e);
-      if (e.at < this.lastAt || (e.at === this.lastAt && this.seenAtLast.has(key))) continue;
-      if (e.at > this.lastAt) {
-        this.lastAt = e.at;
-        this.seenAtLast = new Set();
+  /** Resolves once the stream showed the turn's end (or after a few seconds: the reply is printed then). */
+  private turnShown(messageId: string): Promise<void> {
+    if (this.turnsEnded.delete(messageId)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const t = setTimeout(done, 5_000);
+      const waiters = this.turnWaiters;
+      function done() {
+        clearTimeout(t);
+        waiters.delete(messageId);
+        resolve();
       }
-      this.seenAtLast.add(key);
-      out.push(e);
+      waiters.set(messageId, done);
+    });
+  }
+
+  /** Follows the session's stream from `from`; reconnects from where it was after a failure. */
+  private async follow(from: number): Promise<void> {
+    let next = from;
+    while (!this.closed) {
+      try {
+        for await (const env of this.handle.stream({ from: next, signal: this.following.signal, livePollMs: this.pollMs })) {
+          next = env.offset + 1;
+          this.show(env);
+        }
+        if (!this.closed) return this.quit(); // the session ended
+      } catch {
+        // A session continuing as new or a worker restarting: read on from the same offset shortly.
+        await new Promise((r) => setTimeout(r, 1_000));
+      }
     }
-    return out;
   }
 
-  private markSeen(events: AgentEvent[]): void {
-    this.fresh(events);
-  }
-
-  private show(e: AgentEvent): void {
+  private show(env: StreamEnvelope): void {
+    const e: StreamEvent = env.event;
     const width = Math.max(40, (this.out.columns ?? 120) - 4);
     switch (e.type) {
-      case 'text':
-        this.shownTexts.add(e.data.text.trim());
-        return this.print(e.data.text);
-      case 'tool_call':
-        return this.print(this.s.cyan(`→ ${e.data.name} ${compactJson(e.data.input, width - e.data.name.length - 3)}`));
-      case 'tool_result': {
-        const first = e.data.content.split('\n').find((l) => l.trim()) ?? '';
-        const text = `  ${e.data.isError ? '✗ ' : ''}${first.length > width ? `${first.slice(0, width - 1)}…` : first}`;
-        return this.print(e.data.isError ? this.s.red(text) : this.s.dim(text));
+      case 'attempt_started':
+        if (this.open && this.open.callId === e.callId && this.open.attempt !== e.attempt) {
+          this.closeText();
+          this.print(this.s.dim('(the model call is retried: the text above is discarded)'));
+        }
+        return;
+      case 'text_delta':
+        return this.streamText(e.callId ?? '', e.attempt ?? 1, e.text);
+      case 'block_stopped':
+        if (this.open && this.open.callId === e.callId) this.closeText();
+        return;
+      case 'message_end':
+        this.closeText();
+        for (const b of e.content) if (b.type === 'text') this.shownTexts.add(b.text.trim());
+        return;
+      case 'turn_ended': {
+        this.closeText();
+        const id = e.messageId ?? '';
+        const waiter = this.turnWaiters.get(id);
+        if (waiter) waiter();
+        else this.turnsEnded.add(id);
+        return;
+      }
+      case 'tool_started':
+        return this.print(this.s.cyan(`→ ${e.name} ${compactJson(e.input, width - e.name.length - 3)}`));
+      case 'tool_ended': {
+        const first = e.content.split('\n').find((l) => l.trim()) ?? '';
+        const text = `  ${e.isError ? '✗ ' : ''}${first.length > width ? `${first.slice(0, width - 1)}…` : first}`;
+        return this.print(e.isError ? this.s.red(text) : this.s.dim(text));
       }
       case 'approval_requested':
-        return this.ask(e.data.id, e.data.name, e.data.input);
+        return this.ask(e.callId ?? '', e.name, e.input);
       case 'interrupted':
         this.dropQuestions();
-        return this.print(this.s.yellow(`⨯ interrupted during the ${e.data.during}`));
+        return this.print(this.s.yellow(`⨯ interrupted during the ${e.during}`));
       case 'error':
-        return this.print(this.s.red(`! ${e.data.message} [${e.data.code}]`));
+        return this.print(this.s.red(`! ${e.message} [${e.code}]`));
       case 'warning':
-        return this.print(this.s.yellow(`! ${e.data.message}`));
-      case 'compaction':
-        return this.print(this.s.dim(`(compacted: ${e.data.messagesBefore} → ${e.data.messagesAfter} messages)`));
+        return this.print(this.s.yellow(`! ${e.message}`));
+      case 'decision':
+        if (e.kind === 'compaction') return this.print(this.s.dim(`(compacted: ${String(e.data.messagesBefore)} → ${String(e.data.messagesAfter)} messages)`));
+        return;
       default:
         return;
     }
+  }
+
+  /** Model text as it is generated: one line left open above the prompt until its block ends. */
+  private streamText(callId: string, attempt: number, text: string): void {
+    if (this.closed) return;
+    if (!this.open || this.open.callId !== callId || this.open.attempt !== attempt) {
+      this.closeText();
+      if (this.tty) {
+        readline.cursorTo(this.out, 0);
+        readline.clearLine(this.out, 0);
+      }
+      this.open = { callId, attempt, text: '' };
+    }
+    this.open.text += text;
+    this.out.write(text);
+  }
+
+  private closeText(): void {
+    if (!this.open) return;
+    const text = this.open.text;
+    this.open = undefined;
+    this.out.write('\n');
+    if (text.trim()) this.shownTexts.add(text.trim());
+    if (this.tty && !this.closed) this.rl.prompt(true);
   }
 
   // -------------------------------------------------------------------------------------------------------
@@ -404,6 +454,7 @@ class Chat {
 
   /** A line above the prompt: the line being typed is redrawn after it. */
   private print(text: string): void {
+    this.closeText();
     if (this.closed) {
       this.out.write(`${text}\n`);
       return;

@@ -1,6 +1,8 @@
 /** fh prompt, fh compact, fh close: talk to a running agent (workflow updates and a signal). */
 import { promises as fs } from 'node:fs';
-import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
+import { WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
+import { idleQueue } from '../../client/session-updates';
 import { getAgentHandle, type AgentHandle } from '../../client';
 import { PROMPT_UPDATE } from '../../client/agent-handle';
 import type { PromptRequest } from '../../workflows/agent-workflow';
@@ -104,14 +106,23 @@ async function runPrompt(p: Parsed, io: Io): Promise<number> {
   const timeoutMs = int(p, 'timeout', 600, 1) * 1000;
   return withHandle(p, 'prompt', async (handle) => {
     const sessionId = str(p, 'session');
-    const updateId = str(p, 'id');
-    const reply = await handle.client.connection.withDeadline(Date.now() + timeoutMs, () =>
-      updateId === undefined
-        ? handle.prompt(text, { sessionId })
-        : // AgentHandle.prompt takes no update id yet (the lead is adding `{ updateId }`): call the update
-          // directly. Temporal dedupes updates by id, so a retry with the same key gets the first reply.
-          handle.workflow.executeUpdate<string, [PromptRequest]>(PROMPT_UPDATE, { args: [{ text, ...(sessionId ? { sessionId } : {}) }], updateId }),
-    );
+    // Always a known update id: a wait that ends can name it, and a retry with it reattaches (never a second prompt).
+    const updateId = str(p, 'id') ?? randomUUID();
+    let reply: string;
+    try {
+      // Temporal dedupes updates by id, so a retry with the same key gets the first reply.
+      reply = await handle.client.connection.withDeadline(Date.now() + timeoutMs, () =>
+        handle.workflow.executeUpdate<string, [PromptRequest]>(PROMPT_UPDATE, { args: [{ text, ...(sessionId ? { sessionId } : {}) }], updateId }),
+      );
+    } catch (err) {
+      if (!(err instanceof WorkflowUpdateRPCTimeoutOrCancelledError)) throw err;
+      const idle = await handle.client.connection.withDeadline(Date.now() + 3_000, () => idleQueue(handle.workflow));
+      throw failure(
+        `no reply within ${timeoutMs / 1000} s` +
+          (idle ? `: no worker is polling task queue ${idle.taskQueue} (start one with \`fh worker --agents <module> --task-queue ${idle.taskQueue}\`)` : '') +
+          `; the prompt stays in the run and is answered once a worker takes it: wait for it with the same key (--id ${updateId}), sending it without --id would run it twice`,
+      );
+    }
     if (flag(p, 'json')) printJson(io, { reply });
     else io.out(reply);
     return EXIT.OK;

@@ -23,6 +23,13 @@ export class UnknownMessageError extends FabricError {
   }
 }
 
+/** A message id (an idempotency key) sent again with other text: refused, never taken for the first message. */
+export class IdempotencyKeyReusedError extends FabricError {
+  constructor(readonly messageId: string) {
+    super('IDEMPOTENCY_KEY_REUSED', `messageId: ${messageId} was sent before with other text; a message id names one message (send the new text with a new id)`);
+  }
+}
+
 /** An approval for a tool call that is not waiting for one. */
 export class UnknownToolCallError extends FabricError {
   constructor(

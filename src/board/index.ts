@@ -1,0 +1,42 @@
+/**
+ * `board()`: a web page for one Temporal namespace's sessions (inbox, a live session, the context gauge,
+ * the audit transcript with a replay check), served from this package on 127.0.0.1 with a token in the
+ * URL. `fh board` is the same from the command line. See docs/board.md.
+ */
+import type { Client } from '@temporalio/client';
+import type { TranscriptStore } from '../activities/transcript-store';
+import { startBoardServer, type BoardServer } from './server';
+import { temporalBoardSource, type BoardSource } from './source';
+
+export interface BoardOptions {
+  /** A client for the namespace to show (its plugin should be the harness's, to decode payloads). */
+  client?: Client;
+  /** Or any other source of sessions (tests, another backend). One of `client` and `source`. */
+  source?: BoardSource;
+  /** Agent modules the replay check replays a session's history against (without them: no replay check). */
+  agents?: string[];
+  /** The workers' transcript store, to show offloaded payloads in audits. */
+  store?: TranscriptStore;
+  /** Default 127.0.0.1. Another address needs `allowRemote: true`. */
+  host?: string;
+  port?: number;
+  allowRemote?: boolean;
+  /** Default: a random one (24 bytes). At least 16 characters. */
+  token?: string;
+}
+
+export async function board(options: BoardOptions): Promise<BoardServer> {
+  const source = options.source ?? (options.client ? temporalBoardSource(options.client, { agents: options.agents, store: options.store }) : undefined);
+  if (!source) throw new TypeError('board: pass a client (or a source)');
+  return startBoardServer({
+    source,
+    ...(options.host !== undefined ? { host: options.host } : {}),
+    ...(options.port !== undefined ? { port: options.port } : {}),
+    ...(options.allowRemote !== undefined ? { allowRemote: options.allowRemote } : {}),
+    ...(options.token !== undefined ? { token: options.token } : {}),
+  });
+}
+
+export { BoardBindError, type BoardServer } from './server';
+export { temporalBoardSource, ReplayUnavailableError, type BoardSource, type BoardEnvelope, type InboxRow, type InboxFilter, type SessionView, type BoardAction } from './source';
+export type { ContextGauge, GaugeLayer } from './gauge';

@@ -1,0 +1,59 @@
+/** fh board: the web page for one namespace's sessions, on 127.0.0.1 with a token in its URL. */
+import * as path from 'node:path';
+import { flag, int, str, strs, type Parsed } from '../args';
+import { asCliError, connect, STORE_OPTION, storeFrom, type Command, type Io } from '../context';
+import { EXIT, usage } from '../errors';
+
+export const boardCommand: Command = {
+  name: 'board',
+  summary: "a web page for the namespace's sessions: inbox, live conversation, approvals, context gauge, audit",
+  usage: ['board [--port 0] [--agents <module>] [--host 127.0.0.1 --allow-remote --token <t>]'],
+  description:
+    'Serves the board from this package (no CDN; works offline) on 127.0.0.1 and prints its URL, which carries a\n' +
+    'random access token (as Jupyter does): every request needs it. Binding to another address needs --allow-remote\n' +
+    'and --token. --agents enables the replay check of the audit view (the code a history is replayed against).\n' +
+    'Stops on Ctrl-C.',
+  connects: true,
+  options: {
+    port: { type: 'string', value: '<n>', help: 'port (0: a free one)', default: '0' },
+    host: { type: 'string', value: '<address>', help: 'address to bind', default: '127.0.0.1' },
+    'allow-remote': { type: 'boolean', help: 'allow a non-loopback --host (needs --token)' },
+    token: { type: 'string', value: '<token>', help: 'the access token (default: random); at least 16 characters', env: 'FH_BOARD_TOKEN' },
+    agents: { type: 'string', multiple: true, value: '<module>', help: 'agent module(s) for the replay check', env: 'FH_AGENTS' },
+    ...STORE_OPTION,
+  },
+  examples: ['fh board', 'fh board --port 8787 --agents ./dist/agents.js', 'fh board --host 0.0.0.0 --allow-remote --token "$(openssl rand -hex 24)"'],
+  run: (p, io) => runBoard(p, io),
+};
+
+async function runBoard(p: Parsed, io: Io): Promise<number> {
+  if (p.positionals.length > 0) throw usage(`unexpected argument '${p.positionals[0]}' (fh board takes only options)`);
+  const port = int(p, 'port', 0, 0);
+  if (port > 65535) throw usage('--port must be between 0 and 65535');
+  const host = str(p, 'host') ?? '127.0.0.1';
+  const token = str(p, 'token') ?? (process.env.FH_BOARD_TOKEN || undefined);
+  const loopback = host === '127.0.0.1' || host === 'localhost' || host === '::1';
+  if (!loopback && !flag(p, 'allow-remote')) throw usage(`--host ${host} is not loopback: add --allow-remote (and --token) to expose the board`);
+  if (!loopback && !token) throw usage('a board bound beyond loopback needs --token <t> (at least 16 characters)');
+  if (token !== undefined && token.length < 16) throw usage('--token must be at least 16 characters');
+  const given = strs(p, 'agents');
+  const agents = (given.length ? given : (process.env.FH_AGENTS ?? '').split(',').map((s) => s.trim()).filter(Boolean)).map((m) => path.resolve(m));
+  const conn = await connect(p);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { board } = require('../../board') as typeof import('../../board');
+  let server;
+  try {
+    server = await board({ client: conn.client, agents, store: storeFrom(p), host, port, allowRemote: !loopback, ...(token ? { token } : {}) });
+  } catch (err) {
+    await conn.close();
+    throw asCliError(err);
+  }
+  io.out(`fh board for namespace '${conn.settings.namespace}' at ${conn.settings.address}\n  open: ${server.url}\nPress Ctrl+C to stop.`);
+  return new Promise<number>((resolve) => {
+    const stop = () => {
+      server.close().then(() => conn.close()).finally(() => resolve(EXIT.OK));
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+}

@@ -1,0 +1,217 @@
+/**
+ * How a session client sends an update so that a continue-as-new, an RPC timeout or a worker that is
+ * not there yet never reaches the caller as a lost or duplicated message:
+ *
+ * - one update id per call, kept through every retry, so a retry reattaches to the same update;
+ * - an RPC timeout (the SDK's own, or the server's long poll) is waited through with the same id;
+ * - "not found" or "already completed" while the session's current run is running means the update hit
+ *   a run that continued as new before accepting it (the server drops such an update): it is sent again,
+ *   with the same id, to the current run. Only a session with no running run is SESSION_CLOSED, and one
+ *   the server does not know is SESSION_NOT_FOUND;
+ * - the caller's own deadline (`timeoutMs`, or a deadline set with `connection.withDeadline`) or abort
+ *   signal ends the wait with {@link UpdateWaitEndedError}, which names the message id to reattach with.
+ */
+import type { AsyncLocalStorage } from 'node:async_hooks';
+import {
+  WorkflowNotFoundError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
+  type CallContext,
+  type Client,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import type { UpdateDefinition } from '@temporalio/common';
+import { FabricError } from '../core/errors';
+import { SessionClosedError, SessionNotFoundError } from '../core/sessions/host-errors';
+import { typedFailure } from '../wire/failures';
+
+/** How long a caller waits: its own bound, or its abort signal (both optional). */
+export interface WaitLimits {
+  /** Stop waiting after this long (ms); the message stays in the session (see {@link UpdateWaitEndedError}). */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/** Runs that closed under a retried update in a row before giving up (each is a continue-as-new). */
+const MAX_RUN_HOPS = 20;
+/** Resends after the SDK's own gRPC retries gave up on an aborted update or a full run (with backoff, about a minute). */
+const MAX_BUSY_RETRIES = 40;
+
+/**
+ * The caller stopped waiting (its timeout or abort signal) before the session answered. The message is
+ * not lost and not cancelled: a session answers through a worker, and one that is not polling yet runs it
+ * when it comes. Reattach with the same `messageId` (and the same text) instead of sending it again.
+ */
+export class UpdateWaitEndedError extends FabricError {
+  constructor(
+    readonly sessionId: string,
+    readonly messageId: string | undefined,
+    readonly updateId: string,
+    readonly reason: 'timeout' | 'aborted',
+    readonly noWorker?: { taskQueue: string },
+  ) {
+    super(
+      'WAIT_ENDED',
+      `session ${sessionId}: stopped waiting (${reason === 'timeout' ? 'the deadline passed' : 'the call was aborted'}) before the session answered` +
+        (noWorker ? `; no worker is polling task queue ${noWorker.taskQueue}` : '') +
+        (messageId
+          ? `. Message ${messageId} is still in the session and runs when a worker takes it: prompt again with { messageId: '${messageId}' } and the same text, or reply('${messageId}'), to get its answer; sending it as a new message would run it twice`
+          : ''),
+    );
+  }
+}
+
+export interface SessionUpdateCall<Ret, Args extends unknown[]> {
+  client: Client;
+  handle: WorkflowHandle;
+  sessionId: string;
+  def: UpdateDefinition<Ret, Args>;
+  args: Args;
+  updateId: string;
+  /** For the typed error when the wait ends. */
+  messageId?: string;
+  limits?: WaitLimits;
+}
+
+/** Sends the update and waits for its result through RPC timeouts and continue-as-new (see the module comment). */
+export async function runSessionUpdate<Ret, Args extends unknown[]>(call: SessionUpdateCall<Ret, Args>): Promise<Ret> {
+  const { client, handle, sessionId, def, args, updateId } = call;
+  const limits = call.limits ?? {};
+  const outer = (client.connection as { callContextStorage?: AsyncLocalStorage<CallContext> }).callContextStorage?.getStore();
+  const deadlines = [limits.timeoutMs !== undefined ? Date.now() + limits.timeoutMs : undefined, deadlineMs(outer?.deadline)].filter((d): d is number => d !== undefined);
+  const deadline = deadlines.length ? Math.min(...deadlines) : undefined;
+  const signals = [limits.signal, outer?.abortSignal].filter((s): s is AbortSignal => s !== undefined);
+  const ended = (): 'timeout' | 'aborted' | undefined =>
+    signals.some((s) => s.aborted) ? 'aborted' : deadline !== undefined && Date.now() >= deadline ? 'timeout' : undefined;
+  let hops = 0;
+  for (;;) {
+    const why = ended();
+    if (why) {
+      // Outside the caller's (spent) deadline, with a short one of its own: why nothing answered.
+      const storage = (client.connection as { callContextStorage?: AsyncLocalStorage<CallContext> }).callContextStorage;
+      const probe = () => client.withDeadline(Date.now() + 3_000, () => idleQueue(handle));
+      throw new UpdateWaitEndedError(sessionId, call.messageId, updateId, why, await (storage ? storage.exit(probe) : probe()));
+    }
+    try {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the SDK overloads on the argument tuple's length
+      const send = (): Promise<Ret> => handle.executeUpdate(def as any, { args: args as any, updateId });
+      const bounded = deadline !== undefined ? () => client.withDeadline(deadline, send) : send;
+      return await signals.reduce((fn, signal) => () => client.withAbortSignal(signal, fn), bounded)();
+    } catch (err) {
+      if (isRpcTimeout(err)) continue; // ours (checked above) or the SDK's: wait on, same update id
+      if (isAbortedOrBusy(err) && hops < MAX_BUSY_RETRIES) {
+        // The SDK's own retries ran out while the server kept aborting the update at continue-as-new
+        // boundaries, or the run had its limit of updates in flight: nothing was accepted, send it again.
+        hops += 1;
+        await new Promise((r) => setTimeout(r, Math.min(200 * hops, 2_000)));
+        continue;
+      }
+      if (isRunGone(err) && hops < MAX_RUN_HOPS) {
+        const status = await currentStatus(handle);
+        if (status === 'RUNNING' || status === 'CONTINUED_AS_NEW') {
+          hops += 1;
+          await new Promise((r) => setTimeout(r, Math.min(50 * hops, 500)));
+          continue;
+        }
+        throw sessionGone(err, sessionId, status);
+      }
+      throw typedSessionError(err, sessionId);
+    }
+  }
+}
+
+/** A query of the session's current run: one that met a run closing under it is asked again of the next. */
+export async function runSessionQuery<T>(handle: WorkflowHandle, sessionId: string, query: () => Promise<T>): Promise<T> {
+  for (let hops = 0; ; hops++) {
+    try {
+      return await query();
+    } catch (err) {
+      if (!isRunGone(err) || hops >= MAX_RUN_HOPS) throw typedSessionError(err, sessionId);
+      const status = await currentStatus(handle);
+      if (status !== 'RUNNING' && status !== 'CONTINUED_AS_NEW') throw sessionGone(err, sessionId, status);
+      await new Promise((r) => setTimeout(r, Math.min(50 * (hops + 1), 500)));
+    }
+  }
+}
+
+/** Our typed error for a failure: a FabricError the session sent, or SESSION_NOT_FOUND / SESSION_CLOSED. */
+export function typedSessionError(err: unknown, id: string): unknown {
+  const typed = typedFailure(err);
+  if (typed !== err) return typed;
+  if (isCompleted(err)) return withCause(new SessionClosedError(id), err);
+  if (err instanceof WorkflowNotFoundError) return withCause(new SessionNotFoundError(id), err);
+  return err;
+}
+
+function sessionGone(err: unknown, id: string, status: string | undefined): unknown {
+  const typed = typedFailure(err);
+  if (typed !== err) return typed;
+  return withCause(status === undefined ? new SessionNotFoundError(id) : new SessionClosedError(id), err);
+}
+
+function withCause<E extends Error>(e: E, cause: unknown): E {
+  (e as { cause?: unknown }).cause = cause;
+  return e;
+}
+
+function isCompleted(err: unknown): boolean {
+  return /already completed|already finished|completed before the update/i.test(chainText(err));
+}
+
+/** The run the update was sent to closed before accepting it (or is unknown): ask who runs the session now. */
+function isRunGone(err: unknown): boolean {
+  return err instanceof WorkflowNotFoundError || isCompleted(err);
+}
+
+/** gRPC RESOURCE_EXHAUSTED (too many updates in flight), or UNAVAILABLE because the update was aborted (its run closed). */
+function isAbortedOrBusy(err: unknown): boolean {
+  for (let cur: unknown = err, depth = 0; cur && depth < 10; depth++) {
+    const code = (cur as { code?: unknown }).code;
+    const details = String((cur as { details?: unknown }).details ?? (cur as Error).message ?? '');
+    if (code === 8 || (code === 14 && /update was aborted|workflow is closing|operation can ?not be applied/i.test(details))) return true;
+    cur = (cur as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+function isRpcTimeout(err: unknown): boolean {
+  return err instanceof WorkflowUpdateRPCTimeoutOrCancelledError;
+}
+
+/** The status of the session's current run; undefined when the server knows no run of it. */
+async function currentStatus(handle: WorkflowHandle): Promise<string | undefined> {
+  try {
+    return (await handle.describe()).status.name;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return undefined;
+    throw err;
+  }
+}
+
+/** The run's task queue when no worker has polled it lately (why a wait can end with no answer). */
+export async function idleQueue(handle: WorkflowHandle): Promise<{ taskQueue: string } | undefined> {
+  try {
+    const desc = await handle.describe();
+    const taskQueue = desc.taskQueue;
+    const res = await handle.client.workflowService.describeTaskQueue({
+      namespace: handle.client.options.namespace,
+      taskQueue: { name: taskQueue },
+      taskQueueType: 1, // workflow tasks
+    });
+    return (res.pollers ?? []).length === 0 ? { taskQueue } : undefined;
+  } catch {
+    return undefined; // a nicety for the message: never hide the real error behind it
+  }
+}
+
+function deadlineMs(d: number | Date | undefined): number | undefined {
+  return d === undefined ? undefined : typeof d === 'number' ? d : d.getTime();
+}
+
+function chainText(err: unknown): string {
+  let text = '';
+  for (let cur: unknown = err, depth = 0; cur && depth < 10; depth++) {
+    text += ` ${String((cur as Error)?.message ?? '')}`;
+    cur = (cur as { cause?: unknown }).cause;
+  }
+  return text;
+}

@@ -1,0 +1,164 @@
+/**
+ * A run chain's stream, in offset order, from any offset: durable events from the stream query,
+ * live events of a call from its activity's heartbeat details while the call runs. A call's block is
+ * passed only once it closed (events after it wait), so offsets a client saw always grow and a reader
+ * that reconnects with `from: last + 1` misses nothing and sees nothing twice. When a block closes,
+ * what the reader had not seen of the reply is yielded from message_end (see CallAssembly).
+ */
+import type { StreamBlock, StreamEnvelope, StreamEvent, StreamEventOf, StreamPage } from '../../wire/stream';
+import { CallAssembly } from './assembler';
+import { sleep, type StreamSnapshot, type StreamTransport } from './transport';
+
+export interface ReadStreamOptions {
+  /** The first offset wanted (default 0: everything the run still keeps). */
+  from?: number;
+  signal?: AbortSignal;
+  /** How often live deltas are looked for while a call streams (default 100 ms). */
+  livePollMs?: number;
+}
+
+export async function* readStream(transport: StreamTransport, options: ReadStreamOptions = {}): AsyncGenerator<StreamEnvelope> {
+  const signal = options.signal;
+  const livePollMs = options.livePollMs ?? 100;
+  let pos = Math.max(0, options.from ?? 0);
+  const calls = new Map<string, CallAssembly>();
+  /** The run whose predecessors were read already. */
+  let caughtUpBefore: string | undefined;
+  const assembly = (callId: string) => {
+    let a = calls.get(callId);
+    if (!a) calls.set(callId, (a = new CallAssembly()));
+    return a;
+  };
+  while (!signal?.aborted) {
+    const snap = await transport.snapshot(pos);
+    // What is before this run's oldest event is in earlier runs (continue-as-new): read those first.
+    if (pos < snap.page.oldest && snap.runId !== caughtUpBefore) {
+      for await (const env of earlierRuns(transport, snap, pos, assembly, calls)) {
+        if (signal?.aborted) return;
+        pos = env.offset + 1;
+        yield env;
+      }
+      caughtUpBefore = snap.runId;
+      if (pos < snap.page.oldest) pos = snap.page.oldest;
+      continue;
+    }
+    let progressed = false;
+    let blocked = false;
+    for (const item of walk(snap.page, snap, pos, assembly, calls)) {
+      if (item === OPEN_BLOCK) {
+        blocked = true;
+        break;
+      }
+      if (signal?.aborted) return;
+      pos = item.offset + 1;
+      progressed = true;
+      yield item;
+    }
+    if (progressed && !blocked) continue; // maybe more than one page
+    if (!snap.running && !snap.continued && pos >= snap.page.next) return; // the chain ended
+    if (blocked) await sleep(livePollMs, signal);
+    else await transport.waitForChange(snap.runId, signal);
+  }
+}
+
+const OPEN_BLOCK = Symbol('open block');
+/** How many runs back a reader looks for the offset it asked for. */
+const MAX_EARLIER_RUNS = 20;
+
+/** Events from `pos` in the runs before the snapshot's, oldest run first. */
+async function* earlierRuns(
+  transport: StreamTransport,
+  snap: StreamSnapshot,
+  from: number,
+  assembly: (callId: string) => CallAssembly,
+  calls: ReadonlyMap<string, CallAssembly>,
+): AsyncGenerator<StreamEnvelope> {
+  const chain: string[] = [];
+  let run = snap.runId;
+  for (let i = 0; i < MAX_EARLIER_RUNS; i++) {
+    const prev = await transport.previousRun(run);
+    if (!prev) break;
+    chain.unshift(prev);
+    const page = await transport.readRun(prev, from);
+    if (page.oldest <= from) break;
+    run = prev;
+  }
+  let pos = from;
+  for (const runId of chain) {
+    for (;;) {
+      const page = await transport.readRun(runId, pos);
+      let moved = false;
+      for (const item of walk(page, { ...snap, runId, running: false, page, live: new Map() }, pos, assembly, calls)) {
+        if (item === OPEN_BLOCK) break; // a closed run has no open block
+        pos = item.offset + 1;
+        moved = true;
+        yield item;
+      }
+      if (!moved || pos >= page.next) break;
+    }
+  }
+}
+
+/** The page's items from `pos` in offset order; stops at an open block (after its live events so far). */
+function* walk(page: StreamPage, snap: StreamSnapshot, start: number, assembly: (callId: string) => CallAssembly, calls: ReadonlyMap<string, CallAssembly>): Generator<StreamEnvelope | typeof OPEN_BLOCK> {
+  let pos = start;
+  const blocks = page.blocks.filter((b) => b.to > pos).sort((a, b) => a.from - b.from);
+  const events = page.events.filter((e) => e.offset >= pos);
+  let bi = 0;
+  let ei = 0;
+  while (bi < blocks.length || ei < events.length) {
+    const block = blocks[bi];
+    const event = events[ei];
+    if (event && (!block || event.offset < block.from)) {
+      ei++;
+      pos = event.offset + 1;
+      yield event;
+      continue;
+    }
+    bi++;
+    const b = block!;
+    for (const env of liveOf(b, snap)) {
+      // What the consumer saw before `pos` (a reconnect) is assembled, not yielded again.
+      const a = assembly(b.callId);
+      if (env.offset > a.lastOffset) {
+        a.apply(env.event);
+        a.lastOffset = env.offset;
+      }
+      if (env.offset < pos) continue;
+      pos = env.offset + 1;
+      yield env;
+    }
+    if (!b.closed) {
+      yield OPEN_BLOCK;
+      return;
+    }
+    // Closed: what the reader missed of the reply, from its message_end (after the block).
+    const end = events.find((e) => e.event.type === 'message_end' && e.event.callId === b.callId)?.event as StreamEventOf<'message_end'> | undefined;
+    // A reader that joined inside a closed block cannot know what its consumer saw: message_end says it all.
+    const followed = start <= b.from || calls.has(b.callId);
+    if (end && b.kind === 'model' && followed) {
+      const missing = assembly(b.callId).catchUp(end);
+      for (const event of missing) {
+        if (pos >= b.to) break;
+        yield { offset: pos++, event: withBlock(event, b) };
+      }
+    }
+    pos = Math.max(pos, b.to);
+  }
+}
+
+/** The call's live events of its current attempt, all of them (the reader skips what it yielded). */
+function liveOf(block: StreamBlock, snap: StreamSnapshot): StreamEnvelope[] {
+  const details = snap.live.get(block.callId);
+  if (!details || block.closed) return [];
+  const out: StreamEnvelope[] = [];
+  details.events.forEach((event, i) => {
+    const offset = details.from + i;
+    if (offset < block.to) out.push({ offset, event: withBlock({ ...event, callId: details.callId, attempt: details.attempt }, block) });
+  });
+  return out;
+}
+
+function withBlock(event: StreamEvent, block: StreamBlock): StreamEvent {
+  return event.messageId === undefined && block.messageId !== undefined ? { ...event, messageId: block.messageId } : event;
+}

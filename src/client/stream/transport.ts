@@ -1,0 +1,131 @@
+/**
+ * Where a client reads a run's stream from. The default needs nothing but Temporal: durable events
+ * through the stream query, live deltas from the pending activities' heartbeat details (describe),
+ * and a long poll on the history to wake when the workflow did something. None of it writes history.
+ * Another transport (a broker for many subscribers) implements the same interface.
+ */
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
+import { isLiveStreamDetails, streamReadQuery, type LiveStreamDetails, type StreamPage } from '../../wire/stream';
+
+export interface StreamSnapshot {
+  /** The run that answered (a continued session has a new run). */
+  runId: string;
+  running: boolean;
+  /** The run closed by continuing as new: its stream goes on in the next run. */
+  continued: boolean;
+  page: StreamPage;
+  /** Live events of the pending calls, by call id. */
+  live: Map<string, LiveStreamDetails>;
+}
+
+export interface StreamTransport {
+  /** The latest run's stream from `from` on, and what its pending calls streamed so far. */
+  snapshot(from: number): Promise<StreamSnapshot>;
+  /** An earlier run's durable events (a reader that lagged behind a continue-as-new). */
+  readRun(runId: string, from: number): Promise<StreamPage>;
+  /** The run this one continued (continue-as-new), if any. */
+  previousRun(runId: string): Promise<string | undefined>;
+  /** Resolves when the run did something new (or after a while); live deltas are polled instead. */
+  waitForChange(runId: string, signal?: AbortSignal): Promise<void>;
+}
+
+/** History events per page while finding the end (small pages: the server warns past a few hundred). */
+const PAGE = 200;
+
+export class TemporalStreamTransport implements StreamTransport {
+  private waiter: { runId: string; token?: Uint8Array | null; ready: boolean } | undefined;
+
+  constructor(
+    private readonly client: Client,
+    private readonly workflowId: string,
+  ) {}
+
+  async snapshot(from: number): Promise<StreamSnapshot> {
+    const described = await this.client.workflow.getHandle(this.workflowId).describe();
+    const runId = described.runId;
+    const status = described.status.name;
+    const handle = this.client.workflow.getHandle(this.workflowId, runId);
+    const page = await this.read(handle, from);
+    const live = new Map<string, LiveStreamDetails>();
+    for (const a of described.raw.pendingActivities ?? []) {
+      const payloads = a.heartbeatDetails?.payloads;
+      if (!payloads?.length) continue;
+      try {
+        const details = await decodeFromPayloadsAtIndex(this.client.options.loadedDataConverter, 0, payloads);
+        if (isLiveStreamDetails(details)) live.set(details.callId, details);
+      } catch {
+        // details a tool wrote for itself: not ours
+      }
+    }
+    return { runId, running: status === 'RUNNING', continued: status === 'CONTINUED_AS_NEW', page, live };
+  }
+
+  readRun(runId: string, from: number): Promise<StreamPage> {
+    return this.read(this.client.workflow.getHandle(this.workflowId, runId), from);
+  }
+
+  async previousRun(runId: string): Promise<string | undefined> {
+    const res = await this.client.workflowService.getWorkflowExecutionHistory({
+      namespace: this.client.options.namespace,
+      execution: { workflowId: this.workflowId, runId },
+      maximumPageSize: 1,
+    });
+    return res.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
+  }
+
+  private read(handle: WorkflowHandle, from: number): Promise<StreamPage> {
+    return handle.query(streamReadQuery, { from });
+  }
+
+  async waitForChange(runId: string, signal?: AbortSignal): Promise<void> {
+    const service = this.client.workflowService;
+    const namespace = this.client.options.namespace;
+    if (this.waiter?.runId !== runId) this.waiter = { runId, ready: false };
+    const w = this.waiter;
+    const call = (token: Uint8Array | null | undefined, wait: boolean) =>
+      service.getWorkflowExecutionHistory({
+        namespace,
+        execution: { workflowId: this.workflowId, runId },
+        ...(token ? { nextPageToken: token } : {}),
+        waitNewEvent: wait,
+        maximumPageSize: PAGE,
+      });
+    if (!w.ready) {
+      // Page to the end first (pages come back at once while there are events): waiting starts from
+      // the history as it is now. A short page is the last one.
+      let res = await call(undefined, true);
+      while (res.nextPageToken?.length && (res.history?.events?.length ?? 0) >= PAGE) res = await call((w.token = res.nextPageToken), true);
+      w.token = res.nextPageToken?.length ? res.nextPageToken : null;
+      w.ready = true;
+      return; // the caller reads once more before it really waits
+    }
+    if (!w.token) {
+      await sleep(500, signal); // a closed run: nothing to wait on
+      return;
+    }
+    const res = await untilAborted(call(w.token, true), signal);
+    if (res && res.nextPageToken?.length) w.token = res.nextPageToken;
+    else if (res) w.token = null;
+  }
+}
+
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return untilAborted(new Promise((resolve) => setTimeout(resolve, ms)), signal).then(() => undefined);
+}
+
+/** `p`, or undefined as soon as `signal` aborts (the listener is removed either way). */
+export async function untilAborted<T>(p: Promise<T>, signal?: AbortSignal): Promise<T | undefined> {
+  if (!signal) return p;
+  if (signal.aborted) return undefined;
+  let onAbort: () => void = () => undefined;
+  const aborted = new Promise<undefined>((resolve) => {
+    onAbort = () => resolve(undefined);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([p, aborted]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * Permission modes and approvals: the harness asks before each tool call; a call that needs approval
+ * waits for a decision (or for the run to suspend the turn at a continue-as-new), and decisions are
+ * remembered so a late second one is "already decided", not "unknown".
+ */
+import { condition, isCancellation } from '@temporalio/workflow';
+import { z } from 'zod';
+import { InterruptedError, TurnSuspendedError } from '../../core/errors';
+import type { ToolAuthorizer } from '../../core/conversation';
+import { UnknownToolCallError } from '../../core/sessions/host-errors';
+import { deniedText, permissionFor, refusedInExploreText, toolEffect } from '../../core/sessions/permissions';
+import { parseWith } from '../../core/validate';
+import { approvalNeeded } from '../../core/tools';
+import type { SessionCore } from './core';
+
+/** Decided tool calls remembered, so a late second decision is "already decided", not "unknown". */
+const REMEMBERED_DECISIONS = 200;
+
+type Decision = { callId: string; approved: boolean; note?: string };
+
+export class Approvals {
+  constructor(private readonly s: SessionCore) {}
+
+  /** For the harness: asked before each tool call (permission mode, approvals). */
+  readonly authorize: ToolAuthorizer = async (call, def) => {
+    const s = this.s;
+    const verdict = permissionFor(s.record.settings.permissionMode, toolEffect(def));
+    // A tool that needs approval (needsApproval) waits for it in every mode that would run it.
+    if (verdict === 'run' && !approvalNeeded(def, call.input)) return { allow: true };
+    if (verdict === 'refuse') return { allow: false, content: refusedInExploreText(call.name) };
+    let approval = s.approvals.get(call.id);
+    if (!approval) {
+      approval = { callId: call.id, tool: call.name, input: call.input, requestedAt: Date.now(), messageId: s.current?.message.id ?? '' };
+      s.approvals.set(call.id, approval);
+      s.emit('approval_requested', { id: call.id, name: call.name, input: call.input });
+    }
+    const waiting = approval;
+    try {
+      await condition(() => waiting.decision !== undefined || s.suspending);
+    } catch (err) {
+      if (isCancellation(err)) {
+        s.approvals.delete(call.id);
+        throw new InterruptedError();
+      }
+      throw err;
+    }
+    if (!waiting.decision) throw new TurnSuspendedError();
+    s.approvals.delete(call.id);
+    this.remember(call.id);
+    return waiting.decision.approved ? { allow: true } : { allow: false, content: deniedText(call.name, waiting.decision.note) };
+  };
+
+  validateDecision(req: Decision): void {
+    const parsed = parseWith(
+      z.object({ callId: z.string().min(1), approved: z.boolean(), note: z.string().max(4000).optional() }).strict(),
+      req,
+      'approval',
+    );
+    const approvals = this.s.approvals;
+    const pending = approvals.get(parsed.callId);
+    if (!pending) throw new UnknownToolCallError(parsed.callId, this.s.decided.includes(parsed.callId), [...approvals.keys()]);
+    if (pending.decision) throw new UnknownToolCallError(parsed.callId, true, [...approvals.keys()]);
+  }
+
+  decide(req: Decision): void {
+    const pending = this.s.approvals.get(req.callId);
+    if (!pending || pending.decision) return;
+    pending.decision = req.note === undefined ? { approved: req.approved } : { approved: req.approved, note: req.note };
+    this.s.emit('approval_decided', { id: req.callId, name: pending.tool, approved: req.approved, ...(req.note !== undefined ? { note: req.note } : {}) });
+  }
+
+  private remember(callId: string): void {
+    this.s.decided.push(callId);
+    if (this.s.decided.length > REMEMBERED_DECISIONS) this.s.decided.shift();
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * Continue-as-new: when Temporal suggests it (or past `historyLimit`), the run stores what of the
+ * conversation is not stored yet, lets every handler finish (waiting prompts answer "continued", their
+ * clients ask the next run), and carries the session by reference.
+ */
+import { allHandlersFinished, condition, continueAsNew, patched, workflowInfo } from '@temporalio/workflow';
+import { TRANSCRIPT_STORE_MISS } from '../../wire/activity-contract';
+import type { Session } from '../../core/conversation';
+import { bloomAdd } from '../../core/sessions/reply-archive';
+import { innermostApplicationFailure } from '../../wire/failures';
+import type { CarriedSession, ReplyArchiveIndex, SessionEnvelope, StoredReply } from '../../wire/session-messages';
+import type { SessionCore } from './core';
+import { REPLIES_BEFORE_CONTINUING } from './messages';
+import { streamLog } from '../stream/publish';
+
+/** Replies carried by value to the next run; older ones are archived by reference (or, before that patch, dropped). */
+const REMEMBERED_REPLIES = 50;
+/**
+ * Since this patch a continue-as-new archives the replies it does not carry (one activity), so a reply
+ * and a message id stay known for the session's whole life; runs recorded before it dropped them.
+ */
+const REPLY_ARCHIVE_PATCH = 'fh-session-reply-archive';
+
+export function shouldContinue(s: SessionCore): boolean {
+  if (s.closed) return false;
+  const info = workflowInfo();
+  const limit = s.start.historyLimit;
+  return info.continueAsNewSuggested || (limit !== undefined && info.historyLength >= limit) || s.replies.size > REPLIES_BEFORE_CONTINUING;
+}
+
+export async function continueSessionAsNew(s: SessionCore, session: Session, suspended?: CarriedSession['suspended']): Promise<never> {
+  await s.titling;
+  const ref = await storeTranscript(s, session);
+  const archived = await archiveOlderReplies(s);
+  s.continuing = true;
+  await condition(allHandlersFinished);
+  // A reply added while the archive was stored (a cancelled message) is carried, never dropped.
+  const all = [...s.replies.entries()];
+  const replies = all.filter(([id], i) => i >= all.length - REMEMBERED_REPLIES || (archived !== undefined && !archived.ids.has(id)));
+  const carried: CarriedSession = {
+    record: { ...s.record, continuedRuns: s.record.continuedRuns + 1 },
+    transcript: { ref, tail: [] },
+    usage: session.usage(),
+    queue: s.queue,
+    suspended,
+    approvals: [...s.approvals.values()],
+    replies,
+    ...(archived ? { replyArchive: archived.index } : s.replyArchive ? { replyArchive: s.replyArchive } : {}),
+    interruptedHint: s.interruptedHint,
+    decided: [...s.decided],
+    streamNext: streamLog().next,
+  };
+  const next: SessionEnvelope = { fhSession: { ...s.start, carried } };
+  return continueAsNew(next);
+}
+
+/** The conversation as a stored transcript (stores what is not stored yet; all of it for a worker without the rest). */
+export async function storeTranscript(s: SessionCore, session: Session): Promise<CarriedSession['transcript']['ref']> {
+  const { base, delta } = s.transport.unstored(session.id, session.messages());
+  if (delta.length === 0) return base;
+  try {
+    return await s.acts.fhStoreTranscript({ base, delta });
+  } catch (err) {
+    if (innermostApplicationFailure(err)?.type !== TRANSCRIPT_STORE_MISS) throw err;
+    return s.acts.fhStoreTranscript({ base: null, delta: [...session.messages()] });
+  }
+}
+
+/**
+ * Stores the replies the next run will not carry as one chunk chained to the archive so far, and adds
+ * their ids to the archive's filter. Undefined: nothing to archive (or a run recorded before the patch).
+ */
+async function archiveOlderReplies(s: SessionCore): Promise<{ index: ReplyArchiveIndex; ids: Set<string> } | undefined> {
+  const older: Array<[string, StoredReply]> = [...s.replies.entries()].slice(0, -REMEMBERED_REPLIES);
+  if (older.length === 0 || !patched(REPLY_ARCHIVE_PATCH)) return undefined;
+  const before = s.replyArchive;
+  const head = await s.acts.fhArchiveReplies({ prev: before?.head ?? null, replies: older });
+  const ids = older.map(([id]) => id);
+  return { index: { head, bloom: bloomAdd(before?.bloom, ids), count: (before?.count ?? 0) + ids.length }, ids: new Set(ids) };
+}

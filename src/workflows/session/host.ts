@@ -1,0 +1,159 @@
+/**
+ * A session workflow: one conversation that lives for days, answering prompts one turn at a time
+ * from a queue. This is the thin entity around the rooms of this folder: it installs every handler
+ * (names are the wire contract and recorded histories: they never change) and runs the serving loop.
+ * Workflow code: `Date.now()` here is the workflow clock (the sandbox replaces Date with the time of
+ * the current workflow task), so every timestamp it takes is the same on replay.
+ */
+import { condition, setHandler, workflowInfo } from '@temporalio/workflow';
+import { FabricError } from '../../core/errors';
+import type { PromptHost } from '../../core/harness';
+import type { Session, ToolAuthorizer } from '../../core/conversation';
+import { SessionClosedError } from '../../core/sessions/host-errors';
+import type { SessionAgentConfig } from '../../core/sessions/config';
+import { resolveThinking } from '../../core/thinking';
+import { rejectWith } from '../../wire/failures';
+import {
+  approveUpdate,
+  cancelMessageUpdate,
+  editSessionUpdate,
+  endSessionUpdate,
+  forkPointQuery,
+  interruptUpdate,
+  resetSessionUpdate,
+  sessionInfoQuery,
+  sessionPromptUpdate,
+  sessionReplyUpdate,
+  sessionSendUpdate,
+  type SessionEnvelope,
+  type SessionStart,
+} from '../../wire/session-messages';
+import type { ModelTransport } from '../model-transport';
+import type { RunState } from '../run-state';
+import type { ActivityKind } from '../temporal-ports';
+import { Approvals } from './approvals';
+import { Catalogue } from './catalogue';
+import { continueSessionAsNew, shouldContinue } from './continue-as-new';
+import { errorFields, SessionCore } from './core';
+import { Edits, switchModel } from './edits';
+import { MessageQueue } from './messages';
+import { forkPoint, resetConversation, validateReset } from './reset-fork';
+import { Turns } from './turns';
+
+export function isSessionEnvelope(input: unknown): input is SessionEnvelope {
+  return typeof input === 'object' && input !== null && typeof (input as SessionEnvelope).fhSession === 'object';
+}
+
+export class SessionHost implements PromptHost {
+  private readonly s: SessionCore;
+  private readonly messages: MessageQueue;
+  private readonly approvals: Approvals;
+  private readonly catalogue: Catalogue;
+  private readonly edits: Edits;
+  private readonly turns: Turns;
+  readonly transport: ModelTransport;
+  /** For the harness: asked before each tool call (permission mode, approvals). */
+  readonly authorize: ToolAuthorizer;
+
+  constructor(agent: string, start: SessionStart, state: RunState, config: SessionAgentConfig = {}, flavour: 'default' | 'strict' = 'default') {
+    this.s = new SessionCore(agent, start, state, config, flavour);
+    this.messages = new MessageQueue(this.s);
+    this.approvals = new Approvals(this.s);
+    this.catalogue = new Catalogue(this.s);
+    this.edits = new Edits(this.s, this.catalogue);
+    this.turns = new Turns(this.s, this.catalogue, this.messages);
+    this.transport = this.s.transport;
+    this.authorize = this.approvals.authorize;
+  }
+
+  /** Counts running activities (ports call it): a turn is suspended only when none runs. */
+  readonly onActivity = (delta: 1 | -1, kind: ActivityKind): void => {
+    this.s.activitiesRunning += delta;
+    if (kind === 'tool') this.s.toolsRunning += delta;
+  };
+
+  install(): void {
+    const { s, messages, approvals, edits } = this;
+    s.state.installQueries();
+    s.state.markServing();
+    setHandler(sessionInfoQuery, () => this.catalogue.info());
+    setHandler(forkPointQuery, (index) => forkPoint(s, index));
+    setHandler(sessionPromptUpdate, (req) => messages.prompt(req), { validator: (req) => messages.validatePrompt(req) });
+    setHandler(sessionSendUpdate, (req) => messages.send(req), { validator: (req) => messages.validatePrompt(req) });
+    setHandler(sessionReplyUpdate, ({ messageId }) => messages.awaitReply(messageId), {
+      validator: (req) => rejectWith(() => messages.assertKnownMessage(req?.messageId)),
+    });
+    setHandler(cancelMessageUpdate, ({ messageId }) => messages.cancelMessage(messageId), {
+      validator: (req) => rejectWith(() => messages.assertQueued(req?.messageId)),
+    });
+    setHandler(interruptUpdate, () => this.turns.interrupt());
+    setHandler(approveUpdate, (req) => approvals.decide(req), { validator: (req) => rejectWith(() => approvals.validateDecision(req)) });
+    setHandler(editSessionUpdate, (edit) => edits.edit(edit), { validator: (edit) => rejectWith(() => edits.validateEdit(edit)) });
+    setHandler(resetSessionUpdate, (req) => resetConversation(s, this.catalogue, req ?? {}), { validator: (req) => rejectWith(() => validateReset(s, req)) });
+    setHandler(endSessionUpdate, () => {
+      s.closed = true;
+    });
+  }
+
+  async serve(): Promise<number> {
+    const s = this.s;
+    const session = await this.openConversation();
+    this.catalogue.upsert();
+    let answered = 0;
+    const suspended = s.start.carried?.suspended;
+    if (suspended) {
+      await this.turns.run(suspended.message, () => session.resumeTurn(suspended.turn), true);
+      answered += 1;
+    }
+    while (!s.closed) {
+      const idle = this.catalogue.idleRemainingMs();
+      const edits = s.edits;
+      // An edit (flag, archive) can change the idle deadline: wake and re-arm the timer.
+      const ready = () => s.queue.length > 0 || s.closed || shouldContinue(s) || s.edits !== edits;
+      // condition() without a timeout resolves to undefined, not true.
+      const woke = idle === undefined ? (await condition(ready), true) : await condition(ready, idle);
+      if (!woke) {
+        this.catalogue.autoArchive();
+        continue;
+      }
+      if (s.closed) break;
+      if (shouldContinue(s)) await continueSessionAsNew(s, session);
+      if (s.resetting) await condition(() => !s.resetting);
+      const message = s.queue.shift();
+      if (!message) continue;
+      await this.turns.run(message, () => session.prompt<string>(this.turns.withHint(message.text)));
+      answered += 1;
+    }
+    // Accepted but never started: answered, never dropped.
+    for (const m of s.queue.splice(0)) this.messages.answer(m.id, { error: errorFields(new SessionClosedError(workflowInfo().workflowId)) }, m.text);
+    await s.titling;
+    return answered;
+  }
+
+  private async openConversation(): Promise<Session> {
+    const s = this.s;
+    const harness = s.harness();
+    if (!harness) throw new FabricError('SESSION_NO_HARNESS', 'A session agent must call init() before serve()');
+    const session = harness.sessions()[0] ?? (await harness.session());
+    s.conversation = session;
+    const model = s.record.settings.model;
+    if (model && model !== session.model) await switchModel(s, session, model);
+    s.record.settings.model = session.model;
+    if (s.record.settings.workingDirectory) session.changeWorkingDirectory(s.record.settings.workingDirectory);
+    // A new session whose creator chose no level takes the agent's init({ thinking }) level; from then
+    // on the session's level decides (a { budgetTokens } agent setting is not a level: sessions use levels).
+    const agentThinking = harness.options.thinking;
+    if (!s.start.carried && s.start.settings?.thinking === undefined && typeof agentThinking === 'string') {
+      s.record.settings.thinking = agentThinking;
+    }
+    session.changeThinking(resolveThinking(s.record.settings.thinking));
+    const carried = s.start.carried?.transcript;
+    if (carried) {
+      const base = carried.ref ? await s.acts.fhLoadTranscript(carried.ref) : [];
+      session.restore({ entries: base.concat(carried.tail) });
+      if (carried.ref) s.transport.seed(session.id, session.messages(), carried.ref);
+    }
+    s.restoring = false;
+    return session;
+  }
+}

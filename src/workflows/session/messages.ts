@@ -1,0 +1,145 @@
+/**
+ * The message queue and its replies: a prompt or send queues a message (once per message id, for the
+ * session's whole life), a reply waits for its answer (or answers "continued" when the run continues as
+ * new first), a queued message can be cancelled. Replies are remembered in the run, the last ones carried
+ * to the next run, and older ones archived in the store by reference (continue-as-new.ts), where a
+ * message id the archive's filter may hold is looked up by an activity.
+ */
+import { condition, currentUpdateInfo, workflowInfo } from '@temporalio/workflow';
+import { z } from 'zod';
+import { utf8Length } from '../../core/bytes';
+import { FabricError, PromptTooLargeError } from '../../core/errors';
+import { promptTextSchema } from '../../core/conversation';
+import { IdempotencyKeyReusedError, SessionClosedError, UnknownMessageError } from '../../core/sessions/host-errors';
+import { askedHash, bloomMayHave } from '../../core/sessions/reply-archive';
+import { parseWith } from '../../core/validate';
+import { encodeFailure, rejectWith } from '../../wire/failures';
+import { MAX_PROMPT_BYTES } from '../../wire/messages';
+import type { QueuedMessage, SessionPromptRequest, SessionReply, StoredReply } from '../../wire/session-messages';
+import type { SessionCore } from './core';
+
+/**
+ * Replies kept in a run before it continues as new (which archives the older ones): far more than can
+ * wait at once. The hard cap only guards memory should a run not continue (it always does first).
+ */
+export const REPLIES_BEFORE_CONTINUING = 500;
+const REPLIES_HARD_CAP = 2 * REPLIES_BEFORE_CONTINUING;
+
+const promptRequestSchema = z.object({ text: promptTextSchema, messageId: z.string().min(1).max(200).optional() }).strict();
+
+export class MessageQueue {
+  constructor(private readonly s: SessionCore) {}
+
+  validatePrompt(req: SessionPromptRequest): void {
+    rejectWith(() => {
+      const { text, messageId } = parseWith(promptRequestSchema, req, 'prompt');
+      const bytes = utf8Length(text);
+      if (bytes > MAX_PROMPT_BYTES) throw new PromptTooLargeError(bytes, MAX_PROMPT_BYTES);
+      if (this.s.closed) throw new SessionClosedError(workflowInfo().workflowId);
+      // A reused key this run knows is refused before anything is written; an archived one by the handler.
+      if (messageId !== undefined) this.assertSameText(messageId, this.askedInRun(messageId), text);
+    });
+  }
+
+  /** The hash of the text this run knows for message `id` (queued, running, suspended or answered). */
+  private askedInRun(id: string): string | undefined {
+    const s = this.s;
+    const message = s.queue.find((m) => m.id === id) ?? (s.current?.message.id === id ? s.current.message : undefined) ??
+      (s.start.carried?.suspended?.message.id === id ? s.start.carried.suspended.message : undefined);
+    return message ? askedHash(message.text) : s.replies.get(id)?.asked;
+  }
+
+  private assertSameText(id: string, asked: string | undefined, text: string): void {
+    if (asked !== undefined && asked !== askedHash(text)) throw new IdempotencyKeyReusedError(id);
+  }
+
+  /** Known to this run (queued, running, suspended or answered here or in the carried replies). */
+  private knownInRun(id: string): boolean {
+    const s = this.s;
+    return s.replies.has(id) || s.queue.some((m) => m.id === id) || s.current?.message.id === id || s.start.carried?.suspended?.message.id === id;
+  }
+
+  /** The archived reply to `id` (an activity, only when the archive's filter may hold it). */
+  private async archived(id: string): Promise<StoredReply | null> {
+    const archive = this.s.replyArchive;
+    if (!archive || this.knownInRun(id) || !bloomMayHave(archive.bloom, id)) return null;
+    return this.s.acts.fhFindReply({ head: archive.head, messageId: id });
+  }
+
+  /** Queues the message once per id; a message answered in an earlier run is not queued again (its reply is returned). */
+  private async enqueue(req: SessionPromptRequest): Promise<{ message: QueuedMessage; archived?: StoredReply }> {
+    const s = this.s;
+    const id = req.messageId ?? currentUpdateInfo()?.id ?? `m${s.record.messageCount + s.queue.length}`;
+    const archived = await this.archived(id);
+    if (archived) {
+      if (archived.asked !== undefined && archived.asked !== askedHash(req.text)) throw encodeFailure(new IdempotencyKeyReusedError(id));
+      return { message: { id, text: req.text, at: Date.now() }, archived };
+    }
+    const known = s.queue.find((m) => m.id === id) ?? (s.current?.message.id === id ? s.current.message : undefined);
+    if (known) {
+      // The same message again (a retried send): queued once. The validator refused other text already,
+      // unless the first one arrived while this one's lookup ran.
+      if (known.text !== req.text) throw encodeFailure(new IdempotencyKeyReusedError(id));
+      return { message: known };
+    }
+    const message = { id, text: req.text, at: Date.now() };
+    if (!s.replies.has(id)) s.queue.push(message);
+    return { message };
+  }
+
+  async prompt(req: SessionPromptRequest): Promise<SessionReply> {
+    const { message, archived } = await this.enqueue(req);
+    if (archived) return replyOf(message.id, archived);
+    return this.awaitReply(message.id);
+  }
+
+  async send(req: SessionPromptRequest): Promise<{ messageId: string; position: number }> {
+    const { message } = await this.enqueue(req);
+    // -1: answered already (`reply(messageId)` returns the answer).
+    return { messageId: message.id, position: this.s.queue.indexOf(message) };
+  }
+
+  async awaitReply(messageId: string): Promise<SessionReply> {
+    const archived = await this.archived(messageId);
+    if (archived) return replyOf(messageId, archived);
+    if (!this.knownInRun(messageId) && this.s.replyArchive) throw encodeFailure(new UnknownMessageError(messageId));
+    await condition(() => this.s.replies.has(messageId) || this.s.continuing);
+    const reply = this.s.replies.get(messageId);
+    if (!reply) return { messageId, continued: true };
+    return replyOf(messageId, reply);
+  }
+
+  /** The validator of `reply`: refuses at once an id this run does not know and the archive certainly lacks. */
+  assertKnownMessage(messageId: unknown): void {
+    const id = parseWith(z.string().min(1), messageId, 'messageId');
+    const archive = this.s.replyArchive;
+    if (!this.knownInRun(id) && !(archive && bloomMayHave(archive.bloom, id))) throw new UnknownMessageError(id);
+  }
+
+  assertQueued(messageId: unknown): void {
+    const s = this.s;
+    const id = parseWith(z.string().min(1), messageId, 'messageId');
+    if (!s.queue.some((m) => m.id === id)) {
+      throw new UnknownMessageError(id, s.current?.message.id === id || s.replies.has(id) ? 'it has started already' : undefined);
+    }
+  }
+
+  cancelMessage(messageId: string): void {
+    const i = this.s.queue.findIndex((m) => m.id === messageId);
+    if (i < 0) return;
+    const [message] = this.s.queue.splice(i, 1);
+    this.answer(messageId, { error: { code: 'MESSAGE_CANCELLED', message: `Message ${messageId} was cancelled before it ran` } }, message!.text);
+  }
+
+  /** A reply, kept for clients that ask for it (the run continues as new, archiving older ones, long before the cap). */
+  answer(messageId: string, reply: StoredReply, askedText?: string): void {
+    const replies = this.s.replies;
+    replies.set(messageId, askedText === undefined ? reply : { ...reply, asked: askedHash(askedText) });
+    if (replies.size > REPLIES_HARD_CAP) replies.delete(replies.keys().next().value as string);
+  }
+}
+
+function replyOf(messageId: string, reply: StoredReply): SessionReply {
+  if ('error' in reply) throw encodeFailure(new FabricError(reply.error.code, reply.error.message));
+  return { messageId, text: reply.text };
+}

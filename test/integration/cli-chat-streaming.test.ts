@@ -1,0 +1,69 @@
+/**
+ * `fh chat` streams: the model's text is on screen while the model is still generating (the fake holds
+ * the reply mid-stream at a gate), and the rest follows once it goes on; the reply is shown once. The
+ * BUILT binary in a real terminal (a tmux pane on its own socket), against the integration dev server.
+ */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { getSession, startSession } from '@fabric-harness/sdk/client';
+import { say, type FakeAnthropicServer } from '@fabric-harness/sdk/testing';
+import { assistant } from '../fixtures/session-agents';
+import { startSessionFake } from '../support/session-fake';
+import { startTestWorker, type TestWorker } from '../support/test-worker';
+import { until } from '../support/waiting';
+
+const ROOT = path.resolve(__dirname, '../..');
+const FH = path.join(ROOT, 'dist/cli/main.js');
+
+describe('fh chat streaming (tmux)', () => {
+  let fake: FakeAnthropicServer;
+  let w: TestWorker;
+  const socket = path.join(os.tmpdir(), `fh-chat-stream-${process.pid}.tmux`);
+  const pane = 'stream';
+  const tmux = (...a: string[]) => execFileSync('tmux', ['-S', socket, ...a], { encoding: 'utf8' });
+  const screen = () => tmux('capture-pane', '-p', '-J', '-t', pane, '-S', '-200');
+  const shows = (what: string | RegExp) =>
+    until(`the pane to show ${what}`, async () => (typeof what === 'string' ? screen().includes(what) : what.test(screen())) || undefined).catch((err) => {
+      throw new Error(`${(err as Error).message}\n--- pane ---\n${screen()}`);
+    });
+
+  beforeAll(async () => {
+    execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
+    fake = await startSessionFake();
+    w = await startTestWorker({ name: 'chat-stream', baseURL: fake.url });
+  });
+  afterAll(async () => {
+    try {
+      tmux('kill-server');
+    } catch {
+      // already gone
+    }
+    fs.rmSync(socket, { force: true });
+    await w?.stop();
+    await fake?.stop();
+  });
+
+  it('prints the text as the model generates it, before the turn ends', async () => {
+    const id = `chat-stream-${process.pid}-${Date.now() % 100000}`;
+    await startSession(w.client, assistant, { id, taskQueue: w.taskQueue, title: 'Streaming chat' });
+    fake.enqueue(say('First half of the answer, and then the second half.', { stream: { pauseAfterDeltas: 3, gate: 'chat' } }));
+    const vars = `TEMPORAL_ADDRESS='${w.t.address}' TEMPORAL_NAMESPACE='${w.t.namespace}' FH_STORE_DIR='${w.storeDir}' NO_COLOR=1`;
+    tmux('new-session', '-d', '-s', pane, '-x', '120', '-y', '30', `cd '${ROOT}' && env ${vars} '${process.execPath}' '${FH}' chat ${id}; sleep 60`);
+    await shows(/^you ›/m);
+    tmux('send-keys', '-t', pane, '-l', 'tell me');
+    tmux('send-keys', '-t', pane, 'Enter');
+    await fake.paused('chat');
+    // Held after 3 deltas of 8 characters: the first 24 are on screen, the turn still runs.
+    await shows('First half of the answer');
+    expect(screen()).not.toContain('second half');
+    expect((await getSession(w.client, id).info()).processing).toBe(true);
+    fake.release('chat');
+    await shows(/^First half of the answer, and then the second half\.$/m);
+    await until('the turn to end', async () => !(await getSession(w.client, id).info()).processing);
+    expect(screen().match(/and then the second half/g)).toHaveLength(1);
+    tmux('send-keys', '-t', pane, 'C-c');
+    await getSession(w.client, id).end();
+  }, 90_000);
+});
