@@ -10,3 +10,4 @@ export const { agent, init } = entrypoint('default', inlineRuntime);
 export * from './core/entry-exports';
 export * from './inline/session-exports';
 export type { FlowGraph, FlowNode, FlowEdge, FlowContext, ContextValue, Fidelity, NodeKind, StageRecord, FlowEvent } from './core/flows';
+export * from './inline/reachable-types';

@@ -111,7 +111,7 @@ export async function callMessages(client: Anthropic, call: MessagesCall, signal
       ? await client.beta.messages.create({ ...(params as Anthropic.Beta.MessageCreateParamsNonStreaming), betas: call.contextManagement.betas }, { signal })
       : await client.messages.create(params, { signal });
   } catch (err) {
-    throw classifyAnthropicError(err);
+    throw classifyAnthropicError(err, client.baseURL);
   }
   return resultOf(res, call);
 }
@@ -203,7 +203,7 @@ export async function lookupModelFacts(client: Anthropic, model: string): Promis
     const capabilities = serverContextCapabilities(info.capabilities);
     return { ...(window !== undefined ? { contextWindowTokens: window } : {}), ...(capabilities ? { capabilities } : {}) };
   } catch (err) {
-    const classified = classifyAnthropicError(err);
+    const classified = classifyAnthropicError(err, client.baseURL);
     // A bad key must surface now, not as a silent fallback to the built-in table.
     if (classified.kind === 'authentication' || classified.kind === 'permission') throw classified;
     return {};
@@ -215,16 +215,20 @@ export async function verifyModel(client: Anthropic, model: string): Promise<voi
   try {
     await client.models.retrieve(model);
   } catch (err) {
-    const classified = classifyAnthropicError(err);
+    const classified = classifyAnthropicError(err, client.baseURL);
     if (classified.kind === 'not_found') throw new UnknownModelError(model);
     throw classified;
   }
 }
 
-/** Decides once, where the provider's error is seen, what kind of failure it is. */
-export function classifyAnthropicError(err: unknown): ModelCallError {
+/**
+ * Decides once, where the provider's error is seen, what kind of failure it is. A network error names
+ * the URL it could not reach (`baseURL`), since a wrong or misspelt base URL is its usual cause.
+ */
+export function classifyAnthropicError(err: unknown, baseURL?: string): ModelCallError {
   if (err instanceof ModelCallError) return err;
-  if (err instanceof Anthropic.APIConnectionError) return new ModelCallError('network', err.message);
+  const at = baseURL ? ` (${baseURL})` : '';
+  if (err instanceof Anthropic.APIConnectionError) return new ModelCallError('network', `${err.message.replace(/\.$/, '')}${at}`);
   if (err instanceof Anthropic.APIError) {
     const status = err.status ?? 0;
     const body = err.error as { error?: { type?: string; message?: string } } | undefined;
@@ -233,7 +237,7 @@ export function classifyAnthropicError(err: unknown): ModelCallError {
     const kind = kindFor(status, body?.error?.type, message);
     return new ModelCallError(kind, `Anthropic API ${status}: ${message}`, status, retryAfterMs);
   }
-  return new ModelCallError('network', err instanceof Error ? err.message : String(err));
+  return new ModelCallError('network', `${err instanceof Error ? err.message : String(err)}${at}`);
 }
 
 function kindFor(status: number, type: string | undefined, message: string): ModelErrorKind {

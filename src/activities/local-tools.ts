@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import type { z } from 'zod';
 import type { bashInput, editFileInput, readFileInput, writeFileInput, BuiltinToolName } from '../core/builtin-tools';
 import type { ToolContext } from '../core/tools';
-import { confinedExistingPath, confinedNewPath } from './sandbox-path';
+import { confinedExistingPath, confinedNewPath, requireSandboxDir } from './sandbox-path';
 import { confinedSpawn, killConfined } from './sandbox';
 import { defaultToolSandbox, type ToolSandbox } from './tool-env';
 
@@ -22,6 +22,7 @@ function cap(text: string, limit = OUTPUT_CAP): string {
 
 export async function bash(input: z.infer<typeof bashInput>, ctx: ToolContext, sandbox: ToolSandbox = defaultToolSandbox): Promise<string> {
   const timeoutMs = input.timeoutMs ?? DEFAULT_BASH_TIMEOUT_MS;
+  await requireSandboxDir(ctx.cwd); // spawn's own error for a missing cwd names bash, not the directory
   // Confined (sandbox.ts): bubblewrap by default, an explicit environment (the worker's own, with its
   // API keys and store settings, never reaches the tool). Throws SANDBOX_UNAVAILABLE rather than run unconfined.
   const child = confinedSpawn('bash', ['-c', input.command], {

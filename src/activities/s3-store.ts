@@ -1,6 +1,7 @@
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { z } from 'zod';
 import { parseWith } from '../core/validate';
+import { FabricError } from '../core/errors';
 import type { StoredBlob, TranscriptStore } from './transcript-store';
 
 /**
@@ -38,8 +39,29 @@ export interface S3StoreOptions {
  */
 type AwsS3 = typeof import('@aws-sdk/client-s3');
 let awsS3: AwsS3 | undefined;
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const aws = (): AwsS3 => (awsS3 ??= require('@aws-sdk/client-s3') as AwsS3);
+const aws = (): AwsS3 => (awsS3 ??= loadAws());
+
+/**
+ * @aws-sdk/client-s3 is an optional peer dependency (only S3 users install it): without it, S3Store
+ * says what to install instead of failing with a module-not-found from deep inside a call.
+ */
+function loadAws(): AwsS3 {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return require('@aws-sdk/client-s3') as AwsS3;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND' && String((err as Error).message).includes('@aws-sdk/client-s3')) {
+      throw new S3ClientMissingError();
+    }
+    throw err;
+  }
+}
+
+export class S3ClientMissingError extends FabricError {
+  constructor() {
+    super('S3_CLIENT_MISSING', 'S3Store needs the AWS SDK, an optional dependency: install it with `npm install @aws-sdk/client-s3` (v3)');
+  }
+}
 
 const DELETE_BATCH = 1_000;
 const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;

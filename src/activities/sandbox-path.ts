@@ -20,19 +20,32 @@ export class SandboxEscapeError extends FabricError {
   }
 }
 
+/** The sandbox directory does not exist: it is never created for the agent (a typo would make it anywhere). */
+export class SandboxMissingError extends FabricError {
+  constructor(readonly root: string) {
+    super('SANDBOX_MISSING', `the sandbox directory ${root} does not exist; create it first (it is not created for you)`);
+  }
+}
+
+/** Throws SandboxMissingError unless `root` is an existing directory. */
+export async function requireSandboxDir(root: string): Promise<void> {
+  const st = await fs.stat(root).catch(() => undefined);
+  if (!st?.isDirectory()) throw new SandboxMissingError(root);
+}
+
 function isInside(root: string, p: string): boolean {
   const rel = path.relative(root, p);
   return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
 }
 
-async function realRoot(root: string, create: boolean): Promise<string> {
-  if (create) await fs.mkdir(root, { recursive: true });
+async function realRoot(root: string): Promise<string> {
+  await requireSandboxDir(root);
   return fs.realpath(root);
 }
 
 /** The real path of an existing file or directory inside the sandbox; refuses one that leads outside. */
 export async function confinedExistingPath(root: string, requested: string): Promise<string> {
-  const real = await realRoot(root, false);
+  const real = await realRoot(root);
   const target = path.resolve(real, requested);
   let resolved: string;
   try {
@@ -55,7 +68,7 @@ export async function confinedExistingPath(root: string, requested: string): Pro
  * existing ancestor joined with the missing part. With `create`, the missing directories are made.
  */
 export async function confinedNewPath(root: string, requested: string, create = true): Promise<string> {
-  const real = await realRoot(root, create);
+  const real = await realRoot(root);
   const target = path.resolve(real, requested);
   if (!isInside(real, target)) throw new SandboxEscapeError(requested, real);
   const stat = await fs.lstat(target).catch(() => undefined);

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { temporal } from '@temporalio/proto';
 import { FabricError } from '../core/errors';
 import { FileTranscriptStore, isCollectable, type CollectableStore, type StoredBlob, type TranscriptStore } from './transcript-store';
@@ -52,7 +53,11 @@ export function collectableStore(opts: { store?: TranscriptStore; dir?: string }
     }
     return opts.store;
   }
-  if (typeof opts.dir === 'string' && opts.dir) return new FileTranscriptStore(opts.dir);
+  if (typeof opts.dir === 'string' && opts.dir) {
+    // Never made here: a misspelt directory would be created empty and reported as "0 blobs removed".
+    if (!existsSync(opts.dir)) throw new StoreNotCollectableError(`the store directory ${opts.dir} does not exist (check the path: it is not created)`);
+    return new FileTranscriptStore(opts.dir);
+  }
   throw new StoreNotCollectableError('name the store: `store` (a FileTranscriptStore, an S3Store, …) or `dir` (a file store directory)');
 }
 

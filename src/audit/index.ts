@@ -45,3 +45,4 @@ export type { ModelInputMismatch } from './replay-inputs';
 export { loadHistory, parseHistoryJSON, historyToJSONString, readHistoryFile, HistoryFormatError } from './history-file';
 export { stateFromHistory, type HistoryRunState } from './history-state';
 export { flowAudit, type FlowAuditEntry } from './flow-audit';
+export * from './reachable-types';

@@ -12,7 +12,7 @@ export interface OffloadedValue {
 
 export type ActivityStatus = 'completed' | 'failed' | 'timed_out' | 'canceled' | 'pending';
 
-interface RecordBase {
+export interface RecordBase {
   /** Position in the transcript, from 1. */
   n: number;
   /** The event that records it (the scheduled event for activities). */

@@ -35,7 +35,11 @@ export async function replayHistory(source: string | History | unknown, options:
   const { Worker } = require('@temporalio/worker') as typeof import('@temporalio/worker');
   const { bundleAgents } = require('../worker/bundle') as typeof import('../worker/bundle');
   const { FabricHarnessPlugin } = require('../worker/plugin') as typeof import('../worker/plugin');
+  const { ensureQuietRuntime } = require('../worker/runtime-logging') as typeof import('../worker/runtime-logging');
   /* eslint-enable @typescript-eslint/no-require-imports */
+  // The replay worker's INFO lines (state changes) are noise here; `fh replay` is as quiet. An
+  // application that installed its own runtime keeps it.
+  ensureQuietRuntime('WARN');
 
   const traced = !options.workflowBundle;
   const strict = options.strictInputs === true;

@@ -154,9 +154,11 @@ export function installRuntime(level: 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERR
   runtimeInstalled = true;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { Runtime, DefaultLogger, makeTelemetryFilterString } = require('@temporalio/worker') as typeof import('@temporalio/worker');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { oneLine } = require('../worker/runtime-logging') as typeof import('../worker/runtime-logging');
   try {
     Runtime.install({
-      logger: new DefaultLogger(level),
+      logger: new DefaultLogger(level, oneLine), // one line per entry, as createWorker's
       telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: level, other: level }) } },
     });
   } catch {

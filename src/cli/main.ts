@@ -34,10 +34,14 @@ const COMMANDS: Record<string, () => Command> = {
   chat: () => (require('./commands/chat') as typeof import('./commands/chat')).chatCommand,
   board: () => (require('./commands/board') as typeof import('./commands/board')).boardCommand,
   flow: () => (require('./commands/flow') as typeof import('./commands/flow')).flowCommand,
+  demo: () => (require('./commands/demo') as typeof import('./commands/demo')).demoCommand,
+  fake: () => (require('./commands/fake') as typeof import('./commands/fake')).fakeCommand,
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 const SUMMARY_LINES: Array<[string, string]> = [
+  ['demo', 'first run: an agent as a durable workflow on a local dev server (no API key needed)'],
+  ['fake [--script <file>]', 'run the scripted fake Anthropic server (not a model) for your agents'],
   ['server', 'start a local Temporal dev server with the Web UI (state in .fh/temporal.db)'],
   ['worker --agents <module>', 'run a worker for the agents and tools in these modules'],
   ['run <agent> --input <json>', 'start an agent as a durable workflow and wait for its result'],

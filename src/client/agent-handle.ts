@@ -4,6 +4,7 @@ import type { Entry } from '../core/entries';
 import type { AgentEvent } from '../core/events';
 import type { CompactionState, CompactResult } from '../core/conversation';
 import { typedFailure } from '../wire/failures';
+import { NotServingError } from '../core/errors';
 import type { StreamEnvelope } from '../wire/stream';
 import { startPromptStream, streamOf, type StreamOptions } from './stream/handles';
 import type { PromptStream } from './stream/prompt-stream';
@@ -15,6 +16,9 @@ import {
   eventsQuery,
   messagesQuery,
   promptUpdate,
+  pendingApprovalsQuery,
+  decideApprovalUpdate,
+  type RunApproval,
   conversationsQuery,
   usageQuery,
   type AgentUsage,
@@ -98,11 +102,40 @@ export class AgentHandle<O = unknown> {
    * earlier waits for it. Refused at once (typed errors): a run that has returned or stopped serving
    * (NOT_SERVING), an unknown session (UNKNOWN_SESSION), a prompt over 256 KiB (PROMPT_TOO_LARGE).
    */
-  prompt(text: string, options: PromptOptions = {}): Promise<string> {
+  async prompt(text: string, options: PromptOptions = {}): Promise<string> {
     const { updateId } = options;
     const sessionId = options.conversationId ?? options.sessionId;
     const args: [{ text: string; sessionId?: string }] = [sessionId === undefined ? { text } : { text, sessionId }];
-    return typed(this.workflow.executeUpdate(promptUpdate, updateId === undefined ? { args } : { args, updateId }));
+    try {
+      return await typed(this.workflow.executeUpdate(promptUpdate, updateId === undefined ? { args } : { args, updateId }));
+    } catch (err) {
+      throw await this.notServingIfEnded(err);
+    }
+  }
+
+  /**
+   * An update to a run that has ended is refused by the server as "workflow not found": to the user it
+   * is a run that answers no more prompts (NOT_SERVING), as it was while the run was still closing.
+   */
+  private async notServingIfEnded(err: unknown): Promise<unknown> {
+    if ((err as Error)?.name !== 'WorkflowNotFoundError') return err;
+    const status = await this.workflow.describe().then((d) => d.status.name, () => undefined);
+    return status !== undefined && status !== 'RUNNING' ? new NotServingError('returned') : err;
+  }
+
+  /** Calls of tools with `needsApproval` waiting for a decision, oldest first. */
+  pendingApprovals(): Promise<RunApproval[]> {
+    return this.workflow.query(pendingApprovalsQuery);
+  }
+
+  /** Lets a waiting call run (a workflow update; UNKNOWN_TOOL_CALL / ALREADY_DECIDED when it does not wait). */
+  approve(callId: string, note?: string): Promise<void> {
+    return typed(this.workflow.executeUpdate(decideApprovalUpdate, { args: [note === undefined ? { callId, approved: true } : { callId, approved: true, note }] }));
+  }
+
+  /** Refuses a waiting call: it does not run, and the model reads the note. */
+  deny(callId: string, note?: string): Promise<void> {
+    return typed(this.workflow.executeUpdate(decideApprovalUpdate, { args: [note === undefined ? { callId, approved: false } : { callId, approved: false, note }] }));
   }
 
   /** The run's stream (see SessionHandle.stream): deltas, tool calls, decisions, replies, in order from `from`. */

@@ -59,7 +59,7 @@ export { collectStoreGarbage, type CollectGarbageOptions, type CollectGarbageRep
 export { StoreNotCollectableError, type SweepReport } from '../activities/store-gc';
 // The stores, for clients that resolve offloaded payloads or collect garbage (neither loads the worker).
 export { FileTranscriptStore, type TranscriptStore, type CollectableStore, type StoredBlob } from '../activities/transcript-store';
-export { S3Store, S3StoreRequestError, type S3StoreOptions } from '../activities/s3-store';
+export { S3Store, S3StoreRequestError, S3ClientMissingError, type S3StoreOptions } from '../activities/s3-store';
 export { SessionClosedError, SessionNotFoundError, UnknownMessageError, UnknownToolCallError, InvalidForkPointError, IdempotencyKeyReusedError } from '../core/sessions/host-errors';
 export { UpdateWaitEndedError, type WaitLimits } from './session-updates';
 export type { SessionInfo, SessionEdit, PendingApproval, QueuedMessage, SessionRecord } from '../wire/session-messages';
@@ -76,3 +76,4 @@ export { redactText, type RedactOptions } from '../core/share/redact';
 export { enhancePrompt, type EnhanceOptions, type EnhanceResult } from './enhance';
 export { startFlow, getFlowHandle, resumeFlow, loadFlow, FlowHandle, FlowNotResumableError, type StartFlowOptions } from './flows';
 export type { FlowState, FlowResult, GateDecision, NodeState } from '../wire/flow-messages';
+export * from './reachable-types';

@@ -50,6 +50,7 @@ import {
   type SessionStart,
 } from '../wire/session-messages';
 import { collectStoreGarbage, type CollectGarbageReport } from './collect-garbage';
+import { collectableStore } from '../activities/store-gc';
 import { startPromptStream, streamOf, type StreamOptions } from './stream/handles';
 import type { PromptStream } from './stream/prompt-stream';
 import type { StreamEnvelope } from '../wire/stream';
@@ -435,6 +436,7 @@ export class SessionHandle {
    * `store` removes the blobs nothing else references (a fork's shared prefix stays with the fork).
    */
   async delete(options: DeleteOptions = {}): Promise<{ runs: number; garbage?: CollectGarbageReport }> {
+    if (options.store) collectableStore(options.store); // a store that cannot be swept fails before anything is deleted
     const ns = this.client.options.namespace;
     let runs = 0;
     // The running run is deleted as it is terminated (fast); closed ones by a background task.

@@ -46,6 +46,11 @@ export interface InvokeOptions {
   signal?: AbortSignal;
   /** Where the inline runtime keeps memory files (compaction.memory; default: in this process only). */
   memoryDir?: string;
+  /**
+   * Decides calls of tools with `needsApproval`: true (run it), false, or `{ approved, note }` (the note
+   * reaches the model). Without it such a call is denied. Ask a person here (a prompt, a chat message).
+   */
+  onApproval?: (request: ApprovalRequest) => ApprovalAnswer | Promise<ApprovalAnswer>;
   /** MCP servers an agent may name in `init({ mcp: ['name'] })`, as a worker registers them. */
   mcpServers?: Record<string, McpServerConfig>;
   /**
@@ -62,6 +67,15 @@ export interface ToolSandboxSettings {
   wrapper?: 'bwrap' | 'none' | string[];
   network?: boolean;
 }
+
+/** A tool call waiting for approval in an inline run. */
+export interface ApprovalRequest {
+  callId: string;
+  tool: string;
+  input: unknown;
+}
+
+export type ApprovalAnswer = boolean | { approved: boolean; note?: string };
 
 export interface AgentDefinition<I = any, O = any> {
   readonly kind: 'agent';

@@ -7,10 +7,10 @@ import type { Entry, ToolResultBlock, ToolResultsEntry, Usage } from './entries'
 import type { AgentEventType, EventPayloads } from './events';
 import { OutputParseError } from './errors';
 import type { RuntimePorts } from './ports';
-import { checkToolInput, type ToolDefinition } from './tools';
+import { approvalNeeded, checkToolInput, type ToolDefinition } from './tools';
 import { parseWith } from './validate';
 import { capToolResult } from './context/cap';
-import type { ToolAuthorizer, ToolCall } from './conversation-types';
+import { noApproverText, type ToolAuthorizer, type ToolCall } from './conversation-types';
 
 /** How much of a tool result an event carries (the entry keeps all of it). */
 const EVENT_TEXT_LIMIT = 2000;
@@ -21,6 +21,8 @@ export interface ToolCallContext {
   /** The tools the model may call, by name (aliases included). */
   tools: ReadonlyMap<string, ToolDefinition>;
   authorize?: ToolAuthorizer;
+  /** For calls of tools that need approval, when there is no `authorize` (see ConversationConfig.approver). */
+  approver?: ToolAuthorizer;
   /** compaction.toolResults.maxTokens (undefined: results are not capped). */
   maxResultTokens?: number;
   ports: Pick<RuntimePorts, 'runTool'>;
@@ -38,7 +40,10 @@ export async function runToolCall(ctx: ToolCallContext, { id, name, input }: Too
     isError = true;
   } else {
     const check = checkToolInput(def, input);
-    const verdict = check.ok && ctx.authorize ? await ctx.authorize({ id, name, input: check.input }, def) : undefined;
+    let verdict = check.ok && ctx.authorize ? await ctx.authorize({ id, name, input: check.input }, def) : undefined;
+    if (check.ok && !ctx.authorize && approvalNeeded(def, check.input)) {
+      verdict = ctx.approver ? await ctx.approver({ id, name, input: check.input }, def) : { allow: false, content: noApproverText(name) };
+    }
     if (!check.ok) {
       content = check.error;
       isError = true;

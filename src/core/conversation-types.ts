@@ -28,6 +28,11 @@ export interface ConversationConfig {
    * the model as the call's error result. May throw TurnSuspendedError (the host continues as new).
    */
   authorize?: ToolAuthorizer;
+  /**
+   * Asked for a call of a tool that needs approval (`needsApproval`) when no `authorize` is set (a plain
+   * run; a session's authorize handles it). Without one such a call is denied: nobody can approve it.
+   */
+  approver?: ToolAuthorizer;
   /** Prompt caching for the model calls (undefined: off). */
   cache?: PromptCache;
   /** Extended thinking for the model calls (undefined: off). */
@@ -41,6 +46,16 @@ export interface ConversationConfig {
 }
 
 export type ToolVerdict = { allow: true } | { allow: false; content: string };
+
+/** What the model reads when a call needs approval and the run has no way to ask anyone. */
+export function noApproverText(tool: string): string {
+  return `The call to ${tool} needs a person's approval, and this run has no approver, so it did not run. Do not retry it; say what you wanted to do instead.`;
+}
+
+/** What the model reads when a person denied a call (with their note, if any). */
+export function deniedCallText(tool: string, note?: string): string {
+  return `The user denied the call to ${tool}${note ? `: ${note}` : '.'} It did not run.`;
+}
 export type ToolAuthorizer = (call: ToolCall, def: ToolDefinition) => Promise<ToolVerdict>;
 
 export interface ToolCall {

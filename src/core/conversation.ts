@@ -369,10 +369,10 @@ export class Conversation {
   }
 
   private async runToolCall(id: string, name: string, input: unknown): Promise<ToolResultBlock> {
-    const { cwd, authorize } = this.config;
+    const { cwd, authorize, approver } = this.config;
     const maxResultTokens = this.config.compaction?.toolResults?.maxTokens;
     const emit = this.emit.bind(this);
-    return runToolCall({ conversationId: this.id, cwd, tools: this.toolsByName, authorize, maxResultTokens, ports: this.ports, emit }, { id, name, input });
+    return runToolCall({ conversationId: this.id, cwd, tools: this.toolsByName, authorize, approver, maxResultTokens, ports: this.ports, emit }, { id, name, input });
   }
 
   private recordUsage(usage: Usage): void {

@@ -26,7 +26,12 @@ export const ERROR_CODES = {
   INVALID_TOOL_RESULT_OPTIONS: { in: 'core/context/errors', means: 'capping or masking options are invalid' },
   INVALID_COMPACTION_SETTINGS: { in: 'core/context/compaction/errors', means: 'compaction settings failed their schema' },
   DUPLICATE_TOOL_IMPLEMENTATION: { in: 'core/tool-registry', means: 'two implementations were given for one tool name' },
-  UNKNOWN_AGENT: { in: 'core/errors', means: 'no registered agent has this name' },
+  UNKNOWN_AGENT: {
+    in: 'core/errors',
+    means: 'no registered agent has this name',
+    exit: 'usage',
+    hint: "a session runs an agent its task queue's workers serve (`fh worker --agents <module>` prints them)",
+  },
   OUTPUT_PARSE: { in: 'core/errors', means: "the model's final reply is not JSON matching the prompt's output schema" },
   // Runs and their conversations
   MISSING_API_KEY: { in: 'core/errors', means: 'no Anthropic API key where the model is called' },
@@ -81,6 +86,8 @@ export const ERROR_CODES = {
   STORE_INTEGRITY: { in: 'activities/store-errors', means: 'a stored blob does not hash to its name (it was altered)' },
   STORE_UNSAFE: { in: 'activities/store-errors', means: 'the store directory is not private to this user' },
   STORE_NOT_COLLECTABLE: { in: 'activities/store-gc', means: 'this store cannot list its blobs, so garbage cannot be collected' },
+  SANDBOX_MISSING: { in: 'activities/sandbox-path', means: "a tool's working directory does not exist (it is never created)", exit: 'usage' },
+  S3_CLIENT_MISSING: { in: 'activities/s3-store', means: 'S3Store needs @aws-sdk/client-s3, an optional dependency that is not installed' },
   SANDBOX_ESCAPE: { in: 'activities/sandbox-path', means: "a tool path resolves outside the tool's working directory" },
   SANDBOX_UNAVAILABLE: { in: 'activities/tool-env', means: 'the configured sandbox wrapper cannot run on this machine' },
   MODULE_LOAD_FAILED: { in: 'worker/load-modules', means: 'an agent or tool module given to the worker failed to load' },

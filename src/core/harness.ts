@@ -22,12 +22,53 @@ export type Flavour = 'default' | 'strict';
 /** Built-in tool names an agent may list; read_tool_result is read_artifact's 0.3.0 name. */
 const builtinToolNames = [...(Object.keys(builtinTools) as BuiltinToolName[]), READ_ARTIFACT_ALIAS] as const;
 
-const toolRef = z.union([
-  z.enum(builtinToolNames as unknown as [string, ...string[]]),
-  z.custom<ToolDefinition>((v) => typeof v === 'object' && v !== null && (v as ToolDefinition).kind === 'tool', {
-    message: "expected a tool({...}) definition or a built-in tool name ('bash', 'read_file', 'write_file', 'edit_file')",
-  }),
-]);
+const toolRef = z.custom<ToolDefinition | string>().superRefine((v, ctx) => {
+  if (typeof v === 'string') {
+    if ((builtinToolNames as readonly string[]).includes(v)) return;
+    const near = nearest(v, builtinToolNames);
+    ctx.addIssue({
+      code: 'custom',
+      message: `unknown built-in tool '${v}'${near ? ` (did you mean '${near}'?)` : ''}; the built-ins are ${builtinToolNames.filter((n) => n !== READ_ARTIFACT_ALIAS).join(', ')}`,
+    });
+  } else if (typeof v !== 'object' || v === null || (v as ToolDefinition).kind !== 'tool') {
+    ctx.addIssue({ code: 'custom', message: `expected a tool({...}) definition or a built-in tool name (${builtinToolNames.filter((n) => n !== READ_ARTIFACT_ALIAS).join(', ')})` });
+  }
+});
+
+/** The tool list: each entry known, and each name once (the API answers a duplicate with a 400 at the first call). */
+const toolList = z.array(toolRef).superRefine((refs, ctx) => {
+  const seen = new Map<string, number>();
+  refs.forEach((ref, i) => {
+    const name = typeof ref === 'string' ? (ref === READ_ARTIFACT_ALIAS ? READ_ARTIFACT : ref) : (ref as ToolDefinition)?.name;
+    if (typeof name !== 'string') return;
+    const first = seen.get(name);
+    if (first !== undefined) ctx.addIssue({ code: 'custom', path: [i], message: `duplicate tool name '${name}' (also at tools.${first}); each tool once` });
+    else seen.set(name, i);
+  });
+});
+
+/** The candidate within two edits of `name`, for a "did you mean". */
+function nearest(name: string, candidates: readonly string[]): string | undefined {
+  const distance = (a: string, b: string): number => {
+    const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+    for (let i = 1; i <= a.length; i++) {
+      let prev = row[0]!;
+      row[0] = i;
+      for (let j = 1; j <= b.length; j++) {
+        const cur = row[j]!;
+        row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+        prev = cur;
+      }
+    }
+    return row[b.length]!;
+  };
+  let best: { c: string; d: number } | undefined;
+  for (const c of candidates) {
+    const d = distance(name.toLowerCase(), c.toLowerCase());
+    if (d <= 2 && (!best || d < best.d)) best = { c, d };
+  }
+  return best?.c;
+}
 
 const sandboxSchema = z.union([
   z.literal('local'),
@@ -41,7 +82,7 @@ export const initOptionsSchema = z
     model: z.string().min(1).optional(),
     maxTokens: z.number().int().positive().optional(),
     system: z.string().optional(),
-    tools: z.array(toolRef).optional(),
+    tools: toolList.optional(),
     compaction: compactionSettingsSchema.optional(),
     contextWindowTokens: z.number().int().positive().optional(),
     maxSteps: z.number().int().positive().optional(),
@@ -134,6 +175,8 @@ export class Harness {
     private readonly host?: PromptHost,
     /** Asked before each tool call of this harness's sessions (a session workflow's permission mode). */
     private readonly authorize?: ToolAuthorizer,
+    /** Asked for calls of tools that need approval, in a plain run (a client on Temporal, onApproval inline). */
+    private readonly approver?: ToolAuthorizer,
   ) {}
 
   /**
@@ -177,6 +220,7 @@ export class Harness {
       compactionDefaultEnabled: this.flavour === 'default',
       contextWindowTokens: window,
       authorize: this.authorize,
+      approver: this.approver,
       cache: promptCache(merged.promptCaching),
       thinking: resolveThinking(merged.thinking),
       hooks: merged.hooks,

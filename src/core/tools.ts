@@ -39,6 +39,14 @@ export interface ToolDefinition<I = any> {
    * tools freely (explore, ask); any other tool counts as a write.
    */
   readonly readOnly?: boolean;
+  /**
+   * A person must approve each call before it runs: `true`, or a function of the (validated) input that
+   * says which calls (deterministic: on Temporal it runs in workflow code). Inline the approver is
+   * `invoke(input, { onApproval })`; on Temporal a client answers (`handle.approve(callId)` /
+   * `handle.deny(callId, note)`); in a session it waits like a call in permission mode `ask`. A call
+   * nobody can approve is denied, and the model is told why.
+   */
+  readonly needsApproval?: boolean | ((input: I) => boolean);
   /** The input's JSON schema as given (an MCP server's), shown to the model instead of one made from `input`. */
   readonly jsonSchema?: Record<string, unknown>;
   /** A tool an MCP server serves: the runtime calls `tool` on `server` (see core/mcp.ts). */
@@ -83,12 +91,13 @@ export class InvalidToolDefinitionError extends FabricError {
   }
 }
 
-interface ToolConfig<S extends z.ZodType> {
+export interface ToolConfig<S extends z.ZodType> {
   name: string;
   description: string;
   input: S;
   timeoutMs?: number;
   readOnly?: boolean;
+  needsApproval?: boolean | ((input: z.infer<S>) => boolean);
 }
 
 /**
@@ -106,8 +115,17 @@ export function tool<S extends z.ZodType>(def: ToolConfig<S> & { execute?: ToolE
     throw new InvalidToolDefinitionError(`tool name '${def?.name}' must match ${TOOL_NAME} (the API's rule)`);
   }
   if (!def.description) throw new InvalidToolDefinitionError(`tool '${def.name}' needs a description`);
+  if (!isZodSchema(def.input)) {
+    // Checked here, not at the first call: a plain object or a JSON schema fails much later otherwise.
+    throw new InvalidToolDefinitionError(
+      `tool '${def.name}': input must be a zod schema, e.g. schema.object({ path: schema.string() }) with \`schema\` from '@fabric-harness/sdk'; got ${describe(def.input)}`,
+    );
+  }
   if (def.execute !== undefined && typeof def.execute !== 'function') {
     throw new InvalidToolDefinitionError(`tool '${def.name}': execute must be a function`);
+  }
+  if (def.needsApproval !== undefined && typeof def.needsApproval !== 'boolean' && typeof def.needsApproval !== 'function') {
+    throw new InvalidToolDefinitionError(`tool '${def.name}': needsApproval must be a boolean or a function of the input`);
   }
   if (def.readOnly !== undefined && typeof def.readOnly !== 'boolean') {
     throw new InvalidToolDefinitionError(`tool '${def.name}': readOnly must be a boolean`);
@@ -128,6 +146,31 @@ export function implement<I>(declaration: ToolDefinition<I>, execute: ToolExecut
     throw new InvalidToolDefinitionError(`implement('${declaration.name}', execute): execute must be a function`);
   }
   return { kind: 'tool-implementation', name: declaration.name, tool: declaration, execute };
+}
+
+/** A zod 4 schema (from this package's `schema` or the user's own zod 4): what the JSON schema is made from. */
+function isZodSchema(v: unknown): boolean {
+  return typeof v === 'object' && v !== null && '_zod' in v && typeof (v as { safeParse?: unknown }).safeParse === 'function';
+}
+
+function describe(v: unknown): string {
+  if (v === null || v === undefined) return String(v);
+  if (typeof v !== 'object') return typeof v;
+  if ('_def' in v && !('_zod' in v)) return 'a zod 3 schema (this SDK uses zod 4)';
+  return Array.isArray(v) ? 'an array' : 'a plain object';
+}
+
+/** Whether this call of `def` needs a person's approval; a needsApproval function that throws counts as yes. */
+export function approvalNeeded(def: ToolDefinition, input: unknown): boolean {
+  const rule = def.needsApproval;
+  if (typeof rule === 'function') {
+    try {
+      return rule(input) === true;
+    } catch {
+      return true;
+    }
+  }
+  return rule === true;
 }
 
 export function isToolDefinition(v: unknown): v is ToolDefinition {

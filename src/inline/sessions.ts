@@ -12,8 +12,9 @@ import type { Entry } from '../core/entries';
 import { NotServingError } from '../core/errors';
 import { Harness, type Flavour, type InitOptions, type PromptHost, type ServeOptions, type SessionOptions } from '../core/harness';
 import type { RuntimePorts } from '../core/ports';
-import { promptTextSchema, type Conversation } from '../core/conversation';
+import { promptTextSchema, type Conversation, type ToolAuthorizer } from '../core/conversation';
 import { parseWith } from '../core/validate';
+import { parseOpenSessionOptions } from './invoke-options';
 import { SessionAgentMismatchError, SessionExistsError, SessionNotFoundError } from './session-errors';
 import { checkSessionId, JsonlSessionStore, type InlineSessionHeader, type ListSessionsOptions } from './session-files';
 import { fallbackTitle, sessionSlug, statusAfter } from './session-meta';
@@ -41,16 +42,10 @@ export interface InlineSession {
   close(): Promise<void>;
 }
 
-const openOptionsSchema = z.looseObject({
-  dir: z.string().min(1).optional(),
-  id: z.string().optional(),
-  title: z.string().trim().min(1).max(200).optional(),
-});
-
 const NEW_ID_ATTEMPTS = 20;
 
 export async function openSession(def: AgentDefinition, options: OpenSessionOptions = {}): Promise<InlineSession> {
-  parseWith(openOptionsSchema, options, 'openSession options');
+  parseOpenSessionOptions(options);
   if (options.id !== undefined) checkSessionId(options.id);
   const input = parseAgentInput(def, options.input);
   const invoke = require('./invoke') as typeof import('./invoke'); // lazily: the Anthropic client loads on first use
@@ -63,7 +58,7 @@ export async function openSession(def: AgentDefinition, options: OpenSessionOpti
   const init = invoke.inlineInit(
     def.flavour,
     { ...options, model: settings.model, cwd: settings.workingDirectory },
-    (ports, initOptions, flavour, cwd) => new ServingHarness(ports, initOptions, flavour, cwd, conversation),
+    (ports, initOptions, flavour, cwd, approver) => new ServingHarness(ports, initOptions, flavour, cwd, conversation, approver),
     def.name,
     opened,
   );
@@ -128,9 +123,16 @@ function newHeader(id: string, agent: string, title: string | undefined, setting
 
 /** A harness whose `serve()` answers the inline session's prompts, and whose first conversation continues the saved one. */
 class ServingHarness extends Harness {
-  constructor(ports: RuntimePorts, options: InitOptions, flavour: Flavour, cwd: string, private readonly conversation: ServedConversation) {
+  constructor(
+    ports: RuntimePorts,
+    options: InitOptions,
+    flavour: Flavour,
+    cwd: string,
+    private readonly conversation: ServedConversation,
+    approver?: ToolAuthorizer,
+  ) {
     const host: PromptHost & { harness?: Harness } = { serve: (o) => conversation.serve(host.harness!, o) };
-    super(ports, options, flavour, cwd, host);
+    super(ports, options, flavour, cwd, host, undefined, approver);
     host.harness = this;
   }
 

@@ -9,3 +9,4 @@ import { inlineRuntime } from '../inline/runtime';
 export const { agent, init } = strictEntrypoint(inlineRuntime);
 export * from '../core/entry-exports';
 export * from '../inline/session-exports';
+export * from '../inline/reachable-types';

@@ -7,3 +7,4 @@
 export * from './fake-anthropic';
 export * from './temporal-cli';
 export * from './prose';
+export * from './reachable-types';

@@ -126,7 +126,7 @@ export function findTemporalCli(opts: FindTemporalCliOptions = {}): string | und
     throw new TemporalCliError(
       'TemporalCliPathInvalid',
       `TEMPORAL_CLI_PATH is set to ${fromEnv}, which is not an executable file. Point it at a Temporal CLI binary ` +
-        `(https://docs.temporal.io/cli), or unset it to use \`temporal\` on PATH or build one with \`npm run temporal:install\`.`,
+        `(https://docs.temporal.io/cli), or unset it to use \`temporal\` on PATH, or to let \`fh server\` build one with Go into .temporal/bin.`,
     );
   }
   const onPath = findOnPath('temporal');
@@ -279,9 +279,9 @@ export async function startDevServer(opts: StartDevServerOptions = {}): Promise<
     const next = executablePath
       ? `run \`${executablePath} server start-dev --ip 127.0.0.1 --port ${port}\` by hand to see its output` +
         `${dbFilename ? `; move ${dbFilename} away if it is corrupt` : ''}; or set TEMPORAL_CLI_PATH to another CLI.`
-      : `no local Temporal CLI, so @temporalio/testing tried to download one. Without internet access, install Go ` +
-        `>= 1.25 and run \`npm run temporal:install\` (builds it into .temporal/bin), or install the Temporal CLI ` +
-        `(https://docs.temporal.io/cli) and put it on PATH or in TEMPORAL_CLI_PATH.`;
+      : `no local Temporal CLI, so @temporalio/testing tried to download one. Without internet access, install the ` +
+        `Temporal CLI (https://docs.temporal.io/cli) and put it on PATH or in TEMPORAL_CLI_PATH, or put Go >= 1.25 on ` +
+        `PATH and run \`npx fh server\` again: it builds the CLI into .temporal/bin (minutes, once).`;
     throw new TemporalCliError(
       'TemporalDevServerStartFailed',
       `The Temporal dev server (${executablePath ?? 'downloaded CLI'}) did not start on 127.0.0.1:${port}: ${detail}\n` +

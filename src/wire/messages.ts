@@ -35,6 +35,29 @@ export const eventsQuery = defineQuery<AgentEvent[], [number?]>('fh.events');
 export const conversationsQuery = defineQuery<string[]>('fh.sessions');
 /** @deprecated since 0.5.0: conversationsQuery. */
 export const sessionsQuery = conversationsQuery;
+/**
+ * Where a run is: in its own code ('starting'), serving client prompts until closed or idle for
+ * `idleTimeoutMs` ('serving'), past serving ('served'), or returned. `fh run` says what it waits for with it.
+ */
+export interface RunPhase {
+  phase: 'starting' | 'serving' | 'served' | 'returned';
+  idleTimeoutMs?: number;
+}
+export const phaseQuery = defineQuery<RunPhase>('fh.phase');
+/** A tool call of a plain run waiting for a person (a tool with needsApproval), and its decision. */
+export interface RunApproval {
+  callId: string;
+  tool: string;
+  input: unknown;
+  requestedAt: number;
+}
+export interface ApprovalDecision {
+  callId: string;
+  approved: boolean;
+  note?: string;
+}
+export const pendingApprovalsQuery = defineQuery<RunApproval[]>('fh.pendingApprovals');
+export const decideApprovalUpdate = defineUpdate<void, [ApprovalDecision]>('fh.approve');
 export const promptUpdate = defineUpdate<string, [PromptRequest]>('fh.prompt');
 export const compactUpdate = defineUpdate<CompactResult, [CompactRequest]>('fh.compact');
 export const closeSignal = defineSignal('fh.close');

@@ -8,6 +8,7 @@ import type { EventListener } from '../core/events';
 import type { ToolSource } from '../core/tool-registry';
 import { resolveAgentModules, writeWorkflowEntry } from './bundle';
 import { bundlerLogger } from './bundler-logger';
+import { ensureQuietRuntime } from './runtime-logging';
 import { FabricHarnessPlugin, type FabricHarnessPluginOptions } from './plugin';
 import { collectToolCode } from './tool-code';
 import { connectWorker } from './connect-worker';
@@ -85,6 +86,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     interceptors,
     ...rest
   } = options;
+  ensureQuietRuntime('INFO'); // one line per entry, as `fh worker` prints; an application's own runtime wins
   const agentFiles = resolveAgentModules(agents);
   const toolCode = collectToolCode(agentFiles, tools ?? []);
   const plugin = new FabricHarnessPlugin({ tools: toolCode, model, store, offloadThresholdBytes, onEvent, toolSandbox, mcpServers, caches, agents: agentFiles });

@@ -12,3 +12,4 @@ export { implement, type ToolImplementation } from '../core/tools';
 export { ToolRegistry, DuplicateToolImplementationError, type ToolSource } from '../core/tool-registry';
 export { ModuleLoadError } from './load-modules';
 export { createTelemetry, type Telemetry, type TelemetryOptions } from '../activities/telemetry-setup';
+export * from './reachable-types';

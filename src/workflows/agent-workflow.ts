@@ -103,7 +103,9 @@ function workflowInit(flavour: Flavour, state: RunState, host?: SessionHost, sub
     const ports = host
       ? createTemporalPorts({ record: (e) => state.record(e), transport: host.transport, onActivity: host.onActivity, toolSet })
       : createTemporalPorts({ record: (e) => state.record(e), ...(sub ? { depth: sub.depth } : {}), toolSet });
-    const harness = host ? new Harness(ports, options, flavour, '.', host, host.authorize) : new Harness(ports, options, flavour, sub?.cwd ?? '.', state);
+    const harness = host
+      ? new Harness(ports, options, flavour, '.', host, host.authorize)
+      : new Harness(ports, options, flavour, sub?.cwd ?? '.', state, undefined, state.approvals.approver);
     state.harnesses.push(harness);
     return harness;
   };

@@ -10,6 +10,7 @@ import type { Conversation } from '../core/conversation';
 import { parseWith } from '../core/validate';
 import { promptTextSchema } from '../core/conversation';
 import { encodeFailure, rejectWith } from '../wire/failures';
+import { RunApprovals } from './run-approvals';
 import {
   closeSignal,
   compactionStateQuery,
@@ -18,6 +19,7 @@ import {
   eventsQuery,
   MAX_PROMPT_BYTES,
   messagesQuery,
+  phaseQuery,
   promptUpdate,
   conversationsQuery,
   usageQuery,
@@ -58,6 +60,9 @@ export class RunState implements PromptHost {
   readonly harnesses: Harness[] = [];
   private readonly events: AgentEvent[] = [];
   private phase: Phase = 'starting';
+  /** Calls of tools that need approval, waiting for a client (plain runs; sessions have their own). */
+  readonly approvals = new RunApprovals((e) => this.record(e));
+  private idleTimeoutMs: number | undefined;
   private closed = false;
   /** serve() ran at least once. */
   private served = false;
@@ -69,6 +74,7 @@ export class RunState implements PromptHost {
     this.phase = 'serving';
     const start = this.promptsReceived;
     const idle = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    this.idleTimeoutMs = idle;
     while (!this.closed) {
       const seen = this.promptsReceived;
       const woke = await condition(() => this.closed || this.promptsReceived !== seen, idle);
@@ -109,6 +115,7 @@ export class RunState implements PromptHost {
 
   installHandlers(): void {
     this.installQueries();
+    this.approvals.install();
     setHandler(closeSignal, () => {
       this.closed = true;
     });
@@ -118,6 +125,7 @@ export class RunState implements PromptHost {
   /** What every agent workflow answers, a session's too: the queries and manual compaction. */
   installQueries(): void {
     setHandler(messagesQuery, (id) => [...(this.session(id)?.messages() ?? [])]);
+    setHandler(phaseQuery, () => ({ phase: this.phase, ...(this.idleTimeoutMs !== undefined ? { idleTimeoutMs: this.idleTimeoutMs } : {}) }));
     setHandler(compactionStateQuery, (id) => this.session(id)?.compactionState() ?? null);
     setHandler(contextBudgetQuery, (id) => this.session(id)?.contextBudget() ?? null);
     setHandler(conversationsQuery, () => this.sessions().map((s) => s.id));

@@ -254,6 +254,22 @@ describe('fh session', () => {
     await getSession(w.client, id).end();
   });
 
+  it('a session on a task queue no worker polls: new warns, show and approve say so at once (not "Failed to query Workflow" after --timeout)', async () => {
+    const queue = `nobody-${process.pid}-${n++}`;
+    const created = await fh(['session', 'new', 'assistant', '-q', queue]);
+    expect(created.code).toBe(0);
+    const id = created.stdout.trim();
+    expect(created.stderr).toContain(`no worker polls task queue '${queue}'`);
+    expect(created.stderr).toContain("only a worker can tell whether it serves agent 'assistant'");
+    const noWorker = new RegExp(`session ${id} is running, but no worker polls task queue '${queue}': start one with \`fh worker --agents <module>\``);
+    // --timeout 300: the answer must come from the poller check, not from the deadline.
+    expectOneLineError(await fh(['session', 'show', id, '--timeout', '300']), 1, noWorker);
+    expectOneLineError(await fh(['session', 'approve', id, '--timeout', '300']), 1, noWorker);
+    // fh chat asks the session first (bounded at 15 s): when that goes unanswered it names the idle queue too.
+    expectOneLineError(await fh(['chat', id]), 1, new RegExp(`session ${id} did not answer: no worker polls task queue '${queue}'`));
+    expect((await fh(['session', 'delete', id, '--yes'])).code).toBe(0);
+  });
+
   describe('fh chat in a terminal (tmux)', () => {
     // A server of our own (its socket in a temp dir): nothing of anyone else's tmux is touched.
     const socket = path.join(os.tmpdir(), `fh-cli-test-${process.pid}.tmux`);
@@ -325,6 +341,50 @@ describe('fh session', () => {
       expect(info).toMatchObject({ status: 'blocked', settings: { permissionMode: 'execute' }, processing: false });
       tmux('send-keys', '-t', pane, 'C-c');
       await shows('[fh exited 0]');
+      await getSession(w.client, id).end();
+    });
+
+    it('a reopened chat shows the earlier conversation; /status alone shows the status; Ctrl-C during an approval drops the question', async () => {
+      const id = sid('chat-again');
+      const chatPane = 'chat-again';
+      const paneScreen = () => tmux('capture-pane', '-p', '-J', '-t', chatPane, '-S', '-500');
+      const paneShows = (what: string | RegExp) =>
+        until(`the pane to show ${what}`, async () => (typeof what === 'string' ? paneScreen().includes(what) : what.test(paneScreen())) || undefined, 30_000).catch((err) => {
+          throw new Error(`${(err as Error).message}\n--- pane ---\n${paneScreen()}`);
+        });
+      const typeIn = (text: string) => {
+        tmux('send-keys', '-t', chatPane, '-l', text);
+        tmux('send-keys', '-t', chatPane, 'Enter');
+      };
+      await ok(['session', 'new', 'assistant', '--id', id, '--mode', 'ask', '--cwd', dir, '--title', 'Earlier talk', '-q', w.taskQueue]);
+      fake.enqueue(say('The first answer.'));
+      expect(await ok(['session', 'prompt', id, 'the first question'])).toMatchObject({ reply: 'The first answer.' });
+
+      const vars = Object.entries({ TEMPORAL_ADDRESS: env.TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE: env.TEMPORAL_NAMESPACE, FH_STORE_DIR: env.FH_STORE_DIR })
+        .map(([k, v]) => `${k}='${v}'`)
+        .join(' ');
+      tmux('new-session', '-d', '-s', chatPane, '-x', '120', '-y', '40', `cd '${ROOT}' && ${vars} '${process.execPath}' dist/cli/main.js chat ${id}; echo "[fh exited $?]"; sleep 120`);
+      await paneShows(`session ${id}`);
+      await paneShows(/#0 user +the first question/);
+      await paneShows(/#1 assistant +The first answer\./);
+
+      typeIn('/status');
+      await paneShows('status: needs-review · turn idle · mode ask');
+
+      fake.enqueue(callTools({ name: 'write_file', input: { path: 'again.txt', content: 'no' } }));
+      typeIn('write it');
+      await paneShows(/\? write_file .* — approve\? \[y\/N\/note\]/);
+      tmux('send-keys', '-t', chatPane, 'C-c');
+      await paneShows('write_file: no longer waiting (the turn was interrupted)');
+      await paneShows('(interrupted)');
+      // The prompt is the chat's again: Enter sends no answer for the call that no longer waits.
+      await until('the prompt to be "you ›"', async () => /you › *$/.test(paneScreen().trimEnd()) || undefined, 10_000);
+      tmux('send-keys', '-t', chatPane, 'Enter');
+      await new Promise((r) => setTimeout(r, 500));
+      expect(paneScreen()).not.toMatch(/denied write_file|UNKNOWN_TOOL_CALL/);
+      expect(fs.existsSync(path.join(dir, 'again.txt'))).toBe(false);
+      tmux('send-keys', '-t', chatPane, 'C-c');
+      await paneShows('[fh exited 0]');
       await getSession(w.client, id).end();
     });
   });

@@ -384,6 +384,33 @@ describe('the fh command', () => {
     expectOneLineError(await fh(['prompt', chatId]), 2, /needs the text/);
   });
 
+  it('fh run says what it waits for: a serving agent (and how to end it), or no worker on the task queue', async () => {
+    const chatId = id('cli-wait');
+    fake.enqueue(say('first reply'));
+    const hint = { FH_RUN_HINT_MS: '500' };
+    const serving = /still waiting after \d+ s: the agent is serving prompts \(its run called serve\(\)\)/;
+    const waiting = await fhBackground(['run', 'cli-chat', '--input', '{"task":"hello"}', '--workflow-id', chatId, '--task-queue', taskQueue], serving, hint);
+    expect(waiting.out.stderr).toContain(`end it with \`fh close ${chatId}\`; it ends by itself after 120 s without a prompt`);
+    expect(waiting.out.stderr).not.toMatch(/is a worker serving/);
+    expect((await fh(['close', chatId])).code).toBe(0);
+    expect(await waiting.exited).toBe(0);
+    expect(JSON.parse(waiting.out.stdout)).toMatchObject({ first: 'first reply', served: 0 });
+
+    // Nobody polls this task queue: say so, and what to start.
+    const lonelyId = id('cli-lonely');
+    const lonelyQueue = `${taskQueue}-nobody`;
+    const lonely = await fhBackground(
+      ['run', 'cli-calc', '--input', '{"task":"Add 2 and 3"}', '--workflow-id', lonelyId, '--task-queue', lonelyQueue],
+      /still waiting after \d+ s: no worker polls task queue/,
+      hint,
+    );
+    expect(lonely.out.stderr).toContain(`no worker polls task queue '${lonelyQueue}': start one with \`fh worker --agents <module>\``);
+    await lonely.interrupt();
+    const connection = await Connection.connect({ address: env.TEMPORAL_ADDRESS! });
+    await new Client({ connection, namespace: env.TEMPORAL_NAMESPACE }).workflow.getHandle(lonelyId).terminate('test done');
+    await connection.close();
+  });
+
   it('a rejected API key: fh run prints the typed cause; an ended run with no worker answering is read from history', async () => {
     const strict = await FakeAnthropicServer.start({ apiKey: 'the-right-key' });
     const queue = `cli-auth-${process.pid}-${Date.now()}`;

@@ -36,8 +36,17 @@ const SCRIPTS: Record<string, () => FakeStep[]> = {
     // inline.ts
     callTools({ name: 'add', input: { a: 2, b: 3 } }),
     say('5'),
-    // client.ts (on Temporal): the task, then the prompt sent by the client
+    // client.ts (on Temporal)
     callTools({ name: 'add', input: { a: 2, b: 3 } }),
+    say('5'),
+  ],
+  'approvals-cjs': () => [
+    // approvals.ts (docs/agents.md): the call that waits for onApproval, then the answer
+    callTools({ name: 'deploy', input: { service: 'api' } }),
+    say('Deployed.'),
+  ],
+  'prompts-cjs': () => [
+    // client.ts (docs/agents.md): the task, then the prompt sent while the agent serves
     say('5'),
     say('Still 5.'),
   ],
@@ -72,6 +81,17 @@ const SCRIPTS: Record<string, () => FakeStep[]> = {
   ],
 };
 
+/**
+ * A command's words as the checks read them: leading `VAR=value` assignments and `npx` dropped
+ * (`ANTHROPIC_API_KEY=… npx fh run …` is checked as `fh run …`).
+ */
+function commandWords(command: string): string[] {
+  const words = command.split(/\s+/);
+  while (words.length > 1 && /^[A-Z_][A-Z0-9_]*=/.test(words[0]!)) words.shift();
+  if (words[0] === 'npx') words.shift();
+  return words;
+}
+
 const collected = collectSamples(docFiles());
 const projects = [...collected.projects.values()];
 
@@ -96,7 +116,7 @@ describe('README and docs samples', () => {
           .split('&&')
           .map((c) => c.trim())
           .filter(Boolean)
-          .map((command) => ({ at: `${block.file}:${block.line + 1 + i}`, command, words: command.split(/\s+/) })),
+          .map((command) => ({ at: `${block.file}:${block.line + 1 + i}`, command, words: commandWords(command) })),
       ),
     );
     // Each `fh <sub> --help` once, all at once (each is a Node start-up).
@@ -112,6 +132,9 @@ describe('README and docs samples', () => {
         for (const flag of words.filter((w) => w.startsWith('--'))) {
           if (!help.stdout.includes(flag.split('=')[0])) problems.push(`${at}: \`${command}\`: \`fh ${words[1]}\` has no option ${flag}`);
         }
+      } else if (words[0] === 'tsx') {
+        // `npx tsx inline.ts`: a file some sample project has.
+        if (!projects.some((p) => p.files.some((f) => f.name === words[1]))) problems.push(`${at}: \`${command}\`: no sample is named ${words[1]}`);
       } else if (words[0] === 'node' && /^scripts\/[\w-]+\.js$/.test(words[1] ?? '')) {
         // A project script: it exists, its usage comment shows this subcommand, and it knows each option.
         const file = path.join(ROOT, words[1]!);

@@ -4,7 +4,7 @@
  * idempotency key, and a failed prompt leaves the session usable. Real dev server, real client.
  */
 import { WorkflowUpdateFailedError } from '@temporalio/client';
-import { startAgent, type AgentHandle } from '@fabric-harness/sdk/client';
+import { getAgentHandle, startAgent, type AgentHandle } from '@fabric-harness/sdk/client';
 import { FakeAnthropicServer, fail, say } from '@fabric-harness/sdk/testing';
 import type { Entry } from '@fabric-harness/sdk';
 import { chatter } from '../fixtures/compaction-agents';
@@ -13,6 +13,7 @@ import { startTestWorker, type TestWorker } from '../support/test-worker';
 import { rejection } from '../support/waiting';
 
 const text = (entries: Entry[]) => JSON.stringify(entries);
+
 
 
 describe('client prompts and compactions on a running agent', () => {
@@ -120,6 +121,24 @@ describe('client prompts and compactions on a running agent', () => {
     expect(accepted).toBeGreaterThan(0);
     expect(completedUpdate).toBeGreaterThan(accepted);
     expect(completedRun).toBeGreaterThan(completedUpdate);
+  });
+
+  it('a prompt to a run that has completed is NOT_SERVING (a typed error), not a raw WorkflowNotFoundError', async () => {
+    fake.enqueue(say('done'));
+    const handle = await startAgent(
+      w.client,
+      chatter,
+      { prompts: ['the only task'], compaction: { enabled: false } },
+      { workflowId: wid('completed'), taskQueue: w.taskQueue },
+    );
+    await handle.result();
+    const err = await rejection(handle.prompt('anyone?'));
+    expect(err).toMatchObject({ code: 'NOT_SERVING', reason: 'returned' });
+    expect(err.name).not.toBe('WorkflowNotFoundError');
+    // A workflow that never existed is still Temporal's not-found, not a NOT_SERVING that would mislead.
+    const ghost = await rejection(getAgentHandle(w.client, wid('never-started')).prompt('hello?'));
+    expect(ghost.code).toBeUndefined();
+    expect(ghost.name).toBe('WorkflowNotFoundError');
   });
 
   it('a run that returns while a compaction update is still running waits for it (no TMPRL1102)', async () => {

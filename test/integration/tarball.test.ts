@@ -6,6 +6,10 @@
  * worker bundling the installed agent module, a client from `connectClient` reading TEMPORAL_ADDRESS)
  * against the integration run's dev server; and `fh` runs from the installed bin.
  *
+ * The README's quickstart runs there too, as the README writes it (no API key, no clone): the bash block
+ * annotated `<!-- quickstart: … -->`, command by command, in the installed project; and `fh fake` serves
+ * a plain JavaScript agent the way the README's "Without an API key" shows.
+ *
  * One `npm install` serves both projects (each has its own package.json with its own "type"; Node finds
  * the packages in the parent's node_modules): the install does not depend on the module system, and a
  * second one would double the ~20 s this test costs.
@@ -15,6 +19,8 @@ import { existsSync, promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
+import { findTemporalCli } from '../../src/testing/temporal-cli';
+import { codeBlocks } from '../support/markdown-blocks';
 
 const ROOT = path.resolve(__dirname, '../..');
 const run = promisify(execFile);
@@ -142,5 +148,59 @@ describe('the packed tarball, installed in fresh projects', () => {
   it('the installed `fh` bin runs', async () => {
     const { stdout } = await run(path.join(dir, 'node_modules/.bin/fh'), ['--help'], { cwd: dir });
     expect(stdout).toContain('Usage: fh <command>');
+  });
+
+  /** The environment a new user has: no API key, no model URL, Temporal's CLI wherever this machine has it. */
+  function userEnv(): NodeJS.ProcessEnv {
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    for (const k of ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'ANTHROPIC_MODEL', 'TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE']) delete env[k];
+    // The CLI the test run already found or built (as `temporal` on PATH would be for a user), so the
+    // quickstart does not build another copy into the scratch project.
+    const cli = findTemporalCli({ projectDir: ROOT });
+    if (cli) env.TEMPORAL_CLI_PATH = cli;
+    return env;
+  }
+
+  it("the README's quickstart runs as written: the demo says the model is scripted and the agent's work is done", async () => {
+    const readme = await fs.readFile(path.join(ROOT, 'README.md'), 'utf8');
+    const quickstart = codeBlocks(readme, 'README.md').filter((b) => b.annotation?.kind === 'quickstart');
+    expect(quickstart.map((b) => b.lang)).toEqual(['bash']);
+    const commands = quickstart[0]!.code.split('\n').map((l) => l.replace(/\s#.*$/, '').trim()).filter(Boolean);
+    expect(commands.length).toBeGreaterThan(0);
+    let stdout = '';
+    for (const command of commands) {
+      const r = await run('sh', ['-c', command], { cwd: dir, env: userEnv(), timeout: 180_000 }).catch((err) => err);
+      expect({ command, code: r.code ?? 0, stderr: r.code ? r.stderr : '' }).toEqual({ command, code: 0, stderr: '' });
+      stdout += r.stdout;
+    }
+    expect(stdout).toContain('SCRIPTED fake Anthropic server');
+    expect(stdout).toMatch(/Result: notes\.md has a heading/);
+    expect(stdout).toContain('runs are reliable and auditable'); // the file the agent wrote and fixed
+    expect(stdout).toMatch(/Temporal UI: http:\/\/127\.0\.0\.1:\d+\/namespaces\/default\/workflows\/demo-notes-keeper-/);
+  }, 200_000);
+
+  it('`fh fake` from the installed bin serves a scripted reply to a plain JavaScript agent', async () => {
+    const work = path.join(dir, 'fake-user');
+    await fs.mkdir(work);
+    await fs.writeFile(path.join(work, 'calc.json'), JSON.stringify([{ tool: 'add', input: { a: 2, b: 3 } }, '5']));
+    await fs.writeFile(path.join(work, 'inline.js'), `${AGENTS.cjs}\ncalculator.invoke({ task: 'Add 2 and 3' }).then((r) => console.log('reply:', r.reply));\n`);
+    const { spawn } = await import('node:child_process');
+    const fake = spawn(path.join(dir, 'node_modules/.bin/fh'), ['fake', '--script', 'calc.json', '--port', '0'], { cwd: work, env: userEnv() });
+    try {
+      let out = '';
+      const url = await new Promise<string>((resolve, reject) => {
+        fake.stdout.on('data', (d) => {
+          out += d;
+          const m = /export ANTHROPIC_BASE_URL=(\S+) ANTHROPIC_API_KEY=fake/.exec(out);
+          if (m) resolve(m[1]!);
+        });
+        fake.on('exit', (code) => reject(new Error(`fh fake exited ${code}: ${out}`)));
+      });
+      expect(out).toContain('NOT a model');
+      const r = await run(process.execPath, ['inline.js'], { cwd: work, env: { ...userEnv(), ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: 'fake' }, timeout: 60_000 });
+      expect(r.stdout.trim()).toBe('reply: 5');
+    } finally {
+      fake.kill('SIGINT');
+    }
   });
 });

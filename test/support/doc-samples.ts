@@ -159,28 +159,34 @@ export async function writeProject(p: Project): Promise<string> {
     path.join(dir, 'package.json'),
     JSON.stringify({ name: `sample-${p.name}`, private: true, type: p.esm ? 'module' : 'commonjs' }, null, 2),
   );
-  await fs.writeFile(
-    path.join(dir, 'tsconfig.json'),
-    JSON.stringify(
-      {
-        compilerOptions: {
-          target: 'ES2022',
-          module: 'nodenext',
-          moduleResolution: 'nodenext',
-          strict: true,
-          skipLibCheck: true,
-          esModuleInterop: true,
-          sourceMap: true,
-          types: ['node'],
-          rootDir: 'src',
-          outDir: 'out',
-        },
-        include: ['src'],
-      },
-      null,
-      2,
-    ),
-  );
+  const write = (name: string, compilerOptions: Record<string, unknown>) =>
+    fs.writeFile(path.join(dir, name), JSON.stringify({ compilerOptions, include: ['src'] }, null, 2));
+  await write('tsconfig.json', {
+    target: 'ES2022',
+    module: 'nodenext',
+    moduleResolution: 'nodenext',
+    strict: true,
+    skipLibCheck: true,
+    esModuleInterop: true,
+    sourceMap: true,
+    types: ['node'],
+    rootDir: 'src',
+    outDir: 'out',
+  });
+  for (const [name, options] of Object.entries(STRICTER_SETTINGS)) {
+    // Declarations are emitted (to a directory of their own) because their errors, like TS2883 for a
+    // type the package does not export, are reported only when they are written.
+    // preserveSymlinks: the package is seen at node_modules/@fabric-harness/sdk, as an installed one is,
+    // so a declaration may name only what its `exports` expose (through the link to this repository it
+    // could name any dist/ file by a relative path and hide an unexported type).
+    await write(`tsconfig.${name}.json`, {
+      ...options(p.esm),
+      preserveSymlinks: true,
+      rootDir: 'src',
+      outDir: `out-${name}`,
+      emitDeclarationOnly: true,
+    });
+  }
   for (const f of p.files) await fs.writeFile(path.join(dir, 'src', f.name), [...f.prelude, f.block.code].join('\n'));
   return dir;
 }
@@ -219,14 +225,65 @@ export interface Outcome {
   stderr: string;
 }
 
-/** Type-checks and emits the project with the repository's tsc. */
+/**
+ * The stricter settings every sample also compiles under (declarations only):
+ * - `tsc-init`: what `tsc --init` writes today (module nodenext, strict, declaration,
+ *   noUncheckedIndexedAccess, exactOptionalPropertyTypes, verbatimModuleSyntax, isolatedModules, …), with
+ *   `types: ['node']` where it writes `types: []` (a Node program needs Node's types);
+ * - `strict-declaration`: strict with declaration, noUncheckedIndexedAccess and verbatimModuleSyntax.
+ * In a CommonJS project verbatimModuleSyntax forbids `import` syntax altogether (TS1286: it must be
+ * `import x = require()`), so CommonJS projects compile with everything but that one option; ES module
+ * projects with all of it.
+ */
+export const STRICTER_SETTINGS: Record<string, (esm: boolean) => Record<string, unknown>> = {
+  'tsc-init': (esm) => ({
+    module: 'nodenext',
+    target: 'esnext',
+    types: ['node'],
+    sourceMap: true,
+    declaration: true,
+    declarationMap: true,
+    noUncheckedIndexedAccess: true,
+    exactOptionalPropertyTypes: true,
+    strict: true,
+    jsx: 'react-jsx',
+    verbatimModuleSyntax: esm,
+    isolatedModules: true,
+    noUncheckedSideEffectImports: true,
+    moduleDetection: 'force',
+    skipLibCheck: true,
+  }),
+  'strict-declaration': (esm) => ({
+    target: 'ES2022',
+    module: 'nodenext',
+    strict: true,
+    declaration: true,
+    noUncheckedIndexedAccess: true,
+    verbatimModuleSyntax: esm,
+    types: ['node'],
+    skipLibCheck: true, // @temporalio/common's .d.ts import 'ms', whose types Temporal does not depend on
+  }),
+};
+
+/** Type-checks and emits the project with the repository's tsc, then type-checks it under {@link STRICTER_SETTINGS}. */
 export async function compileProject(p: Project): Promise<Outcome> {
   const tsc = path.join(ROOT, 'node_modules/.bin/tsc');
-  return new Promise((resolve) => {
-    execFile(tsc, ['-p', 'tsconfig.json', '--pretty', 'false'], { cwd: projectDir(p), timeout: 120_000 }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
+  const one = (config: string) =>
+    new Promise<Outcome>((resolve) => {
+      execFile(tsc, ['-p', config, '--pretty', 'false'], { cwd: projectDir(p), timeout: 120_000 }, (err, stdout, stderr) =>
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+  const outcomes = [await one('tsconfig.json')];
+  for (const name of Object.keys(STRICTER_SETTINGS)) {
+    const r = await one(`tsconfig.${name}.json`);
+    outcomes.push({ ...r, stdout: r.stdout ? `under tsconfig.${name}.json:\n${r.stdout}` : '' });
+  }
+  return {
+    code: outcomes.find((o) => o.code !== 0)?.code ?? 0,
+    stdout: outcomes.map((o) => o.stdout).join(''),
+    stderr: outcomes.map((o) => o.stderr).join(''),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------

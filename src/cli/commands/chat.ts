@@ -12,7 +12,10 @@ import { FabricError } from '../../core/errors';
 import { PERMISSION_MODES } from '../../core/sessions/settings';
 import { int, str, type Parsed } from '../args';
 import { asCliError, connect, STORE_OPTION, type Command, type Io } from '../context';
-import { EXIT, usage } from '../errors';
+import { EXIT, failure, usage } from '../errors';
+import { idleTaskQueue } from './session';
+import { earlierLines, isStaleApproval } from '../chat-extras';
+import { noWorkerMessage } from '../waiting';
 
 export const chatCommand: Command = {
   name: 'chat',
@@ -22,7 +25,7 @@ export const chatCommand: Command = {
     'Each line you type is a message (typing while a turn runs queues the next one). While a turn runs you see its',
     'tool calls (→ bash {"command":"ls"}), the first line of each result, and approval requests:',
     '  ? write_file {...} — approve? [y/N/note]   y approves (y <note> with a note); n or Enter denies; other text denies with it as the note.',
-    'Commands: /interrupt, /status <s>, /title <t>, /mode <explore|ask|execute>, /model <m>, /help, /exit.',
+    'Commands: /interrupt, /status [<s>], /title <t>, /mode <explore|ask|execute>, /model <m>, /help, /exit.',
     'Ctrl-C while a turn runs interrupts it; Ctrl-C at an idle prompt quits (the session goes on). No colours when',
     'stdout is not a terminal or NO_COLOR is set.',
   ].join('\n'),
@@ -75,7 +78,9 @@ async function runChat(p: Parsed, io: Io): Promise<number> {
     const info = await conn.client.connection.withDeadline(Date.now() + 15_000, () => handle.info());
     return await new Chat(handle, info, pollMs).run();
   } catch (err) {
-    if (/deadline exceeded/i.test((err as Error)?.message ?? '')) {
+    if (/deadline exceeded|failed to query workflow/i.test((err as Error)?.message ?? '')) {
+      const idle = id ? await idleTaskQueue(conn, id).catch(() => undefined) : undefined;
+      if (idle) throw failure(`session ${id} did not answer: ${noWorkerMessage(idle)}`);
       throw usage(`session ${id ?? ''} did not answer within 15 s: is a worker serving its task queue? Start one with \`fh worker --agents <module>\``);
     }
     throw asCliError(err, { settings: conn.settings });
@@ -102,7 +107,7 @@ function compactJson(value: unknown, max: number): string {
 
 const HELP = [
   '/interrupt        cancel the running turn (also Ctrl-C while a turn runs)',
-  '/status <status>  set the status (todo, in-progress, needs-review, done, cancelled, …)',
+  '/status [status]  show the status, or set it (todo, in-progress, needs-review, done, cancelled, …)',
   '/title <title>    rename the session',
   '/mode <mode>      permission mode: explore, ask, execute',
   '/model <model>    the model of the next turns',
@@ -148,6 +153,7 @@ class Chat {
       this.s.bold(`session ${i.id}`) +
         this.s.dim(` — ${i.title ?? '(untitled)'} · ${i.agent} · ${i.status} · mode ${i.settings.permissionMode} · /help, /exit`),
     );
+    for (const line of earlierLines(await this.handle.messages().catch(() => []), i.id)) this.print(this.s.dim(line));
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { streamPosition } = require('../../client/stream/handles') as typeof import('../../client/stream/handles');
     const from = await streamPosition(this.handle);
@@ -187,10 +193,24 @@ class Chat {
     const m = /^(y|yes)(?:\s+(.*))?$/i.exec(line);
     const note = m ? m[2]?.trim() || undefined : /^(n|no)?$/i.test(line) ? undefined : line;
     this.asking = undefined;
-    if (m) await this.handle.approve(q.callId, note);
-    else await this.handle.deny(q.callId, note);
+    try {
+      if (m) await this.handle.approve(q.callId, note);
+      else await this.handle.deny(q.callId, note);
+    } catch (err) {
+      if (!isStaleApproval(err)) throw err;
+      this.print(this.s.dim(`  ${q.tool} no longer waits for an answer`));
+      return this.nextQuestion();
+    }
     this.print(this.s.dim(`  ${m ? 'approved' : 'denied'} ${q.tool}${note ? ` (${note})` : ''}`));
     this.nextQuestion();
+  }
+
+  /** Forgets the approvals being asked: their turn ended, so an answer would be for a call that no longer waits. */
+  private dropQuestions(): void {
+    if (this.asking) this.print(this.s.dim(`  ${this.asking.tool}: no longer waiting (the turn was interrupted)`));
+    this.asking = undefined;
+    this.questions.length = 0;
+    this.setPrompt();
   }
 
   private async command(line: string): Promise<void> {
@@ -209,8 +229,9 @@ class Chat {
       case 'interrupt':
         return this.interrupt();
       case 'status': {
-        const i = await this.handle.setStatus(need('a status'));
-        return this.print(this.s.dim(`status: ${i.status}`));
+        // Alone it shows the status (and the turn); with a status it sets it.
+        const i = arg ? await this.handle.setStatus(arg) : await this.handle.info();
+        return this.print(this.s.dim(`status: ${i.status}${arg ? '' : ` · turn ${i.processing ? 'running' : 'idle'} · mode ${i.settings.permissionMode}`}`));
       }
       case 'title': {
         const i = await this.handle.setTitle(need('a title'));
@@ -242,6 +263,7 @@ class Chat {
     try {
       const r = await this.handle.interrupt();
       if (!r.interrupted) this.print(this.s.dim('nothing to interrupt'));
+      else this.dropQuestions(); // the interrupted turn's approvals no longer wait: no prompt for them
     } catch (err) {
       this.error(err);
     }
@@ -367,6 +389,7 @@ class Chat {
       case 'approval_requested':
         return this.ask(e.callId ?? '', e.name, e.input);
       case 'interrupted':
+        this.dropQuestions();
         return this.print(this.s.yellow(`⨯ interrupted during the ${e.during}`));
       case 'error':
         return this.print(this.s.red(`! ${e.message} [${e.code}]`));

@@ -12,6 +12,7 @@ import { CliError, EXIT, failure, notFound, oneLine, usage } from '../errors';
 import { FH_SEARCH_ATTRIBUTES } from './server';
 import { agentModules, loadAgents } from './worker';
 import { unknownAgentTaskFailure } from './unknown-agent';
+import { whatItWaitsFor } from '../waiting';
 
 export const runCommand: Command = {
   name: 'run',
@@ -143,9 +144,20 @@ async function runRun(p: Parsed, io: Io): Promise<number> {
       return EXIT.OK;
     }
     if (!json) io.err(`[fh run] started ${agent} as workflow ${workflowId} on task queue '${taskQueue}'; waiting for the result (Ctrl-C stops waiting, the run goes on)`);
-    const hint = setTimeout(() => {
-      io.err(`[fh run] still waiting after 15 s: is a worker serving task queue '${taskQueue}'? Start one with \`fh worker --agents <module>\``);
-    }, 15_000);
+    // At 15 s, then every minute: what the run waits for (a worker, a model call, a serving agent, ...).
+    const firstMs = Number(process.env.FH_RUN_HINT_MS) || 15_000; // FH_RUN_HINT_MS: sooner, for tests
+    let waitedMs = 0;
+    const say = () => {
+      waitedMs += waitedMs === 0 ? firstMs : 60_000;
+      const at = Math.round(waitedMs / 1000);
+      void whatItWaitsFor(conn.client, conn.settings.namespace, workflowId, taskQueue).then(
+        (line) => io.err(`[fh run] still waiting after ${at} s: ${line}`),
+        () => undefined,
+      );
+      hint = setTimeout(say, 60_000);
+      hint.unref();
+    };
+    let hint = setTimeout(say, firstMs);
     hint.unref();
     const watch = new AbortController();
     try {

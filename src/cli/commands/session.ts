@@ -15,6 +15,7 @@ import { flag, int, JSON_OPTION, str, strs, type Options, type Parsed } from '..
 import { asCliError, connect, printJson, STORE_OPTION, type Command, type Connected, type Io } from '../context';
 import { CliError, EXIT, failure, GRPC, grpcCode, usage } from '../errors';
 import { formatTime, table } from '../render';
+import { noWorkerMessage, workerPolls } from '../waiting';
 import { enhanceCommand, shareCommand } from './session-extras';
 
 /* eslint-disable @typescript-eslint/no-require-imports */
@@ -69,14 +70,27 @@ function timeoutMs(p: Parsed): number {
  * Runs `fn` with a connection, bounded by --timeout: a session only answers through a worker, so a call
  * nobody answers ends with what to do instead of hanging. Errors become one line with their exit code.
  */
-async function withClient(p: Parsed, fn: (conn: Connected) => Promise<number>, bounded = true): Promise<number> {
+async function withClient(
+  p: Parsed,
+  fn: (conn: Connected) => Promise<number>,
+  bounded = true,
+  opts: { needsWorkerFor?: string } = {},
+): Promise<number> {
   const conn = await connect(p);
   const ms = timeoutMs(p);
   try {
+    // A call a worker must answer, on a running session nobody polls for: say so now, not after --timeout.
+    if (opts.needsWorkerFor) {
+      const idle = await idleTaskQueue(conn, opts.needsWorkerFor);
+      if (idle) throw failure(`session ${opts.needsWorkerFor} is running, but ${noWorkerMessage(idle)}`);
+    }
     return await (bounded ? conn.client.connection.withDeadline(Date.now() + ms, () => fn(conn)) : fn(conn));
   } catch (err) {
     if (err instanceof CliError) throw err;
-    if (grpcCode(err) === GRPC.DEADLINE_EXCEEDED || /deadline exceeded/i.test((err as Error)?.message ?? '')) {
+    const unanswered = grpcCode(err) === GRPC.DEADLINE_EXCEEDED || /deadline exceeded|failed to query workflow/i.test((err as Error)?.message ?? '');
+    if (unanswered) {
+      const idle = p.positionals[0] ? await idleTaskQueue(conn, p.positionals[0]).catch(() => undefined) : undefined;
+      if (idle) throw failure(`no answer: ${noWorkerMessage(idle)}`);
       throw failure(
         `no answer within ${ms / 1000} s: sessions answer through a worker, so start one for the session's task queue with \`fh worker --agents <module>\` (or raise --timeout)`,
       );
@@ -85,6 +99,16 @@ async function withClient(p: Parsed, fn: (conn: Connected) => Promise<number>, b
   } finally {
     await conn.close().catch(() => undefined);
   }
+}
+
+/** The task queue of a running session (workflow) that no worker polls; undefined otherwise or when unknown. */
+export async function idleTaskQueue(conn: Connected, id: string): Promise<string | undefined> {
+  const described = await conn.client.workflow
+    .getHandle(id)
+    .describe()
+    .catch(() => undefined);
+  if (!described || described.status.name !== 'RUNNING') return undefined;
+  return (await workerPolls(conn.client, conn.settings.namespace, described.taskQueue)) === false ? described.taskQueue : undefined;
 }
 
 function handleOf(conn: Connected, id: string): SessionHandle {
@@ -156,6 +180,10 @@ const newCommand = sub('new', {
     if (archiveText !== undefined && !autoArchiveAfterMs) throw usage(`--auto-archive-after must be a duration like 90s, 30m, 12h or 30d; got '${archiveText}'`);
     const taskQueue = str(p, 'task-queue') ?? DEFAULT_TASK_QUEUE;
     return withClient(p, async (conn) => {
+      // Whether the workers know the agent can only be told by a worker: without one, say so now.
+      if ((await workerPolls(conn.client, conn.settings.namespace, taskQueue)) === false) {
+        io.err(`[fh session new] ${noWorkerMessage(taskQueue)}; the session waits for one (and only a worker can tell whether it serves agent '${named[0]}')`);
+      }
       const s = await sessions().startSession(conn.client, named[0]!, {
         ...(str(p, 'id') !== undefined ? { id: str(p, 'id') } : {}),
         ...(str(p, 'title') !== undefined ? { title: str(p, 'title') } : {}),
@@ -255,7 +283,7 @@ const showCommand = sub('show', {
       const messages = await s.messages();
       if (flag(p, 'json')) return out(io, p, flag(p, 'messages') ? { info, messages } : { info, messageCount: messages.length }, '');
       return out(io, p, null, [infoText(info), '', conversationText(messages, flag(p, 'messages'))].join('\n'));
-    });
+    }, true, { needsWorkerFor: named[0]! });
   },
 });
 
@@ -422,7 +450,7 @@ function decisionCommand(approved: boolean): Command {
         if (approved) await s.approve(callId, note);
         else await s.deny(callId, note);
         return out(io, p, { id: s.id, callId, approved, ...(tool ? { tool } : {}), ...(note !== undefined ? { note } : {}) }, `${approved ? 'approved' : 'denied'} ${callId}${tool ? ` (${tool})` : ''}`);
-      });
+      }, true, { needsWorkerFor: named[0]! });
     },
   });
 }

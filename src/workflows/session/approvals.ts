@@ -10,6 +10,7 @@ import type { ToolAuthorizer } from '../../core/conversation';
 import { UnknownToolCallError } from '../../core/sessions/host-errors';
 import { deniedText, permissionFor, refusedInExploreText, toolEffect } from '../../core/sessions/permissions';
 import { parseWith } from '../../core/validate';
+import { approvalNeeded } from '../../core/tools';
 import type { SessionCore } from './core';
 
 /** Decided tool calls remembered, so a late second decision is "already decided", not "unknown". */
@@ -24,7 +25,8 @@ export class Approvals {
   readonly authorize: ToolAuthorizer = async (call, def) => {
     const s = this.s;
     const verdict = permissionFor(s.record.settings.permissionMode, toolEffect(def));
-    if (verdict === 'run') return { allow: true };
+    // A tool that needs approval (needsApproval) waits for it in every mode that would run it.
+    if (verdict === 'run' && !approvalNeeded(def, call.input)) return { allow: true };
     if (verdict === 'refuse') return { allow: false, content: refusedInExploreText(call.name) };
     let approval = s.approvals.get(call.id);
     if (!approval) {

@@ -85,7 +85,7 @@ export function findMinio(opts: { projectDir?: string } = {}): string | undefine
     throw new MinioError(
       'MinioPathInvalid',
       `MINIO_PATH is set to ${fromEnv}, which is not an executable file. Point it at a minio server binary, or unset it to use ` +
-        '`minio` on PATH or build one with `npm run minio:install`.',
+        '`minio` on PATH, or put Go on PATH and the SDK builds one into .minio/bin.',
     );
   }
   return findOnPath('minio') ?? (isExecutableFile(localMinioPath(opts.projectDir)) ? localMinioPath(opts.projectDir) : undefined);
@@ -101,8 +101,8 @@ export async function ensureMinio(opts: EnsureMinioOptions = {}): Promise<string
   if (!go) {
     throw new MinioError(
       'MinioNotFound',
-      'No minio binary (MINIO_PATH, PATH, .minio/bin) and Go is not on PATH to build one. Install Go >= 1.24 and run ' +
-        '`npm run minio:install`, or download a MinIO server binary and set MINIO_PATH to it.',
+      'No minio binary (MINIO_PATH, PATH, .minio/bin) and Go is not on PATH to build one. Put Go >= 1.24 on PATH ' +
+        '(this is then built into .minio/bin, once), or download a MinIO server binary and set MINIO_PATH to it.',
     );
   }
   const target = localMinioPath(projectDir);

@@ -68,7 +68,7 @@ function fromEnv(variable: string): string | undefined {
   const value = process.env[variable];
   if (!value) return undefined;
   if (isExecutableFile(path.resolve(value))) return path.resolve(value);
-  throw new TemporalServerError('TemporalServerPathInvalid', `${variable} is set to ${value}, which is not an executable file; unset it to build one with \`node scripts/temporal-cluster.js install\`.`);
+  throw new TemporalServerError('TemporalServerPathInvalid', `${variable} is set to ${value}, which is not an executable file; unset it to let ensureTemporalServer() build one with Go into .temporal/cluster-bin.`);
 }
 
 /** The server and SQL tool: TEMPORAL_SERVER_PATH / TEMPORAL_SQL_TOOL_PATH, or `.temporal/cluster-bin`, built when missing. */
@@ -161,7 +161,7 @@ export function applyTemporalSchema(sqlTool: string, pgPort: number, onProgress:
   }
 }
 
-interface ServicePorts {
+export interface ServicePorts {
   frontend: number;
   frontendHttp: number;
   frontendMembership: number;

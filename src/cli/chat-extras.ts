@@ -1,0 +1,24 @@
+/**
+ * Small pieces of `fh chat` kept apart from the chat loop: the earlier conversation a reopened session
+ * shows, and which approval answers are for calls that no longer wait.
+ */
+import type { Entry } from '../core/entries';
+import { FabricError } from '../core/errors';
+import { conversationText } from './commands/session';
+
+/** How many lines of the earlier conversation a reopened chat shows. */
+const EARLIER_LINES = 10;
+
+/** The last messages of a reopened session, one line each, after a note of how many are left out. */
+export function earlierLines(messages: Entry[], sessionId: string): string[] {
+  if (messages.length === 0) return [];
+  const lines = conversationText(messages, false).split('\n');
+  const shown = lines.slice(-EARLIER_LINES);
+  const left = lines.length - shown.length;
+  return left > 0 ? [`(${left} earlier messages: \`fh session show ${sessionId}\`)`, ...shown] : shown;
+}
+
+/** An approval answer refused because the call stopped waiting (its turn interrupted, or decided elsewhere). */
+export function isStaleApproval(err: unknown): boolean {
+  return err instanceof FabricError && (err.code === 'UNKNOWN_TOOL_CALL' || err.code === 'ALREADY_DECIDED');
+}

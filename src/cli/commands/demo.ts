@@ -1,0 +1,124 @@
+/**
+ * `fh demo`: the first run, from an installed package, with no API key and no clone. Starts a local
+ * Temporal dev server (with the Web UI), a worker, and — without ANTHROPIC_API_KEY — the scripted fake
+ * Anthropic server, then runs a small agent task as a durable workflow, printing each tool call, the
+ * result and where to see the run in the UI. It says plainly when the model is the scripted fake.
+ */
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { flag, type Parsed } from '../args';
+import { stdio, type Command, type Io } from '../context';
+import { CliError, EXIT, usage } from '../errors';
+
+/** The installed package's root (dist/cli/commands/demo.js → the directory of its package.json). */
+const PACKAGE_ROOT = path.resolve(__dirname, '..', '..', '..');
+
+export const demoCommand: Command = {
+  name: 'demo',
+  summary: 'run an agent as a durable workflow on a local Temporal dev server (no API key needed)',
+  usage: ['demo [--exit | --stay]'],
+  description:
+    'Starts a Temporal dev server with the Web UI, a worker and a small agent that writes, checks and fixes a file with\n' +
+    'the built-in tools. With ANTHROPIC_API_KEY set the model is Claude; without it, the SCRIPTED fake Anthropic server\n' +
+    'replays canned replies (it is not a model). Finds the Temporal CLI on TEMPORAL_CLI_PATH, PATH or .temporal/bin, or\n' +
+    'builds it with Go. In a terminal the server stays up for the UI until Ctrl-C; otherwise it stops when the run ends.',
+  connects: false,
+  options: {
+    exit: { type: 'boolean', help: 'stop as soon as the run ends, even in a terminal' },
+    stay: { type: 'boolean', help: 'keep the dev server up for the UI until Ctrl-C, even without a terminal' },
+  },
+  examples: ['npx fh demo', 'ANTHROPIC_API_KEY=sk-… npx fh demo --exit'],
+  run: (p, io) => runDemo(p, io),
+};
+
+async function runDemo(p: Parsed, io: Io = stdio): Promise<number> {
+  if (p.positionals.length > 0) throw usage(`unexpected argument '${p.positionals[0]}' (fh demo takes only options)`);
+  if (flag(p, 'exit') && flag(p, 'stay')) throw usage('--exit and --stay contradict each other: pick one');
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const { Runtime, DefaultLogger } = require('@temporalio/worker') as typeof import('@temporalio/worker');
+  const { Client } = require('@temporalio/client') as typeof import('@temporalio/client');
+  const { startAgent } = require('../../client/start') as typeof import('../../client/start');
+  const { createWorker, FabricHarnessPlugin } = require('../../worker') as typeof import('../../worker');
+  const { FileTranscriptStore } = require('../../activities/transcript-store') as typeof import('../../activities/transcript-store');
+  const { FakeAnthropicServer } = require('../../testing/fake-anthropic') as typeof import('../../testing/fake-anthropic');
+  const { startDevServer, TemporalCliError } = require('../../testing/temporal-cli') as typeof import('../../testing/temporal-cli');
+  const { FH_SEARCH_ATTRIBUTES } = require('../../wire/search-attributes') as typeof import('../../wire/search-attributes');
+  const { DEMO_AGENT, DEMO_AGENT_MODULE, DEMO_TASK, demoScript } = require('../demo/script') as typeof import('../demo/script');
+  const { sideRequestRoute } = require('../fake-script') as typeof import('../fake-script');
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+
+  // The agent module, beside a link to this package so that it (and the worker loading it) finds
+  // `@fabric-harness/sdk` wherever `fh` was started from.
+  const work = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-demo-'));
+  await fs.mkdir(path.join(work, 'node_modules', '@fabric-harness'), { recursive: true });
+  await fs.symlink(PACKAGE_ROOT, path.join(work, 'node_modules', '@fabric-harness', 'sdk'), 'dir');
+  await fs.writeFile(path.join(work, 'agents.js'), DEMO_AGENT_MODULE);
+  const sandbox = path.join(work, 'sandbox');
+  await fs.mkdir(sandbox);
+
+  const cleanups: Array<() => Promise<unknown>> = [() => fs.rm(work, { recursive: true, force: true })];
+  try {
+    let model: { apiKey?: string; baseURL?: string } = {};
+    if (process.env.ANTHROPIC_API_KEY) {
+      io.out(`Model: Claude via the Anthropic API (${process.env.ANTHROPIC_MODEL ?? 'the SDK default model'}).`);
+    } else {
+      let fake: Awaited<ReturnType<typeof FakeAnthropicServer.start>> | undefined;
+      fake = await FakeAnthropicServer.start({ script: demoScript(), route: sideRequestRoute(() => fake?.remaining() ?? 0) });
+      const started = fake;
+      cleanups.unshift(() => started.stop());
+      model = { apiKey: 'scripted-demo', baseURL: fake.url };
+      io.out('Model: none. ANTHROPIC_API_KEY is not set, so the demo uses the SCRIPTED fake Anthropic server');
+      io.out(`       (${fake.url}): it replays canned replies, it is not a model. Set ANTHROPIC_API_KEY for Claude.`);
+    }
+
+    let server: Awaited<ReturnType<typeof startDevServer>>;
+    try {
+      server = await startDevServer({ ui: true, searchAttributes: { ...FH_SEARCH_ATTRIBUTES }, onProgress: (l) => io.err(`[temporal] ${l}`) });
+    } catch (err) {
+      if (err instanceof TemporalCliError) throw new CliError(EXIT.FAILURE, err.message.split('\n').join(' '));
+      throw err;
+    }
+    cleanups.unshift(() => server.stop());
+
+    const store = new FileTranscriptStore(path.join(work, 'store'));
+    const taskQueue = 'fabric-harness-demo';
+    const worker = await createWorker({
+      agents: path.join(work, 'agents.js'),
+      connection: server.env.nativeConnection,
+      namespace: server.namespace,
+      taskQueue,
+      model,
+      store,
+      onEvent: (event) => {
+        if (event.type === 'tool_call') io.out(`  → tool ${event.data.name} ${JSON.stringify(event.data.input).slice(0, 120)}`);
+        if (event.type === 'tool_result') io.out(`  ← ${event.data.isError ? 'error' : 'ok'}: ${event.data.content.replace(/\s+/g, ' ').slice(0, 100)}`);
+      },
+    });
+    const client = new Client({ connection: server.env.connection, namespace: server.namespace, plugins: [new FabricHarnessPlugin({ store })] });
+    const workflowId = `demo-notes-keeper-${Date.now()}`;
+    const result = await worker.runUntil(async () => {
+      const handle = await startAgent(client, DEMO_AGENT, { task: DEMO_TASK, dir: sandbox }, { workflowId, taskQueue });
+      io.out(`\nStarted workflow ${workflowId} (agent ${DEMO_AGENT}, sandbox ${sandbox})`);
+      io.out(`Task: ${DEMO_TASK}\n`);
+      return (await handle.result()) as { reply: string; usage: { modelCalls: number; inputTokens: number; outputTokens: number } };
+    });
+    io.out(`\nResult: ${result.reply}`);
+    io.out(`Usage: ${result.usage.modelCalls} model calls, ${result.usage.inputTokens} input / ${result.usage.outputTokens} output tokens`);
+    io.out(`notes.md now reads:\n${await fs.readFile(path.join(sandbox, 'notes.md'), 'utf8').catch(() => '(missing)')}`);
+    io.out(`Temporal UI: ${server.uiUrl}/namespaces/${server.namespace}/workflows/${workflowId}`);
+
+    const stay = flag(p, 'stay') || (process.stdout.isTTY && !flag(p, 'exit'));
+    if (stay) {
+      io.out('\nThe dev server stays up for the UI. Press Ctrl-C to stop.');
+      await new Promise<void>((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+      });
+    }
+    return 0;
+  } finally {
+    for (const cleanup of cleanups) await cleanup().catch(() => undefined);
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * The demo's agent and what the scripted fake answers when no ANTHROPIC_API_KEY is set. The agent is
+ * plain JavaScript written next to a link to this package at run time: the worker loads agent modules
+ * from files and bundles them as workflow code, and this package ships no agent module of its own.
+ */
+import { callTools, say, type FakeStep } from '../../testing/fake-anthropic';
+
+export const DEMO_AGENT = 'notes-keeper';
+
+export const DEMO_AGENT_MODULE = `// The demo's agent: a small engineering task in a sandbox directory, with the built-in tools.
+const { agent, schema } = require('@fabric-harness/sdk');
+
+exports.notesKeeper = agent({
+  name: ${JSON.stringify(DEMO_AGENT)},
+  description: 'Writes, checks and fixes a small notes file in its sandbox directory.',
+  input: schema.object({ task: schema.string(), dir: schema.string() }),
+  run: async ({ init, input }) => {
+    const fabric = await init({
+      system: 'You are a careful engineer. Work only in the sandbox directory, using the tools. Be brief.',
+      tools: ['write_file', 'bash', 'edit_file', 'read_file'],
+      sandbox: { type: 'local', cwd: input.dir },
+    });
+    const session = await fabric.session();
+    const reply = await session.prompt(input.task);
+    return { reply, usage: session.usage() };
+  },
+});
+`;
+
+export const DEMO_TASK =
+  'Create notes.md with three bullet points on why durable execution matters for agents, count its lines with bash, ' +
+  'fix the typo "reliabel" with edit_file, then read the file back and report.';
+
+/** One canned reply per model call, in order. */
+export const demoScript = (): FakeStep[] => [
+  callTools({
+    name: 'write_file',
+    input: {
+      path: 'notes.md',
+      content:
+        '# Durable agents\n- A crash mid-task resumes where it stopped, not from scratch\n- Every model and tool call is recorded, so runs are reliabel and auditable\n- Long sessions survive deploys and restarts\n',
+    },
+  }),
+  callTools({ name: 'bash', input: { command: 'wc -l notes.md' } }),
+  callTools({ name: 'edit_file', input: { path: 'notes.md', old_string: 'reliabel', new_string: 'reliable' } }),
+  callTools({ name: 'read_file', input: { path: 'notes.md' } }),
+  say('notes.md has a heading and three bullet points (4 lines); I fixed "reliabel" → "reliable" and read it back to confirm.'),
+];

@@ -1,0 +1,38 @@
+/**
+ * Every type a public signature reaches can be named by a user's code: a `const a = agent({...})` in a
+ * project compiled with `declaration: true` writes each type its inferred type mentions, and can only
+ * name what the package's `exports` entries export (TS2883: "cannot be named without a reference to
+ * 'SessionUsage'", the first user's report). test/support/public-types.ts walks the built .d.ts from
+ * every entry's exports through every type they mention; each entry's reachable-types.ts exports what it
+ * finds. The doc-samples test compiles the samples with `declaration: true` as well, as an installed
+ * package is seen.
+ */
+import { existsSync } from 'node:fs';
+import * as path from 'node:path';
+import { DeclarationGraph, ENTRIES } from '../support/public-types';
+
+const DIST = path.resolve(__dirname, '../../dist');
+
+describe('public types', () => {
+  it('the built package has every entry', () => {
+    // `npm test` builds first (pretest); run `npm run build` before this file alone.
+    expect(ENTRIES.filter((e) => !existsSync(path.join(DIST, `${e}.d.ts`)))).toEqual([]);
+  });
+
+  it('every type reached from an entry is exported by an entry', () => {
+    const missing = new DeclarationGraph(DIST).unnamable().map((u) => `${u.file}: ${u.name} (reached from ${u.entry})`);
+    expect(missing).toEqual([]);
+  });
+
+  it('the walk finds a reached type that is not exported (a declaration made up for the check)', () => {
+    const { mkdtempSync, writeFileSync, mkdirSync } = jest.requireActual('node:fs') as typeof import('node:fs');
+    const dir = mkdtempSync(path.join(require('node:os').tmpdir(), 'fh-public-types-'));
+    mkdirSync(path.join(dir, 'core'));
+    writeFileSync(path.join(dir, 'core/session.d.ts'), 'export interface SessionUsage { inputTokens: number }\nexport interface Session { usage(): SessionUsage }\n');
+    for (const e of ENTRIES) {
+      mkdirSync(path.dirname(path.join(dir, `${e}.d.ts`)), { recursive: true });
+      writeFileSync(path.join(dir, `${e}.d.ts`), e === 'index' ? "export type { Session } from './core/session';\n" : 'export {};\n');
+    }
+    expect(new DeclarationGraph(dir).unnamable()).toEqual([{ file: 'core/session.d.ts', name: 'SessionUsage', entry: 'index' }]);
+  });
+});
