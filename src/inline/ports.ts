@@ -2,21 +2,21 @@ import { decideFromFacts } from '../core/context/compaction/decide';
 import type { EventListener } from '../core/events';
 import { ModelCallError, RuntimeUnavailableError } from '../core/errors';
 import type { ModelCallRequest, RuntimePorts } from '../core/ports';
-import type { MessagesCall, ModelConnection } from '../activities/anthropic';
-import { createLocalTools } from '../activities/local-tools';
-import { resolveToolSandbox } from '../activities/tool-env';
+import type { MessagesCall, ModelConnection } from '../edge/anthropic';
+import { createLocalTools } from '../edge/local-tools';
+import { resolveToolSandbox } from '../edge/tool-env';
 import type { ToolSandboxSettings } from '../core/agent';
-import { offloadToolResult, readArtifact } from '../activities/artifacts';
-import { MemoryTranscriptStore } from '../activities/transcript-store';
-import { ToolResultStore } from '../activities/transcripts';
+import { offloadToolResult, readArtifact } from '../edge/artifacts';
+import { MemoryTranscriptStore } from '../edge/transcript-store';
+import { ToolResultStore } from '../edge/transcripts';
 import { isReadArtifact } from '../core/context/artifacts';
 import type { ToolRegistry } from '../core/tool-registry';
 import { inlineMemoryPort } from './memory';
 import { InlineStreamer } from './stream-calls';
 import type { McpServerConfig } from '../core/mcp';
-import type { McpConnections } from '../activities/mcp/connections';
+import type { McpConnections } from '../edge/mcp/connections';
 import type { SubAgentRunner } from './sub-agents';
-import { EdgeService, runToolWithOffload, type AroundCall } from '../activities/edge-service';
+import { EdgeService, runToolWithOffload, type AroundCall } from '../edge/edge-service';
 
 export interface InlinePortOptions extends ModelConnection {
   model?: string;
@@ -60,7 +60,7 @@ export function createInlinePorts(opts: InlinePortOptions): InlinePorts {
   let mcp: McpConnections | undefined;
   const mcpConnections = (): McpConnections => {
     if (!mcp) {
-      const { McpConnections: Connections } = require('../activities/mcp/connections') as typeof import('../activities/mcp/connections');
+      const { McpConnections: Connections } = require('../edge/mcp/connections') as typeof import('../edge/mcp/connections');
       mcp = new Connections({ servers: opts.mcpServers, sandbox }); // stdio servers confined as bash is
     }
     return mcp;

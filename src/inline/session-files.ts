@@ -21,9 +21,7 @@ import {
 
 const epochMs = z.number().int().nonnegative();
 
-export const sessionLabelSchema = z
-  .object({ name: z.string().min(1).max(100), value: z.union([z.string(), z.number(), z.boolean()]).optional() })
-  .strict();
+export const sessionLabelSchema = z.strictObject({ name: z.string().min(1).max(100), value: z.union([z.string(), z.number(), z.boolean()]).optional() });
 
 export const inlineSessionHeaderSchema = z.object({
   version: z.literal(1),
@@ -38,8 +36,10 @@ export const inlineSessionHeaderSchema = z.object({
   createdAt: epochMs,
   lastUsedAt: epochMs,
   lastMessageAt: epochMs.optional(),
-  /** Entry lines after the header: a save that stopped at a line boundary is caught by it. */
+  /** User messages answered (as on Temporal); before 0.5.0 the entry count (with no `entryCount`). */
   messageCount: z.number().int().nonnegative(),
+  /** Entry lines after the header: a save that stopped at a line boundary is caught by it. */
+  entryCount: z.number().int().nonnegative().optional(),
   settings: z.object({
     model: z.string().min(1).optional(),
     permissionMode: z.enum(['explore', 'ask', 'execute']).optional(),
@@ -128,14 +128,14 @@ export class JsonlSessionStore {
 
   /** Writes a new session file with no entries; SessionExistsError if the id is taken. */
   async create(header: InlineSessionHeader): Promise<InlineSessionHeader> {
-    const h = this.checkHeader({ ...header, messageCount: 0 });
+    const h = this.checkHeader({ ...header, messageCount: 0, entryCount: 0 });
     await this.writeAtomically(h.id, [headerLine(h)], { exclusive: true });
     return h;
   }
 
   /** Replaces the session file with this header and these entries, atomically. */
   async save(header: InlineSessionHeader, entries: readonly Entry[]): Promise<InlineSessionHeader> {
-    const h = this.checkHeader({ ...header, messageCount: entries.length });
+    const h = this.checkHeader({ ...header, entryCount: entries.length });
     await this.writeAtomically(h.id, linesOf(h, entries));
     return h;
   }
@@ -194,8 +194,9 @@ export class JsonlSessionStore {
     lines.pop();
     const header = parseHeader(lines[0]!, file, id);
     const entries = lines.slice(1).map((line, i) => parseEntry(line, file, i + 2));
-    if (entries.length !== header.messageCount) {
-      throw new SessionFileCorruptError(file, lines.length, `the header counts ${header.messageCount} entries, the file has ${entries.length}`);
+    const counted = header.entryCount ?? header.messageCount; // before 0.5.0 messageCount counted the entries
+    if (entries.length !== counted) {
+      throw new SessionFileCorruptError(file, lines.length, `the header counts ${counted} entries, the file has ${entries.length}`);
     }
     return { header, entries };
   }
@@ -224,7 +225,7 @@ export class JsonlSessionStore {
     try {
       const first = await readFirstLine(handle, file);
       const old = parseHeader(first.text, file, id);
-      const next = this.checkHeader({ ...update(old), id, messageCount: old.messageCount });
+      const next = this.checkHeader({ ...update(old), id, messageCount: old.messageCount, ...(old.entryCount !== undefined ? { entryCount: old.entryCount } : {}) });
       const rest = handle.createReadStream({ start: first.bytes + 1, autoClose: false });
       await this.writeAtomically(id, concat([headerLine(next)], rest));
       return next;

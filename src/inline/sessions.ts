@@ -269,6 +269,7 @@ class ServedConversation implements InlineSession {
         this.current = { ...this.current, status: statusAfter(this.current.status, 'turn-done'), lastUsedAt: Date.now() };
       }
       this.current.lastMessageAt = this.current.lastUsedAt;
+      this.current.messageCount += 1; // an answered message (a failed one was rolled back)
       await this.save();
       pending.resolve(reply);
       return true;

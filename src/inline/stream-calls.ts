@@ -8,8 +8,8 @@ import type Anthropic from '@anthropic-ai/sdk';
 import type { AgentEvent } from '../core/events';
 import { ModelCallError } from '../core/errors';
 import type { ModelCallResult } from '../core/ports';
-import { streamMessages, type MessagesCall } from '../activities/anthropic';
-import { liveEventOf } from '../activities/stream-publisher';
+import { streamMessages, type MessagesCall } from '../edge/anthropic';
+import { liveEventOf } from '../edge/stream-publisher';
 import type { StreamEvent } from '../wire/stream';
 import { replyBlocks } from '../wire/stream-agent-events';
 

@@ -54,12 +54,12 @@ describe('JsonlSessionStore', () => {
     ];
     await store.create(header('260101-calm-otter', { title: 'Use the tool' }));
     const saved = await store.save(header('260101-calm-otter', { title: 'Use the tool' }), entries);
-    expect(saved.messageCount).toBe(4);
+    expect(saved).toMatchObject({ messageCount: 0, entryCount: 4 }); // messageCount is the session's to keep
 
     const file = path.join(store.dir, '260101-calm-otter.jsonl');
     const lines = (await fs.readFile(file, 'utf8')).split('\n');
     expect(lines).toHaveLength(6); // header, 4 entries, '' after the final newline
-    expect(JSON.parse(lines[0]!)).toMatchObject({ version: 1, id: '260101-calm-otter', title: 'Use the tool', messageCount: 4 });
+    expect(JSON.parse(lines[0]!)).toMatchObject({ version: 1, id: '260101-calm-otter', title: 'Use the tool', entryCount: 4 });
     expect(lines.slice(1, 5).map((l) => JSON.parse(l))).toEqual(entries);
     expect(lines[5]).toBe('');
     expect((await fs.stat(store.dir)).mode & 0o777).toBe(0o700);
@@ -198,7 +198,7 @@ describe('JsonlSessionStore', () => {
     bytesRead = 0;
     const listed = await store.list();
     expect(listed.map((h) => h.id)).toEqual(['s3', 's9', 's8', 's7', 's6', 's4', 's2', 's1', 's0']);
-    expect(listed[0]).toMatchObject({ messageCount: 200, lastMessageAt: 9999 });
+    expect(listed[0]).toMatchObject({ entryCount: 200, lastMessageAt: 9999 });
     // One 4 KB chunk per file at most: the headers, never the conversations.
     expect(bytesRead).toBeLessThanOrEqual(10 * 4096);
     expect((await store.list({ includeArchived: true })).map((h) => h.id)).toContain('s5');
@@ -215,7 +215,7 @@ describe('JsonlSessionStore', () => {
     const file = store.fileOf('arch');
     const tail = (await fs.readFile(file, 'utf8')).split('\n').slice(1).join('\n');
     const updated = await store.archive('arch', true);
-    expect(updated).toMatchObject({ archived: true, messageCount: 60, title: 'ünïcode title ✓' });
+    expect(updated).toMatchObject({ archived: true, entryCount: 60, title: 'ünïcode title ✓' });
     expect((await fs.readFile(file, 'utf8')).split('\n').slice(1).join('\n')).toBe(tail);
     expect(await store.list()).toEqual([]);
     expect((await store.load('arch')).entries).toEqual(entries);
@@ -225,5 +225,25 @@ describe('JsonlSessionStore', () => {
     const store = new JsonlSessionStore({ dir });
     await expect(store.save({ ...header('h'), status: '' }, [])).rejects.toMatchObject({ code: 'INVALID_SESSION_HEADER', field: 'status' });
     await expect(store.save({ ...header('h'), labels: [{ name: 'p', value: {} as never }] }, [])).rejects.toMatchObject({ code: 'INVALID_SESSION_HEADER', field: 'labels.0.value' });
+  });
+});
+
+describe('a session file written before 0.5.0 (messageCount held the entry count)', () => {
+  it('loads, checking its entries against that count, and a save writes both counts', async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-old-header-'));
+    try {
+      const old = { version: 1, id: '250101-old-file', agent: 'a', status: 'todo', labels: [], flagged: false, archived: false, createdAt: 1, lastUsedAt: 1, messageCount: 2, settings: {} };
+      const entries = [{ type: 'user', text: 'hi' }, { type: 'assistant', content: [{ type: 'text', text: 'hello' }] }];
+      await fs.writeFile(path.join(dir, '250101-old-file.jsonl'), [old, ...entries].map((l) => JSON.stringify(l)).join('\n') + '\n');
+      const store = new JsonlSessionStore({ dir });
+      const loaded = await store.load('250101-old-file');
+      expect(loaded.entries).toHaveLength(2);
+      expect((await store.save({ ...loaded.header, messageCount: 1 }, loaded.entries))).toMatchObject({ messageCount: 1, entryCount: 2 });
+      // A truncated old file is still caught by the count it holds.
+      await fs.writeFile(path.join(dir, '250101-old-file.jsonl'), [old, entries[0]].map((l) => JSON.stringify(l)).join('\n') + '\n');
+      await expect(store.load('250101-old-file')).rejects.toMatchObject({ code: 'SESSION_FILE_CORRUPT' });
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -49,14 +49,14 @@ describe('inline sessions (openSession)', () => {
 
     fake.enqueue(say('Paris.'), say('About 2.1 million.'));
     expect(await first.prompt('What is the capital of France?')).toBe('Paris.');
-    expect(first.header()).toMatchObject({ title: 'What is the capital of', status: 'needs-review', messageCount: 2 });
+    expect(first.header()).toMatchObject({ title: 'What is the capital of', status: 'needs-review', messageCount: 1, entryCount: 2 });
     expect(await first.prompt('How many people live there?')).toBe('About 2.1 million.');
     await first.close();
     await expect(first.prompt('still there?')).rejects.toMatchObject({ code: 'NOT_SERVING' });
 
     // The file: the header, then the four entries.
     const lines = (await fs.readFile(path.join(dir, `${first.id}.jsonl`), 'utf8')).trimEnd().split('\n');
-    expect(JSON.parse(lines[0]!)).toMatchObject({ id: first.id, messageCount: 4, status: 'needs-review' });
+    expect(JSON.parse(lines[0]!)).toMatchObject({ id: first.id, messageCount: 2, entryCount: 4, status: 'needs-review' });
     expect(lines.slice(1).map((l) => JSON.parse(l).type)).toEqual(['user', 'assistant', 'user', 'assistant']);
 
     // Another process (here: another openSession) continues it; the model sees the earlier turns.
@@ -72,8 +72,8 @@ describe('inline sessions (openSession)', () => {
 
     const listed = await listInlineSessions({ dir });
     expect(listed).toHaveLength(1);
-    // The title came from the first message and is kept; the count covers all three turns.
-    expect(listed[0]).toMatchObject({ id: first.id, title: 'What is the capital of', messageCount: 6 });
+    // The title came from the first message and is kept; the count covers all three messages (one meaning with Temporal's).
+    expect(listed[0]).toMatchObject({ id: first.id, title: 'What is the capital of', messageCount: 3, entryCount: 6 });
   });
 
   it('a prompt sent before the run reaches serve() waits for it; a given title is kept', async () => {
