@@ -9,8 +9,8 @@ import {
   ExternalStorageRunner,
   isReferencePayload,
 } from '@temporalio/common/lib/internal-non-workflow';
-import { externalStorageFor } from '../activities/external-storage';
-import type { TranscriptStore } from '../activities/transcript-store';
+import { externalStorageFor } from '../edge/external-storage';
+import type { TranscriptStore } from '../edge/transcript-store';
 import type { OffloadedValue } from './records';
 
 /** Where the payloads of a history are decoded and fetched from. */

@@ -14,7 +14,7 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { Client, Connection, type ClientPlugin } from '@temporalio/client';
-import type { TranscriptStore } from '../activities/transcript-store';
+import type { TranscriptStore } from '../edge/transcript-store';
 import { FabricHarnessClientPlugin } from './plugin';
 
 export const DEFAULT_ADDRESS = 'localhost:7233';

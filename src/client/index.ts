@@ -56,10 +56,10 @@ export {
   type DeleteOptions,
 } from './sessions';
 export { collectStoreGarbage, type CollectGarbageOptions, type CollectGarbageReport } from './collect-garbage';
-export { StoreNotCollectableError, type SweepReport } from '../activities/store-gc';
+export { StoreNotCollectableError, type SweepReport } from '../edge/store-gc';
 // The stores, for clients that resolve offloaded payloads or collect garbage (neither loads the worker).
-export { FileTranscriptStore, type TranscriptStore, type CollectableStore, type StoredBlob } from '../activities/transcript-store';
-export { S3Store, S3StoreRequestError, S3ClientMissingError, type S3StoreOptions } from '../activities/s3-store';
+export { FileTranscriptStore, type TranscriptStore, type CollectableStore, type StoredBlob } from '../edge/transcript-store';
+export { S3Store, S3StoreRequestError, S3ClientMissingError, type S3StoreOptions } from '../edge/s3-store';
 export { SessionClosedError, SessionNotFoundError, UnknownMessageError, UnknownToolCallError, InvalidForkPointError, IdempotencyKeyReusedError } from '../core/sessions/host-errors';
 export { UpdateWaitEndedError, type WaitLimits } from './session-updates';
 export type { SessionInfo, SessionEdit, PendingApproval, QueuedMessage, SessionRecord } from '../wire/session-messages';
@@ -69,7 +69,7 @@ export { readStream, type ReadStreamOptions } from './stream/reader';
 export { CallAssembly } from './stream/assembler';
 export type { PromptStream } from './stream/prompt-stream';
 export type { StreamOptions } from './stream/handles';
-export { createTelemetry, type Telemetry, type TelemetryOptions } from '../activities/telemetry-setup';
+export { createTelemetry, type Telemetry, type TelemetryOptions } from '../edge/telemetry-setup';
 export { shareSession, type ShareOptions } from './share';
 export { renderSharePage, escapeHtml, type SharePageInput } from '../core/share/page';
 export { redactText, type RedactOptions } from '../core/share/redact';

@@ -50,11 +50,11 @@ import {
   type SessionStart,
 } from '../wire/session-messages';
 import { collectStoreGarbage, type CollectGarbageReport } from './collect-garbage';
-import { collectableStore } from '../activities/store-gc';
+import { collectableStore } from '../edge/store-gc';
 import { startPromptStream, streamOf, type StreamOptions } from './stream/handles';
 import type { PromptStream } from './stream/prompt-stream';
 import type { StreamEnvelope } from '../wire/stream';
-import type { TranscriptStore } from '../activities/transcript-store';
+import type { TranscriptStore } from '../edge/transcript-store';
 import { AGENT_MEMO_KEY, DEFAULT_TASK_QUEUE } from './start';
 import { runSessionQuery, runSessionUpdate, typedSessionError, type WaitLimits } from './session-updates';
 

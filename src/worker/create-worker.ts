@@ -1,9 +1,9 @@
 import { bundleWorkflowCode, type NativeConnection, Worker, type LogLevel, type WorkerOptions, type WorkflowBundle } from '@temporalio/worker';
-import type { ModelConnection } from '../activities/anthropic';
-import type { ToolSandboxOptions } from '../activities/tool-env';
-import type { Telemetry } from '../activities/telemetry-setup';
-import type { WorkerCacheSizes } from '../activities/activities';
-import type { TranscriptStore } from '../activities/transcript-store';
+import type { ModelConnection } from '../edge/anthropic';
+import type { ToolSandboxOptions } from '../edge/tool-env';
+import type { Telemetry } from '../edge/telemetry-setup';
+import type { WorkerCacheSizes } from '../edge/activities';
+import type { TranscriptStore } from '../edge/transcript-store';
 import type { EventListener } from '../core/events';
 import type { ToolSource } from '../core/tool-registry';
 import { resolveAgentModules, writeWorkflowEntry } from './bundle';

@@ -9,7 +9,7 @@ import { modelCapabilities } from '../../src/testing/fake-anthropic-features';
 import { chooseStrategy, contextManagementParams, serverContextCapabilities, COMPACTION_BETA, CONTEXT_MANAGEMENT_BETA } from '../../src/core/context/strategy';
 import { parseCompactionSettings } from '../../src/core/context/settings';
 import { InvalidCompactionSettingsError } from '../../src/core/context/compaction/errors';
-import { messagesParams } from '../../src/activities/anthropic';
+import { messagesParams } from '../../src/edge/anthropic';
 import { savedAnthropicEnv } from '../support/anthropic-env';
 
 const ALL = { clearToolUses: true, clearThinking: true, compact: true };

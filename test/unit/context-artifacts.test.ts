@@ -21,9 +21,9 @@ import {
   resolveOffloadBytes,
   shouldOffload,
 } from '../../src/core/context/artifacts';
-import { offloadToolResult, readArtifact } from '../../src/activities/artifacts';
-import { MemoryTranscriptStore } from '../../src/activities/transcript-store';
-import { ToolResultStore } from '../../src/activities/transcripts';
+import { offloadToolResult, readArtifact } from '../../src/edge/artifacts';
+import { MemoryTranscriptStore } from '../../src/edge/transcript-store';
+import { ToolResultStore } from '../../src/edge/transcripts';
 import { createInlinePorts } from '../../src/inline/ports';
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');

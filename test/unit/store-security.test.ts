@@ -2,11 +2,11 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { StorageDriverClaim } from '@temporalio/common';
-import { createActivities } from '../../src/activities/activities';
-import { TranscriptStoreDriver } from '../../src/activities/external-storage';
-import { StoreBlobMissingError, StoreIntegrityError, StoreUnsafeError } from '../../src/activities/store-errors';
-import { defaultStoreDir, FileTranscriptStore } from '../../src/activities/transcript-store';
-import { ToolResultStore, Transcripts, segmentKey } from '../../src/activities/transcripts';
+import { createActivities } from '../../src/edge/activities';
+import { TranscriptStoreDriver } from '../../src/edge/external-storage';
+import { StoreBlobMissingError, StoreIntegrityError, StoreUnsafeError } from '../../src/edge/store-errors';
+import { defaultStoreDir, FileTranscriptStore } from '../../src/edge/transcript-store';
+import { ToolResultStore, Transcripts, segmentKey } from '../../src/edge/transcripts';
 import type { Entry } from '../../src/core/entries';
 import { canonicalJson, hashString } from '../../src/core/hash';
 

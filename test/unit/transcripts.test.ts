@@ -1,5 +1,5 @@
-import { MemoryTranscriptStore } from '../../src/activities/transcript-store';
-import { ToolResultStore, Transcripts, transcriptHead } from '../../src/activities/transcripts';
+import { MemoryTranscriptStore } from '../../src/edge/transcript-store';
+import { ToolResultStore, Transcripts, transcriptHead } from '../../src/edge/transcripts';
 import type { Entry } from '../../src/core/entries';
 
 const user = (text: string): Entry => ({ type: 'user', text });

@@ -7,7 +7,7 @@ import type { PendingApproval, SessionInfo } from '../../wire/session-messages';
 import type { SessionSummary } from '../../client/sessions-list';
 import type { SessionHandle } from '../../client/sessions';
 import type { Entry } from '../../core/entries';
-import { parseDuration } from '../../activities/store-gc';
+import { parseDuration } from '../../edge/store-gc';
 import { DEFAULT_TASK_QUEUE } from '../../client/start';
 import { parseLabelArg } from '../../core/sessions/labels';
 import { PERMISSION_MODES, THINKING_LEVELS, type SessionSettingsPatch } from '../../core/sessions/settings';
