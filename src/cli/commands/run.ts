@@ -11,7 +11,7 @@ import { asCliError, connect, printJson, STORE_OPTION, type Command, type Io } f
 import { CliError, EXIT, failure, notFound, oneLine, usage } from '../errors';
 import { FH_SEARCH_ATTRIBUTES } from './server';
 import { agentModules, loadAgents } from './worker';
-import { unknownAgentTaskFailure } from './unknown-agent';
+import { unknownAgentTaskFailure } from '../../client/unknown-agent';
 import { whatItWaitsFor } from '../waiting';
 
 export const runCommand: Command = {

@@ -1,0 +1,56 @@
+/**
+ * An unknown agent fails the workflow TASK, not the run (src/workflows/agent-workflow.ts): Temporal
+ * retries it until a worker that has the agent takes it, so a client that only waits would wait in
+ * silence. These read that failure from the run's history (a task failure carries no failure type: its
+ * message is what there is).
+ */
+import type { WorkflowHandle } from '@temporalio/client';
+import { UnknownAgentError } from '../core/errors';
+import { idleQueue } from './session-updates';
+
+/** How UnknownAgentError's message starts. */
+const UNKNOWN_AGENT_MESSAGE = "Unknown agent '";
+
+function unknownAgentMessage(events: Array<{ workflowTaskFailedEventAttributes?: { failure?: { message?: string | null } | null } | null }>): string | undefined {
+  const failure = events.map((e) => e.workflowTaskFailedEventAttributes?.failure).reverse().find((f) => f?.message?.startsWith(UNKNOWN_AGENT_MESSAGE));
+  return failure?.message ?? undefined;
+}
+
+/**
+ * Watches the run (describe: a pending workflow task on its second attempt or later) and resolves with
+ * the failure's message once the task failed because the agent is unknown. Polls until `signal` aborts.
+ */
+export async function unknownAgentTaskFailure(handle: WorkflowHandle, signal: AbortSignal, everyMs = 1_000): Promise<string> {
+  while (!signal.aborted) {
+    const described = await handle.describe().catch(() => undefined);
+    if ((described?.raw.pendingWorkflowTask?.attempt ?? 0) >= 2) {
+      const message = unknownAgentMessage((await handle.fetchHistory().catch(() => undefined))?.events ?? []);
+      if (message) return message;
+    }
+    await new Promise((r) => setTimeout(r, everyMs).unref());
+  }
+  return new Promise(() => undefined); // stopped: never settles (the result won the race)
+}
+
+/** The agents the failing worker has, read back from UnknownAgentError's message. */
+function knownAgents(message: string): string[] {
+  const listed = /registers (.*?)\. The workflow task/.exec(message)?.[1] ?? /Registered agents: (.*?)\.?( \[|$)/.exec(message)?.[1];
+  return !listed || listed === '(none)' ? [] : listed.split(', ');
+}
+
+/**
+ * A new session's first workflow task, as the client that started it sees it: resolves once a worker
+ * ran it, throws UnknownAgentError (naming the agents that worker has) when the worker that took it does
+ * not know the agent, and returns at once when no worker polls the task queue (the session waits for one).
+ */
+export async function checkFirstTask(handle: WorkflowHandle, agent: string, taskQueue: string, limitMs = 10_000): Promise<void> {
+  if (await idleQueue(handle)) return;
+  const until = Date.now() + limitMs;
+  for (let wait = 25; Date.now() < until; wait = Math.min(wait * 2, 500)) {
+    const events = (await handle.fetchHistory().catch(() => undefined))?.events ?? [];
+    if (events.some((e) => e.workflowTaskCompletedEventAttributes)) return;
+    const message = unknownAgentMessage(events);
+    if (message) throw new UnknownAgentError(agent, knownAgents(message), taskQueue);
+    await new Promise((r) => setTimeout(r, wait));
+  }
+}
