@@ -105,7 +105,11 @@ export class FabricHarnessPlugin extends SimplePlugin {
   async runWorker(worker: Worker, next: (w: Worker) => Promise<void>): Promise<void> {
     const plan = this.toolQueues.get(worker.options.taskQueue);
     if (!plan) return super.runWorker(worker, next);
-    const tools = await startToolWorker(plan, () => worker.getState() === 'RUNNING' && worker.shutdown());
+    // The activity interceptors as the worker has them after every plugin (OpenTelemetry's come after
+    // ours), so a tool call on the tool queue is traced and intercepted like one on the worker's own queue.
+    const activity = worker.options.interceptors?.activity;
+    const final = activity?.length ? { ...plan, options: { ...plan.options, interceptors: { ...plan.options.interceptors, activity } } } : plan;
+    const tools = await startToolWorker(final, () => worker.getState() === 'RUNNING' && worker.shutdown());
     try {
       await super.runWorker(worker, next);
     } finally {
