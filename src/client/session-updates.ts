@@ -121,16 +121,30 @@ export async function runSessionUpdate<Ret, Args extends unknown[]>(call: Sessio
 
 /** A query of the session's current run: one that met a run closing under it is asked again of the next. */
 export async function runSessionQuery<T>(handle: WorkflowHandle, sessionId: string, query: () => Promise<T>): Promise<T> {
-  for (let hops = 0; ; hops++) {
+  for (let hops = 0, timeouts = 0; ; hops++) {
     try {
       return await query();
     } catch (err) {
+      // A query the server gave up on before a worker took it (a busy worker, or the run between two runs
+      // at a continue-as-new) is asked again while a worker polls; with none polling it fails at once.
+      if (isQueryTimeout(err) && timeouts++ < MAX_QUERY_TIMEOUTS && !(await idleQueue(handle))) continue;
       if (!isRunGone(err) || hops >= MAX_RUN_HOPS) throw typedSessionError(err, sessionId);
       const status = await currentStatus(handle);
       if (status !== 'RUNNING' && status !== 'CONTINUED_AS_NEW') throw sessionGone(err, sessionId, status);
       await new Promise((r) => setTimeout(r, Math.min(50 * (hops + 1), 500)));
     }
   }
+}
+
+/** Query timeouts asked again before the error is the caller's (each one is the server's query deadline). */
+const MAX_QUERY_TIMEOUTS = 3;
+
+/** The server's "query timed out before a worker could process it" (gRPC DEADLINE_EXCEEDED), anywhere in the cause chain. */
+function isQueryTimeout(err: unknown): boolean {
+  for (let e = err as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (e.code === 4 || (typeof e.message === 'string' && e.message.includes('DEADLINE_EXCEEDED'))) return true;
+  }
+  return false;
 }
 
 /** Our typed error for a failure: a FabricError the session sent, or SESSION_NOT_FOUND / SESSION_CLOSED. */

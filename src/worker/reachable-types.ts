@@ -13,3 +13,5 @@ export type { ToolSandbox } from '../edge/tool-env';
 export type { WorktreePayload } from '../wire/activity-contract';
 export type { ReplyArchiveChunk, StoredReply } from '../core/sessions/reply-archive';
 export type { StreamSlot } from '../wire/stream';
+export type { Confinement } from '../edge/sandbox';
+export type { StorePreludeInput } from '../wire/activity-contract';

@@ -27,7 +27,7 @@ const RELEASE = `digraph Release {
   prepare   [label="Prepare", script="yes xxxxxxxxx | head -c 300000; echo"]
   checks    [shape=component, label="Checks", max_parallel=3]
   lint      [label="Lint", script="echo lint-ok"]
-  unit      [label="Unit", script="touch started-unit-$$; sleep 4; echo unit-ok"]
+  unit      [label="Unit", script="mktemp -p . started-unit-XXXXXX >/dev/null; sleep 4; echo unit-ok"]
   e2e       [label="E2E", script="echo e2e-broke >&2; exit 4"]
   join      [shape=tripleoctagon]
   summarize [label="Summarize", prompt="Summarize the checks."]

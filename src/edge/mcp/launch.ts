@@ -29,7 +29,8 @@ export function stdioLaunch(sandbox: ToolSandbox, server: McpStdioServer, cwd: s
 
 /**
  * What a server needs to read: the directories of the absolute paths among its command and arguments
- * that exist, and the nearest node_modules above each (where a Node server's dependencies resolve).
+ * that exist, and every node_modules above each (the directories Node's resolution visits, nearest
+ * first: a package not in the nearest is looked up in the next).
  */
 function serverFiles(server: McpStdioServer): string[] {
   const dirs = new Set<string>();
@@ -39,10 +40,7 @@ function serverFiles(server: McpStdioServer): string[] {
     dirs.add(dir);
     for (let up = dir; ; up = path.dirname(up)) {
       const modules = path.join(up, 'node_modules');
-      if (fs.existsSync(modules)) {
-        dirs.add(modules);
-        break;
-      }
+      if (fs.existsSync(modules)) dirs.add(modules);
       if (path.dirname(up) === up) break;
     }
   }
