@@ -106,10 +106,17 @@ describe('a flow survives a killed worker and a restarted server', () => {
     const second = await worker();
 
     // Restart the server while the gate waits.
+    // Generous: the killed attempt waits out its heartbeat timeout and a new worker process starts; on a
+    // loaded 2-core machine that has taken over two minutes. On a timeout, the last state says where it stood.
+    let lastState: unknown;
     const waiting = await until('the gate', async () => {
       const s = await h.state();
+      lastState = { status: s.status, currentNode: s.currentNode, nodeStates: s.nodeStates, events: s.events.slice(-6) };
       return s.status === 'waiting' ? s : undefined;
-    }, 120_000);
+    }, 240_000).catch((err: unknown) => {
+      console.log(`[flows-durable] the flow did not reach the gate; last state: ${JSON.stringify(lastState)}`);
+      throw err;
+    });
     expect(waiting.waitingGate!.node).toBe('review');
     await killHard(second);
     await server.stop();
@@ -166,5 +173,5 @@ describe('a flow survives a killed worker and a restarted server', () => {
     const bytes = temporal.api.history.v1.History.encode(history).finish().length;
     expect(bytes).toBeLessThan(100_000);
     console.log(`[flows-durable] main history: ${history.events!.length} events, ${bytes} bytes`);
-  }, 300_000);
+  }, 420_000);
 });
