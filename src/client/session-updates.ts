@@ -23,6 +23,7 @@ import type { UpdateDefinition } from '@temporalio/common';
 import { FabricError } from '../core/errors';
 import { SessionClosedError, SessionNotFoundError } from '../core/sessions/host-errors';
 import { typedFailure } from '../wire/failures';
+import { SESSION_RESTORING } from '../wire/session-messages';
 
 /** How long a caller waits: its own bound, or its abort signal (both optional). */
 export interface WaitLimits {
@@ -121,19 +122,31 @@ export async function runSessionUpdate<Ret, Args extends unknown[]>(call: Sessio
 
 /** A query of the session's current run: one that met a run closing under it is asked again of the next. */
 export async function runSessionQuery<T>(handle: WorkflowHandle, sessionId: string, query: () => Promise<T>): Promise<T> {
-  for (let hops = 0, timeouts = 0; ; hops++) {
+  for (let hops = 0, timeouts = 0, restoring = 0; ; hops++) {
     try {
       return await query();
     } catch (err) {
       // A query the server gave up on before a worker took it (a busy worker, or the run between two runs
       // at a continue-as-new) is asked again while a worker polls; with none polling it fails at once.
       if (isQueryTimeout(err) && timeouts++ < MAX_QUERY_TIMEOUTS && !(await idleQueue(handle))) continue;
+      // A run that continued as new and is still loading its conversation: asked again shortly.
+      if (isRestoring(err) && restoring++ < MAX_RESTORING_WAITS) {
+        await new Promise((r) => setTimeout(r, 100));
+        continue;
+      }
       if (!isRunGone(err) || hops >= MAX_RUN_HOPS) throw typedSessionError(err, sessionId);
       const status = await currentStatus(handle);
       if (status !== 'RUNNING' && status !== 'CONTINUED_AS_NEW') throw sessionGone(err, sessionId, status);
       await new Promise((r) => setTimeout(r, Math.min(50 * (hops + 1), 500)));
     }
   }
+}
+
+/** A restoring run is asked again every 100 ms for up to this many times (its first activity loads the conversation). */
+const MAX_RESTORING_WAITS = 300;
+
+function isRestoring(err: unknown): boolean {
+  return err instanceof Error && err.message.includes(SESSION_RESTORING);
 }
 
 /** Query timeouts asked again before the error is the caller's (each one is the server's query deadline). */

@@ -56,6 +56,7 @@ export const ERROR_CODES = {
   SESSION_EXISTS: { in: 'client/sessions, inline/session-errors', means: 'a session with this id exists already', hint: 'choose another --id, or leave it out for a generated one' },
   SESSION_CLOSED: { in: 'core/sessions/host-errors', means: 'the session was closed and takes no more messages' },
   SESSION_BUSY: { in: 'workflows/session/edits', means: 'the session is answering a message and cannot do this now' },
+  SESSION_RESTORING: { in: 'workflows/session/host', means: 'a session run that continued as new is still loading its conversation (the client asks again)' },
   SESSION_NO_HARNESS: { in: 'workflows/session/host', means: "the session's agent has not started its conversation yet" },
   INVALID_FORK_POINT: { in: 'core/sessions/host-errors', means: 'a fork named an entry the conversation does not have', exit: 'usage', hint: '`fh session show <id>` numbers the messages' },
   UNKNOWN_TOOL_CALL: { in: 'core/sessions/host-errors', means: 'an approval named a tool call that is not pending', exit: 'usage', hint: '`fh session show <id>` lists the pending approvals' },

@@ -156,3 +156,6 @@ export const resetSessionUpdate = defineUpdate<SessionResetResult, [{ transferSu
 export const endSessionUpdate = defineUpdate<void, [{ deleting?: boolean }]>('fh.session.end');
 export const sessionInfoQuery = defineQuery<SessionInfo>('fh.session.info');
 export const forkPointQuery = defineQuery<ForkPoint | { error: { code: string; message: string } }, [number]>('fh.session.forkPoint');
+
+/** The code a session's conversation query fails with while a continued run loads its conversation (the client asks again). */
+export const SESSION_RESTORING = 'SESSION_RESTORING';

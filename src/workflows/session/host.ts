@@ -13,6 +13,8 @@ import { SessionClosedError } from '../../core/sessions/host-errors';
 import type { SessionAgentConfig } from '../../core/sessions/config';
 import { resolveThinking } from '../../core/thinking';
 import { rejectWith } from '../../wire/failures';
+import { messagesQuery } from '../../wire/messages';
+import { SESSION_RESTORING } from '../../wire/session-messages';
 import {
   approveUpdate,
   cancelMessageUpdate,
@@ -75,6 +77,12 @@ export class SessionHost implements PromptHost {
   install(): void {
     const { s, messages, approvals, edits } = this;
     s.state.installQueries();
+    // A run that continued as new loads its conversation first: until then the conversation query would
+    // answer an empty one, so it is refused (SESSION_RESTORING) and the client asks again.
+    setHandler(messagesQuery, (id) => {
+      if (s.restoring) throw new FabricError(SESSION_RESTORING, `${SESSION_RESTORING}: the session is loading its conversation; ask again in a moment`);
+      return [...(s.state.session(id)?.messages() ?? [])];
+    });
     s.state.markServing();
     setHandler(sessionInfoQuery, () => this.catalogue.info());
     setHandler(forkPointQuery, (index) => forkPoint(s, index));
