@@ -80,7 +80,7 @@ export class SessionHost implements PromptHost {
     // A run that continued as new loads its conversation first: until then the conversation query would
     // answer an empty one, so it is refused (SESSION_RESTORING) and the client asks again.
     setHandler(messagesQuery, (id) => {
-      if (s.restoring) throw new FabricError(SESSION_RESTORING, `${SESSION_RESTORING}: the session is loading its conversation; ask again in a moment`);
+      if (s.restoring) throw new FabricError('SESSION_RESTORING', `${SESSION_RESTORING}: the session is loading its conversation; ask again in a moment`);
       return [...(s.state.session(id)?.messages() ?? [])];
     });
     s.state.markServing();
