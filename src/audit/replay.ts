@@ -119,7 +119,8 @@ function toolName(input) {
 exports.interceptors = () => ({
   outbound: [{
     scheduleActivity(input, next) {
-      const modelInput = WITH_MODEL_INPUTS && input.activityType === 'fhModel' ? input.args && input.args[0] : undefined;
+      // The prelude stored ahead of the first model call (fh-prelude-first) is part of what the model is sent.
+      const modelInput = WITH_MODEL_INPUTS && (input.activityType === 'fhModel' || input.activityType === 'fhStorePrelude') ? input.args && input.args[0] : undefined;
       note({ kind: 'activity', seq: input.seq, name: input.activityType, detail: toolName(input), input: modelInput });
       return next(input);
     },
