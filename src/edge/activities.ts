@@ -47,6 +47,11 @@ export interface ActivityDeps {
   toolSandbox?: ToolSandboxOptions;
   /** MCP connections of this worker (the servers it registered, its pool). */
   mcp?: McpConnections;
+  /**
+   * This worker's own task queue for pinned MCP calls, started on first use, for an activity that came
+   * on `servedQueue` (undefined: none; a run's calls then go where they always went).
+   */
+  mcpPinQueue?: (servedQueue: string) => Promise<string | undefined>;
   /** In-memory cache sizes on this worker (see WorkerCacheSizes). */
   caches?: WorkerCacheSizes;
 }
@@ -213,6 +218,18 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
 
     async fhFindReply(input) {
       return asFailure(() => replyArchive.find(input.head, input.messageId));
+    },
+
+    async fhMcpPin(input) {
+      const ctx = Context.current();
+      let stateful = true;
+      try {
+        stateful = mcp.resolve(input.server).stateful !== false;
+      } catch {
+        // An unknown registered server: pinned like any other; its list fails with MCP_SERVER_UNKNOWN there.
+      }
+      const taskQueue = stateful ? await asFailure(async () => (await deps.mcpPinQueue?.(ctx.info.taskQueue)) ?? null) : null;
+      return { taskQueue, stateful };
     },
 
     async fhMcpList(input) {

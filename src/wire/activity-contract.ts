@@ -8,6 +8,7 @@ import type { ToolSpec } from '../core/tools-spec';
 import type { ReplyArchiveChunk, StoredReply } from '../core/sessions/reply-archive';
 import type { StreamSlot } from './stream';
 import type { McpServerRef, McpToolInfo } from '../core/mcp';
+import type { McpPinInput, McpPinResult } from './mcp-pin';
 import type { EnhanceResult } from '../core/enhance/types';
 import type { AppliedContextEdit, CompactionStrategySetting, ContextManagementParams, StrategyDecision } from '../core/context/strategy';
 
@@ -177,6 +178,8 @@ export interface FabricActivities {
   fhLoadMemory(input: { key: string }): Promise<MemoryFilePayload | null>;
   /** An MCP server's tool list: recorded here, so a replay never asks the server again. */
   fhMcpList(input: { server: McpServerRef; cwd: string }): Promise<McpToolInfo[]>;
+  /** The worker that will own this run's connection to a stateful MCP server: its own task queue (wire/mcp-pin.ts). */
+  fhMcpPin(input: McpPinInput): Promise<McpPinResult>;
   /** A git worktree for a sub-agent, on a branch of its own (idempotent). */
   fhWorktreeCreate(input: { cwd: string; name: string }): Promise<WorktreePayload>;
   /** Commits the sub-agent's changes on its branch and removes the worktree (idempotent). */

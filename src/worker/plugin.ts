@@ -17,6 +17,7 @@ import type { FabricSinks } from '../workflows/sinks';
 import { configureAgentBundler } from './bundle';
 import { loadSources } from './load-modules';
 import { toolQueueOf, startToolWorker, type ToolQueuePlan } from './tool-queue-worker';
+import { McpPinQueues } from './mcp-pin-worker';
 
 export interface FabricHarnessPluginOptions {
   /**
@@ -61,11 +62,15 @@ export class FabricHarnessPlugin extends SimplePlugin {
   private readonly harness: FabricHarnessPluginOptions;
   /** The tool queue each worker configured here polls, by its task queue. */
   private readonly toolQueues = new Map<string, ToolQueuePlan>();
+  /** The options each worker configured here runs with, by its task queue (for its pinned MCP queue). */
+  private readonly configured = new Map<string, WorkerOptions>();
+  private readonly pins: McpPinQueues;
 
   constructor(options: FabricHarnessPluginOptions = {}) {
     const store = options.store ?? new FileTranscriptStore();
     const externalStorage = externalStorageFor(store, options.offloadThresholdBytes);
     const mcp = new McpConnections({ servers: parseMcpServers(options.mcpServers), sandbox: resolveToolSandbox(options.toolSandbox) });
+    const pins = new McpPinQueues();
     super({
       name: 'fabric-harness',
       activities: Object.assign(createFlowActivities(store), createActivities({
@@ -75,6 +80,7 @@ export class FabricHarnessPlugin extends SimplePlugin {
         tools: options.tools instanceof ToolRegistry ? options.tools : ToolRegistry.from(loadSources(options.tools ?? [], 'tools')),
         toolSandbox: options.toolSandbox,
         mcp,
+        mcpPinQueue: (servedQueue) => pins.queueFor(servedQueue),
         caches: options.caches,
       })),
       // The worker's MCP connections (stdio servers are child processes) end with it.
@@ -89,6 +95,7 @@ export class FabricHarnessPlugin extends SimplePlugin {
     });
     this.store = store;
     this.harness = options;
+    this.pins = pins;
   }
 
   configureWorker(options: WorkerOptions): WorkerOptions {
@@ -98,24 +105,29 @@ export class FabricHarnessPlugin extends SimplePlugin {
     const configured = withSinks(super.configureWorker(throttled), this.harness.onEvent);
     const plan = toolQueueOf(configured, this.harness.agents);
     if (plan) this.toolQueues.set(configured.taskQueue, plan);
+    this.configured.set(configured.taskQueue, configured);
     return configured;
   }
 
   /** Runs the worker and, next to it, the activity worker of its agent set's tool queue. */
   async runWorker(worker: Worker, next: (w: Worker) => Promise<void>): Promise<void> {
     const plan = this.toolQueues.get(worker.options.taskQueue);
-    if (!plan) return super.runWorker(worker, next);
+    const stopWorker = () => worker.getState() === 'RUNNING' && worker.shutdown();
     // The activity interceptors as the worker has them after every plugin (OpenTelemetry's come after
     // ours), so a tool call on the tool queue is traced and intercepted like one on the worker's own queue.
     const activity = worker.options.interceptors?.activity;
-    const final = activity?.length ? { ...plan, options: { ...plan.options, interceptors: { ...plan.options.interceptors, activity } } } : plan;
-    const tools = await startToolWorker(final, () => worker.getState() === 'RUNNING' && worker.shutdown());
+    const withInterceptors = (o: WorkerOptions): WorkerOptions => (activity?.length ? { ...o, interceptors: { ...o.interceptors, activity } } : o);
+    const base = this.configured.get(worker.options.taskQueue);
+    const served = [worker.options.taskQueue, ...(plan ? [plan.taskQueue] : [])];
+    if (base) this.pins.serve(served, withInterceptors(base), stopWorker);
+    const tools = plan ? await startToolWorker({ ...plan, options: withInterceptors(plan.options) }, stopWorker) : undefined;
     try {
       await super.runWorker(worker, next);
     } finally {
-      await tools.stop();
+      await tools?.stop();
+      await this.pins.stop(served);
     }
-    tools.rethrow();
+    tools?.rethrow();
   }
 
   configureReplayWorker(options: ReplayWorkerOptions): ReplayWorkerOptions {

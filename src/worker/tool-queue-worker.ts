@@ -46,16 +46,20 @@ export interface RunningToolWorker {
  * converter (external storage) and activity interceptors as the worker it serves. If it fails, `onFail`
  * stops that worker too: a worker that silently stopped taking its runs' tool calls would strand them.
  */
-export async function startToolWorker(plan: ToolQueuePlan, onFail: () => void): Promise<RunningToolWorker> {
-  const o = plan.options;
+export function startToolWorker(plan: ToolQueuePlan, onFail: () => void): Promise<RunningToolWorker> {
+  return startActivityWorker(plan.options, plan.taskQueue, 'tools', onFail);
+}
+
+/** An activity-only worker on `taskQueue` with the activities and settings of the worker `o` makes (tool queue, pinned MCP queue). */
+export async function startActivityWorker(o: WorkerOptions, taskQueue: string, role: string, onFail: () => void): Promise<RunningToolWorker> {
   const worker = await Worker.create({
     connection: o.connection,
     namespace: o.namespace,
-    taskQueue: plan.taskQueue,
+    taskQueue,
     activities: o.activities,
     dataConverter: o.dataConverter,
     ...(o.interceptors?.activity ? { interceptors: { activity: o.interceptors.activity } } : {}),
-    ...(o.identity ? { identity: `${o.identity} (tools)` } : {}),
+    ...(o.identity ? { identity: `${o.identity} (${role})` } : {}),
     ...(o.maxConcurrentActivityTaskExecutions !== undefined ? { maxConcurrentActivityTaskExecutions: o.maxConcurrentActivityTaskExecutions } : {}),
     ...(o.shutdownGraceTime !== undefined ? { shutdownGraceTime: o.shutdownGraceTime } : {}),
     // Tool calls stream their output lines in heartbeat details, as the model calls do on the main worker.

@@ -1,4 +1,3 @@
-import { TimeoutType } from '@temporalio/common';
 import { executeChild, isCancellation, uuid4, patched, proxyActivities, proxyLocalActivities, proxySinks, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { FabricActivities, FlushMemoryActivityInput, ModelActivityInput, ModelActivityReply, ModelActivityResult, ResolveModelResult, ToolActivityInput } from '../wire/activity-contract';
 import { TRANSCRIPT_STORE_MISS } from '../wire/activity-contract';
@@ -13,6 +12,9 @@ import type { SubAgentEnvelope } from '../wire/sub-agent';
 import { actsBeforeCall, quietDecision, type DecisionFacts } from '../core/context/compaction/decide';
 import { decodeFailure, innermostApplicationFailure } from '../wire/failures';
 import { toolTaskQueue } from '../wire/tool-queue';
+import { mcpServerName } from '../core/mcp';
+import { connectionLostNote, McpPinning } from './mcp-pin';
+import { isScheduleToStartTimeout } from './schedule-to-start';
 import { ModelTransport } from './model-transport';
 import { WorkflowSpans } from './spans';
 import type { FabricSinks } from './sinks';
@@ -73,6 +75,8 @@ const TOOL_QUEUE_WAIT = '2 minutes';
 
 /** A server that cannot be reached is retried a few times, then the run's session creation fails with MCP_UNAVAILABLE. */
 const mcpListOptions: ActivityOptions = { startToCloseTimeout: '2 minutes', heartbeatTimeout: '15s', retry: { ...retry, maximumAttempts: 3 } };
+/** Which worker owns a stateful MCP connection: answered at once by any worker that takes it. */
+const mcpPinOptions: ActivityOptions = { startToCloseTimeout: '1 minute', retry };
 
 function activities(options: ActivityOptions, summary: string) {
   return proxyActivities<FabricActivities>({ ...options, summary });
@@ -115,15 +119,6 @@ async function decoded<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
-/** An activity that no worker started in time (no TimeoutFailure import: the chain is read by shape). */
-function isScheduleToStartTimeout(err: unknown): boolean {
-  for (let cur = err as { cause?: unknown; timeoutType?: unknown } | undefined, depth = 0; cur && depth < 5; depth++) {
-    if (cur.timeoutType === TimeoutType.SCHEDULE_TO_START) return true;
-    cur = cur.cause as typeof cur;
-  }
-  return false;
-}
-
 function decodedFailure(err: unknown): unknown {
   if (isCancellation(err)) return new InterruptedError();
   return decodeFailure(err) ?? err;
@@ -156,12 +151,15 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
 
   let toolQueueUnserved = false;
   /** One tool activity: on the agent set's tool queue, or (runs recorded before it, no set known) the workflow's. */
-  async function toolActivity(options: ActivityOptions, name: string, input: ToolActivityInput) {
-    const summary = `tool ${name}`;
-    if (opts.toolSet === undefined || toolQueueUnserved || !patched(TOOL_QUEUE_PATCH)) return activities(options, summary).fhTool(input);
+  function toolActivity(options: ActivityOptions, name: string, input: ToolActivityInput) {
+    return onToolQueue(options, `tool ${name}`, name, (a) => a.fhTool(input));
+  }
+  /** An activity where tool calls go (a tool call, an MCP pin). */
+  async function onToolQueue<T>(options: ActivityOptions, summary: string, name: string, run: (a: FabricActivities) => Promise<T>): Promise<T> {
+    if (opts.toolSet === undefined || toolQueueUnserved || !patched(TOOL_QUEUE_PATCH)) return run(activities(options, summary));
     const taskQueue = toolTaskQueue(workflowInfo().taskQueue, opts.toolSet);
     try {
-      return await activities({ ...options, taskQueue, scheduleToStartTimeout: TOOL_QUEUE_WAIT }, summary).fhTool(input);
+      return await run(activities({ ...options, taskQueue, scheduleToStartTimeout: TOOL_QUEUE_WAIT }, summary));
     } catch (err) {
       if (!isScheduleToStartTimeout(err)) throw err;
       // For the rest of this run (state from history, so a replay decides the same): one wait is enough.
@@ -172,9 +170,13 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
           `'${workflowInfo().taskQueue}' instead. Workers made by createWorker poll it; with Worker.create, pass the agent modules ` +
           'to FabricHarnessPlugin({ agents }) (see docs/deploying.md).',
       );
-      return activities(options, summary).fhTool(input);
+      return run(activities(options, summary));
     }
   }
+  const mcpPins = new McpPinning({
+    pin: (server) => decoded(() => onToolQueue(mcpPinOptions, `pin MCP server ${mcpServerName(server)}`, 'mcp pin', (a) => a.fhMcpPin({ server }))),
+    isScheduleToStartTimeout,
+  });
 
   /** One model activity: the transcript by reference, resent whole once if the worker's store lacks it. */
   async function modelActivity(req: ModelCallRequest, facts?: DecisionFacts): Promise<ModelActivityResult> {
@@ -261,7 +263,12 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
       const options = def.timeoutMs ? { ...toolOptions, startToCloseTimeout: def.timeoutMs + TOOL_TIMEOUT_GRACE_MS } : toolOptions;
       let result;
       try {
-        result = await decoded(() => counted(() => toolActivity(options, call.name, input), 'tool'));
+        if (def.mcp) {
+          const served = def.mcp.server;
+          const pinned = await counted(() => mcpPins.call(served, (pin) => decoded(() => (pin.taskQueue ? activities({ ...options, ...pin }, `tool ${call.name}`).fhTool(input) : toolActivity(options, call.name, input)))), 'tool');
+          // The note makes the result longer than the stored content: it goes inline, not by reference.
+          result = pinned.lost ? { ...pinned.value, content: connectionLostNote(mcpServerName(served)) + pinned.value.content, contentRef: undefined } : pinned.value;
+        } else result = await decoded(() => counted(() => toolActivity(options, call.name, input), 'tool'));
       } finally {
         closeToolStream(slot);
       }
@@ -276,8 +283,9 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
     decideCompaction: (facts) => local.fhDecideCompaction(facts),
 
     // Only runs that list MCP servers schedule it: histories recorded before MCP never reach it, so no patch.
+    // A stateful server is pinned first (patch fh-mcp-pin): its list opens the connection on the owning worker.
     listMcpTools: (server, cwd) =>
-      decoded(() => counted(() => activities(mcpListOptions, `list tools of MCP server ${typeof server === 'string' ? server : server.name}`).fhMcpList({ server, cwd }))),
+      mcpPins.list(server, (pin) => decoded(() => counted(() => activities({ ...mcpListOptions, ...pin }, `list tools of MCP server ${mcpServerName(server)}`).fhMcpList({ server, cwd })))),
 
     async resolveModel(model, options = {}) {
       const given = options.contextWindowTokens;

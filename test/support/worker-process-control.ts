@@ -2,8 +2,14 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 
 /** Starts test/support/worker-process.ts in a child process; resolves once it polls. */
-export function startWorkerProcess(env: { taskQueue: string; fakeUrl: string; storeDir: string }): Promise<ChildProcess> {
-  return startTsProcess(path.join(__dirname, 'worker-process.ts'), { FH_TASK_QUEUE: env.taskQueue, FH_FAKE_URL: env.fakeUrl, FH_STORE_DIR: env.storeDir });
+export function startWorkerProcess(env: { taskQueue: string; fakeUrl: string; storeDir: string; identity?: string; mcpCounter?: string }): Promise<ChildProcess> {
+  return startTsProcess(path.join(__dirname, 'worker-process.ts'), {
+    FH_TASK_QUEUE: env.taskQueue,
+    FH_FAKE_URL: env.fakeUrl,
+    FH_STORE_DIR: env.storeDir,
+    ...(env.identity ? { FH_WORKER_IDENTITY: env.identity } : {}),
+    ...(env.mcpCounter ? { FH_MCP_COUNTER: env.mcpCounter } : {}),
+  });
 }
 
 /** Runs a TypeScript worker script in a child process with `env` added; resolves once it prints worker-ready. */

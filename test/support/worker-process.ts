@@ -19,6 +19,9 @@ async function main(): Promise<void> {
     model: { apiKey: 'test-key', baseURL: env.FH_FAKE_URL },
     store: new FileTranscriptStore(env.FH_STORE_DIR),
     workflowBundle: { code: await fs.readFile(env.FH_TEST_WORKFLOW_BUNDLE!, 'utf8') },
+    ...(env.FH_WORKER_IDENTITY ? { identity: env.FH_WORKER_IDENTITY } : {}),
+    // A stateful MCP server this worker registers; it knows which worker started it (FH_OWNER).
+    ...(env.FH_MCP_COUNTER ? { mcpServers: { counter: { command: process.execPath, args: [env.FH_MCP_COUNTER], env: { FH_OWNER: env.FH_WORKER_IDENTITY ?? '?' } } } } : {}),
   });
   process.stdout.write('worker-ready\n');
   await worker.run();

@@ -1,0 +1,73 @@
+import { patched, type ActivityOptions } from '@temporalio/workflow';
+import { mcpServerName, type McpServerRef } from '../core/mcp';
+import { MCP_PIN_WAIT, type McpPinResult } from '../wire/mcp-pin';
+
+/**
+ * Since this patch a run pins each stateful MCP server's connection to one worker (wire/mcp-pin.ts):
+ * an `fhMcpPin` activity before the server's tool list, whose answer (a task queue) is in history.
+ */
+export const MCP_PIN_PATCH = 'fh-mcp-pin';
+
+/** A run does not chase workers forever: past this many lost workers in a row, the error stands. */
+const MAX_REPINS = 3;
+
+export interface McpPinDeps {
+  /** Runs `fhMcpPin` where the run's tool calls go (any worker with the run's tools may own the connection). */
+  pin(server: McpServerRef): Promise<McpPinResult>;
+  /** The activity waited past its schedule-to-start timeout: no worker polls its queue any more. */
+  isScheduleToStartTimeout(err: unknown): boolean;
+}
+
+/** What a pinned activity is scheduled with: extra options (none: unpinned). */
+export type PinnedOptions = Pick<ActivityOptions, 'taskQueue' | 'scheduleToStartTimeout'>;
+
+/**
+ * A run's pins, by server name. Its state comes from history only (pin results, timeouts), so a replay
+ * routes every call exactly as the first execution did.
+ */
+export class McpPinning {
+  private readonly queues = new Map<string, string | undefined>();
+
+  constructor(private readonly deps: McpPinDeps) {}
+
+  /** Lists a server's tools: pins a stateful server first (the list opens the connection there). */
+  async list<T>(server: McpServerRef, run: (pin: PinnedOptions) => Promise<T>): Promise<T> {
+    const name = mcpServerName(server);
+    const declaredStateless = typeof server !== 'string' && server.stateful === false;
+    if (!declaredStateless && !this.queues.has(name) && patched(MCP_PIN_PATCH)) this.queues.set(name, (await this.deps.pin(server)).taskQueue ?? undefined);
+    return (await this.pinned(server, run)).value;
+  }
+
+  /**
+   * Calls a tool on a server: on its pinned queue when it has one. `lost` names the queue of a worker
+   * that was gone when the call came (the call then ran on a new connection on another worker).
+   */
+  call<T>(server: McpServerRef, run: (pin: PinnedOptions) => Promise<T>): Promise<{ value: T; lost?: string }> {
+    return this.pinned(server, run);
+  }
+
+  private async pinned<T>(server: McpServerRef, run: (pin: PinnedOptions) => Promise<T>): Promise<{ value: T; lost?: string }> {
+    const name = mcpServerName(server);
+    let lost: string | undefined;
+    for (let attempt = 0; ; attempt++) {
+      const taskQueue = this.queues.get(name);
+      if (taskQueue === undefined) return { value: await run({}), ...(lost ? { lost } : {}) };
+      try {
+        return { value: await run({ taskQueue, scheduleToStartTimeout: MCP_PIN_WAIT }), ...(lost ? { lost } : {}) };
+      } catch (err) {
+        if (!this.deps.isScheduleToStartTimeout(err) || attempt >= MAX_REPINS) throw err;
+        // Its worker is gone (killed, shut down): another one owns the connection from now on.
+        lost ??= taskQueue;
+        this.queues.set(name, (await this.deps.pin(server)).taskQueue ?? undefined);
+      }
+    }
+  }
+}
+
+/** What the model reads first in a result that ran on a new connection. */
+export function connectionLostNote(server: string): string {
+  return (
+    `[MCP server '${server}': the worker that held this run's connection to it is gone, so this call ran on a new ` +
+    'connection on another worker; state the server kept for the earlier calls (an open page, a session, counters) is lost.]\n'
+  );
+}

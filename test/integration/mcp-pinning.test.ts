@@ -1,0 +1,108 @@
+/**
+ * A stateful MCP server's connection pinned to the worker that owns it, on the real dev server: two
+ * worker processes serve one run; the run's calls to a registered counter server (a real MCP server,
+ * test/fixtures/mcp-counter-server.js, counting calls per connection) all land on one connection of one
+ * worker. Then that worker is SIGKILLed: the run's next call waits on the dead worker's own queue, the
+ * run pins the server again (the other worker), and the calls go on there on a new connection — the
+ * first result after the loss says the state was lost.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Client } from '@temporalio/client';
+import { startAgent } from '@fabric-harness/sdk/client';
+import { FabricHarnessPlugin, FileTranscriptStore } from '@fabric-harness/sdk/worker';
+import { callTools, FakeAnthropicServer, say, type RecordedRequest } from '@fabric-harness/sdk/testing';
+import { mcpUser } from '../fixtures/ecosystem-agents';
+import { killHard, startWorkerProcess } from '../support/worker-process-control';
+import { testConnection, type TestConnection } from '../support/temporal';
+
+const COUNTER = path.resolve(__dirname, '../fixtures/mcp-counter-server.js');
+const CALLS = 6;
+const KILL_AFTER = 3;
+
+type Block = { type: string; content?: unknown };
+/** Every tool result the request carries, in conversation order, as text. */
+const toolResults = (req: RecordedRequest): string[] =>
+  (req.body.messages as Array<{ content: Block[] | string }>).flatMap((m) =>
+    (Array.isArray(m.content) ? m.content : []).filter((b) => b.type === 'tool_result').map((b) => (typeof b.content === 'string' ? b.content : JSON.stringify(b.content))),
+  );
+/** `<owner> <connection> <n>` at the end of a counter result (a note may come first). */
+const parse = (text: string) => {
+  const m = /(\S+) (\S+) (\d+)"?\]?$/.exec(text.trim());
+  if (!m) throw new Error(`not a counter result: ${text}`);
+  return { owner: m[1]!, connection: m[2]!, n: Number(m[3]) };
+};
+
+describe('MCP: a stateful server pinned to its worker', () => {
+  let fake: FakeAnthropicServer;
+  let t: TestConnection;
+  const workers = new Map<string, ChildProcess>();
+  let killed: string | undefined;
+
+  beforeAll(async () => {
+    fake = await FakeAnthropicServer.start({
+      // By the results so far (not a queue): a model call retried after a kill gets the same answer.
+      route: (req) => {
+        if (req.path !== '/v1/messages') return undefined;
+        const results = toolResults(req);
+        if (results.length === KILL_AFTER && killed === undefined) {
+          killed = parse(results.at(-1)!).owner;
+          void killHard(workers.get(killed)!); // the worker that owns the connection, SIGKILL
+        }
+        return results.length < CALLS ? callTools({ name: 'counter__count', input: {} }) : say('counted');
+      },
+    });
+    t = await testConnection();
+  });
+  afterAll(async () => {
+    for (const w of workers.values()) await killHard(w);
+    await t?.close();
+    await fake?.stop();
+  });
+
+  it('calls of one run share one connection on one worker; after that worker is killed, the run goes on on the other with a new connection', async () => {
+    const storeDir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-mcp-pin-store-'));
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-mcp-pin-'));
+    const taskQueue = `mcp-pin-${process.pid}-${Date.now()}`;
+    for (const identity of [`pin-a-${process.pid}`, `pin-b-${process.pid}`]) {
+      workers.set(identity, await startWorkerProcess({ taskQueue, fakeUrl: fake.url, storeDir, identity, mcpCounter: COUNTER }));
+    }
+    const client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [new FabricHarnessPlugin({ store: new FileTranscriptStore(storeDir) })] });
+    const handle = await startAgent(client, mcpUser, { task: 'count', dir, servers: ['counter'] }, { workflowId: `mcp-pin-${Date.now()}`, taskQueue });
+    expect((await handle.result()).reply).toBe('counted');
+
+    const last = fake.requests.filter((r) => r.path === '/v1/messages' && toolResults(r).length === CALLS).at(-1)!;
+    const results = toolResults(last);
+    const counted = results.map(parse);
+    const before = counted.slice(0, KILL_AFTER);
+    const after = counted.slice(KILL_AFTER);
+    // One connection on one worker: its counter goes 1, 2, 3.
+    expect(before.map((c) => c.n)).toEqual([1, 2, 3]);
+    expect(new Set(before.map((c) => `${c.owner} ${c.connection}`)).size).toBe(1);
+    expect(before[0]!.owner).toBe(killed);
+    // The other worker, a new connection: from 1 again, and the first result says what was lost.
+    expect(after.map((c) => c.n)).toEqual([1, 2, 3]);
+    expect(new Set(after.map((c) => `${c.owner} ${c.connection}`)).size).toBe(1);
+    expect(after[0]!.owner).not.toBe(killed);
+    expect(after[0]!.connection).not.toBe(before[0]!.connection);
+    expect(results[KILL_AFTER]).toMatch(/MCP server 'counter': the worker that held this run's connection to it is gone.*state .* is lost/s);
+    expect(results.filter((r) => r.includes('is gone'))).toHaveLength(1);
+
+    // In history: the pin (answered by the owner, its own queue), the pin again after the loss.
+    const history = await handle.fetchHistory();
+    const scheduledTypes = history.events!.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType!.name!] : []));
+    expect(scheduledTypes.filter((x) => x === 'fhMcpPin')).toHaveLength(2);
+    expect(scheduledTypes.filter((x) => x === 'fhMcpList')).toHaveLength(1);
+    const pinQueues = history.events!.flatMap((e) => {
+      const q = e.activityTaskScheduledEventAttributes?.taskQueue?.name;
+      return q && q.includes(':mcp-') ? [q] : [];
+    });
+    expect(new Set(pinQueues).size).toBe(2);
+    expect(pinQueues[0]).toContain(killed!);
+    const pinEvents = history.events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'fhMcpPin');
+    const pinBytes = pinEvents.reduce((n, e) => n + (e.activityTaskScheduledEventAttributes!.input?.payloads ?? []).reduce((m, p) => m + (p.data?.length ?? 0), 0), 0);
+    console.log(`mcp pin: ${pinEvents.length} fhMcpPin activities, ${pinBytes} B of input; pinned queues ${[...new Set(pinQueues)].join(', ')}`);
+  }, 240_000);
+});
