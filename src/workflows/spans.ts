@@ -28,9 +28,14 @@ function tracer(): MinimalTracer | undefined {
 export class WorkflowSpans {
   private readonly open = new Map<string, MinimalSpan>();
 
+  /** `conversationId`: the run's workflow id, as GenAI's `gen_ai.conversation.id` on every span. */
+  constructor(private readonly conversationId?: string) {}
+
   onEvent(event: AgentEvent): void {
-    const t = tracer();
-    if (!t) return;
+    const found = tracer();
+    if (!found) return;
+    const conversation: Record<string, string> = this.conversationId !== undefined ? { 'gen_ai.conversation.id': this.conversationId } : {};
+    const t: MinimalTracer = { startSpan: (name, options) => found.startSpan(name, { attributes: { ...conversation, ...options?.attributes } }) };
     const one = (name: string, attributes: Record<string, string | number | boolean | undefined>) => t.startSpan(name, { attributes: defined(attributes) }).end();
     switch (event.type) {
       case 'compaction_started':

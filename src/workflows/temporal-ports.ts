@@ -142,7 +142,7 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
   }
   const resolved = new Map<string, ResolveModelResult>();
   const slots = new SubAgentSlots();
-  const spans = new WorkflowSpans();
+  const spans = new WorkflowSpans(workflowInfo().workflowId);
   const emit = (event: AgentEvent): void => {
     opts.record(event);
     sinks.fabric.event(event);

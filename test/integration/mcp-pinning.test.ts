@@ -78,6 +78,14 @@ describe('MCP: a stateful server pinned to its worker', () => {
     const counted = results.map(parse);
     const before = counted.slice(0, KILL_AFTER);
     const after = counted.slice(KILL_AFTER);
+    // Each call was scheduled on the owner's own queue (the first three), then on the new owner's.
+    const history = await handle.fetchHistory();
+    const toolQueues = history.events!.flatMap((e) => (e.activityTaskScheduledEventAttributes?.activityType?.name === 'fhTool' ? [e.activityTaskScheduledEventAttributes.taskQueue!.name!] : []));
+    expect(toolQueues).toHaveLength(CALLS + 1); // the call the dead worker never took, and its second scheduling
+    expect(toolQueues.every((q) => q.includes(':mcp-'))).toBe(true);
+    expect(new Set(toolQueues.slice(0, KILL_AFTER + 1)).size).toBe(1);
+    expect(new Set(toolQueues.slice(KILL_AFTER + 1)).size).toBe(1);
+    expect(toolQueues[KILL_AFTER + 1]).not.toBe(toolQueues[0]);
     // One connection on one worker: its counter goes 1, 2, 3.
     expect(before.map((c) => c.n)).toEqual([1, 2, 3]);
     expect(new Set(before.map((c) => `${c.owner} ${c.connection}`)).size).toBe(1);
@@ -91,7 +99,6 @@ describe('MCP: a stateful server pinned to its worker', () => {
     expect(results.filter((r) => r.includes('is gone'))).toHaveLength(1);
 
     // In history: the pin (answered by the owner, its own queue), the pin again after the loss.
-    const history = await handle.fetchHistory();
     const scheduledTypes = history.events!.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType!.name!] : []));
     expect(scheduledTypes.filter((x) => x === 'fhMcpPin')).toHaveLength(2);
     expect(scheduledTypes.filter((x) => x === 'fhMcpList')).toHaveLength(1);
