@@ -1,7 +1,7 @@
 /**
  * Tools from MCP servers on the real dev server: a real MCP server (test/fixtures/mcp-server.js, the
  * SDK's server API) over stdio and streamable HTTP; the list recorded once per run, each call an
- * activity, a stateful server's connection kept for the run, error results and a server that dies
+ * activity, a stateful server's connection kept for the run (pinned to one worker: mcp-pinning.test.ts), error results and a server that dies
  * mid-call answered to the model, and a replay after the server's tool list changed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -135,7 +135,7 @@ describe('MCP tools', () => {
     expect(toolResults(requests[3]!)).toEqual([{ content: '1', isError: false }]);
   });
 
-  it('a worker lost mid-call: the call is retried on another worker, which opens its own connection', async () => {
+  it('a worker lost mid-call: the run pins the server to another worker, which retries the call on its own connection and says the state was lost', async () => {
     const storeDir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-mcp-kill-store-'));
     const taskQueue = `mcp-kill-${process.pid}-${Date.now()}`;
     fake.enqueue(callTools({ name: 't__slow', input: {} }), callTools({ name: 't__count', input: {} }), say('recovered'));
@@ -150,13 +150,18 @@ describe('MCP tools', () => {
       second = await startWorkerProcess({ taskQueue, fakeUrl: fake.url, storeDir });
       expect(await handle.result()).toMatchObject({ reply: 'recovered' });
       const requests = fake.messageRequests().slice(start);
-      expect(toolResults(requests[1]!)).toEqual([{ content: 'finished', isError: false }]);
+      const [slowResult] = toolResults(requests[1]!);
+      expect(slowResult).toEqual({ content: expect.stringMatching(/^\[MCP server 't': the worker that held this run's connection to it is gone.*is lost\.\]\nfinished$/s), isError: false });
       // The second worker's own connection: a new server process, its counter from 1.
       expect(toolResults(requests[2]!)).toEqual([{ content: '1', isError: false }]);
+      // The call went to the dead worker's own queue (its retry there never started), then to the new owner's.
       const history = await handle.fetchHistory();
-      const slow = history.events!.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'fhTool')!;
-      const started = history.events!.find((e) => e.activityTaskStartedEventAttributes?.scheduledEventId?.toString() === slow.eventId?.toString());
-      expect(started!.activityTaskStartedEventAttributes!.attempt).toBe(2);
+      const queues = history.events!.flatMap((e) => (e.activityTaskScheduledEventAttributes?.activityType?.name === 'fhTool' ? [e.activityTaskScheduledEventAttributes.taskQueue!.name!] : []));
+      expect(queues).toHaveLength(3);
+      expect(queues.every((q) => q.includes(':mcp-'))).toBe(true);
+      expect(queues[1]).not.toBe(queues[0]);
+      expect(queues[2]).toBe(queues[1]);
+      expect(scheduled(history).filter((t) => t === 'fhMcpPin')).toHaveLength(2);
     } finally {
       await killHard(first);
       if (second) await killHard(second);
