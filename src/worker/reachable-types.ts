@@ -15,3 +15,4 @@ export type { ReplyArchiveChunk, StoredReply } from '../core/sessions/reply-arch
 export type { StreamSlot } from '../wire/stream';
 export type { Confinement } from '../edge/sandbox';
 export type { StorePreludeInput } from '../wire/activity-contract';
+export type { McpPinInput, McpPinResult } from '../wire/mcp-pin';

@@ -11,6 +11,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { startAgent } from '@fabric-harness/sdk/client';
 import { FabricHarnessPlugin, FileTranscriptStore } from '@fabric-harness/sdk/worker';
 import { callTools, FakeAnthropicServer, say, type RecordedRequest } from '@fabric-harness/sdk/testing';
@@ -108,8 +109,15 @@ describe('MCP: a stateful server pinned to its worker', () => {
     });
     expect(new Set(pinQueues).size).toBe(2);
     expect(pinQueues[0]).toContain(killed!);
-    const pinEvents = history.events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'fhMcpPin');
-    const pinBytes = pinEvents.reduce((n, e) => n + (e.activityTaskScheduledEventAttributes!.input?.payloads ?? []).reduce((m, p) => m + (p.data?.length ?? 0), 0), 0);
-    console.log(`mcp pin: ${pinEvents.length} fhMcpPin activities, ${pinBytes} B of input; pinned queues ${[...new Set(pinQueues)].join(', ')}`);
+    // What a pin costs in history: its scheduled, started and completed events.
+    const pinIds = new Set(history.events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'fhMcpPin').map((e) => String(e.eventId)));
+    const pinEvents = history.events!.filter(
+      (e) =>
+        pinIds.has(String(e.eventId)) ||
+        pinIds.has(String(e.activityTaskStartedEventAttributes?.scheduledEventId ?? '')) ||
+        pinIds.has(String(e.activityTaskCompletedEventAttributes?.scheduledEventId ?? '')),
+    );
+    const pinBytes = pinEvents.reduce((n, e) => n + temporal.api.history.v1.HistoryEvent.encode(e).finish().length, 0);
+    console.log(`mcp pin: ${pinIds.size} fhMcpPin activities, ${pinEvents.length} events, ${pinBytes} B of history (${Math.round(pinBytes / pinIds.size)} B per pin); pinned queues ${[...new Set(pinQueues)].join(', ')}`);
   }, 240_000);
 });
