@@ -104,7 +104,8 @@ export function flowView(id: string, state: FlowState): FlowView {
     ...(state.currentNode !== undefined ? { currentNode: state.currentNode } : {}),
     nodes,
     edges,
-    width: width + (edges.some((e) => e.back) ? 60 : 0),
+    // Room on the right for a loop's curve and for edge labels, which are drawn beside their lines.
+    width: width + (edges.some((e) => e.back) ? 60 : 0) + (edges.some((e) => e.label) ? 120 : 0),
     height,
     node: { width: NODE_W, height: NODE_H },
     context: Object.entries(state.context)

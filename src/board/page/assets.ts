@@ -67,6 +67,7 @@ input, select, textarea { border:1px solid var(--line); border-radius:6px; paddi
 .flabel { font-size:11px; fill:#5b3c9b; }
 dl.fctx { display:grid; grid-template-columns: auto 1fr; gap:2px 10px; font-size:12.5px; margin:0; }
 dl.fctx dt { color:var(--mute); } dl.fctx dd { margin:0; white-space:pre-wrap; overflow-wrap:anywhere; max-height:160px; overflow:auto; }
+.fgate .btns { flex-wrap:wrap; } .fgate button { max-width:100%; overflow-wrap:anywhere; text-align:left; }
 ol.fevents { margin:0; padding-left:18px; font-size:12px; color:var(--mute); }
 .filters { display:flex; gap:6px; padding:10px; border-bottom:1px solid var(--line); position:sticky; top:0; background:var(--panel); flex-wrap:wrap; align-items:center; }
 .filters input { width:120px; } .filters input[type=checkbox] { width:auto; margin:0 4px 0 0; }

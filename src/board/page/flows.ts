@@ -170,7 +170,7 @@ function flowsPage(): void {
       const g = s('g', { class: 'fedge', 'data-from': e.from, 'data-to': e.to });
       g.appendChild(s('path', { d, 'marker-end': 'url(#farrow)' }));
       if (e.label) g.appendChild(s('title', {}, e.label));
-      if (e.label) g.appendChild(s('text', { x: e.back ? Math.max(x1, x2) + 48 : (x1 + x2) / 2 + 6, y: (y1 + y2) / 2 + 4, class: 'flabel' }, cut(e.label, 28)));
+      if (e.label) g.appendChild(s('text', { x: e.back ? Math.max(x1, x2) + 48 : (x1 + x2) / 2 + 6, y: (y1 + y2) / 2 + 4, class: 'flabel' }, cut(e.label, 22)));
       svg.appendChild(g);
     }
     const W = v.node.width, H = v.node.height;
@@ -178,7 +178,7 @@ function flowsPage(): void {
       const g = s('g', { class: 'fnode st-' + n.state + (n.current ? ' cur' : ''), 'data-node': n.id, 'data-state': n.state, transform: 'translate(' + n.x + ',' + n.y + ')' });
       g.appendChild(s('title', {}, n.label + ' (' + n.kind + '): ' + n.state));
       g.appendChild(s('rect', { width: W, height: H, rx: n.kind === 'gate' ? 2 : 9 }));
-      g.appendChild(s('text', { x: W / 2, y: 18, class: 'fname' }, cut(n.label, 24)));
+      g.appendChild(s('text', { x: W / 2, y: 18, class: 'fname' }, cut(n.label, 21)));
       g.appendChild(s('text', { x: W / 2, y: 34, class: 'fstate' }, (n.current ? '▶ ' : '') + n.state + (n.visits > 1 ? ' ×' + n.visits : '') + ' · ' + n.kind));
       svg.appendChild(g);
     }
