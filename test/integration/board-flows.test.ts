@@ -6,6 +6,7 @@
  * goal and context values stays text. Also: a flow's events are on its stream and not in its history,
  * and the flow API is behind the board's guard. Screenshots go to test-artifacts/board/.
  */
+import { getEventListeners } from 'node:events';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -132,9 +133,18 @@ describe('flow runs on the board', () => {
       taskQueue: w.taskQueue,
       workflowId: fid('board-stream'),
     });
-    await h.result();
+    // Followed while it runs, with a signal: every long poll of the history is cancelled with the reader,
+    // and none leaves its abort listener behind on the reader's signal.
+    const follow = new AbortController();
     const names: string[] = [];
-    for await (const { event } of h.stream()) if (event.type === 'custom') names.push(event.name);
+    let listeners = 0;
+    for await (const { event } of h.stream({ signal: follow.signal })) {
+      if (event.type === 'custom') names.push(event.name);
+      listeners = Math.max(listeners, getEventListeners(follow.signal, 'abort').length);
+    }
+    await h.result();
+    expect({ listeners, after: getEventListeners(follow.signal, 'abort').length }).toEqual({ listeners: expect.any(Number), after: 0 });
+    expect(listeners).toBeLessThanOrEqual(1);
     expect(names.filter((n) => n === 'flow.stage_started')).toHaveLength(4);
     expect(names).toEqual(expect.arrayContaining(['flow.stage_started', 'flow.context_updated', 'flow.stage_finished']));
     // The history's bytes as the server keeps them (payloads are JSON inside): a stage's committed
