@@ -121,7 +121,7 @@ describe('fh session enhance / share', () => {
     // Every tag in the file is the renderer's own: none from the conversation, none with a handler or a URL.
     const tags = html.match(/<[a-zA-Z!/][^>]*>/g) ?? [];
     const names = new Set(tags.map((t) => /^<\/?!?([a-zA-Z][a-zA-Z0-9]*)/.exec(t)?.[1]?.toLowerCase()));
-    expect([...names].filter((n) => ['script', 'img', 'iframe', 'svg', 'object', 'embed', 'link', 'a', 'form'].includes(n))).toEqual([]);
+    expect([...names].filter((n) => n !== undefined && ['script', 'img', 'iframe', 'svg', 'object', 'embed', 'link', 'a', 'form'].includes(n))).toEqual([]);
     expect(tags.filter((t) => /\son\w+\s*=|\s(?:src|href|action)\s*=/i.test(t))).toEqual([]);
     expect(html).toContain('&lt;script&gt;window.__pwned = &quot;user&quot;&lt;/script&gt;');
     expect(html).toContain('&lt;script&gt;fetch(');
