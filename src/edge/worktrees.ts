@@ -65,8 +65,12 @@ export async function createWorktree(cwd: string, name: string): Promise<Worktre
   return { path: path.join(root, rel), root, branch, base };
 }
 
-/** Commits what the child changed on its branch, removes the worktree, and names the commit. */
-export async function finishWorktree(wt: { root: string; branch: string; base: string; cwd: string }): Promise<{ branch: string; commit?: string }> {
+/**
+ * Commits what the child changed on its branch, removes the worktree, and names the commit; with
+ * `deleteBranch` the branch goes too (its commit is still named: it stays reachable by hash until git
+ * collects it).
+ */
+export async function finishWorktree(wt: { root: string; branch: string; base: string; cwd: string; deleteBranch?: boolean }): Promise<{ branch: string; commit?: string; branchDeleted?: boolean }> {
   const exists = await fs.stat(path.join(wt.root, '.git')).then(() => true, () => false);
   // Not there: finished already (a retried activity), and the branch is what it left.
   if (exists) {
@@ -76,6 +80,11 @@ export async function finishWorktree(wt: { root: string; branch: string; base: s
     }
     await git(wt.cwd, ['worktree', 'remove', '--force', wt.root]);
   }
+  const listed = (await git(wt.cwd, ['branch', '--list', wt.branch])).length > 0;
+  // Gone already: a retried activity deleted it.
+  if (!listed) return { branch: wt.branch, ...(wt.deleteBranch ? { branchDeleted: true } : {}) };
   const head = await git(wt.cwd, ['rev-parse', wt.branch]);
-  return head === wt.base ? { branch: wt.branch } : { branch: wt.branch, commit: head };
+  if (wt.deleteBranch) await git(wt.cwd, ['branch', '-D', wt.branch]);
+  const deleted = wt.deleteBranch ? { branchDeleted: true } : {};
+  return head === wt.base ? { branch: wt.branch, ...deleted } : { branch: wt.branch, commit: head, ...deleted };
 }

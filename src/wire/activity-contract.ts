@@ -177,10 +177,10 @@ export interface FabricActivities {
   fhLoadMemory(input: { key: string }): Promise<MemoryFilePayload | null>;
   /** An MCP server's tool list: recorded here, so a replay never asks the server again. */
   fhMcpList(input: { server: McpServerRef; cwd: string }): Promise<McpToolInfo[]>;
-  /** A git worktree for a sub-agent, on a branch of its own (idempotent). */
+  /** A git worktree for a sub-agent or a child session, on a branch of its own (idempotent). */
   fhWorktreeCreate(input: { cwd: string; name: string }): Promise<WorktreePayload>;
-  /** Commits the sub-agent's changes on its branch and removes the worktree (idempotent). */
-  fhWorktreeFinish(input: WorktreePayload & { cwd: string }): Promise<{ branch: string; commit?: string }>;
+  /** Commits the changes made there on its branch and removes the worktree; `deleteBranch`: the branch too (idempotent). */
+  fhWorktreeFinish(input: WorktreePayload & { cwd: string; deleteBranch?: boolean }): Promise<{ branch: string; commit?: string; branchDeleted?: boolean }>;
   /** The prompt enhancer on the worker (its API key, its copy of the working directory), with a small model. */
   fhEnhancePrompt(input: { draft: string; cwd: string; model?: string }): Promise<EnhanceResult>;
 }

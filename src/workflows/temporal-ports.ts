@@ -84,7 +84,7 @@ function activities(options: ActivityOptions, summary: string) {
  */
 const sessionOptions: ActivityOptions = { startToCloseTimeout: '2 minutes', retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 10 } };
 
-export type SessionActivities = Pick<FabricActivities, 'fhLoadTranscript' | 'fhStoreTranscript' | 'fhResolveModel' | 'fhSummarize' | 'fhArchiveReplies' | 'fhFindReply'>;
+export type SessionActivities = Pick<FabricActivities, 'fhLoadTranscript' | 'fhStoreTranscript' | 'fhResolveModel' | 'fhSummarize' | 'fhArchiveReplies' | 'fhFindReply' | 'fhWorktreeCreate' | 'fhWorktreeFinish'>;
 
 /** The session host's activities, through the same proxy (and options in one place) as the harness's ports. */
 export function createSessionActivities(): SessionActivities {
@@ -95,6 +95,9 @@ export function createSessionActivities(): SessionActivities {
     fhSummarize: (input) => activities(sessionOptions, `title with ${input.model}`).fhSummarize(input),
     fhArchiveReplies: (chunk) => activities(sessionOptions, `archive ${chunk.replies.length} replies`).fhArchiveReplies(chunk),
     fhFindReply: (input) => activities(sessionOptions, `find the reply to ${input.messageId}`).fhFindReply(input),
+    // A child session's own working copy (only sessions started with isolation 'worktree' call these).
+    fhWorktreeCreate: (input) => decoded(() => activities(worktreeOptions, `worktree for ${input.name}`).fhWorktreeCreate(input)),
+    fhWorktreeFinish: (input) => decoded(() => activities(worktreeOptions, `finish worktree ${input.branch}`).fhWorktreeFinish(input)),
   };
 }
 
