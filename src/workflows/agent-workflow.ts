@@ -33,9 +33,11 @@ export * from '../wire/messages';
 export function agentWorkflow(def: AgentDefinition, toolSet?: string): (input: unknown) => Promise<unknown> {
   return async (rawInput: unknown) => {
     if (isSessionEnvelope(rawInput)) return sessionWorkflow(def, rawInput, toolSet);
-    installStreamLog();
-    // A sub-agent (agentAsTool): the agent's input inside, its depth and working directory around it.
+    // A sub-agent (agentAsTool): the agent's input inside, its depth and working directory around it;
+    // its stream runs inside the offsets its parent reserved, so a reader of the parent reads it in place.
     const sub = isSubAgentEnvelope(rawInput) ? rawInput.fhSubAgent : undefined;
+    if (sub?.stream) installStreamLog(sub.stream.from, sub.stream.to);
+    else installStreamLog();
     const state = new RunState();
     state.installHandlers();
     let result: unknown;

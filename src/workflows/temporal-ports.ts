@@ -17,6 +17,7 @@ import { ModelTransport } from './model-transport';
 import { WorkflowSpans } from './spans';
 import type { FabricSinks } from './sinks';
 import { closeModelStream, closeToolStream, openModelStream, openToolStream } from './stream/model-calls';
+import { closeStreamBlock, openSubAgentStream } from './stream/publish';
 
 
 /**
@@ -360,12 +361,17 @@ async function runSubAgent(call: ToolCallRequest, spec: SubAgentSpec, depth: num
     emit(makeEvent('subagent_started', { childId, agent, callId: call.id, depth: depth + 1, ...(wt ? { branch: wt.branch } : {}) }, now()));
     let outcome: SubAgentOutcome | undefined;
     let failure: unknown;
+    // The child's own stream runs inside this block of ours (workflow state only: no command, no history).
+    const slot = openSubAgentStream(childId, agent);
     try {
-      const envelope: SubAgentEnvelope = { fhSubAgent: { input: spec.toInput(call.input), depth: depth + 1, ...(wt ? { cwd: wt.path } : {}), parent: info.workflowId } };
+      const stream = slot ? { stream: { from: slot.from, to: slot.to } } : {};
+      const envelope: SubAgentEnvelope = { fhSubAgent: { input: spec.toInput(call.input), depth: depth + 1, ...(wt ? { cwd: wt.path } : {}), parent: info.workflowId, ...stream } };
       outcome = (await executeChild(agent, { args: [envelope], workflowId: childId, taskQueue: info.taskQueue, ...(call.timeoutMs ? { workflowExecutionTimeout: call.timeoutMs } : {}) })) as SubAgentOutcome;
     } catch (err) {
       if (isCancellation(err)) throw new InterruptedError();
       failure = err;
+    } finally {
+      closeStreamBlock(slot);
     }
     const done = wt ? await decoded(() => activities(worktreeOptions, `finish worktree of ${agent}`).fhWorktreeFinish({ ...wt, cwd: call.cwd })) : undefined;
     for (const event of outcome?.events ?? []) emit(makeEvent('subagent_event', { childId, agent, event }, now()));
