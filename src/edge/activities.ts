@@ -8,7 +8,8 @@ import { offloadToolResult, readArtifact } from './artifacts';
 import type { ToolSpec } from '../core/tools-spec';
 import type { Entry } from '../core/entries';
 import type Anthropic from '@anthropic-ai/sdk';
-import { streamMessages, type MessagesCall, type ModelConnection } from './anthropic';
+import { callMessages, streamMessages, type MessagesCall, type ModelConnection, type SerialisedBody } from './anthropic';
+import { RequestBodies, type EncodedBody } from './request-body';
 import { LivePublisher, ToolOutputLines } from './stream-publisher';
 import type { StreamSlot } from '../wire/stream';
 import type { ModelCallResult } from '../core/ports';
@@ -61,6 +62,12 @@ export interface WorkerCacheSizes {
   transcripts?: number;
   /** Exact input-token counts by request hash, for estimator 'count-tokens' (default 64). */
   tokenCounts?: number;
+  /**
+   * Serialised request prefixes, one per conversation (default 64): a hit serialises only the entries
+   * added since the conversation's last call on this worker. Each holds the conversation's request
+   * bytes (about its transcript's size).
+   */
+  requestPrefixes?: number;
 }
 
 /**
@@ -78,6 +85,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
   const localTools = createLocalTools(sandbox);
   const mcp = deps.mcp ?? new McpConnections({ sandbox });
   const edge = new EdgeService({ connection: deps.connection, defaultModel: deps.defaultModel, tokenCountCacheSize: deps.caches?.tokenCounts });
+  const bodies = new RequestBodies({ cacheSize: deps.caches?.requestPrefixes });
   // Model calls heartbeat (a dead worker is noticed in seconds) and leave as typed ApplicationFailures.
   const reporting: AroundCall = (fn) => asFailure(() => heartbeating(fn));
 
@@ -114,12 +122,21 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
       const startedAt = Date.now();
       // With a stream slot the call streams, its deltas published in the heartbeat details (not history).
       const slot = input.stream;
-      const invoke = slot ? (msgCall: MessagesCall) => asFailure(() => streamedModelCall(edge.anthropic(), msgCall, slot)) : undefined;
+      // The body is serialised from this conversation's kept prefix (./request-body), then kept for its next call.
+      let body: EncodedBody | undefined;
+      const invoke = (msgCall: MessagesCall) => {
+        body = bodies.encode(msgCall, slot !== undefined, input.base ? { head: input.base.head, count: loaded!.base.length } : undefined);
+        const sent = body;
+        return slot
+          ? asFailure(() => streamedModelCall(edge.anthropic(), msgCall, slot, sent))
+          : reporting(() => callMessages(edge.anthropic(), msgCall, Context.current().cancellationSignal, sent));
+      };
       const { decision, call, result } = await edge.decideThenCall(input.decide, request, () => Context.current().cancellationSignal, reporting, invoke);
       recordDecisionSpan(decision);
       if (!result) return { decision: decision! };
       recordModelCallSpan(call!, result, startedAt);
       const transcript = await transcripts.append(input.base, loaded!.base, [...loaded!.delta, result.entry]);
+      body?.remember(transcript.head, result.entry);
       const streamed = slot ? { streamed: { attempt: Context.current().info.attempt } } : {};
       if (!decision) return { ...result, stored: transcript, ...streamed };
       return input.briefDecision && isQuiet(decision)
@@ -286,7 +303,7 @@ async function asFailure<T>(fn: () => Promise<T>): Promise<T> {
  * A model call with streaming on: its deltas go out in the heartbeat details as they arrive (the
  * periodic heartbeat resends the same details, so it never blanks them).
  */
-async function streamedModelCall(client: Anthropic, call: MessagesCall, slot: StreamSlot): Promise<ModelCallResult> {
+async function streamedModelCall(client: Anthropic, call: MessagesCall, slot: StreamSlot, body?: SerialisedBody): Promise<ModelCallResult> {
   const ctx = Context.current();
   const publisher = new LivePublisher({
     slot,
@@ -298,7 +315,7 @@ async function streamedModelCall(client: Anthropic, call: MessagesCall, slot: St
   });
   const beat = setInterval(() => publisher.flush(), HEARTBEAT_MS);
   try {
-    return await streamMessages(client, call, (ev) => publisher.pushRaw(ev), ctx.cancellationSignal);
+    return await streamMessages(client, call, (ev) => publisher.pushRaw(ev), ctx.cancellationSignal, body);
   } finally {
     clearInterval(beat);
     publisher.close();
