@@ -7,6 +7,8 @@
  *   ours off     the grower agent through createWorker, compaction off (fixtures/grower-agents.js)
  *   ours on      the same with compaction on; the window is far above the conversation, so every call
  *                pays the recorded decision and none compacts (side-by-side/agents.js)
+ *   ours on, streaming off   the same started with `streaming: false` (the others stream: an agent
+ *                run's model calls stream by default, as SSE from the fake)
  *   peer         Temporal's own AI SDK integration: generateText + temporalProvider, the grow tool an
  *                activity (peer/workflows.js); installed in bench/peer/ with its own Temporal release
  *
@@ -60,6 +62,8 @@ const DESIGNS = [
   { key: 'floor-tool', label: 'floor, 2 activities per call (as ours)', script: 'side-by-side/floor-worker.js', model: 'noop' },
   { key: 'ours-off', label: 'ours, compaction off', script: 'side-by-side/ours-worker.js', model: 'fhModel' },
   { key: 'ours-on', label: 'ours, compaction on', script: 'side-by-side/ours-worker.js', model: 'fhModel' },
+  // The same with the model calls not streaming (startAgent's `streaming: false`): what streaming costs.
+  { key: 'ours-on-nostream', label: 'ours, compaction on, streaming off', script: 'side-by-side/ours-worker.js', model: 'fhModel' },
   { key: 'peer', label: 'peer @temporalio/ai-sdk', script: 'peer/worker.js', model: 'invokeModel' },
 ];
 
@@ -90,11 +94,11 @@ function ensurePeerInstalled(ctx) {
 
 /** A design's worker in its own process, answering the requests of side-by-side/child.js. */
 class ChildWorker {
-  static async start(design, config, ctx) {
+  static async start(design, config, ctx, extraExecArgv = []) {
     const profDir = process.env.FH_BENCH_CPU_PROF;
     const profile = profDir && design.key.startsWith('ours') ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(profDir), '--cpu-prof-name', `${design.key}-${Date.now()}.cpuprofile`] : [];
     const child = fork(path.join(__dirname, design.script), [], {
-      execArgv: [...process.execArgv, ...profile],
+      execArgv: [...process.execArgv, ...profile, ...extraExecArgv],
       env: { ...process.env, FH_BENCH_CHILD_CONFIG: JSON.stringify(config) },
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
@@ -139,6 +143,11 @@ class ChildWorker {
   async cpuMs() {
     const m = await this.request({ type: 'cpu' });
     return (m.user + m.system) / 1000;
+  }
+
+  /** The child's process.memoryUsage() after a full GC (with --expose-gc). */
+  memory() {
+    return this.request({ type: 'mem' });
   }
 
   replay(workflowId) {
@@ -209,6 +218,7 @@ const ms = (x, digits = 1) => (Number.isFinite(x) ? `${x.toFixed(digits)} ms` : 
 const times = (x) => (Number.isFinite(x) ? `${x.toFixed(2)}x` : '');
 
 module.exports = {
+  ChildWorker,
   name: 'side-by-side',
   description: 'floor (no-op activities) vs ours (compaction off/on) vs peer @temporalio/ai-sdk: history, events, worker CPU and replay per model call',
 
@@ -266,6 +276,8 @@ module.exports = {
         'ours-off': () => startAgent(oursClient, grower, { calls }, { workflowId: `sbs-ours-off-${id}`, taskQueue: workers['ours-off'].taskQueue }),
         'ours-on': () =>
           startAgent(oursClient, growerCompacting, { calls }, { workflowId: `sbs-ours-on-${id}`, taskQueue: workers['ours-on'].taskQueue }),
+        'ours-on-nostream': () =>
+          startAgent(oursClient, growerCompacting, { calls }, { workflowId: `sbs-ours-on-nostream-${id}`, taskQueue: workers['ours-on-nostream'].taskQueue, streaming: false }),
         peer: () =>
           plainClient.workflow.start('peerAgent', {
             taskQueue: workers.peer.taskQueue,
@@ -330,9 +342,11 @@ module.exports = {
       const floor = runs.find((f) => f.calls === r.calls && f.design === 'floor');
       const floorTool = runs.find((f) => f.calls === r.calls && f.design === 'floor-tool');
       const oursOff = runs.find((f) => f.calls === r.calls && f.design === 'ours-off');
+      const smallest = runs.find((f) => f.calls === ns[0] && f.design === r.design);
       return {
         calls: r.calls,
         design: r.label,
+        streaming: r.design.startsWith('ours') ? (r.design.endsWith('nostream') ? 'off' : 'on') : '',
         'model calls': r.modelCalls,
         history: ctx.bytes(r.bytes),
         events: r.events,
@@ -344,6 +358,8 @@ module.exports = {
         'worker CPU/call': ms(r.cpuPerCallMs),
         'CPU/call vs floor': times(r.cpuPerCallMs / floor.cpuPerCallMs),
         'CPU/call vs floor (2 activities)': floorTool ? times(r.cpuPerCallMs / floorTool.cpuPerCallMs) : '',
+        // The goal: the same cost per call at any conversation length (this N against the smallest).
+        [`CPU/call vs N=${ns[0]}`]: smallest && r.calls !== ns[0] ? times(r.cpuPerCallMs / smallest.cpuPerCallMs) : '',
         replay: r.replayError ? 'failed' : ms(r.replayMs, 0),
         'replay/call': r.replayError ? '' : ms(r.replayMs / r.modelCalls, 2),
         // Per call, so a run the server cut short compares with the floor on what it did run.

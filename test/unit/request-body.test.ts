@@ -45,7 +45,9 @@ const shape = fc.record({
 /** One model call: the entries the workflow adds before it (tool results, a user prompt), the reply, and whether the worker lost its cache. */
 const step = fc.record({ added: fc.array(entry, { maxLength: 3 }), reply: entry, evicted: fc.boolean() });
 
-function callOf(s: fc.RecordValue<typeof shape> extends infer T ? T : never, entries: Entry[]): MessagesCall {
+type Shape = typeof shape extends fc.Arbitrary<infer T> ? T : never;
+
+function callOf(s: Shape, entries: Entry[]): MessagesCall {
   return { model: 'claude-test', maxTokens: 1000, tools: s.tools as MessagesCall['tools'], entries, system: s.system || undefined, cache: s.cache, thinking: s.thinking, contextManagement: s.contextManagement as MessagesCall['contextManagement'] };
 }
 
