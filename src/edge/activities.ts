@@ -68,6 +68,8 @@ export interface WorkerCacheSizes {
    * bytes (about its transcript's size).
    */
   requestPrefixes?: number;
+  /** Preludes (system prompt and tool specs) by hash, verified when read (default 16): a hit saves a store read per call. */
+  preludes?: number;
 }
 
 /**
@@ -86,6 +88,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
   const mcp = deps.mcp ?? new McpConnections({ sandbox });
   const edge = new EdgeService({ connection: deps.connection, defaultModel: deps.defaultModel, tokenCountCacheSize: deps.caches?.tokenCounts });
   const bodies = new RequestBodies({ cacheSize: deps.caches?.requestPrefixes });
+  const preludes = new PreludeCache(deps.store, deps.caches?.preludes);
   // Model calls heartbeat (a dead worker is noticed in seconds) and leave as typed ApplicationFailures.
   const reporting: AroundCall = (fn) => asFailure(() => heartbeating(fn));
 
@@ -111,7 +114,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
       // Under estimator 'count-tokens' the decision needs the request itself (the service loads it first).
       let loaded: { base: Entry[]; delta: Entry[] } | undefined;
       const request = async () => {
-        const prelude = await asFailure(() => resolvePrelude(deps.store, input.prelude));
+        const prelude = await asFailure(() => preludes.resolve(input.prelude));
         loaded = await stored(input, {
           base: `transcript ${input.base?.head} is not in this worker's store; the workflow resends it in full`,
           delta: "a tool result the workflow refers to is not in this worker's store; the workflow resends it in full",
@@ -250,6 +253,31 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
     },
   };
 }
+
+/** Preludes by hash, each verified against its hash once, when it is read or sent; most recently used kept. */
+class PreludeCache {
+  private readonly kept = new Map<string, Prelude>();
+  private readonly size: number;
+
+  constructor(
+    private readonly store: TranscriptStore,
+    size = 16,
+  ) {
+    if (!Number.isInteger(size) || size < 0) throw new RangeError(`preludes cache size must be a non-negative integer, got ${size}`);
+    this.size = size;
+  }
+
+  async resolve(prelude: ModelActivityInput['prelude']): Promise<Prelude> {
+    const hit = prelude.value ? undefined : this.kept.get(prelude.hash);
+    const value = hit ?? (await resolvePrelude(this.store, prelude));
+    this.kept.delete(prelude.hash);
+    this.kept.set(prelude.hash, value);
+    while (this.kept.size > this.size) this.kept.delete(this.kept.keys().next().value as string);
+    return value;
+  }
+}
+
+type Prelude = { system?: string; tools: ToolSpec[] };
 
 /** Whose MCP connection an activity uses: its workflow's (a session keeps it across continue-as-new). */
 function runScope(ctx: Context): string {
