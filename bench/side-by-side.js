@@ -24,6 +24,7 @@
  *
  *   FH_BENCH_CALLS=100,1000       the Ns (default 100,1000)
  *   FH_BENCH_RUN_LIMIT_S=420      a run with no result by then is terminated and reported (default 420)
+ *   FH_BENCH_REPLAYS=3            each history is replayed this many times (in rounds); the median is kept
  *   FH_BENCH_RESULTS=path.json    where the JSON results go (default bench/results/side-by-side.json)
  *   FH_BENCH_CPU_PROF=dir         run our workers under `node --cpu-prof`, profiles written to dir
  *                                 (the warm-up and replays are in them too; read them with
@@ -74,6 +75,13 @@ function callCounts() {
     throw new Error(`FH_BENCH_CALLS must be a comma-separated list of positive integers, got '${raw}'`);
   }
   return ns;
+}
+
+function replayRounds() {
+  const raw = process.env.FH_BENCH_REPLAYS ?? '3';
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`FH_BENCH_REPLAYS must be a positive integer, got '${raw}'`);
+  return n;
 }
 
 function runLimitMs() {
@@ -212,6 +220,11 @@ async function runOnce(ctx, { worker, idleCpuPerMs, start, calls, limitMs }) {
   return { workflowId: handle.workflowId, result, ok: result === 'ok', wallMs, cpuMs, cpuPerCallMs: m.modelCalls ? cpuMs / m.modelCalls : NaN, ...m };
 }
 
+/** Replay time each call past the smallest N's run adds (same design), or undefined. */
+const marginal = (r, smallest) =>
+  r && smallest && !r.replayError && !smallest.replayError && r.modelCalls > smallest.modelCalls && r.result === 'ok'
+    ? (r.replayMs - smallest.replayMs) / (r.modelCalls - smallest.modelCalls)
+    : undefined;
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const quiet = (ctx) => ({ ...ctx, log: () => undefined });
 const ms = (x, digits = 1) => (Number.isFinite(x) ? `${x.toFixed(digits)} ms` : '');
@@ -322,13 +335,19 @@ module.exports = {
         DESIGNS.forEach((d, i) => runs.push({ calls, design: d.key, label: d.label, ...measured[i] }));
       }
 
-      // Replays one at a time (wall time is the figure), each in its design's process with its release.
-      for (const r of runs) {
-        const out = await workers[r.design].replay(r.workflowId);
-        r.replayMs = out.ms;
-        r.replayCpuMs = out.cpuMs;
-        r.replayError = out.error;
-        ctx.log(`${r.design} N=${r.calls}: replay of ${out.events} events in ${ms(out.ms)}${out.error ? ` FAILED: ${out.error.split('\n')[0]}` : ''}`);
+      // Replays one at a time (wall time is the figure), each in its design's process with its release;
+      // every run replayed `replays` times, in rounds (so a burst of load on the machine hits one round
+      // of every design, not one design), and the median kept.
+      const replays = replayRounds();
+      for (let round = 0; round < replays; round++) {
+        for (const r of runs) {
+          const out = await workers[r.design].replay(r.workflowId);
+          (r.replayTimes ??= []).push(out.ms);
+          r.replayMs = median(r.replayTimes);
+          r.replayCpuMs = out.cpuMs;
+          r.replayError ??= out.error;
+          ctx.log(`${r.design} N=${r.calls}: replay ${round + 1}/${replays} of ${out.events} events in ${ms(out.ms)}${out.error ? ` FAILED: ${out.error.split('\n')[0]}` : ''}`);
+        }
       }
     } finally {
       for (const cleanup of cleanups.reverse()) {
@@ -367,6 +386,11 @@ module.exports = {
         'replay vs floor (2 activities)':
           r.replayError || !floorTool ? '' : times(r.replayMs / r.modelCalls / (floorTool.replayMs / floorTool.modelCalls)),
         'replay/event': r.replayError ? '' : ms(r.replayMs / r.events, 3),
+        // Per call beyond the smallest N: what each further call adds to a replay, without the fixed cost
+        // of a replay (creating the replay worker, loading the workflow bundle), which differs by design.
+        'replay/added call': marginal(r, smallest) === undefined ? '' : ms(marginal(r, smallest), 2),
+        'replay/added call vs floor (2 activities)':
+          marginal(r, smallest) === undefined || !floorTool ? '' : times(marginal(r, smallest) / marginal(floorTool, runs.find((f) => f.calls === ns[0] && f.design === 'floor-tool'))),
         result: r.result,
       };
     });

@@ -122,14 +122,25 @@ export function withCacheBreakpoint<M extends { content: unknown }>(messages: M[
  * model and max_tokens for its timeout and warnings, tools for its helper header).
  */
 export interface SerialisedBody {
-  bytes: Uint8Array;
+  /** The body's bytes, in order: sent as they are, none copied into one buffer. */
+  chunks: Uint8Array[];
+  /** Their total length (the request's Content-Length). */
+  length: number;
 }
 
 function sdkArgs(call: MessagesCall, body: SerialisedBody | undefined, signal: AbortSignal | undefined) {
   if (!body) return { params: messagesParams(call), options: { signal } };
   const params = { ...paramsBeforeMessages(call), messages: [] } as Anthropic.MessageCreateParamsNonStreaming;
-  // A Uint8Array body is sent verbatim by the SDK; it then sets no content type of its own.
-  return { params, options: { signal, body: body.bytes, headers: { 'content-type': 'application/json' } } };
+  const chunks = body.chunks;
+  // A ReadableStream body is sent verbatim by the SDK (which then sets no content type); with the
+  // length given, fetch frames it with Content-Length like any other body, not chunked.
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (const c of chunks) controller.enqueue(c);
+      controller.close();
+    },
+  });
+  return { params, options: { signal, body: stream, headers: { 'content-type': 'application/json', 'content-length': String(body.length) } } };
 }
 
 export async function callMessages(client: Anthropic, call: MessagesCall, signal?: AbortSignal, body?: SerialisedBody): Promise<ModelCallResult> {

@@ -18,10 +18,22 @@ import { cacheControl, messagesParams, paramsBeforeMessages, withCacheBreakpoint
 /** Request prefixes a worker keeps by default: one per conversation it holds (see RequestBodiesOptions). */
 export const REQUEST_PREFIX_CACHE_SIZE = 64;
 
+/**
+ * Bytes that only grow: a prefix appends in place while it is the storage's newest (most calls), and
+ * copies otherwise, so a view of the first `used` bytes handed out earlier never changes.
+ */
+class Storage {
+  constructor(
+    public buf: Buffer,
+    public used: number,
+  ) {}
+}
+
 /** A conversation's final messages, serialised: the `count` entries before the open one. */
 interface Prefix {
-  /** `m0,m1,...` (no brackets), empty when there is none. */
-  closed: Buffer;
+  /** `m0,m1,...` (no brackets) in the first `length` bytes of `storage`; empty when there is none. */
+  storage: Storage;
+  length: number;
   /** The index of the entry that began the open (last) message. */
   tailStart: number;
   /** The entries this prefix covers (the transcript's count at its key). */
@@ -42,6 +54,7 @@ export interface RequestBodiesOptions {
 const utf8 = (s: string) => Buffer.from(s, 'utf8');
 const COMMA = utf8(',');
 const EMPTY = Buffer.alloc(0);
+const cold = (): Prefix => ({ storage: new Storage(EMPTY, 0), length: 0, tailStart: 0, count: 0 });
 
 export class RequestBodies {
   private readonly cache = new Map<string, Prefix>();
@@ -66,11 +79,12 @@ export class RequestBodies {
   encode(call: MessagesCall, stream: boolean, base?: { head: string; count: number }): EncodedBody {
     const entries = call.entries;
     const kept = base ? this.cache.get(base.head) : undefined;
-    const prefix: Prefix = kept && kept.count === base!.count && kept.count <= entries.length ? kept : { closed: EMPTY, tailStart: 0, count: 0 };
+    const prefix: Prefix = kept && kept.count === base!.count && kept.count <= entries.length ? kept : cold();
     const cacheable = this.cacheSize > 0 && !entries.slice(prefix.count).some(hasCompaction);
-    const bytes = cacheable ? assemble(call, stream, prefix) : utf8(JSON.stringify(wholeBody(call, stream)));
+    const chunks = cacheable ? assemble(call, stream, prefix) : [utf8(JSON.stringify(wholeBody(call, stream)))];
     return {
-      bytes,
+      chunks,
+      length: chunks.reduce((n, c) => n + c.length, 0),
       remember: (key, reply) => {
         if (!cacheable || hasCompaction(reply)) return;
         if (base && kept) this.cache.delete(base.head);
@@ -92,8 +106,8 @@ export function wholeBody(call: MessagesCall, stream: boolean): object {
   return stream ? { ...params, stream: true } : params;
 }
 
-/** `{"model":…,"messages":[closed,tail],…}` from the kept prefix and the entries after it. */
-function assemble(call: MessagesCall, stream: boolean, prefix: Prefix): Buffer {
+/** `{"model":…,"messages":[closed,tail],…}` from the kept prefix and the entries after it, in chunks (the prefix is not copied). */
+function assemble(call: MessagesCall, stream: boolean, prefix: Prefix): Buffer[] {
   const tail = withCacheBreakpoint(toApiMessagesWithStarts(call.entries.slice(prefix.tailStart)).messages, cacheControl(call));
   const head = JSON.stringify(paramsBeforeMessages(call));
   const after: Record<string, unknown> = {};
@@ -101,23 +115,37 @@ function assemble(call: MessagesCall, stream: boolean, prefix: Prefix): Buffer {
   if (stream) after.stream = true;
   const end = Object.keys(after).length ? `],${JSON.stringify(after).slice(1)}` : ']}';
   const tailJson = tail.map((m) => JSON.stringify(m)).join(',');
-  const joiner = prefix.closed.length && tailJson ? COMMA : EMPTY;
-  return Buffer.concat([utf8(`${head.slice(0, -1)},"messages":[`), prefix.closed, joiner, utf8(tailJson + end)]);
+  const closed = prefix.storage.buf.subarray(0, prefix.length);
+  const joiner = closed.length && tailJson ? COMMA : EMPTY;
+  return [utf8(`${head.slice(0, -1)},"messages":[`), closed, joiner, utf8(tailJson + end)].filter((c) => c.length > 0);
 }
 
 /** The prefix of `entries` + `reply`: the messages of the old tail and the new entries that are now final. */
 function extend(prefix: Prefix, entries: readonly Entry[], reply: Entry): Prefix {
   const { messages, starts } = toApiMessagesWithStarts([...entries.slice(prefix.tailStart), reply]);
   const count = entries.length + 1;
-  if (messages.length <= 1) return { closed: prefix.closed, tailStart: prefix.tailStart + (starts[0] ?? 0), count };
-  const final = utf8(
-    messages
-      .slice(0, -1)
-      .map((m) => JSON.stringify(m))
-      .join(','),
-  );
-  const closed = prefix.closed.length ? Buffer.concat([prefix.closed, COMMA, final]) : final;
-  return { closed, tailStart: prefix.tailStart + starts[starts.length - 1]!, count };
+  if (messages.length <= 1) return { ...prefix, tailStart: prefix.tailStart + (starts[0] ?? 0), count };
+  const final = messages
+    .slice(0, -1)
+    .map((m) => JSON.stringify(m))
+    .join(',');
+  const added = utf8(prefix.length ? `,${final}` : final);
+  return { ...append(prefix, added), tailStart: prefix.tailStart + starts[starts.length - 1]!, count };
+}
+
+/** `added` after the prefix's bytes: in place when the prefix is its storage's newest and there is room, else into a larger copy. */
+function append(prefix: Prefix, added: Buffer): { storage: Storage; length: number } {
+  const length = prefix.length + added.length;
+  let storage = prefix.storage;
+  if (storage.used !== prefix.length || storage.buf.length < length) {
+    // Doubling: the copies add up to at most twice the final size, whatever the number of calls.
+    const buf = Buffer.allocUnsafe(Math.max(length, storage.used === prefix.length ? 2 * storage.buf.length : length, 1024));
+    storage.buf.copy(buf, 0, 0, prefix.length);
+    storage = new Storage(buf, prefix.length);
+  }
+  added.copy(storage.buf, prefix.length);
+  storage.used = length;
+  return { storage, length };
 }
 
 function hasCompaction(entry: Entry): boolean {

@@ -66,7 +66,7 @@ describe('RequestBodies', () => {
           const sizeBefore = bodies.size;
           const body = bodies.encode(call, s.stream, st.evicted ? undefined : base);
           if (base && !st.evicted && sizeBefore > 0) hits++;
-          expect(Buffer.from(body.bytes).toString('utf8')).toBe(JSON.stringify(wholeBody(call, s.stream)));
+          expect(Buffer.concat(body.chunks).toString('utf8')).toBe(JSON.stringify(wholeBody(call, s.stream)));
           const head = `head-${i}`;
           body.remember(head, st.reply);
           entries = [...entries, st.reply];
@@ -90,11 +90,30 @@ describe('RequestBodies', () => {
     // altered in practice) entries shows the kept bytes were used.
     const altered = [{ type: 'user', text: 'y'.repeat(10_000) } as Entry, ...next.slice(1)];
     const body = bodies.encode(callOf({ tools: [], stream: false } as never, altered), false, { head: 'h1', count: 2 });
-    expect(Buffer.from(body.bytes).toString('utf8')).toContain(big);
-    expect(Buffer.from(body.bytes).toString('utf8')).toBe(JSON.stringify(wholeBody(callOf({ tools: [], stream: false } as never, next), false)));
+    expect(Buffer.concat(body.chunks).toString('utf8')).toContain(big);
+    expect(Buffer.concat(body.chunks).toString('utf8')).toBe(JSON.stringify(wholeBody(callOf({ tools: [], stream: false } as never, next), false)));
     // A count that does not match the kept prefix is a miss: the whole request is serialised.
     const miss = bodies.encode(callOf({ tools: [], stream: false } as never, altered), false, { head: 'h1', count: 1 });
-    expect(Buffer.from(miss.bytes).toString('utf8')).not.toContain(big);
+    expect(Buffer.concat(miss.chunks).toString('utf8')).not.toContain(big);
+  });
+
+  it('two calls from one kept prefix (a retried or rolled-back call) each get their own bytes', () => {
+    const bodies = new RequestBodies();
+    const shape0 = { tools: [], stream: false } as never;
+    const start: Entry[] = [{ type: 'user', text: 'a'.repeat(10) }, { type: 'assistant', content: [{ type: 'text', text: 'zero' }] }, { type: 'user', text: 'b' }];
+    bodies.encode(callOf(shape0, start), false).remember('A', { type: 'assistant', content: [{ type: 'text', text: 'one' }] });
+    const atA: Entry[] = [...start, { type: 'assistant', content: [{ type: 'text', text: 'one' }] }];
+    const branch = (text: string): Entry[] => [...atA, { type: 'user', text }];
+    const first = bodies.encode(callOf(shape0, branch('left')), false, { head: 'A', count: 4 });
+    const second = bodies.encode(callOf(shape0, branch('right')), false, { head: 'A', count: 4 });
+    const reply = (t: string): Entry => ({ type: 'assistant', content: [{ type: 'text', text: t }] });
+    first.remember('L', reply('l'));
+    second.remember('R', reply('r'));
+    for (const [key, side] of [['L', 'left'], ['R', 'right']] as const) {
+      const entries = [...branch(side), reply(side[0]!), { type: 'user', text: 'more' } as Entry];
+      const body = bodies.encode(callOf(shape0, entries), false, { head: key, count: 6 });
+      expect(Buffer.concat(body.chunks).toString('utf8')).toBe(JSON.stringify(wholeBody(callOf(shape0, entries), false)));
+    }
   });
 
   it('keeps at most cacheSize conversations, and none with 0', () => {
@@ -110,7 +129,7 @@ describe('RequestBodies', () => {
 
 describe('the SDK sends the serialised body verbatim', () => {
   let server: http.Server;
-  let received: { body: string; contentType?: string; beta?: string }[];
+  let received: { body: string; contentType?: string; beta?: string; length?: string; chunked?: string }[];
   let client: Anthropic;
   const message = { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-test', content: [{ type: 'text', text: 'hi' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } };
 
@@ -121,7 +140,7 @@ describe('the SDK sends the serialised body verbatim', () => {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const body = Buffer.concat(chunks).toString('utf8');
-        received.push({ body, contentType: req.headers['content-type'], beta: req.headers['anthropic-beta'] as string | undefined });
+        received.push({ body, contentType: req.headers['content-type'], beta: req.headers['anthropic-beta'] as string | undefined, length: req.headers['content-length'], chunked: req.headers['transfer-encoding'] });
         if (JSON.parse(body).stream) {
           res.writeHead(200, { 'content-type': 'text/event-stream' });
           const ev = (type: string, data: object) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
@@ -171,6 +190,9 @@ describe('the SDK sends the serialised body verbatim', () => {
       expect(received[1]!.body).toBe(received[0]!.body);
       expect(received[1]!.contentType).toBe(received[0]!.contentType);
       expect(received[1]!.beta).toBe(received[0]!.beta);
+      // Framed like the SDK's own body: with its length, not chunked.
+      expect(received[1]!.length).toBe(received[0]!.length);
+      expect(received[1]!.chunked).toBeUndefined();
       expect(JSON.parse(received[1]!.body).stream === true).toBe(stream);
     }
   });
