@@ -41,7 +41,6 @@ const LONG_FILES: Record<string, string> = {
   'client/sessions.ts': 'being split (the session client)',
   'testing/fake-anthropic.ts': 'being split (the fake Anthropic server)',
   'testing/fake-anthropic-features.ts': 'being split (the fake Anthropic server)',
-  'cli/commands/session.ts': 'being split (the `fh session` commands)',
   'board/page/script.ts': 'the page script: one self-contained function served as its own source text, so it cannot import',
 };
 
