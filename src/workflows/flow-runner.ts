@@ -38,6 +38,8 @@ export class FlowRunner implements StageHost {
     readonly settings: FlowRunSettings,
     readonly ctx: FlowContext,
     stages: StageRecord[],
+    /** The bundle's agent set: tool calls go to its tool queue (wire/tool-queue.ts). */
+    readonly toolSet?: string,
   ) {
     this.stages = [...stages];
     for (const s of stages) {

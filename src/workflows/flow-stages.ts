@@ -13,15 +13,13 @@ import {
   executeChild,
   getExternalWorkflowHandle,
   isCancellation,
-  proxyActivities,
 } from '@temporalio/workflow';
-import type { FabricActivities, ToolActivityResult } from '../wire/activity-contract';
+import type { RuntimePorts } from '../core/ports';
 import { z } from 'zod';
 import { Harness } from '../core/harness';
 import { parseWith } from '../core/validate';
 import type { Conversation } from '../core/conversation';
-import type { Entry } from '../core/entries';
-import { artifactPointer, deepCopy, OFFLOAD_VALUE_BYTES, parseAgentDirectives, type ContextValue, type FlowContext } from '../core/flows/context';
+import { deepCopy, OFFLOAD_VALUE_BYTES, parseAgentDirectives, type ContextValue, type FlowContext } from '../core/flows/context';
 import { completedStages, failure, gateChoices, gateKeys, matchGateChoice, responseKeys } from '../core/flows/engine';
 import { FlowGateAmbiguousError, FlowNotWaitingError } from '../core/flows/errors';
 import { renderPreamble } from '../core/flows/preamble';
@@ -33,15 +31,7 @@ import type { StageRecord } from '../core/flows/stage';
 import { decodeFailure } from '../wire/failures';
 import { FLOW_BRANCH_WORKFLOW, flowGateAnswerSignal, type BranchGateNotice, type BranchInput, type BranchResult, type FlowRunSettings, type GateAnswer, type GateDecision, type NodeState, type WaitingGate } from '../wire/flow-messages';
 import { createTemporalPorts } from './temporal-ports';
-
-/** The tool activities of a command stage, named after it. */
-const tools = (what: string) =>
-  proxyActivities<FabricActivities>({
-    startToCloseTimeout: '30 minutes',
-    heartbeatTimeout: '15s',
-    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '60s', maximumAttempts: 10 },
-    summary: what,
-  });
+import { builtIn, exitCodeOf, filesTouched, stringOr, substitute, valueOf, visibleUpdates } from './flow-stage-values';
 
 const gateAnswerSchema = z.object({ choice: z.string().min(1), text: z.string().optional(), gate: z.string().optional(), branch: z.string().optional() }).strict();
 
@@ -64,6 +54,7 @@ export interface StageHost {
   readonly stages: StageRecord[];
   readonly nodeStates: Record<string, NodeState>;
   readonly runId: string;
+  readonly toolSet?: string | undefined;
   lastJoin: JoinResult | undefined;
   emit(event: FlowEventInput): void;
 }
@@ -76,6 +67,7 @@ export interface JoinResult {
 
 export class FlowStages {
   private harness: Harness | undefined;
+  private ports: RuntimePorts | undefined;
   private readonly threads = new Map<string, Conversation>();
   /** The gate the run waits at, and the answer once given. */
   waiting: { node: FlowNode; decision?: ReturnType<typeof matchGateChoice> } | undefined;
@@ -114,10 +106,12 @@ export class FlowStages {
     const callId = `flow-${node.id}-${visit}-${attempt}`;
     // The script's own output goes to files: the bash tool caps what it returns, the files are whole.
     const wrapped = `mkdir -p ${FLOW_OUTPUT_DIR} && { ${script}\n} > '${base}.out' 2> '${base}.err'`;
-    const ran = await tools(`flow command ${node.id}`).fhTool({ name: 'bash', callId, input: { command: wrapped }, cwd });
+    // Through the ports, as a session's tool calls: on the agent set's tool queue (patch fh-tool-queue).
+    const tool = (id: string, name: string, input: unknown, offloadBytes?: number) =>
+      this.portsFor().runTool({ sessionId: this.runner.runId, id, name, input, cwd, ...(offloadBytes !== undefined ? { offloadBytes } : {}) }, builtIn(name));
+    const ran = await tool(callId, 'bash', { command: wrapped });
     const exitCode = exitCodeOf(ran.content);
-    const read = (suffix: string) =>
-      tools(`flow command ${node.id}: read ${suffix === 'out' ? 'stdout' : 'stderr'}`).fhTool({ name: 'read_file', callId: `${callId}-${suffix}`, input: { path: `${base}.${suffix}` }, cwd, offloadBytes: OFFLOAD_VALUE_BYTES });
+    const read = (suffix: string) => tool(`${callId}-${suffix}`, 'read_file', { path: `${base}.${suffix}` }, OFFLOAD_VALUE_BYTES);
     const out = await read('out');
     const err = await read('err');
     const stdout = valueOf(out);
@@ -342,11 +336,17 @@ export class FlowStages {
     };
   }
 
+  /** The run's ports (one set: the harness's prompts and the command stages share them). */
+  private portsFor(): RuntimePorts {
+    this.ports ??= createTemporalPorts({ record: () => undefined, ...(this.runner.toolSet !== undefined ? { toolSet: this.runner.toolSet } : {}) });
+    return this.ports;
+  }
+
   private harnessFor(node: FlowNode): Harness {
     void node;
     const { workDir, model, system } = this.runner.settings;
     this.harness ??= new Harness(
-      createTemporalPorts({ record: () => undefined }),
+      this.portsFor(),
       { sandbox: { type: 'local', cwd: workDir }, tools: ['bash', 'read_file', 'write_file', 'edit_file'], ...(model ? { model } : {}), ...(system ? { system } : {}) },
       'default',
       workDir,
@@ -360,55 +360,4 @@ function workDirKeys(b: JoinResult['branches'][number]): FlowContext {
   const where = 'workDir' in b ? b.workDir : undefined;
   if (!where) return {};
   return 'headSha' in where ? { git_branch: where.branch, head_sha: where.headSha } : { work_dir: 'shared', work_dir_reason: where.shared };
-}
-
-/** What a branch produced, without the engine's bookkeeping keys. */
-function visibleUpdates(updates: FlowContext): FlowContext {
-  return Object.fromEntries(Object.entries(updates).filter(([k]) => !k.startsWith('internal.') && k !== 'current_node'));
-}
-
-function exitCodeOf(bashResult: string): number | null {
-  const m = /^exit code (-?\d+)/.exec(bashResult);
-  return m ? Number(m[1]) : null;
-}
-
-/** A read_file result as a context value: the text, or the pointer to where it was stored. */
-function valueOf(r: ToolActivityResult): ContextValue {
-  if (r.artifact) return artifactPointer(r.artifact.ref, r.artifact.bytes);
-  return r.isError ? '' : r.content;
-}
-
-function stringOr(v: ContextValue | undefined): string | undefined {
-  return typeof v === 'string' ? v : undefined;
-}
-
-/** Files the prompt's tool calls wrote or edited (after the last time `sent` was the user's message). */
-function filesTouched(entries: readonly Entry[], sent: string): string[] {
-  let from = 0;
-  for (let i = entries.length - 1; i >= 0; i--) {
-    const e = entries[i]!;
-    if (e.type === 'user' && e.text === sent) {
-      from = i;
-      break;
-    }
-  }
-  const files: string[] = [];
-  for (const e of entries.slice(from)) {
-    if (e.type !== 'assistant') continue;
-    for (const b of e.content) {
-      if (b.type === 'tool_use' && (b.name === 'write_file' || b.name === 'edit_file')) {
-        const p = (b.input as { path?: unknown }).path;
-        if (typeof p === 'string' && !files.includes(p)) files.push(p);
-      }
-    }
-  }
-  return files;
-}
-
-/** An agent node's `input` attribute with every "$prompt" string replaced by the prompt. */
-function substitute(v: unknown, prompt: string): unknown {
-  if (v === '$prompt') return prompt;
-  if (Array.isArray(v)) return v.map((x) => substitute(x, prompt));
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, substitute(x, prompt)]));
-  return v;
 }

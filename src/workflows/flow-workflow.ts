@@ -5,7 +5,7 @@
  * `fhFlowBranch` runs one parallel branch from its first node to the fan-in, on its own copy of
  * the context, and returns what it changed.
  */
-import { allHandlersFinished, CancellationScope, condition, getExternalWorkflowHandle, isCancellation, patched, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, CancellationScope, CancelledFailure, condition, getExternalWorkflowHandle, isCancellation, patched, setHandler, workflowInfo } from '@temporalio/workflow';
 import { checkUserContext, diffContext, type FlowContext } from '../core/flows/context';
 import { initialEngineKeys } from '../core/flows/engine';
 import { FlowStageFailedError } from '../core/flows/errors';
@@ -24,7 +24,7 @@ const BRANCH_WORKTREE_PATCH = 'fh-flow-branch-worktree';
 /** Since this patch a run removes its command output files (`.fh-flow/`) from the work dir when it ends. */
 const CLEANUP_PATCH = 'fh-flow-cleanup';
 
-export async function fhFlow(input: FlowInput): Promise<FlowResult> {
+export async function fhFlow(input: FlowInput, toolSet?: string): Promise<FlowResult> {
   let runner: FlowRunner | undefined;
   let status: FlowState['status'] = 'running';
   let failure: { node?: string; message: string } | undefined;
@@ -44,7 +44,7 @@ export async function fhFlow(input: FlowInput): Promise<FlowResult> {
     if (!resume && input.context) {
       checkUserContext(input.context);
     }
-    runner = new FlowRunner(graph, { workDir: input.workDir, model: input.model, system: input.system }, ctx, resume?.stages ?? []);
+    runner = new FlowRunner(graph, { workDir: input.workDir, model: input.model, system: input.system }, ctx, resume?.stages ?? [], toolSet);
     // The run's identity, then the user's values: committed with the first stage, under it.
     runner.stageLater({ ...initialEngineKeys(graph, runner.runId, input.workDir), ...(resume ? { 'internal.resumed_from': resume.fromWorkflowId } : (input.context ?? {})) });
     const from = resume ? nodeById(graph, resume.node)! : startNode(graph);
@@ -62,12 +62,12 @@ export async function fhFlow(input: FlowInput): Promise<FlowResult> {
   }
 }
 
-export async function fhFlowBranch(input: BranchInput): Promise<BranchResult> {
+export async function fhFlowBranch(input: BranchInput, toolSet?: string): Promise<BranchResult> {
   const graph = checkedGraph(input.graph);
   // Its own git worktree of the work dir (activities do the git work), or the shared dir, said so.
   const dir = patched(BRANCH_WORKTREE_PATCH) ? await flowPorts.branchWorkDir({ workDir: input.workDir, name: workflowInfo().workflowId }) : undefined;
   const workDir = dir?.kind === 'worktree' ? dir.path : input.workDir;
-  const runner = new FlowRunner(graph, { workDir, ...(input.model ? { model: input.model } : {}), ...(input.system ? { system: input.system } : {}) }, { ...input.context }, input.stages);
+  const runner = new FlowRunner(graph, { workDir, ...(input.model ? { model: input.model } : {}), ...(input.system ? { system: input.system } : {}) }, { ...input.context }, input.stages, toolSet);
   const from = nodeById(graph, input.start)!;
   const via = graph.edges.find((e) => e.to === input.start && nodeById(graph, e.from)?.kind === 'parallel');
   const own = (): BranchResult['stages'] => runner.stages.slice(input.stages.length);
@@ -93,9 +93,10 @@ export async function fhFlowBranch(input: BranchInput): Promise<BranchResult> {
     result = { id: input.start, outcome: 'success', updates: diffContext(input.context, runner.ctx), stages: own() };
   } catch (err) {
     // A stage that failed ends the branch as failed (the fan-in weighs it); anything else fails the workflow.
-    if (!(err instanceof FabricError)) {
+    // Cancelled (first_success): the ports report a cancelled activity as INTERRUPTED, a FabricError.
+    if (!(err instanceof FabricError) || CancellationScope.current().consideredCancelled) {
       await finish();
-      throw err;
+      throw CancellationScope.current().consideredCancelled && !isCancellation(err) ? new CancelledFailure('the branch was cancelled') : err;
     }
     result = {
       id: input.start,
