@@ -219,6 +219,7 @@ export class FlowStages {
     const [workflowId, notice] = [...this.branchGates].find(([, n]) => n === target.notice)!;
     const decision = matchGateChoice(this.runner.graph, nodeById(this.runner.graph, notice.node)!, answer.choice, answer.text);
     this.branchGates.delete(workflowId);
+    this.runner.nodeStates[notice.node] = 'running';
     this.runner.emit({ type: 'flow.gate_decided', node: notice.node, selected: decision.selected, label: decision.label, branch: notice.branch });
     // Validated here against the same graph: the branch takes it as given.
     await getExternalWorkflowHandle(workflowId).signal(flowGateAnswerSignal, { choice: answer.choice, ...(answer.text !== undefined ? { text: answer.text } : {}), gate: notice.node });
@@ -228,6 +229,7 @@ export class FlowStages {
   /** A branch's gate waits (a signal from the branch workflow). */
   branchGateWaiting(notice: BranchGateNotice): void {
     this.branchGates.set(notice.workflowId, notice);
+    this.runner.nodeStates[notice.node] = 'waiting';
     const node = nodeById(this.runner.graph, notice.node);
     if (node) this.runner.emit({ type: 'flow.gate_waiting', node: notice.node, branch: notice.branch, choices: gateChoices(this.runner.graph, node).map((c) => c.label) });
   }

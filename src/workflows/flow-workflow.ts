@@ -78,7 +78,7 @@ export async function fhFlowBranch(input: BranchInput, toolSet?: string): Promis
     if (parent) await getExternalWorkflowHandle(parent.workflowId).signal(flowBranchGateSignal, notice);
   };
   runner.handlers.onGateWaiting = (node) => tellParent({ workflowId: workflowInfo().workflowId, branch: input.start, node: node.id });
-  setHandler(flowBranchGateSignal, (notice) => void tellParent(notice));
+  setHandler(flowBranchGateSignal, (notice) => void tellParent(notice).catch(() => undefined)); // the parent gone: no one to tell
   setHandler(flowGateAnswerSignal, (answer) => runner.handlers.answerFromRun(answer));
   // The worktree is committed and removed however the branch ends (cancelled too: not cancellable).
   const finish = async (): Promise<BranchResult['workDir']> => {
@@ -112,7 +112,13 @@ export async function fhFlowBranch(input: BranchInput, toolSet?: string): Promis
 
 /** The run's command output files, removed when it ends (runs recorded before the patch keep them). */
 async function cleanUp(workDir: string): Promise<void> {
-  if (patched(CLEANUP_PATCH)) await flowPorts.cleanup({ workDir });
+  if (!patched(CLEANUP_PATCH)) return;
+  try {
+    await flowPorts.cleanup({ workDir });
+  } catch (err) {
+    // Leftover files do not fail a run (nor hide why it failed); a cancellation still ends it.
+    if (isCancellation(err)) throw err;
+  }
 }
 
 /** The graph as the workflow's input: its shape, then the same checks the client ran. */

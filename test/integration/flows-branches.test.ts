@@ -145,6 +145,7 @@ describe('parallel branches', () => {
       return s.waitingGates?.length === 2 ? s : undefined;
     });
     expect(waiting.status).toBe('waiting');
+    expect(waiting.nodeStates).toMatchObject({ ui_ok: 'waiting', api_ok: 'waiting' });
     expect(waiting.waitingGates!.map((g) => [g.branch, g.node]).sort()).toEqual([['api', 'api_ok'], ['ui', 'ui_ok']]);
     expect(waiting.waitingGate!.choices).toEqual([{ key: 'A', label: '[A] Accept', freeform: false }, { key: 'D', label: '[D] Drop', freeform: false }]);
 
