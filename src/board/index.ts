@@ -7,12 +7,15 @@ import type { Client } from '@temporalio/client';
 import type { TranscriptStore } from '../edge/transcript-store';
 import { startBoardServer, type BoardServer } from './server';
 import { temporalBoardSource, type BoardSource } from './source';
+import { temporalFlowSource, type BoardFlowSource } from './flow-source';
 
 export interface BoardOptions {
   /** A client for the namespace to show (its plugin should be the harness's, to decode payloads). */
   client?: Client;
   /** Or any other source of sessions (tests, another backend). One of `client` and `source`. */
   source?: BoardSource;
+  /** Flow runs to list and draw (default with `client`: the namespace's flow runs; without either, none). */
+  flows?: BoardFlowSource;
   /** Agent modules the replay check replays a session's history against (without them: no replay check). */
   agents?: string[];
   /** The workers' transcript store, to show offloaded payloads in audits. */
@@ -28,8 +31,10 @@ export interface BoardOptions {
 export async function board(options: BoardOptions): Promise<BoardServer> {
   const source = options.source ?? (options.client ? temporalBoardSource(options.client, { agents: options.agents, store: options.store }) : undefined);
   if (!source) throw new TypeError('board: pass a client (or a source)');
+  const flows = options.flows ?? (options.client ? temporalFlowSource(options.client) : undefined);
   return startBoardServer({
     source,
+    ...(flows ? { flows } : {}),
     ...(options.host !== undefined ? { host: options.host } : {}),
     ...(options.port !== undefined ? { port: options.port } : {}),
     ...(options.allowRemote !== undefined ? { allowRemote: options.allowRemote } : {}),
@@ -40,3 +45,5 @@ export async function board(options: BoardOptions): Promise<BoardServer> {
 export { BoardBindError, type BoardServer } from './server';
 export { temporalBoardSource, ReplayUnavailableError, type BoardSource, type BoardEnvelope, type InboxRow, type InboxFilter, type SessionView, type BoardAction } from './source';
 export type { ContextGauge, GaugeLayer } from './gauge';
+export { temporalFlowSource, FlowNotFoundError, type BoardFlowSource, type FlowRow, type GateBody } from './flow-source';
+export type { FlowView, FlowViewNode, FlowViewEdge, BoardNodeState } from './flow-view';

@@ -9,11 +9,15 @@ import type { AddressInfo } from 'node:net';
 import { FabricError, InvalidInputError } from '../core/errors';
 import { PAGE_CSS, pageHtml } from './page/assets';
 import { pageScript } from './page/script';
+import { flowsScript } from './page/flows';
+import { parseGateBody, type BoardFlowSource } from './flow-source';
 import { newToken, refusal, SECURITY_HEADERS, type GuardOptions } from './guard';
 import { parseBoardAction, type BoardSource } from './source';
 
 export interface BoardServerOptions {
   source: BoardSource;
+  /** Flow runs to list and draw (without it the page's flow section says there is none to show). */
+  flows?: BoardFlowSource;
   /** Default 127.0.0.1. Anything but loopback needs `allowRemote: true` (and always has a token). */
   host?: string;
   /** Default 0: a free port. */
@@ -52,6 +56,7 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
   const token = options.token ?? newToken();
   const guard: GuardOptions = { token, hosts: new Set(), origins: new Set() };
   const script = pageScript();
+  const flowsJs = flowsScript();
   /** Open event streams: closing the board ends each and waits until its reads of the session stopped. */
   const streams = new Map<ServerResponse, { abort: AbortController; done: Promise<void> }>();
   /** Requests being answered: closing waits for them, so no call to Temporal outlives the board. */
@@ -69,6 +74,7 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
     const path = url.pathname;
     if (req.method === 'GET' && path === '/') return send(res, 200, 'text/html; charset=utf-8', pageHtml(token, options.source.namespace));
     if (req.method === 'GET' && path === '/app.js') return send(res, 200, 'text/javascript; charset=utf-8', script);
+    if (req.method === 'GET' && path === '/flows.js') return send(res, 200, 'text/javascript; charset=utf-8', flowsJs);
     if (req.method === 'GET' && path === '/app.css') return send(res, 200, 'text/css; charset=utf-8', PAGE_CSS);
     if (req.method === 'GET' && path === '/api/sessions') {
       const archived = url.searchParams.get('archived') === '1';
@@ -81,7 +87,7 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
       const id = decodeURIComponent(m[1]!);
       const what = m[2];
       if (req.method === 'GET' && !what) return sendJson(res, 200, await options.source.sessionView(id));
-      if (req.method === 'GET' && what === 'events') return streamEvents(req, res, id, url);
+      if (req.method === 'GET' && what === 'events') return streamEvents(req, res, (from, signal) => options.source.subscribe(id, from, signal), url);
       if (req.method === 'GET' && what === 'audit') return sendJson(res, 200, await options.source.audit(id));
       if (req.method === 'POST' && what === 'replay') return sendJson(res, 200, await options.source.replay(id));
       if (req.method === 'POST' && what === 'actions') {
@@ -89,10 +95,31 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
         return sendJson(res, 200, { ok: true, result: (await options.source.act(id, action)) ?? null });
       }
     }
+    if (path === '/api/flows' || path.startsWith('/api/flows/')) return flowRoute(req, res, path, url);
     return sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `no ${req.method} ${path}` } });
   }
 
-  async function streamEvents(req: IncomingMessage, res: ServerResponse, id: string, url: URL): Promise<void> {
+  async function flowRoute(req: IncomingMessage, res: ServerResponse, path: string, url: URL): Promise<void> {
+    const flows = options.flows;
+    if (req.method === 'GET' && path === '/api/flows') return sendJson(res, 200, { flows: flows ? await flows.listFlows() : [], available: flows !== undefined });
+    const m = /^\/api\/flows\/([^/]+)(?:\/(events|gate))?$/.exec(path);
+    if (m && flows) {
+      const id = decodeURIComponent(m[1]!);
+      if (req.method === 'GET' && !m[2]) return sendJson(res, 200, await flows.flowView(id));
+      // The stream ends with the run: `fh-end` tells the page so, and it stops reconnecting.
+      if (req.method === 'GET' && m[2] === 'events') return streamEvents(req, res, (from, signal) => flows.subscribeFlow(id, from, signal), url, 'fh-end');
+      if (req.method === 'POST' && m[2] === 'gate') return sendJson(res, 200, { ok: true, decision: await flows.gate(id, parseGateBody(await readJson(req))) });
+    }
+    return sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `no ${req.method} ${path}` } });
+  }
+
+  async function streamEvents(
+    req: IncomingMessage,
+    res: ServerResponse,
+    subscribe: (from: string | undefined, signal: AbortSignal) => AsyncIterable<{ offset: string; event: unknown }>,
+    url: URL,
+    endEvent?: string,
+  ): Promise<void> {
     const lastId = req.headers['last-event-id'];
     const from = typeof lastId === 'string' ? lastId : (url.searchParams.get('from') ?? undefined);
     const abort = new AbortController();
@@ -105,10 +132,11 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
     // A comment line every 15 s keeps proxies and idle timeouts from closing a quiet stream.
     const ping = setInterval(() => res.write(': ping\n\n'), 15_000);
     try {
-      for await (const env of options.source.subscribe(id, from, abort.signal)) {
+      for await (const env of subscribe(from, abort.signal)) {
         // JSON has no raw newlines, so one `data:` line carries the event whole.
         res.write(`id: ${env.offset}\nevent: fh\ndata: ${JSON.stringify(env.event)}\n\n`);
       }
+      if (endEvent && !abort.signal.aborted) res.write(`event: ${endEvent}\ndata: {}\n\n`);
     } catch (err) {
       if (!abort.signal.aborted) res.write(`event: fh-error\ndata: ${JSON.stringify(errorBody(err).error)}\n\n`);
     } finally {
@@ -159,15 +187,15 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
 
 function errorBody(err: unknown): { error: { code: string; message: string; field?: string } } {
   if (err instanceof InvalidInputError) return { error: { code: err.code, message: err.message, field: err.field } };
-  const e = err as { code?: unknown; message?: unknown; type?: unknown };
+  const e = err as { code?: unknown; message?: unknown; type?: unknown; field?: unknown };
   const code = typeof e?.code === 'string' ? e.code : typeof e?.type === 'string' ? e.type : 'BOARD_ERROR';
-  return { error: { code, message: typeof e?.message === 'string' ? e.message : String(err) } };
+  return { error: { code, message: typeof e?.message === 'string' ? e.message : String(err), ...(typeof e?.field === 'string' ? { field: e.field } : {}) } };
 }
 
 function statusFor(code: string): number {
-  if (code === 'INVALID_INPUT' || code === 'BOARD_BAD_JSON') return 400;
-  if (code === 'SESSION_NOT_FOUND' || code === 'UNKNOWN_TOOL_CALL') return 404;
-  if (code === 'ALREADY_DECIDED' || code === 'SESSION_CLOSED') return 409;
+  if (code === 'INVALID_INPUT' || code === 'BOARD_BAD_JSON' || code === 'FLOW_UNKNOWN_CHOICE') return 400;
+  if (code === 'SESSION_NOT_FOUND' || code === 'UNKNOWN_TOOL_CALL' || code === 'FLOW_NOT_FOUND') return 404;
+  if (code === 'ALREADY_DECIDED' || code === 'SESSION_CLOSED' || code === 'FLOW_NOT_WAITING') return 409;
   if (code === 'REPLAY_UNAVAILABLE') return 501;
   return 500;
 }

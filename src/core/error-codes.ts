@@ -83,6 +83,7 @@ export const ERROR_CODES = {
   FLOW_STEP_LIMIT: { in: 'core/flows/errors', means: "a flow ran max_steps stages without reaching an exit" },
   FLOW_NO_ROUTE: { in: 'core/flows/errors', means: 'no edge out of a stage matched and none is unconditioned' },
   FLOW_NOT_RESUMABLE: { in: 'client/flows', means: 'only a failed flow run resumes' },
+  FLOW_NOT_FOUND: { in: 'board/flow-source', means: 'the board was asked for a flow run that its namespace does not have', exit: 'not-found' },
   // The Node edge: stores, sandbox, worker modules
   STORE_BLOB_MISSING: { in: 'edge/store-errors', means: 'a stored transcript, tool result or payload is gone from the store' },
   STORE_INTEGRITY: { in: 'edge/store-errors', means: 'a stored blob does not hash to its name (it was altered)' },

@@ -1,4 +1,4 @@
-import { Worker, type WorkerOptions } from '@temporalio/worker';
+import { Worker, type Logger, type WorkerOptions } from '@temporalio/worker';
 import { collectAgents, NON_AGENT_WORKFLOW_TYPES } from '../workflows';
 import { agentSetKey, toolTaskQueue } from '../wire/tool-queue';
 import { loadModule } from './load-modules';
@@ -61,6 +61,7 @@ export async function startToolWorker(plan: ToolQueuePlan, onFail: () => void): 
     // Tool calls stream their output lines in heartbeat details, as the model calls do on the main worker.
     ...(o.maxHeartbeatThrottleInterval !== undefined ? { maxHeartbeatThrottleInterval: o.maxHeartbeatThrottleInterval } : {}),
   });
+  quietNoWorkflowsWarning(worker);
   let failure: unknown;
   const running = worker.run().catch((err) => {
     failure = err;
@@ -76,3 +77,28 @@ export async function startToolWorker(plan: ToolQueuePlan, onFail: () => void): 
     },
   };
 }
+
+/**
+ * A tool queue's worker runs activities only, by design, and Temporal warns at start that it registered
+ * no workflows. That warning reads like a fault in every worker's log (and the demo's), so this worker's
+ * logger drops that one line; every other line goes through unchanged.
+ */
+function quietNoWorkflowsWarning(worker: Worker): void {
+  const holder = worker as unknown as { logger: Logger };
+  const inner = holder.logger;
+  if (!inner || typeof inner.warn !== 'function') return; // the SDK changed shape: keep its logger as is
+  const quiet: Logger = {
+    log: (level, message, meta) => inner.log(level, message, meta),
+    trace: (message, meta) => inner.trace(message, meta),
+    debug: (message, meta) => inner.debug(message, meta),
+    info: (message, meta) => inner.info(message, meta),
+    warn: (message, meta) => {
+      if (message === NO_WORKFLOWS_WARNING) return;
+      inner.warn(message, meta);
+    },
+    error: (message, meta) => inner.error(message, meta),
+  };
+  Object.defineProperty(holder, 'logger', { value: quiet });
+}
+
+const NO_WORKFLOWS_WARNING = 'No workflows registered, not polling for workflow tasks';

@@ -7,18 +7,13 @@
  * transcript store misses, wall time) are printed.
  */
 import { promises as fs } from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { CreateBucketCommand, ListObjectsV2Command, S3Client, type ListObjectsV2CommandOutput } from '@aws-sdk/client-s3';
-import { Client, Connection, isGrpcServiceError, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { ListObjectsV2Command, type ListObjectsV2CommandOutput, type S3Client } from '@aws-sdk/client-s3';
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { getAgentHandle, startAgent } from '@fabric-harness/sdk/client';
-import { FakeAnthropicServer } from '@fabric-harness/sdk/testing';
-import { startMinio, type MinioServer } from '../support/provision/minio';
-import { FabricHarnessPlugin, S3Store } from '@fabric-harness/sdk/worker';
 import { FH_SEARCH_ATTRIBUTES } from '../../src/wire/search-attributes';
-import { startTemporalCluster, type TemporalCluster } from '../support/provision/temporal-server';
 import { CLUSTER_BIG_KB, CLUSTER_NOTES_BYTES, clusterChecksum, clusterNotes, clusterReply, clusterReport, clusterWorker, fnv1a } from '../fixtures/cluster-agents';
-import { chaosRoute, killSlot, seededRandom, startSlot, traceRun, type RunTrace, type WorkerSlot } from '../support/cluster-chaos';
+import { chaosRoute, seededRandom, traceRun, type RunTrace } from '../support/cluster-chaos';
+import { runChaos, startChaosCluster, whileServerAway as sendAgainWhileServerAway, type ChaosCluster } from '../support/chaos-cluster';
 
 const RUNS = Number(process.env.FH_CHAOS_RUNS ?? 100);
 const CONCURRENCY = 20;
@@ -54,85 +49,25 @@ const expectedResult = (run: number): RunResult => {
   };
 };
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const log = (line: string) => process.stderr.write(`[chaos] ${line}\n`);
-
-/** gRPC status UNAVAILABLE. */
-const UNAVAILABLE = 14;
-
-/** The server is away (restarting) and the client's own gRPC retries gave up. Anything else is a real failure. */
-function isUnavailable(err: unknown): boolean {
-  for (let e = err; e; e = (e as { cause?: unknown }).cause) if (isGrpcServiceError(e) && e.code === UNAVAILABLE) return true;
-  return false;
-}
 
 describe('the cluster under chaos: 3 worker processes, a shared S3 store, kills and a server restart', () => {
   const seed = Number(process.env.FH_CHAOS_SEED ?? Date.now() % 1_000_000);
   const random = seededRandom(seed);
-  const bucket = `fh-chaos-${process.pid}`;
-  const prefix = 'fh';
-  const taskQueue = `cluster-chaos-${process.pid}`;
-  let cluster: TemporalCluster;
-  let minio: MinioServer;
-  let s3: S3Client;
-  let fake: FakeAnthropicServer;
-  let connection: Connection;
+  let stage: ChaosCluster;
   let client: Client;
-  let root: string;
-  const slots: WorkerSlot[] = [];
-  /** Worker restarts under way: afterAll waits for them, so none comes up after the slots are killed. */
-  const restarts = new Set<Promise<void>>();
-  let workerEnv: Record<string, string>;
 
   beforeAll(async () => {
-    const progress = (line: string) => process.stderr.write(`[cluster] ${line}\n`);
-    [cluster, minio] = await Promise.all([startTemporalCluster({ onProgress: progress }), startMinio({ onProgress: progress })]);
-    s3 = new S3Client({
-      endpoint: minio.endpoint,
-      region: minio.region,
-      forcePathStyle: true,
-      credentials: { accessKeyId: minio.accessKeyId, secretAccessKey: minio.secretAccessKey },
-    });
-    await s3.send(new CreateBucketCommand({ Bucket: bucket }));
-    fake = await FakeAnthropicServer.start({ route: chaosRoute() });
-    root = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-chaos-'));
-    workerEnv = {
-      FH_TEST_TEMPORAL_ADDRESS: cluster.address,
-      FH_TEST_TEMPORAL_NAMESPACE: cluster.namespace,
-      FH_TASK_QUEUE: taskQueue,
-      FH_FAKE_URL: fake.url,
-      FH_S3_BUCKET: bucket,
-      FH_S3_PREFIX: prefix,
-      AWS_ENDPOINT_URL_S3: minio.endpoint,
-      AWS_ACCESS_KEY_ID: minio.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: minio.secretAccessKey,
-      AWS_REGION: minio.region,
-    };
-    for (let i = 0; i < WORKERS; i++) slots.push({ index: i, dir: path.join(root, `worker-${i}`), pids: [], failedStarts: 0 });
-    await Promise.all(slots.map((slot) => startSlot(slot, workerEnv)));
-    connection = await Connection.connect({ address: cluster.address });
-    const store = new S3Store({
-      bucket,
-      prefix,
-      endpoint: minio.endpoint,
-      region: minio.region,
-      credentials: { accessKeyId: minio.accessKeyId, secretAccessKey: minio.secretAccessKey },
-    });
-    client = new Client({ connection, namespace: cluster.namespace, plugins: [new FabricHarnessPlugin({ store })] });
+    stage = await startChaosCluster({ name: 'cluster-chaos', workers: WORKERS, route: chaosRoute(), log });
+    client = stage.client();
   }, 15 * 60_000);
 
   afterAll(async () => {
-    await Promise.allSettled([...restarts]);
-    await Promise.all(slots.map((slot) => killSlot(slot)));
-    await connection?.close();
-    await fake?.stop();
-    s3?.destroy();
-    await Promise.all([cluster?.stop(), minio?.stop()]);
-    if (root) await fs.rm(root, { recursive: true, force: true });
+    await stage?.stop();
   }, 120_000);
 
   it('registers every search attribute the SDK uses', async () => {
-    const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace: cluster.namespace });
+    const { customAttributes } = await stage.connection.operatorService.listSearchAttributes({ namespace: stage.cluster.namespace });
     expect(Object.keys(customAttributes ?? {}).sort()).toEqual(expect.arrayContaining(Object.keys(FH_SEARCH_ATTRIBUTES).sort()));
   });
 
@@ -145,19 +80,18 @@ describe('the cluster under chaos: 3 worker processes, a shared S3 store, kills 
     const workflowId = (run: number) => `chaos-${process.pid}-${run}`;
     let done = false;
 
+    const { fake, s3, bucket, prefix, slots, taskQueue } = stage;
     /** Retries a client call only while the server is unreachable (its restart), never on other errors. */
-    const whileServerAway = async <T>(what: string, call: () => Promise<T>): Promise<T> => {
-      for (const deadline = Date.now() + 120_000; ; ) {
-        try {
-          return await call();
-        } catch (err) {
-          if (!isUnavailable(err) || Date.now() > deadline) throw err;
+    const whileServerAway = <T>(what: string, call: () => Promise<T>): Promise<T> =>
+      sendAgainWhileServerAway(
+        what,
+        call,
+        (w, err) => {
           chaos.clientRetries++;
-          log(`${what}: server unavailable, retrying (${(err as Error).message.slice(0, 80)})`);
-          await sleep(1000);
-        }
-      }
-    };
+          log(`${w}: server unavailable, retrying (${err.message.slice(0, 80)})`);
+        },
+        120_000,
+      );
 
     // At the deadline, the lanes' pending calls are aborted, so nothing still polls when the connection closes.
     const abort = new AbortController();
@@ -188,41 +122,21 @@ describe('the cluster under chaos: 3 worker processes, a shared S3 store, kills 
       );
     };
 
-    // A killed worker comes back in the background while the next kill may already take another one;
-    // at least two of the three stay up (a kill waits for that), so runs always have somewhere to go.
-    const restartLater = (slot: WorkerSlot): void => {
-      const restart = (async () => {
-        await sleep(500 + random() * 1500);
-        await startSlot(slot, workerEnv, log);
-        chaos.workerRestarts++;
-      })();
-      restarts.add(restart);
-      void restart.finally(() => restarts.delete(restart));
-    };
-    const chaosLoop = async (): Promise<void> => {
-      while (!done && chaos.kills < MAX_KILLS) {
-        const notBefore = Date.now() + KILL_EVERY_MS[0] + random() * (KILL_EVERY_MS[1] - KILL_EVERY_MS[0]);
-        const up = () => slots.filter((s) => s.child);
-        while (!done && (Date.now() < notBefore || results.size < killProgress(chaos.kills + 1) || up().length < 2)) await sleep(200);
-        if (done) break;
-        const candidates = up();
-        const slot = candidates[Math.floor(random() * candidates.length)]!;
-        const pid = slot.child?.pid;
-        await killSlot(slot);
-        chaos.kills++;
-        log(`t+${Math.round((Date.now() - started) / 1000)}s SIGKILL worker ${slot.index} (pid ${pid}); ${results.size}/${RUNS} runs done`);
-        restartLater(slot);
-        if (chaos.kills === SERVER_RESTART_AFTER_KILL) {
-          const t0 = Date.now();
-          log(`t+${Math.round((t0 - started) / 1000)}s restarting the Temporal server (pid ${cluster.serverPid()})`);
-          await cluster.restartServer();
-          chaos.serverRestarts++;
-          chaos.serverRestartMs = Date.now() - t0;
-          log(`server back in ${chaos.serverRestartMs} ms (pid ${cluster.serverPid()})`);
-        }
-      }
-      while (restarts.size) await Promise.all([...restarts]);
-    };
+    const chaosLoop = () =>
+      runChaos(
+        stage,
+        {
+          random,
+          maxKills: MAX_KILLS,
+          serverRestartAfterKill: SERVER_RESTART_AFTER_KILL,
+          killEveryMs: KILL_EVERY_MS,
+          readyForKill: (k) => results.size >= killProgress(k),
+          progress: () => `${results.size}/${RUNS} runs done`,
+          done: () => done,
+          log,
+        },
+        chaos,
+      );
 
     let deadlineTimer: NodeJS.Timeout | undefined;
     const deadline = new Promise<'deadline'>((resolve) => (deadlineTimer = setTimeout(() => resolve('deadline'), RUNS_DEADLINE_MS)));

@@ -289,7 +289,7 @@ describe('fh board', () => {
     expect(found.xss).toBeUndefined();
     expect(found.imgs).toBe(0);
     expect(found.links).toBe(0);
-    expect(found.scripts).toEqual(['/app.js']);
+    expect(found.scripts).toEqual(['/app.js', '/flows.js']); // the page's two scripts (sessions, flow runs), nothing else
     expect(found.reply).toContain(XSS_TEXT);
     expect(found.result).toContain('<script>window.__xss=6</script><img src=x onerror=window.__xss=7>');
     expect(found.input).toContain('<img src=x onerror=\\"window.__xss=8\\">');

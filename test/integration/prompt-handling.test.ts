@@ -11,6 +11,10 @@ import { chatter } from '../fixtures/compaction-agents';
 import { startDelayProxy, type DelayProxy } from '../support/delay-proxy';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
 import { rejection } from '../support/waiting';
+import { TEST_AGENT_MODULES } from '../support/bundle-once';
+import { toolQueueOf } from '../../src/worker/tool-queue-worker';
+import type { WorkerOptions } from '@temporalio/worker';
+import { temporal } from '@temporalio/proto';
 
 const text = (entries: Entry[]) => JSON.stringify(entries);
 
@@ -165,6 +169,22 @@ describe('client prompts and compactions on a running agent', () => {
     }
     const log = globalThis.__FH_WORKER_LOG__ ?? [];
     expect(log.filter((e) => /TMPRL1102|update handler/i.test(e.message))).toEqual([]);
+  });
+
+  it("the tool queue's activity-only worker does not log Temporal's 'No workflows registered' warning", async () => {
+    // This file's worker serves its agents' tool queue with an activity-only worker: wait until it polls.
+    const plan = toolQueueOf({ taskQueue: w.taskQueue } as WorkerOptions, TEST_AGENT_MODULES)!;
+    for (;;) {
+      const d = await w.client.connection.workflowService.describeTaskQueue({
+        namespace: w.t.namespace,
+        taskQueue: { name: plan.taskQueue },
+        taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+      });
+      if ((d.pollers ?? []).length > 0) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const log = globalThis.__FH_WORKER_LOG__ ?? [];
+    expect(log.filter((e) => /No workflows registered/.test(e.message))).toEqual([]);
   });
 
   it('rolls a failed prompt back: the next prompt works and does not carry it', async () => {

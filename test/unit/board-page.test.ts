@@ -5,21 +5,28 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { pageScript } from '../../src/board/page/script';
+import { flowsScript } from '../../src/board/page/flows';
 import { pageHtml } from '../../src/board/page/assets';
 import { refusal, tokenMatches } from '../../src/board/guard';
 
 describe('the board page', () => {
   const script = pageScript();
 
+  const flows = flowsScript();
+
   it('never builds markup from strings, never evaluates code and sets no URL from data', () => {
-    for (const sink of ['innerHTML', 'outerHTML', 'insertAdjacentHTML', 'document.write', 'eval(', 'new Function', 'DOMParser', 'createContextualFragment', '.href', '.src =']) {
-      expect({ sink, found: script.includes(sink) }).toEqual({ sink, found: false });
+    for (const [name, text] of [['app.js', script], ['flows.js', flows]] as const) {
+      for (const sink of ['innerHTML', 'outerHTML', 'insertAdjacentHTML', 'document.write', 'eval(', 'new Function', 'DOMParser', 'createContextualFragment', '.href', '.src =', 'xlink:href', "'href'"]) {
+        expect({ name, sink, found: text.includes(sink) }).toEqual({ name, sink, found: false });
+      }
     }
   });
 
   it('is a self-contained expression that parses as a script', () => {
     expect(() => new Function(script)).not.toThrow();
     expect(script.startsWith('(function boardPage()')).toBe(true);
+    expect(() => new Function(flows)).not.toThrow();
+    expect(flows.startsWith('(function flowsPage()')).toBe(true);
   });
 
   it('has no inline script or style in its HTML, and escapes what it puts in attributes', () => {

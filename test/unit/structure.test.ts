@@ -42,7 +42,6 @@ const LONG_FILES: Record<string, string> = {
   'testing/fake-anthropic.ts': 'being split (the fake Anthropic server)',
   'testing/fake-anthropic-features.ts': 'being split (the fake Anthropic server)',
   'cli/commands/session.ts': 'being split (the `fh session` commands)',
-  'cli/commands/chat.ts': 'being split (fh chat: streaming reworks its loop; small fixes already live in cli/chat-extras.ts)',
   'board/page/script.ts': 'the page script: one self-contained function served as its own source text, so it cannot import',
 };
 

@@ -16,11 +16,12 @@ export function pageHtml(token: string, namespace: string): string {
 <title>fh board · ${escapeAttr(namespace)}</title>
 <link rel="stylesheet" href="/app.css?token=${t}">
 <script defer src="/app.js?token=${t}"></script>
+<script defer src="/flows.js?token=${t}"></script>
 </head>
 <body data-token="${escapeAttr(token)}" data-namespace="${escapeAttr(namespace)}">
 <header class="top"><span class="brand">fh board</span><span class="ns" id="ns"></span><span class="conn" id="conn"></span></header>
 <main class="layout">
-  <section class="inbox" id="inbox"></section>
+  <div class="left"><section class="flows" id="flows"></section><section class="inbox" id="inbox"></section></div>
   <section class="session" id="session"><div class="empty">Pick a session from the inbox.</div></section>
 </main>
 </body>
@@ -43,7 +44,31 @@ input, select, textarea { border:1px solid var(--line); border-radius:6px; paddi
 .brand { font-weight:700; letter-spacing:.02em; }
 .ns { color:#c3cad6; } .conn { margin-left:auto; font-size:12px; color:#9fb0c8; }
 .layout { display:grid; grid-template-columns: 400px 1fr; height: calc(100vh - 40px); }
-.inbox { border-right:1px solid var(--line); background:var(--panel); overflow:auto; }
+.left { display:flex; flex-direction:column; border-right:1px solid var(--line); background:var(--panel); overflow:hidden; }
+.inbox { flex:1; overflow:auto; }
+.flows { max-height:38%; overflow:auto; border-bottom:2px solid var(--line); }
+.flows h3 { margin:0; padding:8px 12px; font-size:12px; text-transform:uppercase; letter-spacing:.05em; color:var(--mute); position:sticky; top:0; background:var(--panel); }
+.flows > .note { padding:0 12px 8px; }
+.frow { padding:6px 12px; border-top:1px solid var(--line); cursor:pointer; display:flex; gap:6px; align-items:center; flex-wrap:wrap; }
+.frow:hover { background:#f0f4fb; } .frow.sel { background:#e6eefc; }
+.frow .title { font-weight:600; } .frow .note { flex-basis:100%; overflow:hidden; text-overflow:ellipsis; white-space:nowrap; }
+.chip.f-running { background:#e3ecfd; color:#1e4fa8; } .chip.f-waiting { background:#fdf1dc; color:#8a5a0b; }
+.chip.f-completed { background:#e1f3e8; color:#22643f; } .chip.f-failed, .chip.f-terminated, .chip.f-timed_out { background:#f4e1e1; color:#8b2b2b; }
+.flowview { grid-column: 1 / 3; display:flex; flex-direction:column; overflow:hidden; }
+.fbody { flex:1; display:grid; grid-template-columns: 1fr 340px; overflow:hidden; }
+.fgraph { overflow:auto; padding:10px; border-right:1px solid var(--line); }
+.fnode rect { fill:#fff; stroke:#a0aec0; stroke-width:1.5; }
+.fnode text { text-anchor:middle; font-size:12px; fill:var(--ink); } .fnode .fstate { font-size:10.5px; fill:var(--mute); }
+.fnode.st-running rect { fill:#e3ecfd; stroke:#2f6fde; } .fnode.st-waiting rect { fill:#fdf1dc; stroke:#b7791f; }
+.fnode.st-succeeded rect { fill:#e1f3e8; stroke:#2f855a; } .fnode.st-failed rect { fill:#f9e0e0; stroke:#c53030; }
+.fnode.st-skipped rect { fill:#f4f4f5; stroke:#cbd5e0; stroke-dasharray:4 3; } .fnode.st-skipped text { fill:#a0aec0; }
+.fnode.cur rect { stroke:#1d2330; stroke-width:3; }
+.fedge path { fill:none; stroke:#8795a8; stroke-width:1.4; } .fhead { fill:#8795a8; }
+.flabel { font-size:11px; fill:#5b3c9b; }
+dl.fctx { display:grid; grid-template-columns: auto 1fr; gap:2px 10px; font-size:12.5px; margin:0; }
+dl.fctx dt { color:var(--mute); } dl.fctx dd { margin:0; white-space:pre-wrap; overflow-wrap:anywhere; max-height:160px; overflow:auto; }
+.fgate .btns { flex-wrap:wrap; } .fgate button { max-width:100%; overflow-wrap:anywhere; text-align:left; }
+ol.fevents { margin:0; padding-left:18px; font-size:12px; color:var(--mute); }
 .filters { display:flex; gap:6px; padding:10px; border-bottom:1px solid var(--line); position:sticky; top:0; background:var(--panel); flex-wrap:wrap; align-items:center; }
 .filters input { width:120px; } .filters input[type=checkbox] { width:auto; margin:0 4px 0 0; }
 .filters label { display:flex; align-items:center; }

@@ -180,7 +180,16 @@ function boardPage(): void {
   }
 
   // ---------- a session ----------
+  // The flow runs (page/flows.ts) share the main pane: opening one closes this session's live channel.
+  document.addEventListener('fh-select', (e) => {
+    if ((e as CustomEvent).detail.kind === 'session') return;
+    if (state.source) state.source.close();
+    state.source = null;
+    state.selected = null;
+    document.querySelectorAll('.row').forEach((r) => r.classList.remove('sel'));
+  });
   function openSession(id: string): void {
+    document.dispatchEvent(new CustomEvent('fh-select', { detail: { kind: 'session', id } }));
     if (state.source) state.source.close();
     state.source = null;
     state.selected = id;

@@ -1,4 +1,4 @@
-/** fh board: the web page for one namespace's sessions, on 127.0.0.1 with a token in its URL. */
+/** fh board: the web page for one namespace's sessions and flow runs, on 127.0.0.1 with a token in its URL. */
 import * as path from 'node:path';
 import { flag, int, str, strs, type Parsed } from '../args';
 import { asCliError, connect, STORE_OPTION, storeFrom, type Command, type Io } from '../context';
@@ -6,7 +6,7 @@ import { EXIT, usage } from '../errors';
 
 export const boardCommand: Command = {
   name: 'board',
-  summary: "a web page for the namespace's sessions: inbox, live conversation, approvals, context gauge, audit",
+  summary: "a web page for the namespace's sessions (inbox, live conversation, approvals, context gauge, audit) and flow runs (graph, gates)",
   usage: ['board [--port 0] [--agents <module>] [--host 127.0.0.1 --allow-remote --token <t>]'],
   description:
     'Serves the board from this package (no CDN; works offline) on 127.0.0.1 and prints its URL, which carries a\n' +

@@ -108,13 +108,29 @@ export class TemporalStreamTransport implements StreamTransport {
     // call would outlive the reader and fail once its connection closes).
     const token = w.token;
     const res = signal
-      ? await this.client.withAbortSignal(signal, () => call(token, true)).catch((err: unknown) => {
+      ? await linkedSignal(signal, (one) => this.client.withAbortSignal(one, () => call(token, true))).catch((err: unknown) => {
           if (signal.aborted) return undefined;
           throw err;
         })
       : await call(token, true);
     if (res && res.nextPageToken?.length) w.token = res.nextPageToken;
     else if (res) w.token = null;
+  }
+}
+
+/**
+ * Runs `fn` with a signal of its own that `outer` aborts. The connection adds an abort listener for each
+ * call to the signal it is given and never removes it; on a reader's long-lived signal those piled up,
+ * one per long poll (MaxListenersExceededWarning after ten). Here each call's listener dies with its signal.
+ */
+async function linkedSignal<T>(outer: AbortSignal, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const inner = new AbortController();
+  const abort = () => inner.abort();
+  outer.addEventListener('abort', abort, { once: true });
+  try {
+    return await fn(inner.signal);
+  } finally {
+    outer.removeEventListener('abort', abort);
   }
 }
 

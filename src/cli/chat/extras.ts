@@ -2,9 +2,9 @@
  * Small pieces of `fh chat` kept apart from the chat loop: the earlier conversation a reopened session
  * shows, and which approval answers are for calls that no longer wait.
  */
-import type { Entry } from '../core/entries';
-import { FabricError } from '../core/errors';
-import { conversationText } from './commands/session';
+import type { Entry } from '../../core/entries';
+import { FabricError } from '../../core/errors';
+import { conversationText } from '../commands/session';
 
 /** How many lines of the earlier conversation a reopened chat shows. */
 const EARLIER_LINES = 10;
