@@ -164,7 +164,7 @@ const showCommand = withHandle('show', "a flow's graph with each node's state, a
   if (flag(p, 'json')) return (printJson(io, view), EXIT.OK);
   const lines = [`${view.workflowId}: ${view.status}${view.currentNode ? ` at ${view.currentNode}` : ''}`];
   for (const g of view.waitingGates) {
-    lines.push(`waiting at gate ${g.node}${g.branch !== undefined ? ` in branch ${g.branch}` : ''}: ${g.choices.map((c) => `[${c.key}] ${c.label}`).join(', ')}`);
+    lines.push(`waiting at gate ${g.node}${g.branch !== undefined ? ` in branch ${g.branch}` : ''}: ${g.choices.map((c) => (c.label.startsWith(`[${c.key}]`) ? c.label : `[${c.key}] ${c.label}`)).join(', ')}`);
   }
   if (view.failure) lines.push(`failed${view.failedNode ? ` at ${view.failedNode}` : ''}: ${oneLine(view.failure)}`);
   lines.push('', 'Nodes:', ...(view.graph?.nodes ?? []).map((n) => `  ${n.state.padEnd(8)} ${n.id} (${n.kind})`));
