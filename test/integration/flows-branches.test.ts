@@ -4,7 +4,8 @@
  * named after the run and the branch node, the fan-in records each head and the best one, and the
  * worktrees are gone afterwards; in a plain dir the branches share it and the run says so. Gates inside
  * branches wait durably (a new worker answers them) and are answered through the run's handle. The
- * run's command output files (`.fh-flow/`) are gone from the work dir when it ends.
+ * run's command output files (`.fh-flow/`) are gone from the work dir when it ends. Command stages'
+ * tool calls run on the agent set's tool queue.
  */
 import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
@@ -135,6 +136,13 @@ describe('parallel branches', () => {
     expect(joined.map((e) => e.sharedWorkDir)).toEqual([results[0]!.work_dir_reason, results[1]!.work_dir_reason]);
     // Shared: both branches' files are in the one dir.
     expect((await fs.readdir(dir)).sort()).toEqual(['a.txt', 'b.txt', 'prep.txt']);
+    // Command stages' tool calls (bash, then reading its output back) ran on the agent set's tool queue.
+    const history = await h.workflow.fetchHistory();
+    const toolQueues = history.events!
+      .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'fhTool')
+      .map((e) => e.activityTaskScheduledEventAttributes!.taskQueue!.name!);
+    expect(toolQueues).toHaveLength(6); // prepare and after: bash, stdout, stderr
+    for (const q of toolQueues) expect(q).toMatch(new RegExp(`^${w.taskQueue}:tools-[0-9a-f]+$`));
   });
 
   it('gates inside branches wait durably and are answered through the run: ambiguous, wrong choice, by branch, by gate', async () => {
