@@ -188,3 +188,6 @@ export interface StreamSlot {
 }
 
 export const streamReadQuery = defineQuery<StreamPage, [{ from: number; limit?: number }]>('fh.stream.read');
+
+/** Memo key of an agent run started with `streaming: false` (startAgent): its model calls do not stream. */
+export const STREAMING_MEMO_KEY = 'fh.streaming';

@@ -26,6 +26,7 @@ import { RunState } from './run-state';
 import type { FabricSinks } from './sinks';
 import { createTemporalPorts } from './temporal-ports';
 import { installStreamLog } from './stream/publish';
+import { STREAMING_MEMO_KEY } from '../wire/stream';
 
 export * from '../wire/messages';
 
@@ -33,7 +34,8 @@ export * from '../wire/messages';
 export function agentWorkflow(def: AgentDefinition, toolSet?: string): (input: unknown) => Promise<unknown> {
   return async (rawInput: unknown) => {
     if (isSessionEnvelope(rawInput)) return sessionWorkflow(def, rawInput, toolSet);
-    installStreamLog();
+    // Started with `streaming: false` (startAgent): model calls without streaming. State only, no commands.
+    installStreamLog().enabled = workflowInfo().memo?.[STREAMING_MEMO_KEY] !== false;
     // A sub-agent (agentAsTool): the agent's input inside, its depth and working directory around it.
     const sub = isSubAgentEnvelope(rawInput) ? rawInput.fhSubAgent : undefined;
     const state = new RunState();
