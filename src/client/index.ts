@@ -76,5 +76,5 @@ export { renderSharePage, escapeHtml, type SharePageInput } from '../core/share/
 export { redactText, type RedactOptions } from '../core/share/redact';
 export { enhancePrompt, type EnhanceOptions, type EnhanceResult } from './enhance';
 export { startFlow, getFlowHandle, resumeFlow, loadFlow, FlowHandle, FlowNotResumableError, type StartFlowOptions } from './flows';
-export type { FlowState, FlowResult, GateDecision, NodeState } from '../wire/flow-messages';
+export type { FlowState, FlowResult, GateDecision, NodeState, WaitingGate } from '../wire/flow-messages';
 export * from './reachable-types';
