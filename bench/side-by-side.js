@@ -7,6 +7,8 @@
  *   ours off     the grower agent through createWorker, compaction off (fixtures/grower-agents.js)
  *   ours on      the same with compaction on; the window is far above the conversation, so every call
  *                pays the recorded decision and none compacts (side-by-side/agents.js)
+ *   ours on, streaming off   the same started with `streaming: false` (the others stream: an agent
+ *                run's model calls stream by default, as SSE from the fake)
  *   peer         Temporal's own AI SDK integration: generateText + temporalProvider, the grow tool an
  *                activity (peer/workflows.js); installed in bench/peer/ with its own Temporal release
  *
@@ -22,6 +24,7 @@
  *
  *   FH_BENCH_CALLS=100,1000       the Ns (default 100,1000)
  *   FH_BENCH_RUN_LIMIT_S=420      a run with no result by then is terminated and reported (default 420)
+ *   FH_BENCH_REPLAYS=3            each history is replayed this many times (in rounds); the median is kept
  *   FH_BENCH_RESULTS=path.json    where the JSON results go (default bench/results/side-by-side.json)
  *   FH_BENCH_CPU_PROF=dir         run our workers under `node --cpu-prof`, profiles written to dir
  *                                 (the warm-up and replays are in them too; read them with
@@ -60,6 +63,8 @@ const DESIGNS = [
   { key: 'floor-tool', label: 'floor, 2 activities per call (as ours)', script: 'side-by-side/floor-worker.js', model: 'noop' },
   { key: 'ours-off', label: 'ours, compaction off', script: 'side-by-side/ours-worker.js', model: 'fhModel' },
   { key: 'ours-on', label: 'ours, compaction on', script: 'side-by-side/ours-worker.js', model: 'fhModel' },
+  // The same with the model calls not streaming (startAgent's `streaming: false`): what streaming costs.
+  { key: 'ours-on-nostream', label: 'ours, compaction on, streaming off', script: 'side-by-side/ours-worker.js', model: 'fhModel' },
   { key: 'peer', label: 'peer @temporalio/ai-sdk', script: 'peer/worker.js', model: 'invokeModel' },
 ];
 
@@ -70,6 +75,13 @@ function callCounts() {
     throw new Error(`FH_BENCH_CALLS must be a comma-separated list of positive integers, got '${raw}'`);
   }
   return ns;
+}
+
+function replayRounds() {
+  const raw = process.env.FH_BENCH_REPLAYS ?? '3';
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`FH_BENCH_REPLAYS must be a positive integer, got '${raw}'`);
+  return n;
 }
 
 function runLimitMs() {
@@ -90,11 +102,11 @@ function ensurePeerInstalled(ctx) {
 
 /** A design's worker in its own process, answering the requests of side-by-side/child.js. */
 class ChildWorker {
-  static async start(design, config, ctx) {
+  static async start(design, config, ctx, extraExecArgv = []) {
     const profDir = process.env.FH_BENCH_CPU_PROF;
     const profile = profDir && design.key.startsWith('ours') ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(profDir), '--cpu-prof-name', `${design.key}-${Date.now()}.cpuprofile`] : [];
     const child = fork(path.join(__dirname, design.script), [], {
-      execArgv: [...process.execArgv, ...profile],
+      execArgv: [...process.execArgv, ...profile, ...extraExecArgv],
       env: { ...process.env, FH_BENCH_CHILD_CONFIG: JSON.stringify(config) },
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
@@ -139,6 +151,11 @@ class ChildWorker {
   async cpuMs() {
     const m = await this.request({ type: 'cpu' });
     return (m.user + m.system) / 1000;
+  }
+
+  /** The child's process.memoryUsage() after a full GC (with --expose-gc). */
+  memory() {
+    return this.request({ type: 'mem' });
   }
 
   replay(workflowId) {
@@ -203,12 +220,18 @@ async function runOnce(ctx, { worker, idleCpuPerMs, start, calls, limitMs }) {
   return { workflowId: handle.workflowId, result, ok: result === 'ok', wallMs, cpuMs, cpuPerCallMs: m.modelCalls ? cpuMs / m.modelCalls : NaN, ...m };
 }
 
+/** Replay time each call past the smallest N's run adds (same design), or undefined. */
+const marginal = (r, smallest) =>
+  r && smallest && !r.replayError && !smallest.replayError && r.modelCalls > smallest.modelCalls && r.result === 'ok'
+    ? (r.replayMs - smallest.replayMs) / (r.modelCalls - smallest.modelCalls)
+    : undefined;
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const quiet = (ctx) => ({ ...ctx, log: () => undefined });
 const ms = (x, digits = 1) => (Number.isFinite(x) ? `${x.toFixed(digits)} ms` : '');
 const times = (x) => (Number.isFinite(x) ? `${x.toFixed(2)}x` : '');
 
 module.exports = {
+  ChildWorker,
   name: 'side-by-side',
   description: 'floor (no-op activities) vs ours (compaction off/on) vs peer @temporalio/ai-sdk: history, events, worker CPU and replay per model call',
 
@@ -266,6 +289,8 @@ module.exports = {
         'ours-off': () => startAgent(oursClient, grower, { calls }, { workflowId: `sbs-ours-off-${id}`, taskQueue: workers['ours-off'].taskQueue }),
         'ours-on': () =>
           startAgent(oursClient, growerCompacting, { calls }, { workflowId: `sbs-ours-on-${id}`, taskQueue: workers['ours-on'].taskQueue }),
+        'ours-on-nostream': () =>
+          startAgent(oursClient, growerCompacting, { calls }, { workflowId: `sbs-ours-on-nostream-${id}`, taskQueue: workers['ours-on-nostream'].taskQueue, streaming: false }),
         peer: () =>
           plainClient.workflow.start('peerAgent', {
             taskQueue: workers.peer.taskQueue,
@@ -310,13 +335,19 @@ module.exports = {
         DESIGNS.forEach((d, i) => runs.push({ calls, design: d.key, label: d.label, ...measured[i] }));
       }
 
-      // Replays one at a time (wall time is the figure), each in its design's process with its release.
-      for (const r of runs) {
-        const out = await workers[r.design].replay(r.workflowId);
-        r.replayMs = out.ms;
-        r.replayCpuMs = out.cpuMs;
-        r.replayError = out.error;
-        ctx.log(`${r.design} N=${r.calls}: replay of ${out.events} events in ${ms(out.ms)}${out.error ? ` FAILED: ${out.error.split('\n')[0]}` : ''}`);
+      // Replays one at a time (wall time is the figure), each in its design's process with its release;
+      // every run replayed `replays` times, in rounds (so a burst of load on the machine hits one round
+      // of every design, not one design), and the median kept.
+      const replays = replayRounds();
+      for (let round = 0; round < replays; round++) {
+        for (const r of runs) {
+          const out = await workers[r.design].replay(r.workflowId);
+          (r.replayTimes ??= []).push(out.ms);
+          r.replayMs = median(r.replayTimes);
+          r.replayCpuMs = out.cpuMs;
+          r.replayError ??= out.error;
+          ctx.log(`${r.design} N=${r.calls}: replay ${round + 1}/${replays} of ${out.events} events in ${ms(out.ms)}${out.error ? ` FAILED: ${out.error.split('\n')[0]}` : ''}`);
+        }
       }
     } finally {
       for (const cleanup of cleanups.reverse()) {
@@ -330,9 +361,11 @@ module.exports = {
       const floor = runs.find((f) => f.calls === r.calls && f.design === 'floor');
       const floorTool = runs.find((f) => f.calls === r.calls && f.design === 'floor-tool');
       const oursOff = runs.find((f) => f.calls === r.calls && f.design === 'ours-off');
+      const smallest = runs.find((f) => f.calls === ns[0] && f.design === r.design);
       return {
         calls: r.calls,
         design: r.label,
+        streaming: r.design.startsWith('ours') ? (r.design.endsWith('nostream') ? 'off' : 'on') : '',
         'model calls': r.modelCalls,
         history: ctx.bytes(r.bytes),
         events: r.events,
@@ -344,6 +377,8 @@ module.exports = {
         'worker CPU/call': ms(r.cpuPerCallMs),
         'CPU/call vs floor': times(r.cpuPerCallMs / floor.cpuPerCallMs),
         'CPU/call vs floor (2 activities)': floorTool ? times(r.cpuPerCallMs / floorTool.cpuPerCallMs) : '',
+        // The goal: the same cost per call at any conversation length (this N against the smallest).
+        [`CPU/call vs N=${ns[0]}`]: smallest && r.calls !== ns[0] ? times(r.cpuPerCallMs / smallest.cpuPerCallMs) : '',
         replay: r.replayError ? 'failed' : ms(r.replayMs, 0),
         'replay/call': r.replayError ? '' : ms(r.replayMs / r.modelCalls, 2),
         // Per call, so a run the server cut short compares with the floor on what it did run.
@@ -351,6 +386,11 @@ module.exports = {
         'replay vs floor (2 activities)':
           r.replayError || !floorTool ? '' : times(r.replayMs / r.modelCalls / (floorTool.replayMs / floorTool.modelCalls)),
         'replay/event': r.replayError ? '' : ms(r.replayMs / r.events, 3),
+        // Per call beyond the smallest N: what each further call adds to a replay, without the fixed cost
+        // of a replay (creating the replay worker, loading the workflow bundle), which differs by design.
+        'replay/added call': marginal(r, smallest) === undefined ? '' : ms(marginal(r, smallest), 2),
+        'replay/added call vs floor (2 activities)':
+          marginal(r, smallest) === undefined || !floorTool ? '' : times(marginal(r, smallest) / marginal(floorTool, runs.find((f) => f.calls === ns[0] && f.design === 'floor-tool'))),
         result: r.result,
       };
     });

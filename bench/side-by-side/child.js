@@ -10,6 +10,7 @@
  *   parent -> child  { type: 'cpu', id }              child -> { type: 'cpu', id, user, system } (µs)
  *   parent -> child  { type: 'replay', id, workflowId } child -> { type: 'replay', id, ms, cpuMs, events, error? }
  *                    (the worker is shut down before the first replay, so polling does not count)
+ *   parent -> child  { type: 'mem', id }              child -> { type: 'mem', id, rss, heapUsed, external, arrayBuffers } (bytes, after a GC)
  *   parent -> child  { type: 'exit' }
  *   child -> parent  { type: 'ready' } once the worker polls; { type: 'fatal', error } on a crash.
  */
@@ -35,7 +36,11 @@ function serveWorker(setup) {
   };
 
   process.on('message', (msg) => {
-    if (msg.type === 'cpu') {
+    if (msg.type === 'mem') {
+      // After a full collection when the child runs with --expose-gc: what is still held, not garbage.
+      if (typeof global.gc === 'function') global.gc();
+      send({ type: 'mem', id: msg.id, ...process.memoryUsage() });
+    } else if (msg.type === 'cpu') {
       const { user, system } = process.cpuUsage();
       send({ type: 'cpu', id: msg.id, user, system });
     } else if (msg.type === 'replay') {

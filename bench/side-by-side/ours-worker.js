@@ -10,7 +10,7 @@ const { serveWorker, timeReplay, BIG_MESSAGES } = require('./child.js');
 const AGENTS = require.resolve('./agents.js');
 const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: (m) => console.error(m) };
 
-serveWorker(async ({ address, namespace, taskQueue, fakeUrl, apiKey, storeDir }) => {
+serveWorker(async ({ address, namespace, taskQueue, fakeUrl, apiKey, storeDir, caches, maxCachedWorkflows }) => {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const store = new FileTranscriptStore(storeDir);
   const workflowBundle = await bundleAgents(AGENTS, { logger: quiet });
@@ -23,6 +23,8 @@ serveWorker(async ({ address, namespace, taskQueue, fakeUrl, apiKey, storeDir })
     model: { apiKey, baseURL: fakeUrl, defaultModel: DEFAULT_MODEL },
     store,
     workflowBundle,
+    ...(caches ? { caches } : {}),
+    ...(maxCachedWorkflows !== undefined ? { maxCachedWorkflows } : {}),
   });
   const client = new Client({ connection: await Connection.connect({ address, channelArgs: BIG_MESSAGES }), namespace });
   return {

@@ -244,13 +244,15 @@ function inboxRow(s: SessionSummary): InboxRow {
 
 /** The session handle's stream (src/wire/stream.ts): numeric offsets that only grow, across continue-as-new. */
 interface Streaming {
-  stream(options: { from?: number; signal?: AbortSignal }): AsyncIterable<{ offset: number; event: { type: string } }>;
+  stream(options: { from?: number; signal?: AbortSignal }): AsyncIterable<{ offset: number; event: { type: string }; subAgent?: unknown }>;
 }
 
 async function* streamEvents(s: Streaming, from: string | undefined, signal: AbortSignal): AsyncIterable<BoardEnvelope> {
   const last = from !== undefined && /^\d+$/.test(from) ? Number(from) : undefined;
   try {
     for await (const env of s.stream({ ...(last !== undefined ? { from: last + 1 } : {}), signal })) {
+      // A sub-agent's own events (its text is not the session's reply); the page shows the session's.
+      if (env.subAgent) continue;
       yield { offset: String(env.offset), event: { type: env.event.type, data: env.event as unknown as Record<string, unknown> } };
     }
   } catch (err) {

@@ -127,10 +127,12 @@ export class FlowHandle {
   /**
    * Answers the gate the run waits at: `choice` is an accelerator key or a label (or `freeform` with
    * `text`). Refused at once with FLOW_UNKNOWN_CHOICE or FLOW_NOT_WAITING; the gate keeps waiting.
+   * A gate inside a parallel branch is answered here too: name its `branch` (the branch's first node)
+   * or `gate` when gates wait in several places (else FLOW_GATE_AMBIGUOUS).
    */
-  async gate(choice: string, options: { text?: string; gate?: string; updateId?: string } = {}): Promise<GateDecision> {
+  async gate(choice: string, options: { text?: string; gate?: string; branch?: string; updateId?: string } = {}): Promise<GateDecision> {
     const { updateId, ...rest } = options;
-    const args: [{ choice: string; text?: string; gate?: string }] = [{ choice, ...rest }];
+    const args: [{ choice: string; text?: string; gate?: string; branch?: string }] = [{ choice, ...rest }];
     try {
       return await this.workflow.executeUpdate(flowGateUpdate, updateId === undefined ? { args } : { args, updateId });
     } catch (err) {

@@ -54,6 +54,7 @@ export {
   type SessionPromptOptions,
   type ForkOptions,
   type DeleteOptions,
+  type EndSessionOptions,
 } from './sessions';
 export { collectStoreGarbage, type CollectGarbageOptions, type CollectGarbageReport } from './collect-garbage';
 export { StoreNotCollectableError, type SweepReport } from '../edge/store-gc';
@@ -62,7 +63,7 @@ export { FileTranscriptStore, type TranscriptStore, type CollectableStore, type 
 export { S3Store, S3StoreRequestError, S3ClientMissingError, type S3StoreOptions } from '../edge/s3-store';
 export { SessionClosedError, SessionNotFoundError, UnknownMessageError, UnknownToolCallError, InvalidForkPointError, IdempotencyKeyReusedError } from '../core/sessions/host-errors';
 export { UpdateWaitEndedError, type WaitLimits } from './session-updates';
-export type { SessionInfo, SessionEdit, PendingApproval, QueuedMessage, SessionRecord } from '../wire/session-messages';
+export type { SessionInfo, SessionEdit, PendingApproval, QueuedMessage, SessionRecord, SessionWorktree } from '../wire/session-messages';
 export { streamEventSchema, streamEnvelopeSchema, type StreamEvent, type StreamEnvelope, type StreamEventOf, type StreamEventType, type StreamPage, type StreamBlock } from '../wire/stream';
 export { TemporalStreamTransport, type StreamTransport, type StreamSnapshot } from './stream/transport';
 export { readStream, type ReadStreamOptions } from './stream/reader';
@@ -75,5 +76,5 @@ export { renderSharePage, escapeHtml, type SharePageInput } from '../core/share/
 export { redactText, type RedactOptions } from '../core/share/redact';
 export { enhancePrompt, type EnhanceOptions, type EnhanceResult } from './enhance';
 export { startFlow, getFlowHandle, resumeFlow, loadFlow, FlowHandle, FlowNotResumableError, type StartFlowOptions } from './flows';
-export type { FlowState, FlowResult, GateDecision, NodeState } from '../wire/flow-messages';
+export type { FlowState, FlowResult, GateDecision, NodeState, WaitingGate } from '../wire/flow-messages';
 export * from './reachable-types';

@@ -15,4 +15,4 @@ export type { RunApproval } from '../wire/messages';
 export type { LabelValue as SessionLabelValue } from '../core/sessions/labels';
 export type { RepoIntro } from '../core/enhance/types';
 export type { FlowRunSettings } from '../wire/flow-messages';
-export type { LiveStreamDetails } from '../wire/stream';
+export type { LiveStreamDetails, SubAgentOrigin } from '../wire/stream';

@@ -45,6 +45,7 @@ import {
   type SessionEdit,
   type SessionEnvelope,
   type SessionInfo,
+  type SessionWorktree,
   type SessionReply,
   type SessionResetResult,
   type SessionStart,
@@ -75,6 +76,12 @@ export interface StartSessionOptions {
   streaming?: boolean;
   /** Archive the session after this long without a message (ms). Off by default. */
   autoArchiveAfterMs?: number;
+  /**
+   * 'worktree': the session works in its own `git worktree` of its working directory, on a new branch
+   * (`info().worktree` names it); ending or deleting it commits its changes there and removes the
+   * worktree (see docs/sessions.md, "Child sessions in their own worktree").
+   */
+  isolation?: 'worktree';
   /** Anything else Temporal's start takes (memo, retention-related options, …). */
   workflow?: Partial<Omit<WorkflowStartOptions, 'args' | 'workflowId' | 'taskQueue'>>;
 }
@@ -193,6 +200,7 @@ function sessionStartPlan(agent: AgentDefinition | string, options: StartSession
     ...(autoArchiveAfterMs !== undefined ? { autoArchiveAfterMs } : {}),
     ...(carried ? { carried } : {}),
     ...(parseWith(z.boolean().optional(), options.streaming, 'streaming') === false ? { streaming: false } : {}),
+    ...(parseWith(z.literal('worktree').optional(), options.isolation, 'isolation') ? { isolation: 'worktree' as const } : {}),
   };
   const envelope: SessionEnvelope = { fhSession: start };
   const record = carried?.record;
@@ -215,7 +223,7 @@ function sessionStartPlan(agent: AgentDefinition | string, options: StartSession
       taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
       ...options.workflow,
       args: [envelope],
-      memo: { [AGENT_MEMO_KEY]: name, ...options.workflow?.memo },
+      memo: { [AGENT_MEMO_KEY]: name, ...(start.isolation ? { [WORKTREE_MEMO_KEY]: true } : {}), ...options.workflow?.memo },
       typedSearchAttributes: searchAttributes,
     },
   };
@@ -227,7 +235,20 @@ export interface ForkOptions {
   id?: string;
   title?: string;
   taskQueue?: string;
+  /** 'worktree': the child session works in its own git worktree of this session's working directory, on a new branch. */
+  isolation?: 'worktree';
 }
+
+/** How a session ends; only a session with a worktree reads these. */
+export interface EndSessionOptions {
+  /** Leave the worktree's directory where it is (removing it is then yours: `git worktree remove`). Default false. */
+  keepWorktree?: boolean;
+  /** Delete the worktree's branch too (default: kept, with the session's changes committed on it). */
+  deleteBranch?: boolean;
+}
+
+/** The memo mark of a session started with isolation 'worktree': delete() ends it first, so its worker removes the worktree. */
+const WORKTREE_MEMO_KEY = 'fhWorktree';
 
 export interface DeleteOptions {
   /** Wait until the server has deleted every run (default true; closed runs go by a background task). */
@@ -239,6 +260,8 @@ export interface DeleteOptions {
    * blobs stay until `fh store gc`. `olderThanMs` (default 60 s) is the grace period for blobs no history shows yet.
    */
   store?: { dir: string; olderThanMs?: number } | { store: TranscriptStore; olderThanMs?: number };
+  /** A session with a worktree: delete its branch too (default: kept, with the session's changes committed on it). */
+  deleteBranch?: boolean;
 }
 
 /** A session: its id is the workflow id, so it follows the session across continue-as-new. */
@@ -411,6 +434,7 @@ export class SessionHandle {
    */
   async fork(options: ForkOptions): Promise<SessionHandle> {
     const at = parseWith(z.number().int().min(0), options.atMessage, 'atMessage');
+    parseWith(z.literal('worktree').optional(), options.isolation, 'isolation');
     await this.restored();
     const answer = await runSessionQuery(this.workflow, this.id, () => this.workflow.query(forkPointQuery, at));
     if ('error' in answer) throw new FabricError(answer.error.code, answer.error.message);
@@ -429,6 +453,8 @@ export class SessionHandle {
       lastMessageAt: undefined,
       messageCount: 0,
       forkedFrom: { sessionId: this.id, atMessage: at },
+      // The fork's own worktree (if asked for) is made by its first run; the parent's is not the fork's.
+      worktree: undefined,
     };
     if (options.title !== undefined) {
       record.title = parseTitleInput(options.title);
@@ -439,12 +465,18 @@ export class SessionHandle {
     return startSessionWith(this.client, point.agent, {
       ...(options.id !== undefined ? { id: options.id } : {}),
       taskQueue: options.taskQueue ?? desc.taskQueue,
+      ...(point.input !== undefined ? { input: point.input } : {}),
+      ...(options.isolation !== undefined ? { isolation: options.isolation } : {}),
     }, carried);
   }
 
-  /** Ends the session: queued messages are answered SESSION_CLOSED, the workflow completes. */
-  async end(): Promise<void> {
-    await this.update(endSessionUpdate, [{}]);
+  /**
+   * Ends the session: queued messages are answered SESSION_CLOSED, the workflow completes. A session with
+   * a worktree commits its changes on its branch and removes the worktree first, and answers with it.
+   */
+  async end(options: EndSessionOptions = {}): Promise<{ worktree?: SessionWorktree }> {
+    const request = parseWith(endOptionsSchema, options, 'end options');
+    return (await this.update(endSessionUpdate, [request])) ?? {};
   }
 
   /**
@@ -453,6 +485,7 @@ export class SessionHandle {
    */
   async delete(options: DeleteOptions = {}): Promise<{ runs: number; garbage?: CollectGarbageReport }> {
     if (options.store) collectableStore(options.store); // a store that cannot be swept fails before anything is deleted
+    await this.endWorktree(options.deleteBranch === true);
     const ns = this.client.options.namespace;
     let runs = 0;
     // The running run is deleted as it is terminated (fast); closed ones by a background task.
@@ -470,6 +503,15 @@ export class SessionHandle {
     if (!options.store) return { runs };
     const garbage = await collectStoreGarbage(this.client, { ...options.store, olderThanMs: options.store.olderThanMs ?? 60_000 });
     return { runs, garbage };
+  }
+
+  /** A running session with a worktree is ended first: its worker commits the changes and removes the worktree. */
+  private async endWorktree(deleteBranch: boolean): Promise<void> {
+    const desc = await this.workflow.describe().catch(() => undefined);
+    if (!desc || desc.status.name !== 'RUNNING' || desc.memo?.[WORKTREE_MEMO_KEY] !== true) return;
+    await this.update(endSessionUpdate, [{ deleting: true, ...(deleteBranch ? { deleteBranch } : {}) }]).catch((err: unknown) => {
+      if (!(err instanceof FabricError && (err.code === 'SESSION_CLOSED' || err.code === 'SESSION_NOT_FOUND'))) throw err;
+    });
   }
 
   /** Right after a continue-as-new the new run loads the conversation: wait for it (bounded). */
@@ -495,6 +537,8 @@ export class SessionHandle {
 
 }
 
+
+const endOptionsSchema = z.object({ keepWorktree: z.boolean().optional(), deleteBranch: z.boolean().optional() }).strict();
 
 /** The update id of a message: the same message (id and text) is the same update, so a retry reattaches to it. */
 function messageUpdateId(kind: 'prompt' | 'send', messageId: string, text: string): string {

@@ -1,12 +1,17 @@
 import type { Client, WorkflowStartOptions } from '@temporalio/client';
 import { parseAgentInput, type AgentDefinition } from '../core/agent';
 import { AgentHandle } from './agent-handle';
+import { STREAMING_MEMO_KEY } from '../wire/stream';
 
 export const DEFAULT_TASK_QUEUE = 'fabric-harness';
 /** Memo key that names the agent of a run (for `fh list` and audits). */
 export const AGENT_MEMO_KEY = 'fh.agent';
 
-export type StartAgentOptions = Partial<Omit<WorkflowStartOptions, 'args'>> & { workflowId: string };
+export type StartAgentOptions = Partial<Omit<WorkflowStartOptions, 'args'>> & {
+  workflowId: string;
+  /** false: the run's model calls are made without streaming (its stream still carries every durable event). Default true. */
+  streaming?: boolean;
+};
 
 /**
  * Starts an agent as a workflow. With a definition (not just a name) the input is validated here,
@@ -20,11 +25,13 @@ export async function startAgent<I, O>(
 ): Promise<AgentHandle<O>> {
   const name = typeof agent === 'string' ? agent : agent.name;
   const args = [typeof agent === 'string' ? input : parseAgentInput(agent, input)];
+  const { streaming, ...startOptions } = options;
+  if (streaming !== undefined && typeof streaming !== 'boolean') throw new TypeError(`startAgent: streaming must be a boolean, got ${typeof streaming}`);
   const handle = await client.workflow.start(name, {
     taskQueue: DEFAULT_TASK_QUEUE,
-    ...options,
+    ...startOptions,
     args,
-    memo: { [AGENT_MEMO_KEY]: name, ...options.memo },
+    memo: { [AGENT_MEMO_KEY]: name, ...(streaming === false ? { [STREAMING_MEMO_KEY]: false } : {}), ...options.memo },
   });
   return new AgentHandle<O>(handle, client);
 }

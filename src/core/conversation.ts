@@ -139,6 +139,11 @@ export class Conversation {
     this.config.cwd = cwd;
   }
 
+  /** The working directory tools run in (their sandbox root). */
+  get cwd(): string {
+    return this.config.cwd;
+  }
+
   /** The turn that paused for a new run, if any: carried to it and given to resumeTurn. */
   suspendedTurn(): SuspendedTurn | undefined {
     return this.suspended;

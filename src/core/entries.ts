@@ -168,8 +168,18 @@ function entryToMessage(entry: Entry): ApiMessage {
  * content cannot end with trailing whitespace"), which matters when a paused turn is sent back.
  */
 export function toApiMessages(entries: readonly Entry[]): ApiMessage[] {
+  return toApiMessagesWithStarts(entries).messages;
+}
+
+/**
+ * toApiMessages, and for each message the index of the entry that began it. Only the last message
+ * can still grow (a later entry of the same role merges into it) or change (trailing whitespace):
+ * the messages before it are final, which is what lets a worker serialise each of them once.
+ */
+export function toApiMessagesWithStarts(entries: readonly Entry[]): { messages: ApiMessage[]; starts: number[] } {
   const out: ApiMessage[] = [];
-  for (const entry of entries) {
+  const starts: number[] = [];
+  for (const [index, entry] of entries.entries()) {
     const msg = entryToMessage(entry);
     if (msg.role === 'assistant') {
       msg.content = msg.content.filter((b) => b.type !== 'text' || b.text.trim().length > 0);
@@ -184,6 +194,7 @@ export function toApiMessages(entries: readonly Entry[]): ApiMessage[] {
       last.content = merged;
     } else {
       out.push({ role: msg.role, content: [...msg.content] });
+      starts.push(index);
     }
   }
   const final = out[out.length - 1];
@@ -191,7 +202,7 @@ export function toApiMessages(entries: readonly Entry[]): ApiMessage[] {
   if (final && tail?.type === 'text' && tail.text !== tail.text.trimEnd()) {
     final.content = [...final.content.slice(0, -1), { ...tail, text: tail.text.trimEnd() }];
   }
-  return out;
+  return { messages: out, starts };
 }
 
 function rank(block: ApiContentBlock): number {

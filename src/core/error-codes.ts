@@ -78,6 +78,7 @@ export const ERROR_CODES = {
   FLOW_RESERVED_KEY: { in: 'core/flows/errors', means: 'an initial context value names a key the engine sets (internal.*, graph.*, outcome, …)', exit: 'usage' },
   FLOW_UNKNOWN_CHOICE: { in: 'core/flows/errors', means: 'a gate was answered with a choice it does not offer (the gate keeps waiting)', exit: 'usage', hint: '`fh flow show <id>` lists the choices' },
   FLOW_NOT_WAITING: { in: 'core/flows/errors, workflows/flow-workflow', means: 'a gate answer reached a flow that waits at no gate, or at another one', exit: 'usage' },
+  FLOW_GATE_AMBIGUOUS: { in: 'core/flows/errors', means: 'a gate answer named no gate or branch while gates wait in several parallel branches', exit: 'usage', hint: '`fh flow gate <id> <choice> --branch <node>`' },
   FLOW_STAGE_FAILED: { in: 'core/flows/errors', means: 'a stage failed and no edge routes the failure', hint: 'resume it with `fh flow resume <id>`' },
   FLOW_STEP_LIMIT: { in: 'core/flows/errors', means: "a flow ran max_steps stages without reaching an exit" },
   FLOW_NO_ROUTE: { in: 'core/flows/errors', means: 'no edge out of a stage matched and none is unconditioned' },

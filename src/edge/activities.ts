@@ -8,7 +8,8 @@ import { offloadToolResult, readArtifact } from './artifacts';
 import type { ToolSpec } from '../core/tools-spec';
 import type { Entry } from '../core/entries';
 import type Anthropic from '@anthropic-ai/sdk';
-import { streamMessages, type MessagesCall, type ModelConnection } from './anthropic';
+import { callMessages, streamMessages, type MessagesCall, type ModelConnection, type SerialisedBody } from './anthropic';
+import { RequestBodies, type EncodedBody } from './request-body';
 import { LivePublisher, ToolOutputLines } from './stream-publisher';
 import type { StreamSlot } from '../wire/stream';
 import type { ModelCallResult } from '../core/ports';
@@ -66,6 +67,14 @@ export interface WorkerCacheSizes {
   transcripts?: number;
   /** Exact input-token counts by request hash, for estimator 'count-tokens' (default 64). */
   tokenCounts?: number;
+  /**
+   * Serialised request prefixes, one per conversation (default 64): a hit serialises only the entries
+   * added since the conversation's last call on this worker. Each holds the conversation's request
+   * bytes (about its transcript's size).
+   */
+  requestPrefixes?: number;
+  /** Preludes (system prompt and tool specs) by hash, verified when read (default 16): a hit saves a store read per call. */
+  preludes?: number;
 }
 
 /**
@@ -83,6 +92,8 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
   const localTools = createLocalTools(sandbox);
   const mcp = deps.mcp ?? new McpConnections({ sandbox });
   const edge = new EdgeService({ connection: deps.connection, defaultModel: deps.defaultModel, tokenCountCacheSize: deps.caches?.tokenCounts });
+  const bodies = new RequestBodies({ cacheSize: deps.caches?.requestPrefixes });
+  const preludes = new PreludeCache(deps.store, deps.caches?.preludes);
   // Model calls heartbeat (a dead worker is noticed in seconds) and leave as typed ApplicationFailures.
   const reporting: AroundCall = (fn) => asFailure(() => heartbeating(fn));
 
@@ -108,7 +119,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
       // Under estimator 'count-tokens' the decision needs the request itself (the service loads it first).
       let loaded: { base: Entry[]; delta: Entry[] } | undefined;
       const request = async () => {
-        const prelude = await asFailure(() => resolvePrelude(deps.store, input.prelude));
+        const prelude = await asFailure(() => preludes.resolve(input.prelude));
         loaded = await stored(input, {
           base: `transcript ${input.base?.head} is not in this worker's store; the workflow resends it in full`,
           delta: "a tool result the workflow refers to is not in this worker's store; the workflow resends it in full",
@@ -119,12 +130,21 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
       const startedAt = Date.now();
       // With a stream slot the call streams, its deltas published in the heartbeat details (not history).
       const slot = input.stream;
-      const invoke = slot ? (msgCall: MessagesCall) => asFailure(() => streamedModelCall(edge.anthropic(), msgCall, slot)) : undefined;
+      // The body is serialised from this conversation's kept prefix (./request-body), then kept for its next call.
+      let body: EncodedBody | undefined;
+      const invoke = (msgCall: MessagesCall) => {
+        body = bodies.encode(msgCall, slot !== undefined, input.base ? { head: input.base.head, count: loaded!.base.length } : undefined);
+        const sent = body;
+        return slot
+          ? asFailure(() => streamedModelCall(edge.anthropic(), msgCall, slot, sent))
+          : reporting(() => callMessages(edge.anthropic(), msgCall, Context.current().cancellationSignal, sent));
+      };
       const { decision, call, result } = await edge.decideThenCall(input.decide, request, () => Context.current().cancellationSignal, reporting, invoke);
       recordDecisionSpan(decision);
       if (!result) return { decision: decision! };
       recordModelCallSpan(call!, result, startedAt);
       const transcript = await transcripts.append(input.base, loaded!.base, [...loaded!.delta, result.entry]);
+      body?.remember(transcript.head, result.entry);
       const streamed = slot ? { streamed: { attempt: Context.current().info.attempt } } : {};
       if (!decision) return { ...result, stored: transcript, ...streamed };
       return input.briefDecision && isQuiet(decision)
@@ -251,6 +271,31 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
   };
 }
 
+/** Preludes by hash, each verified against its hash once, when it is read or sent; most recently used kept. */
+class PreludeCache {
+  private readonly kept = new Map<string, Prelude>();
+  private readonly size: number;
+
+  constructor(
+    private readonly store: TranscriptStore,
+    size = 16,
+  ) {
+    if (!Number.isInteger(size) || size < 0) throw new RangeError(`preludes cache size must be a non-negative integer, got ${size}`);
+    this.size = size;
+  }
+
+  async resolve(prelude: ModelActivityInput['prelude']): Promise<Prelude> {
+    const hit = prelude.value ? undefined : this.kept.get(prelude.hash);
+    const value = hit ?? (await resolvePrelude(this.store, prelude));
+    this.kept.delete(prelude.hash);
+    this.kept.set(prelude.hash, value);
+    while (this.kept.size > this.size) this.kept.delete(this.kept.keys().next().value as string);
+    return value;
+  }
+}
+
+type Prelude = { system?: string; tools: ToolSpec[] };
+
 /** Whose MCP connection an activity uses: its workflow's (a session keeps it across continue-as-new). */
 function runScope(ctx: Context): string {
   return ctx.info.workflowExecution?.workflowId ?? ctx.info.activityId;
@@ -303,7 +348,7 @@ async function asFailure<T>(fn: () => Promise<T>): Promise<T> {
  * A model call with streaming on: its deltas go out in the heartbeat details as they arrive (the
  * periodic heartbeat resends the same details, so it never blanks them).
  */
-async function streamedModelCall(client: Anthropic, call: MessagesCall, slot: StreamSlot): Promise<ModelCallResult> {
+async function streamedModelCall(client: Anthropic, call: MessagesCall, slot: StreamSlot, body?: SerialisedBody): Promise<ModelCallResult> {
   const ctx = Context.current();
   const publisher = new LivePublisher({
     slot,
@@ -315,7 +360,7 @@ async function streamedModelCall(client: Anthropic, call: MessagesCall, slot: St
   });
   const beat = setInterval(() => publisher.flush(), HEARTBEAT_MS);
   try {
-    return await streamMessages(client, call, (ev) => publisher.pushRaw(ev), ctx.cancellationSignal);
+    return await streamMessages(client, call, (ev) => publisher.pushRaw(ev), ctx.cancellationSignal, body);
   } finally {
     clearInterval(beat);
     publisher.close();

@@ -76,21 +76,21 @@ function withLastCompactionOnly(messages: Anthropic.MessageParam[], keep: boolea
 }
 
 function plainMessagesParams(call: MessagesCall): Anthropic.MessageCreateParamsNonStreaming {
-  const cc: CacheControl | undefined = call.cache ? (call.cache.ttl === '1h' ? { type: 'ephemeral', ttl: '1h' } : { type: 'ephemeral' }) : undefined;
-  const tools = call.tools.map((t, i) => (cc && i === call.tools.length - 1 ? { ...t, cache_control: cc } : t)) as Anthropic.Tool[];
   const messages = withLastCompactionOnly(
     toApiMessages(call.entries) as Anthropic.MessageParam[],
     call.contextManagement?.betas.includes(COMPACTION_BETA) === true,
   );
-  if (cc && messages.length > 0) {
-    const last = messages[messages.length - 1]!;
-    const content = typeof last.content === 'string' ? [{ type: 'text' as const, text: last.content }] : [...last.content];
-    // Thinking blocks cannot carry cache_control (the API rejects it): mark the last block that can.
-    let i = content.length - 1;
-    while (i >= 0 && (content[i]!.type === 'thinking' || content[i]!.type === 'redacted_thinking')) i--;
-    if (i >= 0) content[i] = { ...content[i], cache_control: cc } as (typeof content)[number];
-    messages[messages.length - 1] = { ...last, content } as Anthropic.MessageParam;
-  }
+  return { ...paramsBeforeMessages(call), messages: withCacheBreakpoint(messages, cacheControl(call)) };
+}
+
+export function cacheControl(call: MessagesCall): CacheControl | undefined {
+  return call.cache ? (call.cache.ttl === '1h' ? { type: 'ephemeral', ttl: '1h' } : { type: 'ephemeral' }) : undefined;
+}
+
+/** The request's parameters before `messages`, in the order they are serialised: model to tools. */
+export function paramsBeforeMessages(call: MessagesCall): Omit<Anthropic.MessageCreateParamsNonStreaming, 'messages'> {
+  const cc = cacheControl(call);
+  const tools = call.tools.map((t, i) => (cc && i === call.tools.length - 1 ? { ...t, cache_control: cc } : t)) as Anthropic.Tool[];
   return {
     model: call.model,
     // The budget is part of max_tokens (the API requires max_tokens > budget_tokens): the reply keeps its
@@ -99,17 +99,57 @@ function plainMessagesParams(call: MessagesCall): Anthropic.MessageCreateParamsN
     ...(call.thinking ? { thinking: { type: 'enabled' as const, budget_tokens: call.thinking.budgetTokens } } : {}),
     ...(call.system ? { system: cc ? [{ type: 'text', text: call.system, cache_control: cc }] : call.system } : {}),
     ...(tools.length ? { tools } : {}),
-    messages,
   };
 }
 
-export async function callMessages(client: Anthropic, call: MessagesCall, signal?: AbortSignal): Promise<ModelCallResult> {
+/** The messages with the conversation's cache breakpoint on the last block of the last one (changed in place). */
+export function withCacheBreakpoint<M extends { content: unknown }>(messages: M[], cc: CacheControl | undefined): M[] {
+  if (cc && messages.length > 0) {
+    const last = messages[messages.length - 1]! as unknown as Anthropic.MessageParam;
+    const content = typeof last.content === 'string' ? [{ type: 'text' as const, text: last.content }] : [...last.content];
+    // Thinking blocks cannot carry cache_control (the API rejects it): mark the last block that can.
+    let i = content.length - 1;
+    while (i >= 0 && (content[i]!.type === 'thinking' || content[i]!.type === 'redacted_thinking')) i--;
+    if (i >= 0) content[i] = { ...content[i], cache_control: cc } as (typeof content)[number];
+    messages[messages.length - 1] = { ...last, content } as unknown as M;
+  }
+  return messages;
+}
+
+/**
+ * The request body already serialised (see ./request-body): sent as these bytes instead of the SDK
+ * serialising the params. `params` still carries what the SDK reads from them besides the body (the
+ * model and max_tokens for its timeout and warnings, tools for its helper header).
+ */
+export interface SerialisedBody {
+  /** The body's bytes, in order: sent as they are, none copied into one buffer. */
+  chunks: Uint8Array[];
+  /** Their total length (the request's Content-Length). */
+  length: number;
+}
+
+function sdkArgs(call: MessagesCall, body: SerialisedBody | undefined, signal: AbortSignal | undefined) {
+  if (!body) return { params: messagesParams(call), options: { signal } };
+  const params = { ...paramsBeforeMessages(call), messages: [] } as Anthropic.MessageCreateParamsNonStreaming;
+  const chunks = body.chunks;
+  // A ReadableStream body is sent verbatim by the SDK (which then sets no content type); with the
+  // length given, fetch frames it with Content-Length like any other body, not chunked.
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (const c of chunks) controller.enqueue(c);
+      controller.close();
+    },
+  });
+  return { params, options: { signal, body: stream, headers: { 'content-type': 'application/json', 'content-length': String(body.length) } } };
+}
+
+export async function callMessages(client: Anthropic, call: MessagesCall, signal?: AbortSignal, body?: SerialisedBody): Promise<ModelCallResult> {
   let res: Anthropic.Message | Anthropic.Beta.BetaMessage;
   try {
-    const params = messagesParams(call);
+    const { params, options } = sdkArgs(call, body, signal);
     res = call.contextManagement
-      ? await client.beta.messages.create({ ...(params as Anthropic.Beta.MessageCreateParamsNonStreaming), betas: call.contextManagement.betas }, { signal })
-      : await client.messages.create(params, { signal });
+      ? await client.beta.messages.create({ ...(params as Anthropic.Beta.MessageCreateParamsNonStreaming), betas: call.contextManagement.betas }, options)
+      : await client.messages.create(params, options);
   } catch (err) {
     throw classifyAnthropicError(err, client.baseURL);
   }
@@ -129,13 +169,14 @@ export async function streamMessages(
   call: MessagesCall,
   onEvent: (event: RawStreamEvent) => void,
   signal?: AbortSignal,
+  body?: SerialisedBody,
 ): Promise<ModelCallResult> {
   let res: Anthropic.Message | Anthropic.Beta.BetaMessage;
   try {
-    const params = messagesParams(call);
+    const { params, options } = sdkArgs(call, body, signal);
     const stream = call.contextManagement
-      ? client.beta.messages.stream({ ...(params as Anthropic.Beta.MessageCreateParamsNonStreaming), betas: call.contextManagement.betas }, { signal })
-      : client.messages.stream(params, { signal });
+      ? client.beta.messages.stream({ ...(params as Anthropic.Beta.MessageCreateParamsNonStreaming), betas: call.contextManagement.betas }, options)
+      : client.messages.stream(params, options);
     for await (const event of stream as AsyncIterable<RawStreamEvent>) onEvent(event);
     res = await stream.finalMessage();
   } catch (err) {

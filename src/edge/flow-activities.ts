@@ -3,17 +3,29 @@
  * update's record in history, and a value over the threshold is stored where tool outputs are (so an
  * agent reads it back with read_artifact) and answered as a pointer.
  */
+import { Context } from '@temporalio/activity';
 import { artifactPointer, oversizedKeys, serializedBytes } from '../core/flows/context';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { FLOW_OUTPUT_DIR } from '../core/flows/stage';
 import { encodeFailure } from '../wire/failures';
 import type { FlowActivities } from '../wire/flow-activity-contract';
 import type { TranscriptStore } from './transcript-store';
 import { ToolResultStore } from './transcripts';
+import { createWorktree, finishWorktree, isGitWorkTree, snapshotCommit } from './worktrees';
+
+const COMMIT_HEARTBEAT_MS = 2_000;
 
 export function createFlowActivities(store: TranscriptStore): FlowActivities {
   const values = new ToolResultStore(store);
   return {
     async fhFlowCommit(input) {
       const offloaded: Record<string, string> = {};
+      // It heartbeats (the workflow sets a heartbeat timeout): a worker that dies mid-commit is noticed
+      // in seconds and the commit retried elsewhere, instead of after the whole start-to-close timeout.
+      const ctx = Context.current();
+      const beat = setInterval(() => ctx.heartbeat(), COMMIT_HEARTBEAT_MS);
+      ctx.heartbeat();
       try {
         for (const key of oversizedKeys(input.updates, input.offloadBytes)) {
           const v = input.updates[key]!;
@@ -24,8 +36,37 @@ export function createFlowActivities(store: TranscriptStore): FlowActivities {
         }
       } catch (err) {
         throw encodeFailure(err);
+      } finally {
+        clearInterval(beat);
       }
       return { offloaded };
+    },
+
+    async fhFlowBranchWorkDir({ workDir, name }) {
+      try {
+        if (!(await isGitWorkTree(workDir))) return { kind: 'shared', reason: `work dir ${workDir} is not in a git repository: the branches share it` };
+        // From the work dir as the earlier stages left it (uncommitted work included), not from HEAD.
+        const snapshot = await snapshotCommit(workDir, [FLOW_OUTPUT_DIR], 'fabric-harness flow: the work dir at a fan-out');
+        const wt = await createWorktree(workDir, `flow/${name}`, snapshot);
+        return { kind: 'worktree', path: wt.path, root: wt.root, branch: wt.branch, base: wt.base };
+      } catch (err) {
+        throw encodeFailure(err);
+      }
+    },
+
+    async fhFlowBranchWorkDirDone(input) {
+      try {
+        // The run's output files are its own, not the branch's work.
+        await fs.rm(path.join(input.path, FLOW_OUTPUT_DIR), { recursive: true, force: true });
+        const done = await finishWorktree({ root: input.root, branch: input.branch, base: input.base, cwd: input.workDir }, `fabric-harness flow branch (${input.branch})`);
+        return { branch: done.branch, headSha: done.commit ?? input.base };
+      } catch (err) {
+        throw encodeFailure(err);
+      }
+    },
+
+    async fhFlowCleanup({ workDir }) {
+      await fs.rm(path.join(workDir, FLOW_OUTPUT_DIR), { recursive: true, force: true });
     },
   };
 }

@@ -33,9 +33,9 @@ export interface Worktree {
 
 const GIT_IDENTITY = ['-c', 'user.name=fabric-harness', '-c', 'user.email=fabric-harness@localhost'];
 
-async function git(cwd: string, args: string[]): Promise<string> {
+async function git(cwd: string, args: string[], extraEnv: Record<string, string> = {}): Promise<string> {
   // A bare environment: the worker's variables (API keys) are not git's business.
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/', LANG: 'C' };
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/', LANG: 'C', ...extraEnv };
   try {
     const { stdout } = await run('git', [...GIT_IDENTITY, ...args], { cwd, env, maxBuffer: 10_000_000 });
     return stdout.trim();
@@ -50,7 +50,36 @@ function slug(name: string): string {
   return name.replace(/[^a-zA-Z0-9._-]/g, '-').replace(/^[-.]+/, '').slice(0, 100) || 'sub-agent';
 }
 
-export async function createWorktree(cwd: string, name: string): Promise<Worktree> {
+/** Whether `cwd` is inside a git work tree (false for a plain directory, or with no git installed). */
+export async function isGitWorkTree(cwd: string): Promise<boolean> {
+  return git(cwd, ['rev-parse', '--is-inside-work-tree']).then((o) => o === 'true', () => false);
+}
+
+/**
+ * A commit of `cwd`'s repository as its files are now (tracked and untracked, minus ignored files
+ * and `exclude`, paths relative to `cwd`), made through a private index: the user's index, branch and files are untouched.
+ * Its dates are HEAD's, so the same files give the same commit (a retried activity agrees).
+ */
+export async function snapshotCommit(cwd: string, exclude: string[], message: string): Promise<string> {
+  const top = await git(cwd, ['rev-parse', '--show-toplevel']);
+  const gitDir = path.resolve(top, await git(top, ['rev-parse', '--git-dir']));
+  const head = await git(top, ['rev-parse', '--verify', '-q', 'HEAD']).catch(() => '');
+  const index = path.join(gitDir, `fh-snapshot-index-${process.pid}-${Math.random().toString(36).slice(2)}`);
+  try {
+    const env = { GIT_INDEX_FILE: index };
+    if (head) await git(top, ['read-tree', head], env);
+    const rel = path.relative(top, await fs.realpath(cwd));
+    await git(top, ['add', '-A', '--', '.', ...exclude.map((e) => `:(exclude)${path.join(rel, e)}`)], env);
+    const tree = await git(top, ['write-tree'], env);
+    const when = head ? await git(top, ['log', '-1', '--format=%cI', head]) : '2000-01-01T00:00:00Z';
+    const dates = { GIT_AUTHOR_DATE: when, GIT_COMMITTER_DATE: when };
+    return await git(top, ['commit-tree', tree, ...(head ? ['-p', head] : []), '-m', message], dates);
+  } finally {
+    await fs.rm(index, { force: true });
+  }
+}
+
+export async function createWorktree(cwd: string, name: string, from = 'HEAD'): Promise<Worktree> {
   const top = await git(cwd, ['rev-parse', '--show-toplevel']);
   const rel = path.relative(top, await fs.realpath(cwd));
   const common = path.resolve(top, await git(cwd, ['rev-parse', '--git-common-dir']));
@@ -59,23 +88,37 @@ export async function createWorktree(cwd: string, name: string): Promise<Worktre
   const exists = await fs.stat(path.join(root, '.git')).then(() => true, () => false);
   if (!exists) {
     const branchExists = await git(top, ['branch', '--list', branch]).then((o) => o.length > 0);
-    await git(top, branchExists ? ['worktree', 'add', root, branch] : ['worktree', 'add', '-b', branch, root, 'HEAD']);
+    // From a given commit the branch is (re)set to it; from HEAD an existing branch is reused as it was.
+    const add = from !== 'HEAD' ? ['worktree', 'add', '-B', branch, root, from] : branchExists ? ['worktree', 'add', root, branch] : ['worktree', 'add', '-b', branch, root, 'HEAD'];
+    await git(top, add);
   }
-  const base = await git(root, ['merge-base', 'HEAD', await git(top, ['rev-parse', 'HEAD'])]);
+  const base = from !== 'HEAD' ? from : await git(root, ['merge-base', 'HEAD', await git(top, ['rev-parse', 'HEAD'])]);
   return { path: path.join(root, rel), root, branch, base };
 }
 
-/** Commits what the child changed on its branch, removes the worktree, and names the commit. */
-export async function finishWorktree(wt: { root: string; branch: string; base: string; cwd: string }): Promise<{ branch: string; commit?: string }> {
+/**
+ * Commits what the child changed on its branch, removes the worktree, and names the commit; with
+ * `deleteBranch` the branch goes too (its commit is still named: it stays reachable by hash until git
+ * collects it).
+ */
+export async function finishWorktree(
+  wt: { root: string; branch: string; base: string; cwd: string; deleteBranch?: boolean },
+  message = `fabric-harness sub-agent work (${wt.branch})`,
+): Promise<{ branch: string; commit?: string; branchDeleted?: boolean }> {
   const exists = await fs.stat(path.join(wt.root, '.git')).then(() => true, () => false);
   // Not there: finished already (a retried activity), and the branch is what it left.
   if (exists) {
     await git(wt.root, ['add', '-A']);
     if ((await git(wt.root, ['status', '--porcelain'])).length > 0) {
-      await git(wt.root, ['commit', '-q', '-m', `fabric-harness sub-agent work (${wt.branch})`]);
+      await git(wt.root, ['commit', '-q', '-m', message]);
     }
     await git(wt.cwd, ['worktree', 'remove', '--force', wt.root]);
   }
+  const listed = (await git(wt.cwd, ['branch', '--list', wt.branch])).length > 0;
+  // Gone already: a retried activity deleted it.
+  if (!listed) return { branch: wt.branch, ...(wt.deleteBranch ? { branchDeleted: true } : {}) };
   const head = await git(wt.cwd, ['rev-parse', wt.branch]);
-  return head === wt.base ? { branch: wt.branch } : { branch: wt.branch, commit: head };
+  if (wt.deleteBranch) await git(wt.cwd, ['branch', '-D', wt.branch]);
+  const deleted = wt.deleteBranch ? { branchDeleted: true } : {};
+  return head === wt.base ? { branch: wt.branch, ...deleted } : { branch: wt.branch, commit: head, ...deleted };
 }

@@ -180,10 +180,10 @@ export interface FabricActivities {
   fhMcpList(input: { server: McpServerRef; cwd: string }): Promise<McpToolInfo[]>;
   /** The worker that will own this run's connection to a stateful MCP server: its own task queue (wire/mcp-pin.ts). */
   fhMcpPin(input: McpPinInput): Promise<McpPinResult>;
-  /** A git worktree for a sub-agent, on a branch of its own (idempotent). */
+  /** A git worktree for a sub-agent or a child session, on a branch of its own (idempotent). */
   fhWorktreeCreate(input: { cwd: string; name: string }): Promise<WorktreePayload>;
-  /** Commits the sub-agent's changes on its branch and removes the worktree (idempotent). */
-  fhWorktreeFinish(input: WorktreePayload & { cwd: string }): Promise<{ branch: string; commit?: string }>;
+  /** Commits the changes made there on its branch and removes the worktree; `deleteBranch`: the branch too (idempotent). */
+  fhWorktreeFinish(input: WorktreePayload & { cwd: string; deleteBranch?: boolean }): Promise<{ branch: string; commit?: string; branchDeleted?: boolean }>;
   /** The prompt enhancer on the worker (its API key, its copy of the working directory), with a small model. */
   fhEnhancePrompt(input: { draft: string; cwd: string; model?: string }): Promise<EnhanceResult>;
 }

@@ -2,7 +2,7 @@
  * The wire contract of flow runs: the workflow types, their inputs and results, the state query and
  * the gate update, defined once for the workflow's handlers and the client handle.
  */
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { FlowContext } from '../core/flows/context';
 import type { FlowEvent } from '../core/flows/events';
 import type { FlowGraph } from '../core/flows/graph';
@@ -47,6 +47,11 @@ export interface BranchResult {
   updates: FlowContext;
   stages: StageRecord[];
   failure?: { node: string; message: string };
+  /**
+   * Where it worked: its git branch and head commit (a worktree of the run's work dir), or the shared
+   * work dir and why (not a git repository). Absent for branches run before worktrees (0.5.0).
+   */
+  workDir?: { branch: string; headSha: string } | { shared: string };
 }
 
 export interface FlowResult {
@@ -66,11 +71,21 @@ export interface FlowState {
   context: FlowContext;
   stages: StageRecord[];
   nodeStates: Record<string, NodeState>;
-  waitingGate?: { node: string; choices: Array<{ key: string; label: string; freeform: boolean }> };
+  /** The gate an answer without `gate` or `branch` goes to: the run's own, else a branch's (`branch` set). */
+  waitingGate?: WaitingGate;
+  /** Every gate waiting, the run's own and those inside parallel branches. */
+  waitingGates?: WaitingGate[];
   /** The stage the run failed at (resume starts there). */
   failedNode?: string;
   failure?: string;
   events: FlowEvent[];
+}
+
+export interface WaitingGate {
+  node: string;
+  choices: Array<{ key: string; label: string; freeform: boolean }>;
+  /** The parallel branch (its first node) the gate waits in; absent for the run's own gate. */
+  branch?: string;
 }
 
 export interface GateAnswer {
@@ -78,6 +93,15 @@ export interface GateAnswer {
   text?: string;
   /** The gate meant (optional): an answer for another gate than the one waiting is refused. */
   gate?: string;
+  /** The parallel branch (its first node) whose gate is meant, when gates wait in several. */
+  branch?: string;
+}
+
+/** A branch workflow's gate, told to its parent (and on up): the run answers it by signalling `workflowId`. */
+export interface BranchGateNotice {
+  workflowId: string;
+  branch: string;
+  node: string;
 }
 
 export interface GateDecision {
@@ -88,3 +112,7 @@ export interface GateDecision {
 
 export const flowStateQuery = defineQuery<FlowState>('fh.flow.state');
 export const flowGateUpdate = defineUpdate<GateDecision, [GateAnswer]>('fh.flow.gate');
+/** From a branch workflow to its parent: a gate waits in it (relayed up to the run). */
+export const flowBranchGateSignal = defineSignal<[BranchGateNotice]>('fh.flow.branch_gate');
+/** From the run to the branch workflow whose gate it answers (validated by the run first). */
+export const flowGateAnswerSignal = defineSignal<[GateAnswer]>('fh.flow.gate_answer');

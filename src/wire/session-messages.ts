@@ -31,6 +31,26 @@ export interface SessionStart {
   carried?: CarriedSession;
   /** false: model calls do not stream their deltas (the stream still has every durable event). */
   streaming?: boolean;
+  /** 'worktree': the session works in a git worktree of its working directory, on a branch of its own (made by its first run). */
+  isolation?: 'worktree';
+}
+
+/** A session's own git worktree (isolation 'worktree'): where its tools run, and the branch its work is on. */
+export interface SessionWorktree {
+  branch: string;
+  /** The session's working directory inside the worktree (its tools' sandbox root). */
+  path: string;
+  /** The worktree's root. */
+  root: string;
+  /** The commit it started from. */
+  base: string;
+  /** The working directory it was made from (git commands for it run there). */
+  origin: string;
+  /** Set once the session ended and the worktree was removed. */
+  removed?: boolean;
+  /** The commit of the session's changes, once removed (absent: it changed nothing). */
+  commit?: string;
+  branchDeleted?: boolean;
 }
 
 export interface SessionRecord {
@@ -54,6 +74,8 @@ export interface SessionRecord {
   /** Runs before this one (continue-as-new). */
   continuedRuns: number;
   forkedFrom?: { sessionId: string; atMessage: number };
+  /** Its git worktree, when it was started with isolation 'worktree'. */
+  worktree?: SessionWorktree;
 }
 
 export interface QueuedMessage {
@@ -117,6 +139,8 @@ export type SessionReply = { messageId: string; text: string; continued?: undefi
 
 export interface ForkPoint {
   agent: string;
+  /** The agent's input the session was started with (a fork starts with it too). */
+  input?: unknown;
   record: SessionRecord;
   transcript: { ref: TranscriptRef | null; tail: Entry[] };
 }
@@ -152,8 +176,17 @@ export interface SessionResetResult {
  * mid-turn inside the workflow the same way, and a client's handle stays valid.
  */
 export const resetSessionUpdate = defineUpdate<SessionResetResult, [{ transferSummary?: boolean }]>('fh.session.reset');
-/** Ends the session's workflow (`deleting`: the client deletes it and its blobs next). */
-export const endSessionUpdate = defineUpdate<void, [{ deleting?: boolean }]>('fh.session.end');
+/**
+ * Ends the session's workflow (`deleting`: the client deletes it and its blobs next). A session with a
+ * worktree commits its changes on its branch and removes the worktree first (unless `keepWorktree`;
+ * `deleteBranch` removes the branch too), and answers with the worktree as it left it.
+ */
+export interface EndSessionRequest {
+  deleting?: boolean;
+  keepWorktree?: boolean;
+  deleteBranch?: boolean;
+}
+export const endSessionUpdate = defineUpdate<{ worktree?: SessionWorktree } | void, [EndSessionRequest]>('fh.session.end');
 export const sessionInfoQuery = defineQuery<SessionInfo>('fh.session.info');
 export const forkPointQuery = defineQuery<ForkPoint | { error: { code: string; message: string } }, [number]>('fh.session.forkPoint');
 

@@ -120,10 +120,20 @@ export type StreamEventOf<K extends StreamEventType> = Extract<StreamEvent, { ty
 export type DecisionKind = (typeof decisionKinds)[number];
 export const DECISION_KINDS: readonly DecisionKind[] = decisionKinds;
 
-export const streamEnvelopeSchema = z.object({ offset: z.number().int().min(0), event: streamEventSchema });
+/** Where a nested event comes from: the sub-agents from this run down (agent names), and the run that produced it. */
+export const subAgentOriginSchema = z.object({ path: z.array(z.string()).min(1), workflowId: z.string() });
+export type SubAgentOrigin = z.infer<typeof subAgentOriginSchema>;
+
+export const streamEnvelopeSchema = z.object({ offset: z.number().int().min(0), event: streamEventSchema, subAgent: subAgentOriginSchema.optional() });
 export interface StreamEnvelope {
   offset: number;
   event: StreamEvent;
+  /**
+   * Set on a sub-agent's events (agentAsTool), read live from its child workflow's own stream: `path`
+   * names the sub-agents from this run down (`['researcher', 'fetcher']`), `workflowId` the run that
+   * produced the event. Absent: this run's own event.
+   */
+  subAgent?: SubAgentOrigin;
 }
 
 /** Event types published live by activities (never kept by the workflow, never in history). */
@@ -141,14 +151,20 @@ export const LIVE_EVENT_TYPES: ReadonlySet<StreamEventType> = new Set([
  * A block of offsets the workflow reserved for one model or tool call's live events: the call's
  * activity publishes at offsets in [from, to); `closed` once the call ended (its live events are gone
  * then: message_end / tool_ended, after the block, say what history holds).
+ *
+ * A `subagent` block is a sub-agent's child workflow (`workflowId`, agent `agent`): the child's own
+ * stream starts at `from` and stays below `to`, so a reader reads it there, in place, from the child.
  */
 export interface StreamBlock {
   callId: string;
   messageId?: string;
-  kind: 'model' | 'tool';
+  kind: 'model' | 'tool' | 'subagent';
   from: number;
   to: number;
   closed: boolean;
+  /** A subagent block's child workflow and agent. */
+  workflowId?: string;
+  agent?: string;
 }
 
 /** What the stream query answers: durable events at offsets >= from, and the blocks that overlap them. */
@@ -188,3 +204,6 @@ export interface StreamSlot {
 }
 
 export const streamReadQuery = defineQuery<StreamPage, [{ from: number; limit?: number }]>('fh.stream.read');
+
+/** Memo key of an agent run started with `streaming: false` (startAgent): its model calls do not stream. */
+export const STREAMING_MEMO_KEY = 'fh.streaming';

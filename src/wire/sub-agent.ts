@@ -12,6 +12,8 @@ export interface SubAgentEnvelope {
     cwd?: string;
     /** The parent's workflow id. */
     parent: string;
+    /** The offsets the parent reserved for the child's stream: the child's stream starts at `from` and stays below `to`. */
+    stream?: { from: number; to: number };
   };
 }
 

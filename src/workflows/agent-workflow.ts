@@ -26,6 +26,7 @@ import { RunState } from './run-state';
 import type { FabricSinks } from './sinks';
 import { createTemporalPorts } from './temporal-ports';
 import { installStreamLog } from './stream/publish';
+import { STREAMING_MEMO_KEY } from '../wire/stream';
 
 export * from '../wire/messages';
 
@@ -33,9 +34,12 @@ export * from '../wire/messages';
 export function agentWorkflow(def: AgentDefinition, toolSet?: string): (input: unknown) => Promise<unknown> {
   return async (rawInput: unknown) => {
     if (isSessionEnvelope(rawInput)) return sessionWorkflow(def, rawInput, toolSet);
-    installStreamLog();
-    // A sub-agent (agentAsTool): the agent's input inside, its depth and working directory around it.
+    // A sub-agent (agentAsTool): the agent's input inside, its depth and working directory around it;
+    // its stream runs inside the offsets its parent reserved, so a reader of the parent reads it in place.
     const sub = isSubAgentEnvelope(rawInput) ? rawInput.fhSubAgent : undefined;
+    const log = sub?.stream ? installStreamLog(sub.stream.from, sub.stream.to) : installStreamLog();
+    // Started with `streaming: false` (startAgent): model calls without streaming. State only, no commands.
+    log.enabled = workflowInfo().memo?.[STREAMING_MEMO_KEY] !== false;
     const state = new RunState();
     state.installHandlers();
     let result: unknown;

@@ -3,8 +3,7 @@
  * durable wait for a gate), commits the stage's context updates through one activity (their record
  * in history, under the stage), and routes. The flow workflow and each branch workflow run one.
  */
-import { proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { FlowActivities } from '../wire/flow-activity-contract';
+import { workflowInfo } from '@temporalio/workflow';
 import { OFFLOAD_VALUE_BYTES, type FlowContext } from '../core/flows/context';
 import { DEFAULT_MAX_STEPS, enteringKeys, outcomeUpdates, retryKeys, selectEdge, type Route } from '../core/flows/engine';
 import { FlowStepLimitError } from '../core/flows/errors';
@@ -15,16 +14,11 @@ import type { StageRecord, StageResult } from '../core/flows/stage';
 import type { FlowRunSettings, NodeState } from '../wire/flow-messages';
 import { FlowStages, type JoinResult, type StageHost } from './flow-stages';
 import { publishStreamEvent } from './stream/publish';
+import { createFlowPorts } from './flow-ports';
+
+const flowPorts = createFlowPorts();
 
 const EVENT_BUFFER = 1_000;
-
-/** The stage's commit, named after it in the UI and in `temporal workflow show`. */
-const commitActivity = (node: string, visit: number) =>
-  proxyActivities<FlowActivities>({
-    startToCloseTimeout: '2 minutes',
-    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10 },
-    summary: `flow stage ${node} #${visit}: context updates`,
-  });
 
 export class FlowRunner implements StageHost {
   readonly stages: StageRecord[];
@@ -44,6 +38,8 @@ export class FlowRunner implements StageHost {
     readonly settings: FlowRunSettings,
     readonly ctx: FlowContext,
     stages: StageRecord[],
+    /** The bundle's agent set: tool calls go to its tool queue (wire/tool-queue.ts). */
+    readonly toolSet?: string,
   ) {
     this.stages = [...stages];
     for (const s of stages) {
@@ -131,7 +127,7 @@ export class FlowRunner implements StageHost {
     }
     const stageUpdates = isPassThrough(node) ? {} : outcomeUpdates(node, result);
     Object.assign(updates, stageUpdates);
-    const { offloaded } = await commitActivity(node.id, visit).fhFlowCommit({ workflowId: this.runId, node: node.id, visit, attempt, updates, offloadBytes: OFFLOAD_VALUE_BYTES });
+    const { offloaded } = await flowPorts.commit({ workflowId: this.runId, node: node.id, visit, attempt, updates, offloadBytes: OFFLOAD_VALUE_BYTES });
     Object.assign(updates, offloaded);
     Object.assign(this.ctx, updates);
 

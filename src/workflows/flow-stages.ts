@@ -11,41 +11,31 @@ import {
   ChildWorkflowCancellationType,
   condition,
   executeChild,
+  getExternalWorkflowHandle,
   isCancellation,
-  proxyActivities,
 } from '@temporalio/workflow';
-import type { FabricActivities, ToolActivityResult } from '../wire/activity-contract';
+import type { RuntimePorts } from '../core/ports';
 import { z } from 'zod';
 import { Harness } from '../core/harness';
 import { parseWith } from '../core/validate';
 import type { Conversation } from '../core/conversation';
-import type { Entry } from '../core/entries';
-import { artifactPointer, deepCopy, OFFLOAD_VALUE_BYTES, parseAgentDirectives, type ContextValue, type FlowContext } from '../core/flows/context';
+import { deepCopy, OFFLOAD_VALUE_BYTES, parseAgentDirectives, type ContextValue, type FlowContext } from '../core/flows/context';
 import { completedStages, failure, gateChoices, gateKeys, matchGateChoice, responseKeys } from '../core/flows/engine';
-import { FlowNotWaitingError } from '../core/flows/errors';
+import { FlowGateAmbiguousError, FlowNotWaitingError } from '../core/flows/errors';
 import { renderPreamble } from '../core/flows/preamble';
-import type { StageResult, StageStatus } from '../core/flows/stage';
+import { FLOW_OUTPUT_DIR, type StageResult, type StageStatus } from '../core/flows/stage';
 import { fanInFor } from '../core/flows/validate';
-import { outgoing, type Fidelity, type FlowEdge, type FlowGraph, type FlowNode } from '../core/flows/graph';
+import { nodeById, outgoing, type Fidelity, type FlowEdge, type FlowGraph, type FlowNode } from '../core/flows/graph';
 import type { FlowEventInput } from '../core/flows/events';
 import type { StageRecord } from '../core/flows/stage';
 import { decodeFailure } from '../wire/failures';
-import { FLOW_BRANCH_WORKFLOW, type BranchInput, type BranchResult, type FlowRunSettings, type GateAnswer, type GateDecision, type NodeState } from '../wire/flow-messages';
+import { FLOW_BRANCH_WORKFLOW, flowGateAnswerSignal, type BranchGateNotice, type BranchInput, type BranchResult, type FlowRunSettings, type GateAnswer, type GateDecision, type NodeState, type WaitingGate } from '../wire/flow-messages';
 import { createTemporalPorts } from './temporal-ports';
+import { builtIn, exitCodeOf, filesTouched, stringOr, substitute, valueOf, visibleUpdates } from './flow-stage-values';
 
-/** The tool activities of a command stage, named after it. */
-const tools = (what: string) =>
-  proxyActivities<FabricActivities>({
-    startToCloseTimeout: '30 minutes',
-    heartbeatTimeout: '15s',
-    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '60s', maximumAttempts: 10 },
-    summary: what,
-  });
+const gateAnswerSchema = z.object({ choice: z.string().min(1), text: z.string().optional(), gate: z.string().optional(), branch: z.string().optional() }).strict();
 
-const gateAnswerSchema = z.object({ choice: z.string().min(1), text: z.string().optional(), gate: z.string().optional() }).strict();
-
-/** Where command nodes' outputs go, inside the work dir. */
-export const FLOW_OUTPUT_DIR = '.fh-flow';
+export { FLOW_OUTPUT_DIR } from '../core/flows/stage';
 
 /** One attempt of one stage, as the runner hands it to a handler. */
 export interface StageContext {
@@ -64,6 +54,7 @@ export interface StageHost {
   readonly stages: StageRecord[];
   readonly nodeStates: Record<string, NodeState>;
   readonly runId: string;
+  readonly toolSet?: string | undefined;
   lastJoin: JoinResult | undefined;
   emit(event: FlowEventInput): void;
 }
@@ -76,9 +67,14 @@ export interface JoinResult {
 
 export class FlowStages {
   private harness: Harness | undefined;
+  private ports: RuntimePorts | undefined;
   private readonly threads = new Map<string, Conversation>();
   /** The gate the run waits at, and the answer once given. */
   waiting: { node: FlowNode; decision?: ReturnType<typeof matchGateChoice> } | undefined;
+  /** Gates waiting inside parallel branches (the run's and nested ones), by the branch workflow's id. */
+  readonly branchGates = new Map<string, BranchGateNotice>();
+  /** In a branch workflow: tells the parent a gate of this branch waits (set by fhFlowBranch). */
+  onGateWaiting: ((node: FlowNode) => Promise<void>) | undefined;
 
   constructor(private readonly runner: StageHost) {}
 
@@ -110,10 +106,12 @@ export class FlowStages {
     const callId = `flow-${node.id}-${visit}-${attempt}`;
     // The script's own output goes to files: the bash tool caps what it returns, the files are whole.
     const wrapped = `mkdir -p ${FLOW_OUTPUT_DIR} && { ${script}\n} > '${base}.out' 2> '${base}.err'`;
-    const ran = await tools(`flow command ${node.id}`).fhTool({ name: 'bash', callId, input: { command: wrapped }, cwd });
+    // Through the ports, as a session's tool calls: on the agent set's tool queue (patch fh-tool-queue).
+    const tool = (id: string, name: string, input: unknown, offloadBytes?: number) =>
+      this.portsFor().runTool({ sessionId: this.runner.runId, id, name, input, cwd, ...(offloadBytes !== undefined ? { offloadBytes } : {}) }, builtIn(name));
+    const ran = await tool(callId, 'bash', { command: wrapped });
     const exitCode = exitCodeOf(ran.content);
-    const read = (suffix: string) =>
-      tools(`flow command ${node.id}: read ${suffix === 'out' ? 'stdout' : 'stderr'}`).fhTool({ name: 'read_file', callId: `${callId}-${suffix}`, input: { path: `${base}.${suffix}` }, cwd, offloadBytes: OFFLOAD_VALUE_BYTES });
+    const read = (suffix: string) => tool(`${callId}-${suffix}`, 'read_file', { path: `${base}.${suffix}` }, OFFLOAD_VALUE_BYTES);
     const out = await read('out');
     const err = await read('err');
     const stdout = valueOf(out);
@@ -184,6 +182,8 @@ export class FlowStages {
     this.waiting = { node };
     this.runner.nodeStates[node.id] = 'waiting';
     this.runner.emit({ type: 'flow.gate_waiting', node: node.id, choices: gateChoices(this.runner.graph, node).map((c) => c.label) });
+    // In a branch the run is told (a signal up), and its answer comes back as a signal.
+    await this.onGateWaiting?.(node);
     // No timer and no activity: the run waits in history for the update, on no worker's slot.
     await condition(() => this.waiting?.decision !== undefined);
     const decision = this.waiting.decision!;
@@ -192,19 +192,68 @@ export class FlowStages {
     return { status: 'success', updates: gateKeys(decision), record: { gate: decision.text !== undefined ? { selected: decision.selected, label: decision.label, text: decision.text } : { selected: decision.selected, label: decision.label } }, preferredLabel: decision.label };
   }
 
+  /** Every gate waiting: the run's own first, then those in branches. */
+  waitingGates(): WaitingGate[] {
+    const graph = this.runner.graph;
+    const choices = (node: FlowNode) => gateChoices(graph, node).map(({ key, label, freeform }) => ({ key, label, freeform }));
+    const out: WaitingGate[] = [];
+    if (this.waiting && this.waiting.decision === undefined) out.push({ node: this.waiting.node.id, choices: choices(this.waiting.node) });
+    for (const n of this.branchGates.values()) out.push({ node: n.node, branch: n.branch, choices: choices(nodeById(graph, n.node)!) });
+    return out;
+  }
+
   /** The update's validator: refused answers never enter history, and the gate keeps waiting. */
   validateGate(answer: GateAnswer): void {
     parseWith(gateAnswerSchema, answer, 'gate answer');
-    const w = this.waiting;
-    if (!w || w.decision !== undefined) throw new FlowNotWaitingError(answer.gate, undefined);
-    if (answer.gate !== undefined && answer.gate !== w.node.id) throw new FlowNotWaitingError(answer.gate, w.node.id);
-    matchGateChoice(this.runner.graph, w.node, answer.choice, answer.text);
+    const target = this.target(answer);
+    matchGateChoice(this.runner.graph, nodeById(this.runner.graph, target.node)!, answer.choice, answer.text);
   }
 
-  decideGate(answer: GateAnswer): GateDecision {
-    const w = this.waiting!;
+  async decideGate(answer: GateAnswer): Promise<GateDecision> {
+    const target = this.target(answer);
+    if (target.branch === undefined) {
+      const w = this.waiting!;
+      w.decision = matchGateChoice(this.runner.graph, w.node, answer.choice, answer.text);
+      return { gate: w.node.id, selected: w.decision.selected, label: w.decision.label };
+    }
+    const [workflowId, notice] = [...this.branchGates].find(([, n]) => n === target.notice)!;
+    const decision = matchGateChoice(this.runner.graph, nodeById(this.runner.graph, notice.node)!, answer.choice, answer.text);
+    this.branchGates.delete(workflowId);
+    this.runner.nodeStates[notice.node] = 'running';
+    this.runner.emit({ type: 'flow.gate_decided', node: notice.node, selected: decision.selected, label: decision.label, branch: notice.branch });
+    // Validated here against the same graph: the branch takes it as given.
+    await getExternalWorkflowHandle(workflowId).signal(flowGateAnswerSignal, { choice: answer.choice, ...(answer.text !== undefined ? { text: answer.text } : {}), gate: notice.node });
+    return { gate: notice.node, selected: decision.selected, label: decision.label };
+  }
+
+  /** A branch's gate waits (a signal from the branch workflow). */
+  branchGateWaiting(notice: BranchGateNotice): void {
+    this.branchGates.set(notice.workflowId, notice);
+    this.runner.nodeStates[notice.node] = 'waiting';
+    const node = nodeById(this.runner.graph, notice.node);
+    if (node) this.runner.emit({ type: 'flow.gate_waiting', node: notice.node, branch: notice.branch, choices: gateChoices(this.runner.graph, node).map((c) => c.label) });
+  }
+
+  /** In a branch workflow: the run's answer to this branch's gate (validated by the run). */
+  answerFromRun(answer: GateAnswer): void {
+    const w = this.waiting;
+    if (!w || w.decision !== undefined || (answer.gate !== undefined && answer.gate !== w.node.id)) return;
     w.decision = matchGateChoice(this.runner.graph, w.node, answer.choice, answer.text);
-    return { gate: w.node.id, selected: w.decision.selected, label: w.decision.label };
+  }
+
+  /** The gate an answer is for: named by gate or branch, or the only one waiting. */
+  private target(answer: GateAnswer): { node: string; branch?: string; notice?: BranchGateNotice } {
+    const own = this.waiting && this.waiting.decision === undefined ? [{ node: this.waiting.node.id }] : [];
+    const all: Array<{ node: string; branch?: string; notice?: BranchGateNotice }> = [...own, ...[...this.branchGates.values()].map((n) => ({ node: n.node, branch: n.branch, notice: n }))];
+    const fits = all.filter((c) => (answer.gate === undefined || c.node === answer.gate) && (answer.branch === undefined || c.branch === answer.branch));
+    if (fits.length === 0) throw new FlowNotWaitingError(answer.gate ?? answer.branch, all[0]?.node);
+    if (fits.length > 1) throw new FlowGateAmbiguousError(fits.map((c) => (c.branch !== undefined ? `gate ${c.node} in branch ${c.branch}` : `gate ${c.node}`)));
+    return fits[0]!;
+  }
+
+  /** A joined branch's gates (its own and nested ones) wait no more. */
+  private forgetBranchGates(workflowId: string): void {
+    for (const id of [...this.branchGates.keys()]) if (id === workflowId || id.startsWith(`${workflowId}/`)) this.branchGates.delete(id);
   }
 
   private async parallel({ node, visit }: StageContext): Promise<StageResult> {
@@ -237,8 +286,16 @@ export class FlowStages {
         result = { id: edge.to, outcome: 'cancelled', updates: {}, stages: [] };
       }
       results[i] = result;
+      this.forgetBranchGates(workflowId);
       for (const s of result.stages) this.runner.nodeStates[s.node] = s.status;
-      this.runner.emit({ type: 'flow.branch_joined', node: node.id, branch: edge.to, outcome: result.outcome });
+      const where = 'workDir' in result ? result.workDir : undefined;
+      this.runner.emit({
+        type: 'flow.branch_joined',
+        node: node.id,
+        branch: edge.to,
+        outcome: result.outcome,
+        ...(where && 'headSha' in where ? { gitBranch: where.branch, headSha: where.headSha } : where ? { sharedWorkDir: where.shared } : {}),
+      });
       if (result.outcome === 'success' && !best) best = result as BranchResult;
       if (policy === 'first_success' && result.outcome === 'success' && !stopped) {
         stopped = true;
@@ -263,11 +320,17 @@ export class FlowStages {
       return { status: 'fail', updates: {}, record: { failure: failure(node, 'fan_in_without_fan_out', 'reached a fan-in that no fan-out of this run leads to') } };
     }
     const best = join.best ?? join.branches.find((b) => b.outcome !== 'cancelled') ?? join.branches[0]!;
-    const results: ContextValue = join.branches.map((b) => ({ id: b.id, outcome: b.outcome, updates: visibleUpdates(b.updates) }));
+    const results: ContextValue = join.branches.map((b) => ({ id: b.id, outcome: b.outcome, updates: visibleUpdates(b.updates), ...workDirKeys(b) }));
     const status: StageStatus = join.best ? 'success' : 'fail';
+    const bestWorkDir = 'workDir' in best ? best.workDir : undefined;
     return {
       status,
-      updates: { 'parallel.fan_in.best_id': best.id, 'parallel.fan_in.best_outcome': best.outcome, 'parallel.fan_in.results': results },
+      updates: {
+        'parallel.fan_in.best_id': best.id,
+        'parallel.fan_in.best_outcome': best.outcome,
+        ...(bestWorkDir && 'headSha' in bestWorkDir ? { 'parallel.fan_in.best_head_sha': bestWorkDir.headSha } : {}),
+        'parallel.fan_in.results': results,
+      },
       record: {
         branches: join.branches.map((b) => ({ id: b.id, outcome: b.outcome, updates: visibleUpdates(b.updates) })),
         ...(status === 'fail' ? { failure: failure(node, 'all_branches_failed', join.branches.map((b) => `${b.id}: ${b.outcome}`).join(', ')) } : {}),
@@ -275,11 +338,17 @@ export class FlowStages {
     };
   }
 
+  /** The run's ports (one set: the harness's prompts and the command stages share them). */
+  private portsFor(): RuntimePorts {
+    this.ports ??= createTemporalPorts({ record: () => undefined, ...(this.runner.toolSet !== undefined ? { toolSet: this.runner.toolSet } : {}) });
+    return this.ports;
+  }
+
   private harnessFor(node: FlowNode): Harness {
     void node;
     const { workDir, model, system } = this.runner.settings;
     this.harness ??= new Harness(
-      createTemporalPorts({ record: () => undefined }),
+      this.portsFor(),
       { sandbox: { type: 'local', cwd: workDir }, tools: ['bash', 'read_file', 'write_file', 'edit_file'], ...(model ? { model } : {}), ...(system ? { system } : {}) },
       'default',
       workDir,
@@ -288,53 +357,9 @@ export class FlowStages {
   }
 }
 
-/** What a branch produced, without the engine's bookkeeping keys. */
-function visibleUpdates(updates: FlowContext): FlowContext {
-  return Object.fromEntries(Object.entries(updates).filter(([k]) => !k.startsWith('internal.') && k !== 'current_node'));
-}
-
-function exitCodeOf(bashResult: string): number | null {
-  const m = /^exit code (-?\d+)/.exec(bashResult);
-  return m ? Number(m[1]) : null;
-}
-
-/** A read_file result as a context value: the text, or the pointer to where it was stored. */
-function valueOf(r: ToolActivityResult): ContextValue {
-  if (r.artifact) return artifactPointer(r.artifact.ref, r.artifact.bytes);
-  return r.isError ? '' : r.content;
-}
-
-function stringOr(v: ContextValue | undefined): string | undefined {
-  return typeof v === 'string' ? v : undefined;
-}
-
-/** Files the prompt's tool calls wrote or edited (after the last time `sent` was the user's message). */
-function filesTouched(entries: readonly Entry[], sent: string): string[] {
-  let from = 0;
-  for (let i = entries.length - 1; i >= 0; i--) {
-    const e = entries[i]!;
-    if (e.type === 'user' && e.text === sent) {
-      from = i;
-      break;
-    }
-  }
-  const files: string[] = [];
-  for (const e of entries.slice(from)) {
-    if (e.type !== 'assistant') continue;
-    for (const b of e.content) {
-      if (b.type === 'tool_use' && (b.name === 'write_file' || b.name === 'edit_file')) {
-        const p = (b.input as { path?: unknown }).path;
-        if (typeof p === 'string' && !files.includes(p)) files.push(p);
-      }
-    }
-  }
-  return files;
-}
-
-/** An agent node's `input` attribute with every "$prompt" string replaced by the prompt. */
-function substitute(v: unknown, prompt: string): unknown {
-  if (v === '$prompt') return prompt;
-  if (Array.isArray(v)) return v.map((x) => substitute(x, prompt));
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, substitute(x, prompt)]));
-  return v;
+/** A branch's result entry's work dir keys: its git branch and head, or the shared dir and why. */
+function workDirKeys(b: JoinResult['branches'][number]): FlowContext {
+  const where = 'workDir' in b ? b.workDir : undefined;
+  if (!where) return {};
+  return 'headSha' in where ? { git_branch: where.branch, head_sha: where.headSha } : { work_dir: 'shared', work_dir_reason: where.shared };
 }

@@ -37,8 +37,9 @@ export function agentWorkflows(modules: unknown[]): Record<string, (...args: any
   const toolSet = agentSetKey(agents.map((a) => a.name));
   for (const def of agents) out[def.name] = agentWorkflow(def, toolSet);
   // Flows run on every worker: their stages use the built-in tools and the agents registered here.
-  out.fhFlow = fhFlow;
-  out.fhFlowBranch = fhFlowBranch;
+  // Their tool calls (command nodes, prompt nodes' tools) go to the same tool queue as the agents'.
+  out.fhFlow = (input: Parameters<typeof fhFlow>[0]) => fhFlow(input, toolSet);
+  out.fhFlowBranch = (input: Parameters<typeof fhFlowBranch>[0]) => fhFlowBranch(input, toolSet);
   out.default = unknownAgentWorkflow(agents.map((a) => a.name));
   return out;
 }

@@ -1,6 +1,8 @@
 import { patched, type ActivityOptions } from '@temporalio/workflow';
 import { mcpServerName, type McpServerRef } from '../core/mcp';
 import { MCP_PIN_WAIT, type McpPinResult } from '../wire/mcp-pin';
+import type { ToolActivityResult } from '../wire/activity-contract';
+import { isScheduleToStartTimeout } from './schedule-to-start';
 
 /**
  * Since this patch a run pins each stateful MCP server's connection to one worker (wire/mcp-pin.ts):
@@ -8,14 +10,15 @@ import { MCP_PIN_WAIT, type McpPinResult } from '../wire/mcp-pin';
  */
 export const MCP_PIN_PATCH = 'fh-mcp-pin';
 
+/** Which worker owns a stateful MCP connection: answered at once by any worker that takes it (plus the run's retry policy). */
+export const MCP_PIN_OPTIONS: Pick<ActivityOptions, 'startToCloseTimeout'> = { startToCloseTimeout: '1 minute' };
+
 /** A run does not chase workers forever: past this many lost workers in a row, the error stands. */
 const MAX_REPINS = 3;
 
 export interface McpPinDeps {
   /** Runs `fhMcpPin` where the run's tool calls go (any worker with the run's tools may own the connection). */
   pin(server: McpServerRef): Promise<McpPinResult>;
-  /** The activity waited past its schedule-to-start timeout: no worker polls its queue any more. */
-  isScheduleToStartTimeout(err: unknown): boolean;
 }
 
 /** What a pinned activity is scheduled with: extra options (none: unpinned). */
@@ -46,6 +49,13 @@ export class McpPinning {
     return this.pinned(server, run);
   }
 
+  /** A tool call whose result, after a lost worker, begins with the note saying so. */
+  async callTool(server: McpServerRef, run: (pin: PinnedOptions) => Promise<ToolActivityResult>): Promise<ToolActivityResult> {
+    const { value, lost } = await this.call(server, run);
+    // The note makes the result longer than the stored content: it goes inline, not by reference.
+    return lost ? { ...value, content: connectionLostNote(mcpServerName(server)) + value.content, contentRef: undefined } : value;
+  }
+
   private async pinned<T>(server: McpServerRef, run: (pin: PinnedOptions) => Promise<T>): Promise<{ value: T; lost?: string }> {
     const name = mcpServerName(server);
     let lost: string | undefined;
@@ -55,7 +65,7 @@ export class McpPinning {
       try {
         return { value: await run({ taskQueue, scheduleToStartTimeout: MCP_PIN_WAIT }), ...(lost ? { lost } : {}) };
       } catch (err) {
-        if (!this.deps.isScheduleToStartTimeout(err) || attempt >= MAX_REPINS) throw err;
+        if (!isScheduleToStartTimeout(err) || attempt >= MAX_REPINS) throw err;
         // Its worker is gone (killed, shut down): another one owns the connection from now on.
         lost ??= taskQueue;
         this.queues.set(name, (await this.deps.pin(server)).taskQueue ?? undefined);

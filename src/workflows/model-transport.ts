@@ -28,6 +28,8 @@ const REMEMBERED_PREFIXES = 16;
 export class ModelTransport {
   private readonly sessions = new Map<string, SessionTransport>();
   private readonly sentPreludes = new Set<string>();
+  /** The last prelude hashed, by the identity of its system prompt and tools array: a run asks for the same one every call. */
+  private lastPrelude: { system: string | undefined; tools: ModelCallRequest['tools']; hash: string } | undefined;
   /** tool_use id → where its tool activity stored the result, and the stored content's length. */
   private readonly toolResultRefs = new Map<string, { ref: string; chars?: number }>();
 
@@ -38,7 +40,7 @@ export class ModelTransport {
   input(req: ModelCallRequest, byReference: boolean): ModelActivityInput {
     const base = byReference ? this.storedPrefix(req) : null;
     const prelude = { system: req.system, tools: req.tools };
-    const hash = hashString(canonicalJson(prelude));
+    const hash = this.preludeHash(req);
     const delta = req.entries.slice(base?.count ?? 0);
     return {
       model: req.model,
@@ -60,8 +62,17 @@ export class ModelTransport {
    */
   unsentPrelude(req: ModelCallRequest): { hash: string; value: { system?: string; tools: ModelCallRequest['tools'] } } | undefined {
     const value = { system: req.system, tools: req.tools };
-    const hash = hashString(canonicalJson(value));
+    const hash = this.preludeHash(req);
     return this.sentPreludes.has(hash) ? undefined : { hash, value };
+  }
+
+  /** The prelude's hash (canonical JSON): hashed again only when the system prompt or the tools array is another. */
+  private preludeHash(req: ModelCallRequest): string {
+    const last = this.lastPrelude;
+    if (last && last.system === req.system && last.tools === req.tools) return last.hash;
+    const hash = hashString(canonicalJson({ system: req.system, tools: req.tools }));
+    this.lastPrelude = { system: req.system, tools: req.tools, hash };
+    return hash;
   }
 
   /** The worker's store has this prelude (stored by its own activity). */

@@ -13,12 +13,13 @@ import { actsBeforeCall, quietDecision, type DecisionFacts } from '../core/conte
 import { decodeFailure, innermostApplicationFailure } from '../wire/failures';
 import { toolTaskQueue } from '../wire/tool-queue';
 import { mcpServerName } from '../core/mcp';
-import { connectionLostNote, McpPinning } from './mcp-pin';
+import { MCP_PIN_OPTIONS, McpPinning } from './mcp-pin';
 import { isScheduleToStartTimeout } from './schedule-to-start';
 import { ModelTransport } from './model-transport';
 import { WorkflowSpans } from './spans';
 import type { FabricSinks } from './sinks';
 import { closeModelStream, closeToolStream, openModelStream, openToolStream } from './stream/model-calls';
+import { closeStreamBlock, openSubAgentStream } from './stream/publish';
 
 
 /**
@@ -75,8 +76,6 @@ const TOOL_QUEUE_WAIT = '2 minutes';
 
 /** A server that cannot be reached is retried a few times, then the run's session creation fails with MCP_UNAVAILABLE. */
 const mcpListOptions: ActivityOptions = { startToCloseTimeout: '2 minutes', heartbeatTimeout: '15s', retry: { ...retry, maximumAttempts: 3 } };
-/** Which worker owns a stateful MCP connection: answered at once by any worker that takes it. */
-const mcpPinOptions: ActivityOptions = { startToCloseTimeout: '1 minute', retry };
 
 function activities(options: ActivityOptions, summary: string) {
   return proxyActivities<FabricActivities>({ ...options, summary });
@@ -88,7 +87,7 @@ function activities(options: ActivityOptions, summary: string) {
  */
 const sessionOptions: ActivityOptions = { startToCloseTimeout: '2 minutes', retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 10 } };
 
-export type SessionActivities = Pick<FabricActivities, 'fhLoadTranscript' | 'fhStoreTranscript' | 'fhResolveModel' | 'fhSummarize' | 'fhArchiveReplies' | 'fhFindReply'>;
+export type SessionActivities = Pick<FabricActivities, 'fhLoadTranscript' | 'fhStoreTranscript' | 'fhResolveModel' | 'fhSummarize' | 'fhArchiveReplies' | 'fhFindReply' | 'fhWorktreeCreate' | 'fhWorktreeFinish'>;
 
 /** The session host's activities, through the same proxy (and options in one place) as the harness's ports. */
 export function createSessionActivities(): SessionActivities {
@@ -99,6 +98,9 @@ export function createSessionActivities(): SessionActivities {
     fhSummarize: (input) => activities(sessionOptions, `title with ${input.model}`).fhSummarize(input),
     fhArchiveReplies: (chunk) => activities(sessionOptions, `archive ${chunk.replies.length} replies`).fhArchiveReplies(chunk),
     fhFindReply: (input) => activities(sessionOptions, `find the reply to ${input.messageId}`).fhFindReply(input),
+    // A child session's own working copy (only sessions started with isolation 'worktree' call these).
+    fhWorktreeCreate: (input) => decoded(() => activities(worktreeOptions, `worktree for ${input.name}`).fhWorktreeCreate(input)),
+    fhWorktreeFinish: (input) => decoded(() => activities(worktreeOptions, `finish worktree ${input.branch}`).fhWorktreeFinish(input)),
   };
 }
 
@@ -174,8 +176,7 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
     }
   }
   const mcpPins = new McpPinning({
-    pin: (server) => decoded(() => onToolQueue(mcpPinOptions, `pin MCP server ${mcpServerName(server)}`, 'mcp pin', (a) => a.fhMcpPin({ server }))),
-    isScheduleToStartTimeout,
+    pin: (server) => decoded(() => onToolQueue({ ...MCP_PIN_OPTIONS, retry }, `pin MCP server ${mcpServerName(server)}`, 'mcp pin', (a) => a.fhMcpPin({ server }))),
   });
 
   /** One model activity: the transcript by reference, resent whole once if the worker's store lacks it. */
@@ -263,12 +264,9 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
       const options = def.timeoutMs ? { ...toolOptions, startToCloseTimeout: def.timeoutMs + TOOL_TIMEOUT_GRACE_MS } : toolOptions;
       let result;
       try {
-        if (def.mcp) {
-          const served = def.mcp.server;
-          const pinned = await counted(() => mcpPins.call(served, (pin) => decoded(() => (pin.taskQueue ? activities({ ...options, ...pin }, `tool ${call.name}`).fhTool(input) : toolActivity(options, call.name, input)))), 'tool');
-          // The note makes the result longer than the stored content: it goes inline, not by reference.
-          result = pinned.lost ? { ...pinned.value, content: connectionLostNote(mcpServerName(served)) + pinned.value.content, contentRef: undefined } : pinned.value;
-        } else result = await decoded(() => counted(() => toolActivity(options, call.name, input), 'tool'));
+        const served = def.mcp?.server;
+        if (served !== undefined) result = await counted(() => mcpPins.callTool(served, (pin) => decoded(() => (pin.taskQueue ? activities({ ...options, ...pin }, `tool ${call.name}`).fhTool(input) : toolActivity(options, call.name, input)))), 'tool');
+        else result = await decoded(() => counted(() => toolActivity(options, call.name, input), 'tool'));
       } finally {
         closeToolStream(slot);
       }
@@ -365,12 +363,17 @@ async function runSubAgent(call: ToolCallRequest, spec: SubAgentSpec, depth: num
     emit(makeEvent('subagent_started', { childId, agent, callId: call.id, depth: depth + 1, ...(wt ? { branch: wt.branch } : {}) }, now()));
     let outcome: SubAgentOutcome | undefined;
     let failure: unknown;
+    // The child's own stream runs inside this block of ours (workflow state only: no command, no history).
+    const slot = openSubAgentStream(childId, agent);
     try {
-      const envelope: SubAgentEnvelope = { fhSubAgent: { input: spec.toInput(call.input), depth: depth + 1, ...(wt ? { cwd: wt.path } : {}), parent: info.workflowId } };
+      const stream = slot ? { stream: { from: slot.from, to: slot.to } } : {};
+      const envelope: SubAgentEnvelope = { fhSubAgent: { input: spec.toInput(call.input), depth: depth + 1, ...(wt ? { cwd: wt.path } : {}), parent: info.workflowId, ...stream } };
       outcome = (await executeChild(agent, { args: [envelope], workflowId: childId, taskQueue: info.taskQueue, ...(call.timeoutMs ? { workflowExecutionTimeout: call.timeoutMs } : {}) })) as SubAgentOutcome;
     } catch (err) {
       if (isCancellation(err)) throw new InterruptedError();
       failure = err;
+    } finally {
+      closeStreamBlock(slot);
     }
     const done = wt ? await decoded(() => activities(worktreeOptions, `finish worktree of ${agent}`).fhWorktreeFinish({ ...wt, cwd: call.cwd })) : undefined;
     for (const event of outcome?.events ?? []) emit(makeEvent('subagent_event', { childId, agent, event }, now()));

@@ -64,6 +64,25 @@ describe('an agent with two tools', () => {
     expect(sent[0].system).toContain('careful calculator');
   });
 
+  it('streams its model calls unless started with streaming: false, and sends the same conversation either way', async () => {
+    const run = async (streaming: boolean | undefined) => {
+      fake.enqueue(...script());
+      const before = fake.messageRequests().length;
+      const opts = { workflowId: `calc-stream-${streaming}-${Date.now()}`, taskQueue: w.taskQueue, ...(streaming === undefined ? {} : { streaming }) };
+      const handle = await startAgent(w.client, calculator, { task: 'Add 2 and 3, then save the sum', dir }, opts);
+      expect((await handle.result()).reply).toBe('The sum is 5, written to sum.txt.');
+      return fake.messageRequests().slice(before).map((r) => r.body);
+    };
+    const streamed = await run(undefined);
+    const plain = await run(false);
+    expect(streamed.map((b) => b.stream)).toEqual([true, true, true]);
+    expect(plain.map((b) => b.stream)).toEqual([undefined, undefined, undefined]);
+    // The tool_use ids differ per run; everything else the model is sent is the same.
+    const shape = (b: any) => JSON.stringify(b.messages).replace(/"(id|tool_use_id)":"[^"]*"/g, '"$1":"ID"');
+    expect(plain.map(shape)).toEqual(streamed.map(shape));
+    await expect(startAgent(w.client, calculator, { task: 'x', dir }, { workflowId: `calc-bad-${Date.now()}`, taskQueue: w.taskQueue, streaming: 'no' as never })).rejects.toThrow(/streaming must be a boolean/);
+  });
+
   it('the same definition completes inline with the same result', async () => {
     fake.enqueue(...script());
     const before = fake.messageRequests().length;

@@ -115,4 +115,50 @@ describe('fh flow', () => {
     expect(audit.filter((e) => e.kind === 'stage').map((e) => e.node)).toEqual(['start', 'build', 'review', 'ship', 'exit']);
     expect(audit.filter((e) => e.updates?.['command.output'] === 'shipped\n').map((e) => e.node)).toEqual(['ship']);
   });
+
+  it('gate --branch answers a gate inside a parallel branch; show lists each waiting gate with its branch', async () => {
+    fs.writeFileSync(path.join(tmp, 'branch-gates.dot'), BRANCH_GATES_FLOW);
+    const id = `cli-flow-branches-${process.pid}`;
+    expect((await fh('flow', 'run', 'branch-gates.dot', '--no-wait', '-w', id, '--task-queue', w.taskQueue)).code).toBe(0);
+    const shown = await until('both branch gates', async () => {
+      const r = await fh('flow', 'show', id);
+      return (r.stdout.match(/^waiting at gate /gm) ?? []).length === 2 ? r.stdout : undefined;
+    });
+    expect(shown).toContain('waiting at gate ui_ok in branch ui: [A] Accept, [D] Drop');
+    expect(shown).toContain('waiting at gate api_ok in branch api: [A] Accept, [D] Drop');
+    const ambiguous = await fh('flow', 'gate', id, 'A');
+    expect(ambiguous.code).toBe(2);
+    expect(ambiguous.stderr).toMatch(/name the gate or the branch.*\[FLOW_GATE_AMBIGUOUS\]/);
+    const ui = await fh('flow', 'gate', id, 'A', '--branch', 'ui', '--json');
+    expect(ui.code).toBe(0);
+    expect(JSON.parse(ui.stdout)).toEqual({ gate: 'ui_ok', selected: 'A', label: '[A] Accept' });
+    expect((await fh('flow', 'gate', id, 'D', '--gate', 'api_ok')).stdout.trim()).toBe('api_ok: [D] Drop');
+    const done = await until('completion', async () => {
+      const v = JSON.parse((await fh('flow', 'show', id, '--json')).stdout);
+      return v.status === 'completed' ? v : undefined;
+    });
+    const results = done.context['parallel.fan_in.results'] as Array<{ id: string; updates: Record<string, unknown> }>;
+    expect(results.map((r) => [r.id, r.updates['human.gate.selected']])).toEqual([['ui', 'A'], ['api', 'D']]);
+  });
 });
+
+const BRANCH_GATES_FLOW = `digraph BranchGates {
+  start  [shape=Mdiamond]
+  fan    [shape=component]
+  ui     [script="echo ui"]
+  ui_ok  [shape=hexagon]
+  api    [script="echo api"]
+  api_ok [shape=hexagon]
+  join   [shape=tripleoctagon]
+  exit   [shape=Msquare]
+  start -> fan
+  fan -> ui
+  fan -> api
+  ui -> ui_ok
+  ui_ok -> join [label="[A] Accept"]
+  ui_ok -> join [label="[D] Drop"]
+  api -> api_ok
+  api_ok -> join [label="[A] Accept"]
+  api_ok -> join [label="[D] Drop"]
+  join -> exit
+}`;

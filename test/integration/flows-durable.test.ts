@@ -27,7 +27,7 @@ const RELEASE = `digraph Release {
   prepare   [label="Prepare", script="yes xxxxxxxxx | head -c 300000; echo"]
   checks    [shape=component, label="Checks", max_parallel=3]
   lint      [label="Lint", script="echo lint-ok"]
-  unit      [label="Unit", script="mktemp -p . started-unit-XXXXXX >/dev/null; sleep 4; echo unit-ok"]
+  unit      [label="Unit", script="mktemp -p . started-unit-XXXXXX >/dev/null; until [ -e release-unit ]; do sleep 0.1; done; echo unit-ok"]
   e2e       [label="E2E", script="echo e2e-broke >&2; exit 4"]
   join      [shape=tripleoctagon]
   summarize [label="Summarize", prompt="Summarize the checks."]
@@ -99,11 +99,14 @@ describe('a flow survives a killed worker and a restarted server', () => {
     // The summarize agent reads it back with the artifact reader.
     fake.enqueue(callTools({ name: 'read_artifact', input: { ref: prepared.ref, offset: 0, maxChars: 50 } }), say('All checks but e2e passed.'));
 
-    // Kill the worker while the unit branch's command runs; a new worker picks the branch up.
+    // Kill the worker while the unit branch's command runs; a new worker picks the branch up. The command
+    // waits for the test to release it (a timed window, as `sleep 4` was, can close before the kill on a
+    // loaded machine: the kill then lands in a later stage, or misses the command).
     await until('the unit branch to start', async () => (await fs.readdir(workDir)).some((f) => f.startsWith('started-unit-')));
     expect((await rejection(h.gate('A'))).code).toBe('FLOW_NOT_WAITING');
     await killHard(first);
     const second = await worker();
+    await fs.writeFile(path.join(workDir, 'release-unit'), '');
 
     // Restart the server while the gate waits.
     // Generous: the killed attempt waits out its heartbeat timeout and a new worker process starts; on a

@@ -74,6 +74,12 @@ describe('DOT -> typed graph', () => {
     expect(() => parseFlow(dot)).toThrow(message);
   });
 
+  it('takes a human gate inside a parallel branch (it waits in the branch workflow), still refusing a branch that exits', () => {
+    const gated = 'digraph { start [shape=Mdiamond]; fan [shape=component]; a [script="true"]; g [shape=hexagon]; b [script="true"]; join [shape=tripleoctagon]; exit [shape=Msquare]\n start -> fan; fan -> a; fan -> b; a -> g; g -> join [label="[A] Accept"]; g -> join [label="[D] Drop"]; b -> join; join -> exit }';
+    expect(nodeById(parseFlow(gated), 'g')!.kind).toBe('gate');
+    expect(() => parseFlow(gated.replace('g -> join [label="[D] Drop"]', 'g -> exit [label="[D] Drop"]'))).toThrow(expect.objectContaining({ code: 'FLOW_INVALID', element: 'node fan', message: expect.stringContaining("branch 'a' reaches exit 'exit'") }));
+  });
+
   it('gives the line of the offending element', () => {
     const dot = 'digraph {\n  start [shape=Mdiamond]\n  exit [shape=Msquare]\n  start -> exit [colour="red"]\n}';
     expect(() => parseFlow(dot)).toThrow(expect.objectContaining({ element: 'edge start -> exit', line: 4 }));

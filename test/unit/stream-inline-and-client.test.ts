@@ -85,7 +85,7 @@ describe('StreamLog', () => {
     const log = new StreamLog(10);
     log.messageId = 'msg';
     expect(log.publish({ type: 'status', status: 'in-progress' })).toBe(10);
-    const slot = log.open('model');
+    const slot = log.open('model')!;
     expect(slot).toEqual({ callId: `m11`, from: 11, to: 11 + STREAM_BLOCK_SIZE, messageId: 'msg' });
     const after = log.publish({ type: 'title', title: 't' });
     expect(after).toBe(slot.to);

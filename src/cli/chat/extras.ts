@@ -4,7 +4,7 @@
  */
 import type { Entry } from '../../core/entries';
 import { FabricError } from '../../core/errors';
-import { conversationText } from '../commands/session';
+import { conversationText } from '../session-text';
 
 /** How many lines of the earlier conversation a reopened chat shows. */
 const EARLIER_LINES = 10;

@@ -267,6 +267,8 @@ export class Chat {
   }
 
   private show(env: StreamEnvelope): void {
+    // A sub-agent's own events: its text is not the session's reply (its result comes back as a tool result).
+    if (env.subAgent) return;
     const e: StreamEvent = env.event;
     const width = Math.max(40, (this.out.columns ?? 120) - 4);
     switch (e.type) {

@@ -126,6 +126,7 @@ export function flowView(workflowId: string, s: FlowState) {
       : null,
     context: s.context,
     waitingGate: s.waitingGate ?? null,
+    waitingGates: s.waitingGates ?? [],
     failedNode: s.failedNode ?? null,
     failure: s.failure ?? null,
     stages: s.stages,
@@ -162,7 +163,9 @@ const showCommand = withHandle('show', "a flow's graph with each node's state, a
   const view = flowView(h.workflowId, await h.state());
   if (flag(p, 'json')) return (printJson(io, view), EXIT.OK);
   const lines = [`${view.workflowId}: ${view.status}${view.currentNode ? ` at ${view.currentNode}` : ''}`];
-  if (view.waitingGate) lines.push(`waiting at gate ${view.waitingGate.node}: ${view.waitingGate.choices.map((c) => `[${c.key}] ${c.label}`).join(', ')}`);
+  for (const g of view.waitingGates) {
+    lines.push(`waiting at gate ${g.node}${g.branch !== undefined ? ` in branch ${g.branch}` : ''}: ${g.choices.map((c) => (c.label.startsWith(`[${c.key}]`) ? c.label : `[${c.key}] ${c.label}`)).join(', ')}`);
+  }
   if (view.failure) lines.push(`failed${view.failedNode ? ` at ${view.failedNode}` : ''}: ${oneLine(view.failure)}`);
   lines.push('', 'Nodes:', ...(view.graph?.nodes ?? []).map((n) => `  ${n.state.padEnd(8)} ${n.id} (${n.kind})`));
   lines.push('', 'Edges:', ...(view.graph?.edges ?? []).map((e) => `  ${e.from} -> ${e.to}${e.label ? ` [${e.label}]` : ''}${e.condition ? ` if ${e.condition}` : ''}`));
@@ -171,15 +174,21 @@ const showCommand = withHandle('show', "a flow's graph with each node's state, a
   return EXIT.OK;
 }, ['fh flow show flow-ship-abc', 'fh flow show flow-ship-abc --json']);
 
-const gateCommand = withHandle('gate', 'answer the gate a flow waits at', 'flow gate <workflow-id> <choice> [--text <text>]', { text: { type: 'string', value: '<text>', help: 'free text with the choice (or with the choice `freeform`)' } }, async (h, p, io, rest) => {
+const GATE_OPTIONS = {
+  text: { type: 'string', value: '<text>', help: 'free text with the choice (or with the choice `freeform`)' },
+  branch: { type: 'string', value: '<node>', help: 'the parallel branch (its first node) whose gate to answer, when gates wait in several' },
+  gate: { type: 'string', value: '<node>', help: 'the gate node to answer (refused if another one waits)' },
+} as const;
+
+const gateCommand = withHandle('gate', 'answer the gate a flow waits at (in the run or in a parallel branch)', 'flow gate <workflow-id> <choice> [--text <text>] [--branch <node>] [--gate <node>]', GATE_OPTIONS, async (h, p, io, rest) => {
   const choice = rest[0];
   if (!choice) throw usage('fh flow gate needs the choice: its accelerator key or label');
-  const text = str(p, 'text');
-  const decision = await h.gate(choice, text !== undefined ? { text } : {});
+  const [text, branch, gate] = [str(p, 'text'), str(p, 'branch'), str(p, 'gate')];
+  const decision = await h.gate(choice, { ...(text !== undefined ? { text } : {}), ...(branch !== undefined ? { branch } : {}), ...(gate !== undefined ? { gate } : {}) });
   if (flag(p, 'json')) printJson(io, decision);
   else io.out(`${decision.gate}: ${decision.label}`);
   return EXIT.OK;
-}, ['fh flow gate flow-ship-abc A', 'fh flow gate flow-ship-abc freeform --text "ship it behind a flag"']);
+}, ['fh flow gate flow-ship-abc A', 'fh flow gate flow-ship-abc freeform --text "ship it behind a flag"', 'fh flow gate flow-ship-abc A --branch review_ui']);
 
 const resumeCommand = withHandle('resume', 'start a new run from where a failed flow stopped, with its saved context', 'flow resume <workflow-id> [--no-wait] [--json]', { 'no-wait': RUN_OPTIONS['no-wait'], 'workflow-id': RUN_OPTIONS['workflow-id'] }, async (h, p, io) => {
   // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -3,141 +3,20 @@
  * session id) answering prompts for days; these commands start, list, show, prompt, approve, edit, fork and
  * delete them through the SDK's SessionHandle. Typed SDK errors are mapped to exit codes in context.ts.
  */
-import type { PendingApproval, SessionInfo } from '../../wire/session-messages';
-import type { SessionSummary } from '../../client/sessions-list';
 import type { SessionHandle } from '../../client/sessions';
-import type { Entry } from '../../core/entries';
 import { parseDuration } from '../../edge/store-gc';
 import { DEFAULT_TASK_QUEUE } from '../../client/start';
 import { parseLabelArg } from '../../core/sessions/labels';
 import { PERMISSION_MODES, THINKING_LEVELS, type SessionSettingsPatch } from '../../core/sessions/settings';
-import { flag, int, JSON_OPTION, str, strs, type Options, type Parsed } from '../args';
-import { asCliError, connect, printJson, STORE_OPTION, type Command, type Connected, type Io } from '../context';
-import { CliError, EXIT, failure, GRPC, grpcCode, usage } from '../errors';
-import { formatTime, table } from '../render';
+import { flag, int, str, strs, type Parsed } from '../args';
+import type { Command, Io } from '../context';
+import { EXIT, usage } from '../errors';
+import { approvalText, conversationText, infoText, sessionTable } from '../session-text';
 import { noWorkerMessage, workerPolls } from '../waiting';
 import { enhanceCommand, shareCommand } from './session-extras';
-
-/* eslint-disable @typescript-eslint/no-require-imports */
-// The client modules load @temporalio/client: only when a command runs (help stays instant).
-const sessions = () => require('../../client/sessions') as typeof import('../../client/sessions');
-const sessionsList = () => require('../../client/sessions-list') as typeof import('../../client/sessions-list');
-/* eslint-enable @typescript-eslint/no-require-imports */
-
-const TIMEOUT_OPTION: Options = {
-  timeout: { type: 'string', value: '<seconds>', help: 'how long to wait for the session (a worker) to answer', default: '30' },
-};
-const COMMON: Options = { ...TIMEOUT_OPTION, ...JSON_OPTION, ...STORE_OPTION };
-const NOTE_OPTION: Options = { note: { type: 'string', value: '<text>', help: 'a note for the model with the decision' } };
-
-/** `fh session <sub>` as a Command: name, usage with the `session` prefix, and the shared connection options. */
-function sub(
-  name: string,
-  spec: { summary: string; usage: string; description?: string; options?: Options; examples: string[]; run: (p: Parsed, io: Io) => Promise<number> },
-): Command {
-  return {
-    name: `session ${name}`,
-    summary: spec.summary,
-    usage: [`session ${spec.usage}`],
-    ...(spec.description ? { description: spec.description } : {}),
-    options: { ...spec.options, ...COMMON },
-    connects: true,
-    examples: spec.examples,
-    run: spec.run,
-  };
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// Shared plumbing
-
-/** Positionals after the subcommand: `need` required ones (named for the message), the rest as `rest`. */
-function args(p: Parsed, command: string, names: string[], opts: { rest?: string; restRequired?: boolean } = {}): { named: string[]; rest: string[] } {
-  const named = p.positionals.slice(0, names.length);
-  if (named.length < names.length) {
-    throw usage(`fh ${command} needs ${names.slice(named.length).map((n) => `<${n}>`).join(' ')}: fh ${command} ${names.map((n) => `<${n}>`).join(' ')}${opts.rest ? ` <${opts.rest}…>` : ''}`);
-  }
-  const rest = p.positionals.slice(names.length);
-  if (!opts.rest && rest.length > 0) throw usage(`unexpected argument '${rest[0]}' (fh ${command})`);
-  if (opts.rest && opts.restRequired && rest.length === 0) throw usage(`fh ${command} needs <${opts.rest}>: fh ${command} ${names.map((n) => `<${n}>`).join(' ')} <${opts.rest}…>`);
-  return { named, rest };
-}
-
-function timeoutMs(p: Parsed): number {
-  return int(p, 'timeout', 30, 1) * 1000;
-}
-
-/**
- * Runs `fn` with a connection, bounded by --timeout: a session only answers through a worker, so a call
- * nobody answers ends with what to do instead of hanging. Errors become one line with their exit code.
- */
-async function withClient(
-  p: Parsed,
-  fn: (conn: Connected) => Promise<number>,
-  bounded = true,
-  opts: { needsWorkerFor?: string } = {},
-): Promise<number> {
-  const conn = await connect(p);
-  const ms = timeoutMs(p);
-  try {
-    // A call a worker must answer, on a running session nobody polls for: say so now, not after --timeout.
-    if (opts.needsWorkerFor) {
-      const idle = await idleTaskQueue(conn, opts.needsWorkerFor);
-      if (idle) throw failure(`session ${opts.needsWorkerFor} is running, but ${noWorkerMessage(idle)}`);
-    }
-    return await (bounded ? conn.client.connection.withDeadline(Date.now() + ms, () => fn(conn)) : fn(conn));
-  } catch (err) {
-    if (err instanceof CliError) throw err;
-    const unanswered = grpcCode(err) === GRPC.DEADLINE_EXCEEDED || /deadline exceeded|failed to query workflow/i.test((err as Error)?.message ?? '');
-    if (unanswered) {
-      const idle = p.positionals[0] ? await idleTaskQueue(conn, p.positionals[0]).catch(() => undefined) : undefined;
-      if (idle) throw failure(`no answer: ${noWorkerMessage(idle)}`);
-      throw failure(
-        `no answer within ${ms / 1000} s: sessions answer through a worker, so start one for the session's task queue with \`fh worker --agents <module>\` (or raise --timeout)`,
-      );
-    }
-    throw asCliError(err, { settings: conn.settings });
-  } finally {
-    await conn.close().catch(() => undefined);
-  }
-}
-
-/** The task queue of a running session (workflow) that no worker polls; undefined otherwise or when unknown. */
-export async function idleTaskQueue(conn: Connected, id: string): Promise<string | undefined> {
-  const described = await conn.client.workflow
-    .getHandle(id)
-    .describe()
-    .catch(() => undefined);
-  if (!described || described.status.name !== 'RUNNING') return undefined;
-  return (await workerPolls(conn.client, conn.settings.namespace, described.taskQueue)) === false ? described.taskQueue : undefined;
-}
-
-function handleOf(conn: Connected, id: string): SessionHandle {
-  return sessions().getSession(conn.client, id);
-}
-
-function out(io: Io, p: Parsed, json: unknown, text: string): number {
-  if (flag(p, 'json')) printJson(io, json);
-  else io.out(text);
-  return EXIT.OK;
-}
-
-function labelsText(labels: Record<string, unknown>): string {
-  const parts = Object.entries(labels).map(([n, v]) => (v === null || v === undefined ? n : `${n}=${String(v)}`));
-  return parts.length ? parts.join(', ') : '-';
-}
-
-function oneLineText(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}
-
-function json(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? 'undefined';
-  } catch {
-    return String(value);
-  }
-}
+import { archiveCommand, endCommand, interruptCommand, labelCommand, resetCommand, statusCommand, titleCommand } from './session-edits';
+import { args, handleOf, NOTE_OPTION, out, sessions, sessionsList, sub, withClient } from '../session-command-kit';
+export { idleTaskQueue } from '../session-command-kit';
 
 // ---------------------------------------------------------------------------------------------------------
 // fh session new
@@ -253,19 +132,6 @@ const listCommand = sub('list', {
   },
 });
 
-function sessionTable(rows: SessionSummary[]): string {
-  return table(
-    ['ID', 'TITLE', 'STATUS', 'LABELS', 'LAST MESSAGE (UTC)'],
-    rows.map((s) => [
-      `${s.flagged ? '★ ' : ''}${s.id}`,
-      oneLineText(s.title ?? '-', 40),
-      `${s.status || '-'}${s.archived ? ' (archived)' : ''}${s.running ? '' : ' (ended)'}`,
-      oneLineText(labelsText(s.labels), 40),
-      formatTime(s.lastMessageAt),
-    ]),
-  );
-}
-
 // ---------------------------------------------------------------------------------------------------------
 // fh session show
 
@@ -286,60 +152,6 @@ const showCommand = sub('show', {
     }, true, { needsWorkerFor: named[0]! });
   },
 });
-
-function infoText(i: SessionInfo): string {
-  const rows: Array<[string, string]> = [
-    ['id', `${i.id}${i.flagged ? ' ★ flagged' : ''}${i.archived ? ' (archived)' : ''}${i.closed ? ' (ended)' : ''}`],
-    ['title', i.title ? `${i.title}${i.titleSource === 'generated' ? ' (generated)' : ''}` : '-'],
-    ['agent', i.agent],
-    ['status', `${i.status}${i.statusManual ? ' (set by hand: no automatic transitions)' : ''}`],
-    ['labels', labelsText(i.labels)],
-    [
-      'settings',
-      `mode ${i.settings.permissionMode}, model ${i.settings.model ?? '(agent default)'}, thinking ${i.settings.thinking}, connection ${i.settings.connection}${i.settings.workingDirectory ? `, cwd ${i.settings.workingDirectory}` : ''}`,
-    ],
-    ['messages', `${i.messageCount} from the user; last ${formatTime(i.lastMessageAt === undefined ? undefined : new Date(i.lastMessageAt))}; created ${formatTime(new Date(i.createdAt))}`],
-    ['turn', i.processing ? `running${i.current ? ` (message ${i.current})` : ''}` : 'idle'],
-  ];
-  if (i.queued.length) rows.push(['queued', i.queued.map((m) => `${m.id}: ${oneLineText(m.text, 50)}`).join('; ')]);
-  if (i.pendingApprovals.length) rows.push(['approvals', i.pendingApprovals.map(approvalText).join('; ')]);
-  if (i.forkedFrom) rows.push(['forked from', `${i.forkedFrom.sessionId} at message ${i.forkedFrom.atMessage}`]);
-  if (i.continuedRuns) rows.push(['runs', `${i.continuedRuns + 1} (continued as new ${i.continuedRuns}×), history ${i.historyLength} events`]);
-  const w = Math.max(...rows.map(([k]) => k.length));
-  return rows.map(([k, v]) => `${k.padEnd(w)}  ${v}`).join('\n');
-}
-
-function approvalText(a: PendingApproval): string {
-  return `${a.callId} ${a.tool} ${oneLineText(json(a.input), 80)}`;
-}
-
-/** The conversation, one numbered line per message (full text with `full`). */
-export function conversationText(messages: Entry[], full: boolean): string {
-  if (messages.length === 0) return '(no messages yet)';
-  const width = String(messages.length - 1).length;
-  const clip = (t: string, n: number) => (full ? t : oneLineText(t, n));
-  return messages
-    .map((m, i) => {
-      const n = `#${String(i).padStart(width)}`;
-      switch (m.type) {
-        case 'user':
-          return `${n} user       ${clip(m.text, 100)}`;
-        case 'assistant': {
-          const parts = m.content.map((b) =>
-            b.type === 'text' ? clip(b.text, 100) : b.type === 'tool_use' ? `→ ${b.name} ${clip(json(b.input), 80)}` : `(${b.type === 'thinking' ? 'thinking' : 'redacted thinking'})`,
-          );
-          return `${n} assistant  ${parts.join(full ? '\n' : ' ')}`;
-        }
-        case 'tool_results':
-          return `${n} tools      ${m.results.map((r) => `${r.is_error ? '✗ ' : ''}${clip(r.content, 80)}`).join(full ? '\n' : ' | ')}`;
-        case 'summary':
-          return `${n} summary    ${clip(m.summary, 100)} (${m.compactedEntries} earlier messages)`;
-        default:
-          return `${n} ${(m as { type: string }).type}`;
-      }
-    })
-    .join('\n');
-}
 
 // ---------------------------------------------------------------------------------------------------------
 // fh session prompt
@@ -452,118 +264,6 @@ function decisionCommand(approved: boolean): Command {
         return out(io, p, { id: s.id, callId, approved, ...(tool ? { tool } : {}), ...(note !== undefined ? { note } : {}) }, `${approved ? 'approved' : 'denied'} ${callId}${tool ? ` (${tool})` : ''}`);
       }, true, { needsWorkerFor: named[0]! });
     },
-  });
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// Small edits: interrupt, status, title, label, archive, unarchive, end
-
-const interruptCommand = sub('interrupt', {
-  summary: "cancel a session's running turn (model call, tools, approval wait)",
-  usage: 'interrupt <id>',
-  examples: ['fh session interrupt triage-7'],
-  run: async (p, io) => {
-    const { named } = args(p, 'session interrupt', ['id']);
-    return withClient(p, async (conn) => {
-      const r = await handleOf(conn, named[0]!).interrupt();
-      return out(io, p, { id: named[0], ...r }, r.interrupted ? `interrupted the turn answering ${r.messageId ?? 'the current message'}` : 'nothing to interrupt: no turn is running');
-    });
-  },
-});
-
-// Same session id, same workflow: the overflow ladder resets mid-turn inside the workflow the same way,
-// and clients (a chat window, `fh session prompt`) keep addressing the session they know.
-const resetCommand = sub('reset', {
-  summary: "restart a session's conversation from a transfer summary and the agent's memory (same id; the old transcript stays stored)",
-  usage: 'reset <id> [--no-summary]',
-  options: { 'no-summary': { type: 'boolean', help: 'start empty (memory only), without the transfer summary call' } },
-  examples: ['fh session reset triage-7'],
-  run: async (p, io) => {
-    const { named } = args(p, 'session reset', ['id']);
-    return withClient(p, async (conn) => {
-      const r = await handleOf(conn, named[0]!).reset({ transferSummary: !flag(p, 'no-summary') });
-      return out(io, p, { id: named[0], ...r }, `reset ${named[0]}: ${r.entriesBefore} entries replaced by a transfer summary${r.summary ? `:\n${r.summary}` : ' (none)'}`);
-    });
-  },
-});
-
-const statusCommand = sub('status', {
-  summary: "set a session's status (todo, in-progress, needs-review, done, cancelled, or the agent's own)",
-  usage: 'status <id> <status>',
-  description: 'A status set by hand stops the automatic transitions; done and cancelled are never reopened automatically.',
-  examples: ['fh session status triage-7 done', 'fh session status triage-7 blocked --json'],
-  run: async (p, io) => {
-    const { named } = args(p, 'session status', ['id', 'status']);
-    return edited(p, io, named[0]!, (s) => s.setStatus(named[1]!), (i) => `${i.id}: status ${i.status}`);
-  },
-});
-
-const titleCommand = sub('title', {
-  summary: 'rename a session',
-  usage: 'title <id> <title…>',
-  examples: ['fh session title triage-7 Billing export bug'],
-  run: async (p, io) => {
-    const { named, rest } = args(p, 'session title', ['id'], { rest: 'title', restRequired: true });
-    return edited(p, io, named[0]!, (s) => s.setTitle(rest.join(' ')), (i) => `${i.id}: title ${i.title ?? '-'}`);
-  },
-});
-
-const labelCommand = sub('label', {
-  summary: 'add, change or remove labels of a session',
-  usage: 'label <id> [name[=value]…] [--remove <name>]…',
-  description: 'Values are typed as written: priority=2 is a number, done=true a boolean, area=billing a string; a bare name is a label without a value.',
-  options: { remove: { type: 'string', multiple: true, value: '<name>', help: 'remove this label' } },
-  examples: ['fh session label triage-7 urgent priority=2', 'fh session label triage-7 --remove urgent'],
-  run: async (p, io) => {
-    const { named, rest } = args(p, 'session label', ['id'], { rest: 'name[=value]' });
-    const adds = rest.map(parseLabelArg);
-    const removes = strs(p, 'remove');
-    if (adds.length === 0 && removes.length === 0) throw usage('fh session label needs a label to set (name or name=value) or --remove <name>');
-    return edited(
-      p,
-      io,
-      named[0]!,
-      async (s) => {
-        let info: SessionInfo | undefined;
-        for (const l of adds) info = await s.label(l.name, l.value);
-        for (const name of removes) info = await s.unlabel(name);
-        return info!;
-      },
-      (i) => `${i.id}: labels ${labelsText(i.labels)}`,
-    );
-  },
-});
-
-function archiveCommand(archived: boolean): Command {
-  const verb = archived ? 'archive' : 'unarchive';
-  return sub(verb, {
-    summary: archived ? 'archive a session (hidden from `fh session list` unless --archived/--all)' : 'bring an archived session back',
-    usage: `${verb} <id>`,
-    examples: [`fh session ${verb} triage-7`],
-    run: async (p, io) => {
-      const { named } = args(p, `session ${verb}`, ['id']);
-      return edited(p, io, named[0]!, (s) => (archived ? s.archive() : s.unarchive()), (i) => `${i.id}: ${i.archived ? 'archived' : 'not archived'}`);
-    },
-  });
-}
-
-const endCommand = sub('end', {
-  summary: 'end a session: queued messages are answered SESSION_CLOSED and its workflow completes',
-  usage: 'end <id>',
-  examples: ['fh session end triage-7'],
-  run: async (p, io) => {
-    const { named } = args(p, 'session end', ['id']);
-    return withClient(p, async (conn) => {
-      await handleOf(conn, named[0]!).end();
-      return out(io, p, { id: named[0], ended: true }, `${named[0]}: ended`);
-    });
-  },
-});
-
-async function edited(p: Parsed, io: Io, id: string, edit: (s: SessionHandle) => Promise<SessionInfo>, text: (i: SessionInfo) => string): Promise<number> {
-  return withClient(p, async (conn) => {
-    const info = await edit(handleOf(conn, id));
-    return out(io, p, info, text(info));
   });
 }
 

@@ -39,7 +39,9 @@ export function promptStream(
           const e = env.event;
           if (e.messageId !== messageId) continue;
           const modelEvent = e.type === 'attempt_started' ? e.kind === 'model' : ['block_started', 'text_delta', 'thinking_delta', 'tool_input_delta', 'block_stopped'].includes(e.type);
-          if (e.callId && modelEvent) {
+          // A sub-agent's events are the turn's too (they answer this message), but not its reply.
+          const own = env.subAgent === undefined;
+          if (e.callId && modelEvent && own) {
             let a = byId.get(e.callId);
             if (!a) {
               byId.set(e.callId, (a = new CallAssembly()));
@@ -48,7 +50,7 @@ export function promptStream(
             a.apply(e);
           }
           yield env;
-          if (e.type === 'turn_ended') return;
+          if (e.type === 'turn_ended' && own) return;
         }
       } finally {
         abort.abort();

@@ -44,15 +44,30 @@ export async function* readStream(transport: StreamTransport, options: ReadStrea
     }
     let progressed = false;
     let blocked = false;
+    let nested: StreamBlock | undefined;
     for (const item of walk(snap.page, snap, pos, assembly, calls)) {
       if (item === OPEN_BLOCK) {
         blocked = true;
+        break;
+      }
+      if ('subAgentBlock' in item) {
+        nested = item.subAgentBlock;
         break;
       }
       if (signal?.aborted) return;
       pos = item.offset + 1;
       progressed = true;
       yield item;
+    }
+    if (nested) {
+      // A sub-agent's stream, in place: read live from its child workflow, then on past its block.
+      for await (const env of readSubAgent(transport, nested, pos, options)) {
+        pos = env.offset + 1;
+        yield env;
+      }
+      if (signal?.aborted) return;
+      pos = Math.max(pos, nested.to);
+      continue;
     }
     if (progressed && !blocked) continue; // maybe more than one page
     if (!snap.running && !snap.continued && pos >= snap.page.next) return; // the chain ended
@@ -90,6 +105,16 @@ async function* earlierRuns(
       let moved = false;
       for (const item of walk(page, { ...snap, runId, running: false, page, live: new Map() }, pos, assembly, calls)) {
         if (item === OPEN_BLOCK) break; // a closed run has no open block
+        if ('subAgentBlock' in item) {
+          const block = item.subAgentBlock;
+          for await (const env of readSubAgent(transport, block, pos, {})) {
+            pos = env.offset + 1;
+            yield env;
+          }
+          pos = Math.max(pos, block.to);
+          moved = true;
+          break; // the page's events after the block: read again from past it
+        }
         pos = item.offset + 1;
         moved = true;
         yield item;
@@ -99,8 +124,41 @@ async function* earlierRuns(
   }
 }
 
-/** The page's items from `pos` in offset order; stops at an open block (after its live events so far). */
-function* walk(page: StreamPage, snap: StreamSnapshot, start: number, assembly: (callId: string) => CallAssembly, calls: ReadonlyMap<string, CallAssembly>): Generator<StreamEnvelope | typeof OPEN_BLOCK> {
+/**
+ * A sub-agent's events from `from` on, read from its child workflow's own stream (which runs at the
+ * offsets of its block), each marked with where it comes from. Ends when the child's stream ended; a
+ * child that never started (its block closed without it) has none.
+ */
+async function* readSubAgent(transport: StreamTransport, block: StreamBlock, from: number, options: ReadStreamOptions): AsyncGenerator<StreamEnvelope> {
+  const child = block.workflowId ? transport.subAgent?.(block.workflowId) : undefined;
+  if (!child) return;
+  const signal = options.signal;
+  // The block opens in the workflow task that starts the child: the child may not be there yet.
+  while (!(await child.started())) {
+    if (signal?.aborted) return;
+    const page = (await transport.snapshot(block.from)).page;
+    if (page.blocks.find((b) => b.callId === block.callId)?.closed !== false) return;
+    await sleep(options.livePollMs ?? 100, signal);
+  }
+  const agent = block.agent ?? block.workflowId!;
+  for await (const env of readStream(child.transport, { ...options, from: Math.max(from, block.from) })) {
+    if (env.offset >= block.to) return;
+    const subAgent = { path: [agent, ...(env.subAgent?.path ?? [])], workflowId: env.subAgent?.workflowId ?? block.workflowId! };
+    yield { offset: env.offset, event: withBlock(env.event, block), subAgent };
+  }
+}
+
+/**
+ * The page's items from `pos` in offset order; stops at an open block (after its live events so far),
+ * and at a sub-agent's block (the caller reads it from the child).
+ */
+function* walk(
+  page: StreamPage,
+  snap: StreamSnapshot,
+  start: number,
+  assembly: (callId: string) => CallAssembly,
+  calls: ReadonlyMap<string, CallAssembly>,
+): Generator<StreamEnvelope | typeof OPEN_BLOCK | { subAgentBlock: StreamBlock }> {
   let pos = start;
   const blocks = page.blocks.filter((b) => b.to > pos).sort((a, b) => a.from - b.from);
   const events = page.events.filter((e) => e.offset >= pos);
@@ -117,6 +175,10 @@ function* walk(page: StreamPage, snap: StreamSnapshot, start: number, assembly: 
     }
     bi++;
     const b = block!;
+    if (b.kind === 'subagent') {
+      yield { subAgentBlock: b };
+      return;
+    }
     for (const env of liveOf(b, snap)) {
       // What the consumer saw before `pos` (a reconnect) is assembled, not yielded again.
       const a = assembly(b.callId);

@@ -4,7 +4,7 @@
  * and a long poll on the history to wake when the workflow did something. None of it writes history.
  * Another transport (a broker for many subscribers) implements the same interface.
  */
-import type { Client, WorkflowHandle } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import { isLiveStreamDetails, streamReadQuery, type LiveStreamDetails, type StreamPage } from '../../wire/stream';
 
@@ -28,6 +28,8 @@ export interface StreamTransport {
   previousRun(runId: string): Promise<string | undefined>;
   /** Resolves when the run did something new (or after a while); live deltas are polled instead. */
   waitForChange(runId: string, signal?: AbortSignal): Promise<void>;
+  /** A sub-agent's child workflow's stream (absent: this transport does not read sub-agents; their blocks are skipped). */
+  subAgent?(workflowId: string): { transport: StreamTransport; started(): Promise<boolean> };
 }
 
 /** History events per page while finding the end (small pages: the server warns past a few hundred). */
@@ -59,6 +61,21 @@ export class TemporalStreamTransport implements StreamTransport {
       }
     }
     return { runId, running: status === 'RUNNING', continued: status === 'CONTINUED_AS_NEW', page, live };
+  }
+
+  subAgent(workflowId: string): { transport: StreamTransport; started(): Promise<boolean> } {
+    const handle = this.client.workflow.getHandle(workflowId);
+    return {
+      transport: new TemporalStreamTransport(this.client, workflowId),
+      started: () =>
+        handle.describe().then(
+          () => true,
+          (err: unknown) => {
+            if (err instanceof WorkflowNotFoundError) return false;
+            throw err;
+          },
+        ),
+    };
   }
 
   readRun(runId: string, from: number): Promise<StreamPage> {

@@ -116,3 +116,11 @@ export class FlowNoRouteError extends FabricError {
     super('FLOW_NO_ROUTE', `No edge out of '${node}' matches (outcome ${outcome}) and none is unconditioned.`);
   }
 }
+
+/** A gate answer that names no gate (or branch) while gates wait in more than one place. */
+export class FlowGateAmbiguousError extends FabricError {
+  declare readonly code: 'FLOW_GATE_AMBIGUOUS';
+  constructor(readonly waiting: string[]) {
+    super('FLOW_GATE_AMBIGUOUS', `Gates wait in more than one place (${waiting.join(', ')}): name the gate or the branch.`);
+  }
+}

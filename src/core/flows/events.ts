@@ -9,10 +9,10 @@ export type FlowEvent =
   | { type: 'flow.stage_started'; seq: number; node: string; visit: number; fidelity?: string }
   | { type: 'flow.stage_finished'; seq: number; node: string; visit: number; status: StageStatus }
   | { type: 'flow.context_updated'; seq: number; node: string; keys: string[] }
-  | { type: 'flow.gate_waiting'; seq: number; node: string; choices: string[] }
-  | { type: 'flow.gate_decided'; seq: number; node: string; selected: string; label: string }
+  | { type: 'flow.gate_waiting'; seq: number; node: string; choices: string[]; branch?: string }
+  | { type: 'flow.gate_decided'; seq: number; node: string; selected: string; label: string; branch?: string }
   | { type: 'flow.branch_started'; seq: number; node: string; branch: string; workflowId: string }
-  | { type: 'flow.branch_joined'; seq: number; node: string; branch: string; outcome: string };
+  | { type: 'flow.branch_joined'; seq: number; node: string; branch: string; outcome: string; gitBranch?: string; headSha?: string; sharedWorkDir?: string };
 
 export type FlowEventType = FlowEvent['type'];
 

@@ -35,3 +35,6 @@ export interface StageResult {
   /** A label to route by (gate choice, agent directive). */
   preferredLabel?: string;
 }
+
+/** Where command nodes' outputs go, inside the work dir (removed at the run's end). */
+export const FLOW_OUTPUT_DIR = '.fh-flow';

@@ -104,8 +104,8 @@ function reachBack(graph: FlowGraph, to: Set<string>): Set<string> {
 
 /**
  * The fan-in where a parallel node's branches meet: the first fan_in node each branch reaches. Every
- * branch must reach the same one, without passing an exit or a human gate (branches are child
- * workflows: their gates would have no one to answer them).
+ * branch must reach the same one without passing an exit. A human gate inside a branch is fine: it
+ * waits in the branch's workflow and the run answers it (workflows/flow-stages.ts).
  */
 export function fanInFor(graph: FlowGraph, parallelId: string, byId = new Map(graph.nodes.map((n) => [n.id, n]))): string {
   const node = byId.get(parallelId)!;
@@ -123,7 +123,6 @@ export function fanInFor(graph: FlowGraph, parallelId: string, byId = new Map(gr
         continue;
       }
       if (n.kind === 'exit') throw new InvalidFlowError(`node ${parallelId}`, `branch '${e.to}' reaches exit '${id}' before a fan_in node`, node.line);
-      if (n.kind === 'gate') throw new InvalidFlowError(`node ${id}`, `a human gate inside parallel branch '${e.to}' is not supported`, n.line);
       for (const o of outgoing(graph, id)) todo.push(o.to);
     }
   }

@@ -41,6 +41,7 @@ import { Edits, switchModel } from './edits';
 import { MessageQueue } from './messages';
 import { forkPoint, resetConversation, validateReset } from './reset-fork';
 import { Turns } from './turns';
+import { closeWorktree, openWorktree, worktreeAfterEnd, type WorktreeEnding } from './worktree';
 
 export function isSessionEnvelope(input: unknown): input is SessionEnvelope {
   return typeof input === 'object' && input !== null && typeof (input as SessionEnvelope).fhSession === 'object';
@@ -56,6 +57,8 @@ export class SessionHost implements PromptHost {
   readonly transport: ModelTransport;
   /** For the harness: asked before each tool call (permission mode, approvals). */
   readonly authorize: ToolAuthorizer;
+  /** How the end update asked the session to end (its worktree, if it has one). */
+  private readonly ending: WorktreeEnding = { request: {}, done: false };
 
   constructor(agent: string, start: SessionStart, state: RunState, config: SessionAgentConfig = {}, flavour: 'default' | 'strict' = 'default') {
     this.s = new SessionCore(agent, start, state, config, flavour);
@@ -98,8 +101,10 @@ export class SessionHost implements PromptHost {
     setHandler(approveUpdate, (req) => approvals.decide(req), { validator: (req) => rejectWith(() => approvals.validateDecision(req)) });
     setHandler(editSessionUpdate, (edit) => edits.edit(edit), { validator: (edit) => rejectWith(() => edits.validateEdit(edit)) });
     setHandler(resetSessionUpdate, (req) => resetConversation(s, this.catalogue, req ?? {}), { validator: (req) => rejectWith(() => validateReset(s, req)) });
-    setHandler(endSessionUpdate, () => {
+    setHandler(endSessionUpdate, (req) => {
+      if (!s.closed) this.ending.request = req ?? {};
       s.closed = true;
+      return worktreeAfterEnd(s, this.ending);
     });
   }
 
@@ -134,6 +139,7 @@ export class SessionHost implements PromptHost {
     }
     // Accepted but never started: answered, never dropped.
     for (const m of s.queue.splice(0)) this.messages.answer(m.id, { error: errorFields(new SessionClosedError(workflowInfo().workflowId)) }, m.text);
+    await closeWorktree(s, this.ending);
     await s.titling;
     return answered;
   }
@@ -148,6 +154,7 @@ export class SessionHost implements PromptHost {
     if (model && model !== session.model) await switchModel(s, session, model);
     s.record.settings.model = session.model;
     if (s.record.settings.workingDirectory) session.changeWorkingDirectory(s.record.settings.workingDirectory);
+    await openWorktree(s, session);
     // A new session whose creator chose no level takes the agent's init({ thinking }) level; from then
     // on the session's level decides (a { budgetTokens } agent setting is not a level: sessions use levels).
     const agentThinking = harness.options.thinking;

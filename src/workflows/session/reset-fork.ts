@@ -52,6 +52,7 @@ export function forkPoint(s: SessionCore, index: number): ForkPoint | { error: {
   const ref = s.transport.storedPrefixWithin(s.conversation!.id, entries, count);
   return {
     agent: s.agent,
+    ...(s.start.input !== undefined ? { input: s.start.input } : {}),
     record: { ...s.record },
     transcript: { ref, tail: entries.slice(ref?.count ?? 0, count) as Entry[] },
   };

@@ -7,7 +7,7 @@
 import { setHandler } from '@temporalio/workflow';
 import type { AgentEvent } from '../../core/events';
 import { streamEventFromAgentEvent } from '../../wire/stream-agent-events';
-import { streamReadQuery, type StreamEvent } from '../../wire/stream';
+import { streamReadQuery, type StreamEvent, type StreamSlot } from '../../wire/stream';
 import { StreamLog } from './log';
 
 const KEY = '__fhStreamLog';
@@ -18,8 +18,8 @@ type Holder = { [KEY]?: StreamLog };
  * Sets up this run's stream at `startOffset` (a continued run: where the previous run stopped) and
  * answers the stream query. Called once, first thing, by the agent and session workflows.
  */
-export function installStreamLog(startOffset = 0): StreamLog {
-  const log = new StreamLog(startOffset);
+export function installStreamLog(startOffset = 0, limit?: number): StreamLog {
+  const log = new StreamLog(startOffset, limit);
   (globalThis as Holder)[KEY] = log;
   setHandler(streamReadQuery, (req) => log.read(Math.max(0, Math.floor(Number(req?.from) || 0)), req?.limit));
   return log;
@@ -42,6 +42,15 @@ export function publishStreamEvent(event: StreamEvent): number {
 export function publishAgentEvent(event: AgentEvent): void {
   const mapped = streamEventFromAgentEvent(event);
   if (mapped) streamLog().publish(mapped, event.at);
+}
+
+/** A block for a sub-agent's child workflow's stream (undefined: no room left); closed with closeStreamBlock. */
+export function openSubAgentStream(workflowId: string, agent: string): StreamSlot | undefined {
+  return streamLog().openSubAgent(workflowId, agent);
+}
+
+export function closeStreamBlock(slot: StreamSlot | undefined): void {
+  if (slot) streamLog().close(slot.callId);
 }
 
 /** Events from here on answer this message (undefined: none). */
