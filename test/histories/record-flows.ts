@@ -1,5 +1,5 @@
 /**
- * Records flow histories under test/histories/0.5.0/ (run: `node -r ./test/support/swc-register.js
+ * Records flow histories under test/histories/<version>/ (run: `node -r ./test/support/swc-register.js
  * test/histories/record-flows.ts`), as record.ts does for agent runs: a dev server of its own, the
  * history modules' bundle, the scripted fake model. The replay suite replays them against the current
  * workflow code. Re-record only when a break of replay is intended (and say so).
@@ -18,7 +18,7 @@ import { createWorker, FabricHarnessPlugin, FileTranscriptStore } from '../../sr
 import { testConnection } from '../support/temporal';
 import { HISTORY_AGENT_MODULES } from './support/modules';
 
-const RELEASE_DIR = path.join(__dirname, '0.5.0');
+const RELEASE_DIR = path.join(__dirname, process.env.FH_RECORD_RELEASE ?? (require('../../package.json') as { version: string }).version);
 
 /** Every kind of stage: commands (one retried), a fan-out with a failing branch, a prompt node with a tool call, a gate, a route. */
 export const RECORDED_FLOW = `digraph Recorded {

@@ -141,7 +141,7 @@ export class McpConnections {
     const { Client } = require('@modelcontextprotocol/sdk/client/index.js') as typeof import('@modelcontextprotocol/sdk/client/index.js');
     const { StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio.js') as typeof import('@modelcontextprotocol/sdk/client/stdio.js');
     const { StreamableHTTPClientTransport } = require('@modelcontextprotocol/sdk/client/streamableHttp.js') as typeof import('@modelcontextprotocol/sdk/client/streamableHttp.js');
-    const client = new Client({ name: 'fabric-harness', version: '0.5.0' });
+    const client = new Client({ name: 'fabric-harness', version: sdkVersion() });
     const conn: Connection = { client, closed: false, stderrTail: '' };
     const transport = isHttpServer(config)
       ? new StreamableHTTPClientTransport(new URL(config.url), config.headers ? { requestInit: { headers: config.headers } } : undefined)
@@ -206,4 +206,14 @@ function resultText(result: { content?: unknown; structuredContent?: unknown; to
       return `[${b.type} content]`;
     })
     .join('\n');
+}
+
+/** This package's version (src/edge/mcp and dist/edge/mcp both sit three levels below package.json), told to MCP servers. */
+function sdkVersion(): string {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return (require('../../../package.json') as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
 }
