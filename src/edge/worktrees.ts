@@ -103,7 +103,8 @@ export async function createWorktree(cwd: string, name: string, from = 'HEAD'): 
  */
 export async function finishWorktree(
   wt: { root: string; branch: string; base: string; cwd: string; deleteBranch?: boolean },
-  message = `fabric-harness sub-agent work (${wt.branch})`,
+  // Child sessions' branches are fh/session-<id> (workflows/session/worktree.ts); the others are sub-agents'.
+  message = `fabric-harness ${wt.branch.startsWith('fh/session-') ? 'child session' : 'sub-agent'} work (${wt.branch})`,
 ): Promise<{ branch: string; commit?: string; branchDeleted?: boolean }> {
   const exists = await fs.stat(path.join(wt.root, '.git')).then(() => true, () => false);
   // Not there: finished already (a retried activity), and the branch is what it left.
