@@ -168,7 +168,7 @@ const showCommand = withHandle('show', "a flow's graph with each node's state, a
   }
   if (view.failure) lines.push(`failed${view.failedNode ? ` at ${view.failedNode}` : ''}: ${oneLine(view.failure)}`);
   lines.push('', 'Nodes:', ...(view.graph?.nodes ?? []).map((n) => `  ${n.state.padEnd(8)} ${n.id} (${n.kind})`));
-  lines.push('', 'Edges:', ...(view.graph?.edges ?? []).map((e) => `  ${e.from} -> ${e.to}${e.label ? ` [${e.label}]` : ''}${e.condition ? ` if ${e.condition}` : ''}`));
+  lines.push('', 'Edges:', ...(view.graph?.edges ?? []).map((e) => `  ${e.from} -> ${e.to}${e.label ? ` "${e.label}"` : ''}${e.condition ? ` if ${e.condition}` : ''}`));
   lines.push('', 'Context:', ...Object.entries(view.context).map(([k, v]) => `  ${k} = ${short(v)}`));
   io.out(lines.join('\n'));
   return EXIT.OK;
