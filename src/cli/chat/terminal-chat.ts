@@ -75,8 +75,9 @@ export class Chat {
     const from = await streamPosition(this.handle);
     for (const a of i.pendingApprovals) this.ask(a.callId, a.tool, a.input);
     void this.follow(from);
+    // In order: a line typed while these are handled queues behind them.
+    while (early.length) await this.onLine(early.shift()!);
     ready = true;
-    for (const line of early.splice(0)) await this.onLine(line);
     if (this.tty) this.rl.prompt();
     return done;
   }
