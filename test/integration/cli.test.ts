@@ -5,13 +5,14 @@
  * scripted fake Anthropic server of this process as its model. What `fh history` reports is checked
  * against the requests the fake actually received.
  */
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { FakeAnthropicServer, callTools, say, type RecordedRequest } from '@fabric-harness/sdk/testing';
 import { getFreePort } from '../../src/testing/temporal-cli';
+import { ensureBuilt, FH, runFh, type Ran } from '../support/fh-cli';
 import {
   ConnectionSettingsError,
   resolveConnectionSettings,
@@ -19,50 +20,16 @@ import {
 } from '../../src/client/connection';
 
 const ROOT = path.resolve(__dirname, '../..');
-const FH = path.join(ROOT, 'dist/cli/main.js');
 const AGENTS = 'test/fixtures/cli-agents.js';
 const CHANGED = 'test/fixtures/changed-agents.ts';
 const MARKER = '[fabric-harness:summarize]';
 const SUMMARY = '## Goal\nRead the outputs.\n## Progress\nRead two long outputs.\n## Key Decisions\nNone.\n## Failed Approaches\nNone.\n## Open Issues\nNone.\n## Next Steps\nAdd 2 and 3.';
 
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Builds dist/ when it is missing or older than src/ (npm test builds first anyway, via pretest). */
-function ensureBuilt(): void {
-  const newest = (dir: string): number =>
-    fs.readdirSync(dir, { withFileTypes: true }).reduce((m, e) => {
-      const p = path.join(dir, e.name);
-      return Math.max(m, e.isDirectory() ? newest(p) : fs.statSync(p).mtimeMs);
-    }, 0);
-  const built = fs.existsSync(FH) ? fs.statSync(FH).mtimeMs : 0;
-  if (built >= newest(path.join(ROOT, 'src'))) return;
-  execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
-}
-
 let env: NodeJS.ProcessEnv;
 
 /** Runs `fh …` to completion. */
 function fh(args: string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [FH, ...args], { cwd: ROOT, env: { ...env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`fh ${args.join(' ')} timed out\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, opts.timeoutMs ?? 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return runFh(args, { ...env, ...opts.env }, opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {});
 }
 
 /** A long-running `fh …` (worker, server), resolved once a line matching `ready` was printed. */
