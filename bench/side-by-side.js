@@ -14,7 +14,9 @@
  *
  * Each design's worker runs in a child process of its own (side-by-side/*-worker.js, peer/worker.js),
  * so the worker CPU of a design is that process's `process.cpuUsage()` over its run, minus what the
- * idle worker burns over the same wall time (measured before the first run). For each N the four runs
+ * idle worker burns over the same wall time (its long polls: the quietest of several one-second
+ * samples taken before the first run; a busier second is the warm-up's garbage collection or
+ * compilation, which is the work's own cost, not polling). For each N the four runs
  * go concurrently (same server, same moment); then each recorded history is replayed, one at a time,
  * in its design's child with that design's `Worker.runReplayHistory` (the history fetch is not timed).
  *
@@ -26,9 +28,10 @@
  *   FH_BENCH_RUN_LIMIT_S=420      a run with no result by then is terminated and reported (default 420)
  *   FH_BENCH_REPLAYS=3            each history is replayed this many times (in rounds); the median is kept
  *   FH_BENCH_RESULTS=path.json    where the JSON results go (default bench/results/side-by-side.json)
- *   FH_BENCH_CPU_PROF=dir         run our workers under `node --cpu-prof`, profiles written to dir
- *                                 (the warm-up and replays are in them too; read them with
- *                                 `node bench/cpu-profile-top.js dir/<file>.cpuprofile`)
+ *   FH_BENCH_CPU_PROF=dir         run our workers under `node --cpu-prof`, profiles written to
+ *                                 dir/<design>/, one per thread (the main thread's and the workflow
+ *                                 thread's; the warm-up and replays are in them too; read them with
+ *                                 `node bench/cpu-profile-top.js dir/<design>/<file>.cpuprofile`)
  *
  * The peer is installed (`npm ci --prefix bench/peer`) when bench/peer/node_modules is missing.
  */
@@ -53,7 +56,7 @@ const MAX_TOKENS = 4096; // the harness's default
 const PEER_DIR = path.join(__dirname, 'peer');
 const RESULTS_FILE = process.env.FH_BENCH_RESULTS || path.join(__dirname, 'results', 'side-by-side.json');
 const WARM_UP_CALLS = 3;
-const IDLE_SAMPLES = 5;
+const IDLE_SAMPLES = 8;
 const BIG_MESSAGES = { 'grpc.max_receive_message_length': 512 * 1024 * 1024 };
 
 /** The designs, in table order. `model` is the activity type that counts as one model call. */
@@ -104,7 +107,9 @@ function ensurePeerInstalled(ctx) {
 class ChildWorker {
   static async start(design, config, ctx, extraExecArgv = []) {
     const profDir = process.env.FH_BENCH_CPU_PROF;
-    const profile = profDir && design.key.startsWith('ours') ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(profDir), '--cpu-prof-name', `${design.key}-${Date.now()}.cpuprofile`] : [];
+        // One directory per design and no fixed file name: every thread (workflows run in worker threads)
+    // writes a profile of its own, where one name would have each overwrite the other.
+    const profile = profDir && design.key.startsWith('ours') ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(profDir, design.key)] : [];
     const child = fork(path.join(__dirname, design.script), [], {
       execArgv: [...process.execArgv, ...profile, ...extraExecArgv],
       env: { ...process.env, FH_BENCH_CHILD_CONFIG: JSON.stringify(config) },
@@ -309,9 +314,10 @@ module.exports = {
       if (broken.length) throw new Error(`warm-up run failed: ${broken.join('; ')}`);
       ctx.log(`warm-up runs (${WARM_UP_CALLS} calls each) in ${ctx.seconds(Date.now() - t)}`);
 
-      // What an idle worker burns (polling), per ms of wall time: subtracted from each run. The median of
-      // 1-second samples: an idle worker now and then has a burst (~30 ms in a second) that a single
-      // window would count as its steady rate.
+      // What an idle worker burns (polling), per ms of wall time: subtracted from each run. The quietest
+      // of several 1-second samples: right after the warm-up a worker has bursts (garbage collection,
+      // optimising compilation: up to ~250 ms in a second) that are the work's, not polling's. Their
+      // median once took 50-60 ms/s for polling, more than a whole floor run cost per call.
       const samples = Object.fromEntries(DESIGNS.map((d) => [d.key, []]));
       let last = Object.fromEntries(await Promise.all(DESIGNS.map(async (d) => [d.key, await workers[d.key].cpuMs()])));
       let lastAt = Date.now();
@@ -323,8 +329,8 @@ module.exports = {
         last = now;
         lastAt = at;
       }
-      idle = Object.fromEntries(DESIGNS.map((d) => [d.key, median(samples[d.key])]));
-      ctx.log(`idle worker CPU (median of ${IDLE_SAMPLES} s): ${DESIGNS.map((d) => `${d.key} ${(idle[d.key] * 1000).toFixed(1)} ms/s`).join(', ')}`);
+      idle = Object.fromEntries(DESIGNS.map((d) => [d.key, Math.min(...samples[d.key])]));
+      ctx.log(`idle worker CPU (quietest of ${IDLE_SAMPLES} s): ${DESIGNS.map((d) => `${d.key} ${(idle[d.key] * 1000).toFixed(1)} ms/s`).join(', ')}`);
 
       for (const calls of ns) {
         ctx.log(`N=${calls}: ${DESIGNS.map((d) => d.key).join(', ')} side by side`);

@@ -6,7 +6,7 @@ import type { ModelCallRequest, ModelCallResult, RuntimePorts, ThinkingBudget } 
 import { interpretReply } from './replies';
 import { toolSpec, type ToolDefinition } from './tools';
 import type { ToolSpec } from './tools-spec';
-import { CompactionController } from './context/compaction/controller';
+import { CompactionController, type CompactionState } from './context/compaction/controller';
 import { isOverflowError } from './context/compaction/overflow';
 import { parsePromptCompactionOverrides, type ResolvedCompactionSettings } from './context/settings';
 import type { ContextBudget } from './budget';
@@ -21,7 +21,6 @@ import type { CompactOptions, CompactResult, ConversationConfig, ConversationUsa
 import { addUsage, errorMessage, interruptedResults, lastUserText, parseFinalReply, runToolCall } from './conversation-tools';
 
 export type { CompactionRecord, CompactionState, SummarizerUsage } from './context/compaction/controller';
-import type { CompactionState } from './context/compaction/controller';
 export * from './conversation-types';
 
 /**
@@ -331,9 +330,11 @@ export class Conversation {
   private async decideThenCallModel(settings: ResolvedCompactionSettings): Promise<ModelCallResult> {
     const facts = this.compaction.thresholdFacts(this.chain, settings);
     const decided = await this.ports.decideThenCallModel(this.request(), facts);
-    const entries = await this.compaction.actOnThresholdDecision(this.chain, decided.decision, settings);
-    if (decided.result) return this.called(decided.result);
-    this.chain = entries;
+    if (decided.result) {
+      this.compaction.noteThresholdDecision(decided.decision); // a call made: nothing masked or compacted
+      return this.called(decided.result);
+    }
+    this.chain = await this.compaction.actOnThresholdDecision(this.chain, decided.decision, settings);
     return this.callModel();
   }
 
@@ -373,7 +374,8 @@ export class Conversation {
     if (failure) throw failure.reason;
   }
 
-  private async runToolCall(id: string, name: string, input: unknown): Promise<ToolResultBlock> {
+  // Not async: an async wrapper adds a promise per tool call, each a stack capture in Temporal's sandbox.
+  private runToolCall(id: string, name: string, input: unknown): Promise<ToolResultBlock> {
     const { cwd, authorize, approver } = this.config;
     const maxResultTokens = this.config.compaction?.toolResults?.maxTokens;
     const emit = this.emit.bind(this);

@@ -30,10 +30,12 @@ import { canonicalJson, hashString } from '../core/hash';
 import { StoreBlobMissingError, StoreIntegrityError } from './store-errors';
 import { EdgeService, runToolWithOffload, type AroundCall, type TextCall } from './edge-service';
 import type { TranscriptStore } from './transcript-store';
-import { loadJson, saveJson, ToolResultStore, Transcripts } from './transcripts';
+import { loadJson, saveJson, Transcripts } from './transcripts';
+import { ToolResultStore } from './tool-results';
 import { MemoryFiles } from './memory-files';
 import { ReplyArchiveStore } from './reply-archive-store';
 import { updateMemory } from '../core/context/memory-extract';
+import { Lru } from '../core/lru';
 
 const HEARTBEAT_MS = 2_000;
 
@@ -75,6 +77,11 @@ export interface WorkerCacheSizes {
   requestPrefixes?: number;
   /** Preludes (system prompt and tool specs) by hash, verified when read (default 16): a hit saves a store read per call. */
   preludes?: number;
+  /**
+   * Tool results this worker stored or read, by hash (default 32; results over 64K characters are not
+   * kept): the next model call sends them, and a hit saves reading back what the tool call just wrote.
+   */
+  toolResults?: number;
 }
 
 /**
@@ -84,7 +91,7 @@ export interface WorkerCacheSizes {
  */
 export function createActivities(deps: ActivityDeps): FabricActivities {
   const transcripts = new Transcripts(deps.store, { cacheSize: deps.caches?.transcripts });
-  const toolResults = new ToolResultStore(deps.store);
+  const toolResults = new ToolResultStore(deps.store, deps.caches?.toolResults);
   const memoryFiles = new MemoryFiles(deps.store);
   const replyArchive = new ReplyArchiveStore(deps.store);
   const tools = deps.tools instanceof ToolRegistry ? deps.tools : ToolRegistry.from(deps.tools);
@@ -273,23 +280,18 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
 
 /** Preludes by hash, each verified against its hash once, when it is read or sent; most recently used kept. */
 class PreludeCache {
-  private readonly kept = new Map<string, Prelude>();
-  private readonly size: number;
+  private readonly kept: Lru<string, Prelude>;
 
   constructor(
     private readonly store: TranscriptStore,
     size = 16,
   ) {
-    if (!Number.isInteger(size) || size < 0) throw new RangeError(`preludes cache size must be a non-negative integer, got ${size}`);
-    this.size = size;
+    this.kept = new Lru(size, 'preludes cache size');
   }
 
   async resolve(prelude: ModelActivityInput['prelude']): Promise<Prelude> {
-    const hit = prelude.value ? undefined : this.kept.get(prelude.hash);
-    const value = hit ?? (await resolvePrelude(this.store, prelude));
-    this.kept.delete(prelude.hash);
+    const value = (prelude.value ? undefined : this.kept.get(prelude.hash)) ?? (await resolvePrelude(this.store, prelude));
     this.kept.set(prelude.hash, value);
-    while (this.kept.size > this.size) this.kept.delete(this.kept.keys().next().value as string);
     return value;
   }
 }

@@ -6,7 +6,7 @@
 import { readArtifactInput } from '../core/builtin-tools';
 import { artifactPage, artifactReference, shouldOffload, type ArtifactSource } from '../core/context/artifacts';
 import { utf8Length } from '../core/bytes';
-import type { ToolResultStore } from './transcripts';
+import type { ToolResultStore } from './tool-results';
 
 const READ_PAGE_CHARS = 20_000;
 

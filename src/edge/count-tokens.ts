@@ -8,6 +8,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { decideFromFacts, type CompactionDecision, type DecisionFacts } from '../core/context/compaction/decide';
 import { canonicalJson, hashString } from '../core/hash';
 import { messagesParams, type MessagesCall } from './anthropic';
+import { Lru } from '../core/lru';
 
 /** The count_tokens body for the request `call` describes: the same params, minus max_tokens. */
 export function countTokensParams(call: MessagesCall): Anthropic.MessageCountTokensParams {
@@ -22,22 +23,17 @@ export const COUNT_CACHE_SIZE = 64;
  * activity or a replayed decision asks the provider once. A small LRU (Map keeps insertion order).
  */
 export class TokenCountCache {
-  private readonly counts = new Map<string, number>();
-  constructor(private readonly size = COUNT_CACHE_SIZE) {
-    if (!Number.isInteger(size) || size < 0) throw new RangeError(`tokenCounts cache size must be a non-negative integer, got ${size}`);
+  private readonly counts: Lru<string, number>;
+  constructor(size = COUNT_CACHE_SIZE) {
+    this.counts = new Lru(size, 'tokenCounts cache size');
   }
 
   async count(client: Anthropic, params: Anthropic.MessageCountTokensParams, signal?: AbortSignal): Promise<number> {
     const key = hashString(canonicalJson(params));
     const hit = this.counts.get(key);
-    if (hit !== undefined) {
-      this.counts.delete(key);
-      this.counts.set(key, hit);
-      return hit;
-    }
+    if (hit !== undefined) return hit;
     const res = await client.messages.countTokens(params, { signal });
     this.counts.set(key, res.input_tokens);
-    while (this.counts.size > this.size) this.counts.delete(this.counts.keys().next().value!);
     return res.input_tokens;
   }
 }

@@ -19,7 +19,7 @@ import { callMessages, createAnthropicClient, lookupModelFacts, verifyModel, typ
 import { offloadToolResult, type OffloadedResult } from './artifacts';
 import { countTokensParams, decideWithExactCount, TokenCountCache, wantsExactCount } from './count-tokens';
 import { runToolImplementation, type ToolRunOptions } from './tool-runner';
-import type { ToolResultStore } from './transcripts';
+import type { ToolResultStore } from './tool-results';
 
 /** Wraps one network call (retries in-process; heartbeats and failure encoding on a worker). */
 export type AroundCall = <T>(fn: () => Promise<T>) => Promise<T>;

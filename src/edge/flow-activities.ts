@@ -11,7 +11,7 @@ import { FLOW_OUTPUT_DIR } from '../core/flows/stage';
 import { encodeFailure } from '../wire/failures';
 import type { FlowActivities } from '../wire/flow-activity-contract';
 import type { TranscriptStore } from './transcript-store';
-import { ToolResultStore } from './transcripts';
+import { ToolResultStore } from './tool-results';
 import { createWorktree, finishWorktree, isGitWorkTree, snapshotCommit } from './worktrees';
 
 const COMMIT_HEARTBEAT_MS = 2_000;

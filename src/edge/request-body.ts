@@ -12,6 +12,7 @@
  * Not cached (serialised whole, as before): a conversation holding a server compaction block, since a
  * newer one removes the older from earlier messages.
  */
+import { Lru } from '../core/lru';
 import { toApiMessagesWithStarts, type Entry } from '../core/entries';
 import { cacheControl, messagesParams, paramsBeforeMessages, withCacheBreakpoint, type MessagesCall, type SerialisedBody } from './anthropic';
 
@@ -57,13 +58,10 @@ const EMPTY = Buffer.alloc(0);
 const cold = (): Prefix => ({ storage: new Storage(EMPTY, 0), length: 0, tailStart: 0, count: 0 });
 
 export class RequestBodies {
-  private readonly cache = new Map<string, Prefix>();
-  private readonly cacheSize: number;
+  private readonly cache: Lru<string, Prefix>;
 
   constructor(options: RequestBodiesOptions = {}) {
-    const size = options.cacheSize ?? REQUEST_PREFIX_CACHE_SIZE;
-    if (!Number.isInteger(size) || size < 0) throw new RangeError(`RequestBodies: cacheSize must be a non-negative integer, got ${size}`);
-    this.cacheSize = size;
+    this.cache = new Lru(options.cacheSize ?? REQUEST_PREFIX_CACHE_SIZE, 'RequestBodies: cacheSize');
   }
 
   /** How many conversations' prefixes are kept now. */
@@ -80,7 +78,7 @@ export class RequestBodies {
     const entries = call.entries;
     const kept = base ? this.cache.get(base.head) : undefined;
     const prefix: Prefix = kept && kept.count === base!.count && kept.count <= entries.length ? kept : cold();
-    const cacheable = this.cacheSize > 0 && !entries.slice(prefix.count).some(hasCompaction);
+    const cacheable = this.cache.capacity > 0 && !entries.slice(prefix.count).some(hasCompaction);
     const chunks = cacheable ? assemble(call, stream, prefix) : [utf8(JSON.stringify(wholeBody(call, stream)))];
     return {
       chunks,
@@ -88,15 +86,9 @@ export class RequestBodies {
       remember: (key, reply) => {
         if (!cacheable || hasCompaction(reply)) return;
         if (base && kept) this.cache.delete(base.head);
-        this.keep(key, extend(prefix, entries, reply));
+        this.cache.set(key, extend(prefix, entries, reply));
       },
     };
-  }
-
-  private keep(key: string, prefix: Prefix): void {
-    this.cache.delete(key);
-    this.cache.set(key, prefix);
-    while (this.cache.size > this.cacheSize) this.cache.delete(this.cache.keys().next().value as string);
   }
 }
 

@@ -4,6 +4,12 @@
  * writes them to history. The details hold every event of this attempt so far, so a client that looks
  * late still gets the whole attempt. A retried attempt starts after the offsets the previous attempt
  * published (Temporal hands it the last recorded details) and says so with `attempt_started`.
+ *
+ * Nothing is sent before the first flush is due (FLUSH_MS after the attempt starts): a call that ends
+ * sooner sends no heartbeat at all, and its reader gets the whole reply from message_end, as it does
+ * when a last heartbeat never left. Waiting costs a live reader nothing: deltas went out on that same
+ * timer before, only the bare `attempt_started` went out at once, and each heartbeat is a round trip
+ * to Temporal (two or three per call, most of streaming's cost per call when replies are quick).
  */
 import type { RawStreamEvent } from './anthropic';
 import { isLiveStreamDetails, type LiveStreamDetails, type StreamEvent, type StreamSlot } from '../wire/stream';
@@ -33,12 +39,13 @@ export class LivePublisher {
   private full = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private dirty = false;
+  /** Whether any details were handed to Temporal yet (the last events then follow them at close). */
+  private published = false;
 
   constructor(private readonly init: LivePublisherInit) {
     const prior = init.prior;
     this.from = isLiveStreamDetails(prior) && prior.callId === init.slot.callId ? prior.from + prior.events.length : init.slot.from;
     this.push({ type: 'attempt_started', kind: init.kind, ...(init.model ? { model: init.model } : {}) });
-    this.flush();
   }
 
   /** The details as they stand (the heartbeat loop resends them, so a plain heartbeat never blanks them). */
@@ -71,14 +78,15 @@ export class LivePublisher {
 
   flush(): void {
     this.dirty = false;
+    this.published = true;
     this.init.heartbeat(this.details());
   }
 
-  /** Stops the flush timer and hands over the last events. */
+  /** Stops the flush timer and hands over the last events, when earlier ones went out. */
   close(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.dirty) this.flush();
+    if (this.dirty && this.published) this.flush();
   }
 }
 

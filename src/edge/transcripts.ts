@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
-import type { Entry, ToolResultBlock } from '../core/entries';
-import type { ToolResultRef, TranscriptRef } from '../wire/activity-contract';
+import type { Entry } from '../core/entries';
+import type { TranscriptRef } from '../wire/activity-contract';
 import { chainHash, hashEntry } from '../core/hash';
+import { Lru } from '../core/lru';
 import { StoreIntegrityError } from './store-errors';
 import type { TranscriptStore } from './transcript-store';
 
@@ -87,9 +87,8 @@ interface Cached {
 
 export class Transcripts {
   /** Recently used transcripts by head: most calls extend the previous one, so this saves the load. */
-  private readonly cache = new Map<string, Cached>();
+  private readonly cache: Lru<string, Cached>;
   private readonly checkpointEvery: number;
-  private readonly cacheSize: number;
 
   constructor(
     private readonly store: TranscriptStore,
@@ -101,9 +100,7 @@ export class Transcripts {
       throw new RangeError(`Transcripts: checkpointEvery must be an integer from 1 to ${MAX_CHECKPOINT_EVERY}, got ${every}`);
     }
     this.checkpointEvery = every;
-    const size = options.cacheSize ?? TRANSCRIPT_CACHE_SIZE;
-    if (!Number.isInteger(size) || size < 0) throw new RangeError(`Transcripts: cacheSize must be a non-negative integer, got ${size}`);
-    this.cacheSize = size;
+    this.cache = new Lru(options.cacheSize ?? TRANSCRIPT_CACHE_SIZE, 'Transcripts: cacheSize');
   }
 
   /**
@@ -235,9 +232,7 @@ export class Transcripts {
   }
 
   private remember(head: string, value: Cached): void {
-    this.cache.delete(head);
     this.cache.set(head, value);
-    while (this.cache.size > this.cacheSize) this.cache.delete(this.cache.keys().next().value as string);
   }
 }
 
@@ -318,67 +313,4 @@ export async function loadJson<T>(store: TranscriptStore, key: string): Promise<
 
 export async function saveJson(store: TranscriptStore, key: string, value: unknown): Promise<void> {
   await store.put(key, encoder.encode(JSON.stringify(value)));
-}
-
-/** Results shorter than this travel inline: a store round trip costs more than they do. */
-const MIN_REF_CHARS = 256;
-
-/** Tool results by content hash, so a model call's delta can refer to what the tool activity stored. */
-export class ToolResultStore {
-  constructor(private readonly store: TranscriptStore) {}
-
-  /** Stores `content` when it is worth referring to; returns its reference. */
-  async save(content: string): Promise<string | undefined> {
-    if (content.length < MIN_REF_CHARS) return undefined;
-    const ref = createHash('sha256').update(content).digest('hex');
-    const key = toolResultKey(ref);
-    if (!(await this.store.get(key))) await this.store.put(key, encoder.encode(content));
-    else await this.store.touch?.(key); // a new reference to an old blob: keep it from a running gc
-    return ref;
-  }
-
-  /** A stored result by its ref, verified against it; undefined when the store does not have it. */
-  async read(ref: string): Promise<string | undefined> {
-    const key = toolResultKey(ref);
-    const blob = await this.store.get(key);
-    if (!blob) return undefined;
-    const actual = createHash('sha256').update(blob).digest('hex');
-    if (actual !== ref) throw new StoreIntegrityError(key, `its sha256 is ${actual}`);
-    return decoder.decode(blob);
-  }
-
-  /** The delta with every referenced tool result filled in, or undefined when one is missing. */
-  async resolve(delta: Entry[]): Promise<Entry[] | undefined> {
-    const out: Entry[] = [];
-    for (const entry of delta) {
-      if (entry.type !== 'tool_results' || !entry.results.some(isRef)) {
-        out.push(entry);
-        continue;
-      }
-      const results: ToolResultBlock[] = [];
-      for (const r of entry.results) {
-        if (!isRef(r)) {
-          results.push(r);
-          continue;
-        }
-        const key = toolResultKey(r.contentRef);
-        const blob = await this.store.get(key);
-        if (!blob) return undefined;
-        const actual = createHash('sha256').update(blob).digest('hex');
-        if (actual !== r.contentRef) throw new StoreIntegrityError(key, `its sha256 is ${actual}`);
-        const { contentRef: _ref, ...rest } = r;
-        results.push({ ...rest, content: decoder.decode(blob) });
-      }
-      out.push({ ...entry, results });
-    }
-    return out;
-  }
-}
-
-function isRef(r: ToolResultBlock): r is ToolResultBlock & ToolResultRef {
-  return typeof (r as Partial<ToolResultRef>).contentRef === 'string';
-}
-
-export function toolResultKey(ref: string): string {
-  return `tool-results/${ref.slice(0, 2)}/${ref}`;
 }

@@ -8,7 +8,7 @@ import { resolveToolSandbox } from '../edge/tool-env';
 import type { ToolSandboxSettings } from '../core/agent';
 import { offloadToolResult, readArtifact } from '../edge/artifacts';
 import { MemoryTranscriptStore } from '../edge/transcript-store';
-import { ToolResultStore } from '../edge/transcripts';
+import { ToolResultStore } from '../edge/tool-results';
 import { isReadArtifact } from '../core/context/artifacts';
 import type { ToolRegistry } from '../core/tool-registry';
 import { inlineMemoryPort } from './memory';

@@ -1,4 +1,4 @@
-import { executeChild, isCancellation, uuid4, patched, proxyActivities, proxyLocalActivities, proxySinks, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+import { executeChild, isCancellation, uuid4, patched, proxyLocalActivities, proxySinks, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { FabricActivities, FlushMemoryActivityInput, ModelActivityInput, ModelActivityReply, ModelActivityResult, ResolveModelResult, ToolActivityInput } from '../wire/activity-contract';
 import { TRANSCRIPT_STORE_MISS } from '../wire/activity-contract';
 import { jsonBytes } from '../core/bytes';
@@ -20,6 +20,7 @@ import { WorkflowSpans } from './spans';
 import type { FabricSinks } from './sinks';
 import { closeModelStream, closeToolStream, openModelStream, openToolStream } from './stream/model-calls';
 import { closeStreamBlock, openSubAgentStream } from './stream/publish';
+import { activities, decoded, decodedFailure, retry, worktreeOptions } from './activity-calls';
 
 
 /**
@@ -53,7 +54,6 @@ export interface TemporalPortOptions {
   depth?: number;
 }
 
-const retry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '60s', maximumAttempts: 10 } as const;
 /**
  * Model activities heartbeat while they wait for the provider (activities.ts), so a worker that dies
  * mid-call is noticed within the heartbeat timeout and the call is retried elsewhere in seconds, not
@@ -77,54 +77,13 @@ const TOOL_QUEUE_WAIT = '2 minutes';
 /** A server that cannot be reached is retried a few times, then the run's session creation fails with MCP_UNAVAILABLE. */
 const mcpListOptions: ActivityOptions = { startToCloseTimeout: '2 minutes', heartbeatTimeout: '15s', retry: { ...retry, maximumAttempts: 3 } };
 
-function activities(options: ActivityOptions, summary: string) {
-  return proxyActivities<FabricActivities>({ ...options, summary });
-}
 
-/**
- * The session's own activity calls (load and store its transcript, resolve a model it switches to, title
- * a new session): short store and lookup calls, so a shorter bound than a model call and no heartbeat.
- */
-const sessionOptions: ActivityOptions = { startToCloseTimeout: '2 minutes', retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 10 } };
-
-export type SessionActivities = Pick<FabricActivities, 'fhLoadTranscript' | 'fhStoreTranscript' | 'fhResolveModel' | 'fhSummarize' | 'fhArchiveReplies' | 'fhFindReply' | 'fhWorktreeCreate' | 'fhWorktreeFinish'>;
-
-/** The session host's activities, through the same proxy (and options in one place) as the harness's ports. */
-export function createSessionActivities(): SessionActivities {
-  return {
-    fhLoadTranscript: (ref) => activities(sessionOptions, 'load the session transcript').fhLoadTranscript(ref),
-    fhStoreTranscript: (input) => activities(sessionOptions, 'store the session transcript').fhStoreTranscript(input),
-    fhResolveModel: (input) => activities(sessionOptions, `resolve model ${input.model ?? '(worker default)'}`).fhResolveModel(input),
-    fhSummarize: (input) => activities(sessionOptions, `title with ${input.model}`).fhSummarize(input),
-    fhArchiveReplies: (chunk) => activities(sessionOptions, `archive ${chunk.replies.length} replies`).fhArchiveReplies(chunk),
-    fhFindReply: (input) => activities(sessionOptions, `find the reply to ${input.messageId}`).fhFindReply(input),
-    // A child session's own working copy (only sessions started with isolation 'worktree' call these).
-    fhWorktreeCreate: (input) => decoded(() => activities(worktreeOptions, `worktree for ${input.name}`).fhWorktreeCreate(input)),
-    fhWorktreeFinish: (input) => decoded(() => activities(worktreeOptions, `finish worktree ${input.branch}`).fhWorktreeFinish(input)),
-  };
-}
 
 const local = proxyLocalActivities<Pick<FabricActivities, 'fhDecideCompaction'>>({
   startToCloseTimeout: '30s',
   summary: 'compaction decision',
 });
 
-/**
- * An activity's typed failure, decoded (the session reasons about model errors by kind). A cancelled
- * activity is an interrupted turn (the only thing that cancels a session's activities).
- */
-async function decoded<T>(call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (err) {
-    throw decodedFailure(err);
-  }
-}
-
-function decodedFailure(err: unknown): unknown {
-  if (isCancellation(err)) return new InterruptedError();
-  return decodeFailure(err) ?? err;
-}
 
 /**
  * Ports for workflow code: every model call, summary and tool call is an activity; the compaction
@@ -133,14 +92,28 @@ function decodedFailure(err: unknown): unknown {
 export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
   const sinks = proxySinks<FabricSinks>();
   const transport = opts.transport ?? new ModelTransport();
-  /** Runs an activity call, counted for the host. */
-  async function counted<T>(call: () => Promise<T>, kind: ActivityKind = 'model'): Promise<T> {
-    opts.onActivity?.(1, kind);
+  /** Runs an activity call, counted for the host (a session); an agent run has no host to tell, and adds nothing. */
+  function counted<T>(call: () => Promise<T>, kind: ActivityKind = 'model'): Promise<T> {
+    const onActivity = opts.onActivity;
+    if (!onActivity) return call();
+    onActivity(1, kind);
+    let pending: Promise<T>;
     try {
-      return await call();
-    } finally {
-      opts.onActivity?.(-1, kind);
+      pending = call();
+    } catch (err) {
+      onActivity(-1, kind);
+      throw err;
     }
+    return pending.then(
+      (value) => {
+        onActivity(-1, kind);
+        return value;
+      },
+      (err: unknown) => {
+        onActivity(-1, kind);
+        throw err;
+      },
+    );
   }
   const resolved = new Map<string, ResolveModelResult>();
   const slots = new SubAgentSlots();
@@ -157,12 +130,10 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
     return onToolQueue(options, `tool ${name}`, name, (a) => a.fhTool(input));
   }
   /** An activity where tool calls go (a tool call, an MCP pin). */
-  async function onToolQueue<T>(options: ActivityOptions, summary: string, name: string, run: (a: FabricActivities) => Promise<T>): Promise<T> {
+  function onToolQueue<T>(options: ActivityOptions, summary: string, name: string, run: (a: FabricActivities) => Promise<T>): Promise<T> {
     if (opts.toolSet === undefined || toolQueueUnserved || !patched(TOOL_QUEUE_PATCH)) return run(activities(options, summary));
     const taskQueue = toolTaskQueue(workflowInfo().taskQueue, opts.toolSet);
-    try {
-      return await run(activities({ ...options, taskQueue, scheduleToStartTimeout: TOOL_QUEUE_WAIT }, summary));
-    } catch (err) {
+    return run(activities({ ...options, taskQueue, scheduleToStartTimeout: TOOL_QUEUE_WAIT }, summary)).then(undefined, (err: unknown) => {
       if (!isScheduleToStartTimeout(err)) throw err;
       // For the rest of this run (state from history, so a replay decides the same): one wait is enough.
       toolQueueUnserved = true;
@@ -173,7 +144,7 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
           'to FabricHarnessPlugin({ agents }) (see docs/deploying.md).',
       );
       return run(activities(options, summary));
-    }
+    });
   }
   const mcpPins = new McpPinning({
     pin: (server) => decoded(() => onToolQueue({ ...MCP_PIN_OPTIONS, retry }, `pin MCP server ${mcpServerName(server)}`, 'mcp pin', (a) => a.fhMcpPin({ server }))),
@@ -341,7 +312,6 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
   };
 }
 
-const worktreeOptions: ActivityOptions = { startToCloseTimeout: '5 minutes', retry: { ...retry, maximumAttempts: 3 } };
 
 /**
  * A sub-agent as a child workflow: its own history, compaction and budget, in this run's cancellation

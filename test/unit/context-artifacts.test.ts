@@ -23,7 +23,7 @@ import {
 } from '../../src/core/context/artifacts';
 import { offloadToolResult, readArtifact } from '../../src/edge/artifacts';
 import { MemoryTranscriptStore } from '../../src/edge/transcript-store';
-import { ToolResultStore } from '../../src/edge/transcripts';
+import { ToolResultStore } from '../../src/edge/tool-results';
 import { createInlinePorts } from '../../src/inline/ports';
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');

@@ -6,7 +6,8 @@ import { createActivities } from '../../src/edge/activities';
 import { TranscriptStoreDriver } from '../../src/edge/external-storage';
 import { StoreBlobMissingError, StoreIntegrityError, StoreUnsafeError } from '../../src/edge/store-errors';
 import { defaultStoreDir, FileTranscriptStore } from '../../src/edge/transcript-store';
-import { ToolResultStore, Transcripts, segmentKey } from '../../src/edge/transcripts';
+import { Transcripts, segmentKey } from '../../src/edge/transcripts';
+import { ToolResultStore } from '../../src/edge/tool-results';
 import type { Entry } from '../../src/core/entries';
 import { canonicalJson, hashString } from '../../src/core/hash';
 

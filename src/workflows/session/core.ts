@@ -17,7 +17,7 @@ import type { PendingApproval, QueuedMessage, ReplyArchiveIndex, SessionRecord, 
 import { ModelTransport } from '../model-transport';
 import { WorkflowSpans } from '../spans';
 import type { RunState } from '../run-state';
-import { createSessionActivities, type SessionActivities } from '../temporal-ports';
+import { createSessionActivities, type SessionActivities } from '../activity-calls';
 
 const TITLE_MODEL_DEFAULT = 'claude-haiku-4-5';
 

@@ -33,6 +33,19 @@ export class CompactionController extends CompactionRunner {
    * call): warns, and compacts when it says so. Returns the history to call the model with.
    */
   async actOnThresholdDecision(entries: Entry[], decision: CompactionDecision, settings: ResolvedCompactionSettings): Promise<Entry[]> {
+    this.noteThresholdDecision(decision);
+    // Masking first, so a summary made next reads placeholders instead of stale output.
+    if (decision.mask) entries = this.maskNow(entries, decision.mask);
+    if (!decision.compact) return entries;
+    return (await this.compactNow(entries, 'threshold', decision, settings))?.entries ?? entries;
+  }
+
+  /**
+   * Records a threshold decision and what it warns of. All there is to do when the model call was made
+   * with it (a decision that masks or compacts comes without a call): synchronous, so that path adds
+   * no promise (each one costs a stack capture in Temporal's workflow sandbox).
+   */
+  noteThresholdDecision(decision: CompactionDecision): void {
     this.noteDecision(decision);
     if (decision.warn) {
       this.emit('context_window_warning', {
@@ -42,10 +55,6 @@ export class CompactionController extends CompactionRunner {
       });
     }
     if (decision.ineffectiveSkip) this.emit('warning', { code: 'COMPACTION_INEFFECTIVE', message: decision.why });
-    // Masking first, so a summary made next reads placeholders instead of stale output.
-    if (decision.mask) entries = this.maskNow(entries, decision.mask);
-    if (!decision.compact) return entries;
-    return (await this.compactNow(entries, 'threshold', decision, settings))?.entries ?? entries;
   }
 
   /**

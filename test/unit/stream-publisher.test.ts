@@ -1,0 +1,72 @@
+import { LivePublisher, ToolOutputLines } from '../../src/edge/stream-publisher';
+import type { LiveStreamDetails } from '../../src/wire/stream';
+
+/** A publisher whose heartbeats are recorded, with the flush timer under jest's clock. */
+function publisher(prior?: unknown) {
+  const beats: LiveStreamDetails[] = [];
+  // Copies: the publisher hands over its live array, as Temporal serialises it at once.
+  const p = new LivePublisher({ slot: { callId: 'c1', from: 10, to: 1000 }, attempt: 2, prior, heartbeat: (d) => beats.push({ ...d, events: [...d.events] }), kind: 'model', model: 'm' });
+  return { p, beats };
+}
+
+describe('LivePublisher: live events in heartbeat details', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  it('a call that ends before the first flush is due sends no heartbeat (its reader catches up from message_end)', () => {
+    const { p, beats } = publisher();
+    p.push({ type: 'text_delta', index: 0, text: 'hi' });
+    jest.advanceTimersByTime(99);
+    p.close();
+    jest.advanceTimersByTime(1000);
+    expect(beats).toEqual([]);
+  });
+
+  it('a longer call sends attempt_started with its first deltas on the timer, and the rest when it closes', () => {
+    const { p, beats } = publisher();
+    p.push({ type: 'text_delta', index: 0, text: 'a' });
+    jest.advanceTimersByTime(100);
+    expect(beats).toEqual([
+      { fhStream: 1, callId: 'c1', attempt: 2, from: 10, events: [{ type: 'attempt_started', kind: 'model', model: 'm' }, { type: 'text_delta', index: 0, text: 'a' }] },
+    ]);
+    p.push({ type: 'text_delta', index: 0, text: 'b' });
+    p.close();
+    expect(beats).toHaveLength(2);
+    expect(beats[1]!.events.map((e) => e.type)).toEqual(['attempt_started', 'text_delta', 'text_delta']);
+    p.close(); // nothing new: no heartbeat
+    expect(beats).toHaveLength(2);
+  });
+
+  it('a periodic heartbeat (flush) publishes what there is, and the close then follows it', () => {
+    const { p, beats } = publisher();
+    p.flush();
+    expect(beats[0]!.events).toEqual([{ type: 'attempt_started', kind: 'model', model: 'm' }]);
+    p.push({ type: 'block_stopped', index: 0 });
+    p.close();
+    expect(beats).toHaveLength(2);
+  });
+
+  it('a retried attempt starts after what the previous attempt published', () => {
+    const { p } = publisher({ fhStream: 1, callId: 'c1', attempt: 1, from: 10, events: [{ type: 'attempt_started', kind: 'model' }, { type: 'text_delta', index: 0, text: 'x' }] });
+    expect(p.from).toBe(12);
+    expect(publisher({ fhStream: 1, callId: 'other', attempt: 1, from: 10, events: [] }).p.from).toBe(10);
+  });
+
+  it("a quick tool's output lines send nothing; a slow tool's go out on the timer", () => {
+    const quick = publisher();
+    const lines = new ToolOutputLines(quick.p);
+    lines.add('stdout', 'one\ntwo');
+    lines.close();
+    expect(quick.beats).toEqual([]);
+    const slow = publisher();
+    const slowLines = new ToolOutputLines(slow.p);
+    slowLines.add('stdout', 'one\n');
+    jest.advanceTimersByTime(100);
+    slowLines.add('stderr', 'last');
+    slowLines.close();
+    expect(slow.beats[1]!.events.slice(1)).toEqual([
+      { type: 'tool_output', stream: 'stdout', line: 'one' },
+      { type: 'tool_output', stream: 'stderr', line: 'last' },
+    ]);
+  });
+});
