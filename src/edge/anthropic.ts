@@ -6,6 +6,9 @@ import { isContextOverflowMessage } from '../core/context/compaction/overflow';
 import type { ModelCallResult } from '../core/ports';
 import type { ToolSpec } from '../core/tools-spec';
 import { keptEntry } from '../core/replies';
+import { ReplyAccumulator, type RawStreamEvent } from './reply-accumulator';
+
+export type { RawStreamEvent };
 import {
   COMPACTION_BETA,
   serverContextCapabilities,
@@ -156,13 +159,12 @@ export async function callMessages(client: Anthropic, call: MessagesCall, signal
   return resultOf(res, call);
 }
 
-/** One raw server-sent event of a streamed reply (the SDK's type, plain or beta). */
-export type RawStreamEvent = Anthropic.RawMessageStreamEvent | Anthropic.Beta.BetaRawMessageStreamEvent;
 
 /**
- * The same call with streaming on (`messages.stream`): `onEvent` sees every server-sent event as it
- * arrives; the result is the final message, exactly as the non-streaming call returns it. An `error`
- * event mid-stream (e.g. overloaded_error) throws the classified error, as an HTTP error would.
+ * The same call with streaming on (`stream: true`): `onEvent` sees every server-sent event as it
+ * arrives; the result is the final message, exactly as the non-streaming call returns it (put together
+ * by ./reply-accumulator, as the SDK's MessageStream does). An `error` event mid-stream (e.g.
+ * overloaded_error) throws the classified error, as an HTTP error would.
  */
 export async function streamMessages(
   client: Anthropic,
@@ -174,11 +176,16 @@ export async function streamMessages(
   let res: Anthropic.Message | Anthropic.Beta.BetaMessage;
   try {
     const { params, options } = sdkArgs(call, body, signal);
-    const stream = call.contextManagement
-      ? client.beta.messages.stream({ ...(params as Anthropic.Beta.MessageCreateParamsNonStreaming), betas: call.contextManagement.betas }, options)
-      : client.messages.stream(params, options);
-    for await (const event of stream as AsyncIterable<RawStreamEvent>) onEvent(event);
-    res = await stream.finalMessage();
+    const streamed = { ...params, stream: true as const };
+    const events: AsyncIterable<RawStreamEvent> = call.contextManagement
+      ? await client.beta.messages.create({ ...(streamed as unknown as Anthropic.Beta.MessageCreateParamsStreaming), betas: call.contextManagement.betas }, options)
+      : await client.messages.create(streamed, options);
+    const reply = new ReplyAccumulator();
+    for await (const event of events) {
+      reply.add(event);
+      onEvent(event);
+    }
+    res = reply.final();
   } catch (err) {
     throw classifyAnthropicError(err);
   }

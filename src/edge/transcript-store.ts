@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs';
+import { mkdirSync, promises as fs, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { StoreUnsafeError } from './store-errors';
@@ -47,6 +47,8 @@ export function isCollectable(store: TranscriptStore): store is CollectableStore
 }
 
 const SAFE_KEY = /^[A-Za-z0-9_\-/.]+$/;
+/** Writes up to this size are synchronous (see FileTranscriptStore.get). */
+const SYNC_WRITE_MAX_BYTES = 256 * 1024;
 
 /**
  * The default store: a private directory (0700, files 0600). A directory owned by another user, or
@@ -65,11 +67,20 @@ export class FileTranscriptStore implements TranscriptStore {
     return this.dir;
   }
 
+  /*
+   * Reads, and writes up to SYNC_WRITE_MAX_BYTES, are synchronous. A model call reads and writes a
+   * few small blobs (a transcript segment, a tool result: a few KB), which on a local disk take
+   * microseconds, while each asynchronous file operation costs a thread-pool round trip and several
+   * promises (each one more expensive under the activity context's async hooks): in the worker's
+   * CPU profile the async open/write/close/rename of two small blobs per call cost more than the
+   * rest of the store's work. Larger writes (merged checkpoints of long conversations) stay
+   * asynchronous, so the event loop never blocks on megabytes.
+   */
   async get(key: string): Promise<Uint8Array | undefined> {
     const file = this.file(key);
     await this.checked();
     try {
-      return await fs.readFile(file);
+      return readFileSync(file);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw err;
@@ -80,30 +91,31 @@ export class FileTranscriptStore implements TranscriptStore {
     const file = this.file(key);
     await this.checked();
     const dir = path.dirname(file);
-    await this.madeDir(dir);
+    this.madeDir(dir);
     // Write then rename: a reader never sees half a blob, and equal keys hold equal content anyway.
     const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+    const write = (): Promise<void> | void => (data.length <= SYNC_WRITE_MAX_BYTES ? writeFileSync(tmp, data, { mode: 0o600 }) : fs.writeFile(tmp, data, { mode: 0o600 }));
     try {
-      await fs.writeFile(tmp, data, { mode: 0o600 });
+      await write();
     } catch (err) {
       // The directory went away since it was made (another process swept or cleared the store).
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       this.dirs.delete(dir);
-      await this.madeDir(dir);
-      await fs.writeFile(tmp, data, { mode: 0o600 });
+      this.madeDir(dir);
+      await write();
     }
-    await fs.rename(tmp, file);
+    renameSync(tmp, file);
   }
 
   /**
    * Directories this store made: a put makes its directory once, not on every call (a recursive mkdir
-   * per put showed up in the worker's CPU profile). Keys use a handful of directories; bounded anyway.
+   * per put showed up in the worker's CPU profile). Keys use a few hundred directories; bounded anyway.
    */
   private readonly dirs = new Set<string>();
 
-  private async madeDir(dir: string): Promise<void> {
+  private madeDir(dir: string): void {
     if (this.dirs.has(dir)) return;
-    await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     if (this.dirs.size >= 1024) this.dirs.clear();
     this.dirs.add(dir);
   }
