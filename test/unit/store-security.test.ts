@@ -31,9 +31,29 @@ describe('the file store is private and verified', () => {
       expect(await mode(path.join(store.dir, 'tool-results'))).toBe(0o700);
       expect(await mode(path.join(store.dir, 'tool-results/ab'))).toBe(0o700);
       expect(await mode(path.join(store.dir, 'tool-results/ab/abc'))).toBe(0o600);
+      // A blob over the synchronous-write size goes the asynchronous way, private all the same.
+      const big = new Uint8Array(300 * 1024).fill(7);
+      await store.put('checkpoints/cd/big.json', big);
+      expect(await mode(path.join(store.dir, 'checkpoints/cd/big.json'))).toBe(0o600);
+      expect(Buffer.from((await store.get('checkpoints/cd/big.json'))!).equals(Buffer.from(big))).toBe(true);
     } finally {
       process.umask(old);
     }
+  });
+
+  it('writes again into a directory swept away since this store made it, small blobs and large; no temporary file is left', async () => {
+    const store = new FileTranscriptStore(path.join(base, 'swept'));
+    await store.put('segments/ef/one.json', new TextEncoder().encode('one'));
+    for (const [key, bytes] of [
+      ['segments/ef/two.json', new TextEncoder().encode('two')],
+      ['segments/ef/big.json', new Uint8Array(300 * 1024).fill(1)],
+    ] as const) {
+      await fs.rm(path.join(store.dir, 'segments'), { recursive: true, force: true });
+      await store.put(key, bytes);
+      expect(Buffer.from((await store.get(key))!).equals(Buffer.from(bytes))).toBe(true);
+      expect(await fs.readdir(path.join(store.dir, 'segments/ef'))).toEqual([key.split('/').pop()]);
+    }
+    expect(await store.get('segments/ef/missing.json')).toBeUndefined();
   });
 
   it('tightens an own 0755 directory to 0700; refuses a group/world-writable one or one owned by another user', async () => {
