@@ -154,8 +154,13 @@ class ChildWorker {
 
   /** CPU time (user + system) of the child so far, in ms. */
   async cpuMs() {
+    return (await this.cpu()).ms;
+  }
+
+  /** CPU time of the child so far (ms) and by thread kind (child.js threadCpuMs). */
+  async cpu() {
     const m = await this.request({ type: 'cpu' });
-    return (m.user + m.system) / 1000;
+    return { ms: (m.user + m.system) / 1000, threads: m.threads || {} };
   }
 
   /** The child's process.memoryUsage() after a full GC (with --expose-gc). */
@@ -197,7 +202,7 @@ function historyMetrics(history, modelActivity) {
 
 /** Runs one workflow on its design's worker: wall time, worker CPU over the run, then its history. */
 async function runOnce(ctx, { worker, idleCpuPerMs, start, calls, limitMs }) {
-  const cpu0 = await worker.cpuMs();
+  const cpu0 = await worker.cpu();
   const t0 = Date.now();
   const handle = await start();
   let timer;
@@ -212,17 +217,20 @@ async function runOnce(ctx, { worker, idleCpuPerMs, start, calls, limitMs }) {
   ]);
   clearTimeout(timer);
   const wallMs = Date.now() - t0;
-  const cpu1 = await worker.cpuMs();
+  const cpu1 = await worker.cpu();
   if (outcome.stalled) await handle.terminate(`bench time limit (${limitMs / 1000} s)`).catch(() => undefined);
   const m = historyMetrics(await handle.fetchHistory(), worker.design.model);
-  const cpuMs = Math.max(0, cpu1 - cpu0 - idleCpuPerMs * wallMs);
+  const cpuMs = Math.max(0, cpu1.ms - cpu0.ms - idleCpuPerMs * wallMs);
+  // Per thread kind, not corrected for idle (an idle worker's polling is a fraction of a ms a second).
+  const threadsMs = Object.fromEntries(Object.keys(cpu1.threads).map((k) => [k, cpu1.threads[k] - (cpu0.threads[k] || 0)]));
   let result;
   if (outcome.ok && m.modelCalls === calls) result = 'ok';
   else if (outcome.ok) result = `completed with ${m.modelCalls} model calls, not ${calls}`;
   else if (outcome.stalled) result = `no result in ${limitMs / 1000} s at call ${m.modelCalls}`;
   else result = `ended at call ${m.modelCalls}: ${m.reason || (outcome.err && outcome.err.message) || 'failed'}`;
   ctx.log(`${worker.design.key} N=${calls}: ${result}; ${ctx.bytes(m.bytes)}, ${m.events} events, worker CPU ${cpuMs.toFixed(0)} ms, wall ${ctx.seconds(wallMs)}`);
-  return { workflowId: handle.workflowId, result, ok: result === 'ok', wallMs, cpuMs, cpuPerCallMs: m.modelCalls ? cpuMs / m.modelCalls : NaN, ...m };
+  const threadsPerCallMs = m.modelCalls ? Object.fromEntries(Object.entries(threadsMs).map(([k, v]) => [k, v / m.modelCalls])) : {};
+  return { workflowId: handle.workflowId, result, ok: result === 'ok', wallMs, cpuMs, cpuPerCallMs: m.modelCalls ? cpuMs / m.modelCalls : NaN, threadsPerCallMs, ...m };
 }
 
 /** Replay time each call past the smallest N's run adds (same design), or undefined. */
@@ -381,6 +389,8 @@ module.exports = {
         'history/call vs ours off': r.design === 'ours-on' && oursOff ? times(r.bytes / r.modelCalls / (oursOff.bytes / oursOff.modelCalls)) : '',
         'largest activity input': ctx.bytes(r.largestActivityInput),
         'worker CPU/call': ms(r.cpuPerCallMs),
+        // Where it went (Linux): the main thread, Temporal core's runtime, the rest (workflow thread, V8's GC and compiler helpers).
+        'main / core / other': r.threadsPerCallMs && r.threadsPerCallMs.main !== undefined ? ['main', 'core', 'other'].map((k) => r.threadsPerCallMs[k].toFixed(1)).join(' / ') : '',
         'CPU/call vs floor': times(r.cpuPerCallMs / floor.cpuPerCallMs),
         'CPU/call vs floor (2 activities)': floorTool ? times(r.cpuPerCallMs / floorTool.cpuPerCallMs) : '',
         // The goal: the same cost per call at any conversation length (this N against the smallest).

@@ -22,7 +22,6 @@ import { closeModelStream, closeToolStream, openModelStream, openToolStream } fr
 import { closeStreamBlock, openSubAgentStream } from './stream/publish';
 import { activities, decoded, decodedFailure, retry, worktreeOptions } from './activity-calls';
 
-
 /**
  * Since this patch the threshold compaction decision rides with the model call (decided first in the
  * model activity, recorded in its result) instead of a local activity of its own before it.
@@ -77,13 +76,10 @@ const TOOL_QUEUE_WAIT = '2 minutes';
 /** A server that cannot be reached is retried a few times, then the run's session creation fails with MCP_UNAVAILABLE. */
 const mcpListOptions: ActivityOptions = { startToCloseTimeout: '2 minutes', heartbeatTimeout: '15s', retry: { ...retry, maximumAttempts: 3 } };
 
-
-
 const local = proxyLocalActivities<Pick<FabricActivities, 'fhDecideCompaction'>>({
   startToCloseTimeout: '30s',
   summary: 'compaction decision',
 });
-
 
 /**
  * Ports for workflow code: every model call, summary and tool call is an activity; the compaction
@@ -311,7 +307,6 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
     emit,
   };
 }
-
 
 /**
  * A sub-agent as a child workflow: its own history, compaction and budget, in this run's cancellation
