@@ -109,7 +109,9 @@ describe('S3Store on MinIO', () => {
     const delta = [{ type: 'tool_results', results: [{ type: 'tool_result', tool_use_id: 't1', contentRef }] }] as unknown as Entry[];
     expect(JSON.stringify(await results.resolve(delta))).toContain('balance: 10 EUR');
     await tamper(toolResultKey(contentRef), content.replace('10 EUR', '9000 EUR'));
-    await expect(results.resolve(delta)).rejects.toMatchObject({ code: 'STORE_INTEGRITY' });
+    // Another worker reads the object and refuses it; the worker that stored it sends what it hashed.
+    await expect(new ToolResultStore(s).resolve(delta)).rejects.toMatchObject({ code: 'STORE_INTEGRITY' });
+    expect(JSON.stringify(await results.resolve(delta))).not.toContain('9000 EUR');
 
     const driver = new TranscriptStoreDriver(s);
     const payload = { metadata: { encoding: bytes('json/plain') }, data: bytes('"10 EUR"') };
