@@ -3,24 +3,11 @@
  * refuses the same without the token, Ctrl-C stops it; and it refuses to bind beyond loopback unless
  * told so explicitly, with a token.
  */
-import { execFileSync, spawn } from 'node:child_process';
-import * as fs from 'node:fs';
+import { spawn } from 'node:child_process';
+import { ensureBuilt, FH, runFh, type Ran } from '../support/fh-cli';
 import * as path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '../..');
-const FH = path.join(ROOT, 'dist/cli/main.js');
-
-/** Builds dist/ when it is missing or older than src/. */
-function ensureBuilt(): void {
-  const newest = (dir: string): number =>
-    fs.readdirSync(dir, { withFileTypes: true }).reduce((m, e) => {
-      const p = path.join(dir, e.name);
-      return Math.max(m, e.isDirectory() ? newest(p) : fs.statSync(p).mtimeMs);
-    }, 0);
-  const built = fs.existsSync(FH) ? fs.statSync(FH).mtimeMs : 0;
-  if (built >= newest(path.join(ROOT, 'src'))) return;
-  execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
-}
 
 const env = () => ({
   ...process.env,
@@ -29,16 +16,8 @@ const env = () => ({
   FH_BOARD_TOKEN: '',
 });
 
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [FH, ...args], { cwd: ROOT, env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function run(args: string[]): Promise<Ran> {
+  return runFh(args, env());
 }
 
 describe('fh board', () => {

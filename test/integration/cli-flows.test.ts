@@ -3,16 +3,16 @@
  * an in-process test worker. Bad input is a usage error (exit 2) at once; show --json describes nodes
  * (with state), edges and the context; a gate is answered from the terminal.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { FakeAnthropicServer } from '@fabric-harness/sdk/testing';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
 import { until } from '../support/waiting';
+import { ensureBuilt, FH } from '../support/fh-cli';
 
 const ROOT = path.resolve(__dirname, '../..');
-const FH = path.join(ROOT, 'dist/cli/main.js');
 const FIXTURES = path.join(ROOT, 'test/fixtures/flows');
 
 const GATE_FLOW = `digraph CliGate {
@@ -26,17 +26,6 @@ const GATE_FLOW = `digraph CliGate {
   review -> exit [label="[S] Stop"]
   ship -> exit
 }`;
-
-function ensureBuilt(): void {
-  const newest = (dir: string): number =>
-    fs.readdirSync(dir, { withFileTypes: true }).reduce((m, e) => {
-      const p = path.join(dir, e.name);
-      return Math.max(m, e.isDirectory() ? newest(p) : fs.statSync(p).mtimeMs);
-    }, 0);
-  const built = fs.existsSync(FH) ? fs.statSync(FH).mtimeMs : 0;
-  if (built >= newest(path.join(ROOT, 'src'))) return;
-  execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
-}
 
 describe('fh flow', () => {
   let fake: FakeAnthropicServer;

@@ -3,7 +3,7 @@
  * the integration dev server, with an in-process worker for the session test agents (test/fixtures/session-agents.ts)
  * whose model is the scripted fake of this process. `fh chat` runs in a real terminal: a tmux pane on its own socket.
  */
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -11,50 +11,17 @@ import { getSession } from '@fabric-harness/sdk/client';
 import { callTools, FakeAnthropicServer, say } from '@fabric-harness/sdk/testing';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
 import { until } from '../support/waiting';
+import { ensureBuilt, runFh, type Ran } from '../support/fh-cli';
 import { isTitleRequest, lastUserText } from '../support/session-fake';
 
 const ROOT = path.resolve(__dirname, '../..');
-const FH = path.join(ROOT, 'dist/cli/main.js');
 const TITLE = 'Generated Session Title';
-
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Builds dist/ when it is missing or older than src/. */
-function ensureBuilt(): void {
-  const newest = (dir: string): number =>
-    fs.readdirSync(dir, { withFileTypes: true }).reduce((m, e) => {
-      const p = path.join(dir, e.name);
-      return Math.max(m, e.isDirectory() ? newest(p) : fs.statSync(p).mtimeMs);
-    }, 0);
-  const built = fs.existsSync(FH) ? fs.statSync(FH).mtimeMs : 0;
-  if (built >= newest(path.join(ROOT, 'src'))) return;
-  execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
-}
 
 let env: NodeJS.ProcessEnv;
 
 /** Runs `fh …` to completion (stdin is not a terminal). */
 function fh(args: string[], timeoutMs = 60_000): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [FH, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`fh ${args.join(' ')} timed out\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return runFh(args, env, { timeoutMs });
 }
 
 function json<T = any>(r: Ran): T {
@@ -79,9 +46,6 @@ function expectOneLineError(r: Ran, code: number, pattern: RegExp): void {
   expect(lines).toHaveLength(1);
   expect(lines[0]).toMatch(/^fh: /);
 }
-
-
-
 
 describe('fh session', () => {
   let fake: FakeAnthropicServer;
