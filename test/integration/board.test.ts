@@ -234,8 +234,11 @@ describe('fh board', () => {
     expect(await page.locator('#hint').textContent()).toContain('70%');
     // The bar is drawn (its widths are set through the CSSOM, which the CSP allows): history fills most of it.
     const after = (await s.contextBudget())!;
-    const widths = await page.locator('#gauge .bar > span').evaluateAll((spans) => spans.map((el) => [el.className, el.getBoundingClientRect().width] as const));
-    const barWidth = await page.locator('#gauge .bar').evaluate((el) => el.getBoundingClientRect().width);
+    // The bar and its segments in one read: a live update redraws the gauge, and two reads could straddle it.
+    const { widths, barWidth } = await page.locator('#gauge .bar').evaluate((bar) => ({
+      barWidth: bar.getBoundingClientRect().width,
+      widths: [...bar.querySelectorAll(':scope > span')].map((el) => [el.className, el.getBoundingClientRect().width] as const),
+    }));
     const conversation = widths.find(([c]) => c === 'seg-conversation')![1];
     expect(conversation / barWidth).toBeCloseTo(after.layers.history / after.contextWindowTokens, 1);
     expect(widths.find(([c]) => c === 'thr')).toBeDefined();
