@@ -122,7 +122,7 @@ export async function runSessionUpdate<Ret, Args extends unknown[]>(call: Sessio
 
 /** A query of the session's current run: one that met a run closing under it is asked again of the next. */
 export async function runSessionQuery<T>(handle: WorkflowHandle, sessionId: string, query: () => Promise<T>): Promise<T> {
-  for (let hops = 0, timeouts = 0, restoring = 0; ; hops++) {
+  for (let hops = 0, timeouts = 0, restoring = 0, refused = 0; ; hops++) {
     try {
       return await query();
     } catch (err) {
@@ -132,6 +132,13 @@ export async function runSessionQuery<T>(handle: WorkflowHandle, sessionId: stri
       // A run that continued as new and is still loading its conversation: asked again shortly.
       if (isRestoring(err) && restoring++ < MAX_RESTORING_WAITS) {
         await new Promise((r) => setTimeout(r, 100));
+        continue;
+      }
+      // The server refused it for now (its one-query buffer was full through all of the SDK's retries, or
+      // the run had no workflow task to answer it yet): asked again with backoff, about 25 s in all.
+      if (isQueryRefusedForNow(err) && refused < MAX_QUERY_REFUSALS) {
+        refused += 1;
+        await new Promise((r) => setTimeout(r, Math.min(100 * refused, 1_000)));
         continue;
       }
       if (!isRunGone(err) || hops >= MAX_RUN_HOPS) throw typedSessionError(err, sessionId);
@@ -147,6 +154,24 @@ const MAX_RESTORING_WAITS = 300;
 
 function isRestoring(err: unknown): boolean {
   return err instanceof Error && err.message.includes(SESSION_RESTORING);
+}
+
+/** Refusals for now asked again before the error is the caller's (with backoff, about 25 s in all). */
+const MAX_QUERY_REFUSALS = 30;
+
+/**
+ * A query the server refused for now, anywhere in the cause chain: RESOURCE_EXHAUSTED (a run buffers one
+ * query while a workflow task is in flight, and the SDK's retries ran out while many callers asked), or
+ * FAILED_PRECONDITION "workflow not ready" (the run has no workflow task yet, or its task is being retried).
+ */
+export function isQueryRefusedForNow(err: unknown): boolean {
+  for (let e = err as { code?: unknown; details?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (e.code === 8) return true;
+    const text = `${String(e.details ?? '')} ${String(e.message ?? '')}`;
+    if (e.code === 9 && /not scheduled yet|workflow task in failed state/i.test(text)) return true;
+    if (e.code === 14 && /buffered query cleared/i.test(text)) return true;
+  }
+  return false;
 }
 
 /** Query timeouts asked again before the error is the caller's (each one is the server's query deadline). */

@@ -54,11 +54,11 @@ describe('session continuity across continue-as-new', () => {
     expect((await sideCalls).flatMap((r) => (r.status === 'rejected' ? [describeError(r.reason)] : []))).toEqual([]);
     expect(replies.map((r) => (r as PromiseFulfilledResult<string>).value)).toEqual(texts.map((t) => `answer to ${t}`));
     const s = handles[0]!;
-    const info = await s.info();
+    const info = await explained(s.info());
     expect(info.continuedRuns).toBeGreaterThanOrEqual(3);
     expect(info.messageCount).toBe(60);
     expect(Object.keys(info.labels).sort()).toEqual(Array.from({ length: 15 }, (_, i) => `l${2 * i}`).sort());
-    const conversation = await userTexts(s);
+    const conversation = await explained(userTexts(s));
     for (const t of texts) expect(conversation.filter((c) => c === t)).toHaveLength(1);
     for (const t of texts) expect(turnsFor(t)).toBe(1);
     await s.end();
@@ -181,6 +181,15 @@ describe('a prompt whose caller stops waiting while no worker runs', () => {
     await s.end();
   });
 });
+
+/** A call whose failure names its causes (the gRPC code and the server's words), not only the SDK's summary. */
+async function explained<T>(call: Promise<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (err) {
+    throw new Error(describeError(err), { cause: err });
+  }
+}
 
 /** An error and its causes in one line (code, gRPC code, message), for a failure message that says why. */
 function describeError(err: unknown): string {

@@ -1,0 +1,65 @@
+/**
+ * How a session query meets the server's refusals: the ones that pass (a full one-query buffer, a run with
+ * no workflow task yet) are asked again; anything else reaches the caller at once.
+ */
+import { ServiceError, type WorkflowHandle } from '@temporalio/client';
+import { isQueryRefusedForNow, runSessionQuery } from '../../src/client/session-updates';
+
+/** What the SDK's client throws for a query the server refused: a ServiceError caused by the gRPC error. */
+function refused(code: number, details: string): ServiceError {
+  return new ServiceError('Failed to query Workflow', { cause: Object.assign(new Error(`${code} ${details}`), { code, details }) });
+}
+
+/** A handle that must not be used: a refusal for now needs no describe() of the run. */
+const noHandle = new Proxy({}, { get: (_, key) => { throw new Error(`the handle was used (${String(key)})`); } }) as WorkflowHandle;
+
+describe('runSessionQuery', () => {
+  it('asks again when the run buffered another query, or had no workflow task yet, and returns the answer', async () => {
+    const errors = [
+      refused(8, 'consistent query buffer is full, this may be caused by too many queries and workflow not able to process query fast enough'),
+      refused(9, 'Workflow task is not scheduled yet.'),
+      refused(9, 'Unable to query workflow due to Workflow Task in failed state.'),
+      refused(14, 'buffered query cleared, please retry'),
+    ];
+    let calls = 0;
+    const answer = await runSessionQuery(noHandle, 's1', async () => {
+      const err = errors[calls++];
+      if (err) throw err;
+      return 'info';
+    });
+    expect(answer).toBe('info');
+    expect(calls).toBe(5);
+  });
+
+  it('throws any other refusal at once, with the server error as its cause', async () => {
+    let calls = 0;
+    const other = refused(9, 'Workflow execution closed before WorkflowTaskStarted event');
+    await expect(runSessionQuery(noHandle, 's1', async () => { calls++; throw other; })).rejects.toBe(other);
+    expect(calls).toBe(1);
+    const invalid = refused(3, 'query type not found');
+    await expect(runSessionQuery(noHandle, 's1', async () => { throw invalid; })).rejects.toBe(invalid);
+  });
+
+  it('gives up after a bounded number of refusals, with the last one', async () => {
+    jest.useFakeTimers();
+    try {
+      let calls = 0;
+      const busy = refused(8, 'consistent query buffer is full');
+      const run = runSessionQuery(noHandle, 's1', async () => { calls++; throw busy; });
+      const settled = run.then(() => 'resolved', (e: unknown) => e);
+      for (let i = 0; i < 40; i++) await jest.advanceTimersByTimeAsync(1_000);
+      expect(await settled).toBe(busy);
+      expect(calls).toBe(31);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('tells the refusals that pass from the rest by code and text, anywhere in the cause chain', () => {
+    expect(isQueryRefusedForNow(refused(8, 'anything'))).toBe(true);
+    expect(isQueryRefusedForNow(new Error('outer', { cause: refused(9, 'Workflow task is not scheduled yet.') }))).toBe(true);
+    expect(isQueryRefusedForNow(refused(9, 'some other precondition'))).toBe(false);
+    expect(isQueryRefusedForNow(refused(14, 'connection refused'))).toBe(false);
+    expect(isQueryRefusedForNow(new Error('consistent query buffer is full'))).toBe(false);
+  });
+});
