@@ -29,35 +29,62 @@ export interface ToolCallContext {
   emit<K extends AgentEventType>(type: K, data: EventPayloads[K]): void;
 }
 
-export async function runToolCall(ctx: ToolCallContext, { id, name, input }: ToolCall): Promise<ToolResultBlock> {
-  ctx.emit('tool_call', { id, name, input });
-  const def = ctx.tools.get(name);
-  let content: string;
-  let isError: boolean;
-  if (!def) {
+/**
+ * Not async, and one `then` on the usual path (no authoriser, no approval): on Temporal this runs as
+ * workflow code, whose sandbox captures a stack trace for every promise made, on every replay too.
+ * Whatever throws comes back as a rejection, as from an async function.
+ */
+export function runToolCall(ctx: ToolCallContext, call: ToolCall): Promise<ToolResultBlock> {
+  try {
+    ctx.emit('tool_call', { id: call.id, name: call.name, input: call.input });
+    const def = ctx.tools.get(call.name);
     // The model invented a tool: tell it, so it can correct itself; the run goes on.
-    content = `Unknown tool '${name}'. Available tools: ${[...ctx.tools.keys()].join(', ') || '(none)'}.`;
-    isError = true;
-  } else {
-    const check = checkToolInput(def, input);
-    let verdict = check.ok && ctx.authorize ? await ctx.authorize({ id, name, input: check.input }, def) : undefined;
-    if (check.ok && !ctx.authorize && approvalNeeded(def, check.input)) {
-      verdict = ctx.approver ? await ctx.approver({ id, name, input: check.input }, def) : { allow: false, content: noApproverText(name) };
-    }
-    if (!check.ok) {
-      content = check.error;
-      isError = true;
-    } else if (verdict && !verdict.allow) {
-      content = verdict.content;
-      isError = true;
-    } else {
-      const res = await ctx.ports.runTool({ sessionId: ctx.conversationId, id, name, input: check.input, cwd: ctx.cwd, timeoutMs: def.timeoutMs }, def);
-      content = capped(res.content, res.contentRef, ctx.maxResultTokens);
-      isError = res.isError;
-    }
+    if (!def) return Promise.resolve(toolResult(ctx, call, `Unknown tool '${call.name}'. Available tools: ${[...ctx.tools.keys()].join(', ') || '(none)'}.`, true));
+    const check = checkToolInput(def, call.input);
+    if (!check.ok) return Promise.resolve(toolResult(ctx, call, check.error, true));
+    if (ctx.authorize || approvalNeeded(def, check.input)) return runAuthorized(ctx, call, def, check.input);
+    return runChecked(ctx, call, def, check.input);
+  } catch (err) {
+    return Promise.reject(err);
   }
+}
+
+/** A call that asks its authoriser (or approver) first. */
+async function runAuthorized(ctx: ToolCallContext, call: ToolCall, def: ToolDefinition, input: unknown): Promise<ToolResultBlock> {
+  const request = { id: call.id, name: call.name, input };
+  const verdict = ctx.authorize
+    ? await ctx.authorize(request, def)
+    : ctx.approver
+      ? await ctx.approver(request, def)
+      : { allow: false as const, content: noApproverText(call.name) };
+  if (verdict && !verdict.allow) return toolResult(ctx, call, verdict.content, true);
+  return runChecked(ctx, call, def, input);
+}
+
+function runChecked(ctx: ToolCallContext, call: ToolCall, def: ToolDefinition, input: unknown): Promise<ToolResultBlock> {
+  return ctx.ports
+    .runTool({ sessionId: ctx.conversationId, id: call.id, name: call.name, input, cwd: ctx.cwd, timeoutMs: def.timeoutMs }, def)
+    .then((res) => toolResult(ctx, call, capped(res.content, res.contentRef, ctx.maxResultTokens), res.isError));
+}
+
+function toolResult(ctx: ToolCallContext, { id, name }: ToolCall, content: string, isError: boolean): ToolResultBlock {
   ctx.emit('tool_result', { id, name, isError, content: content.slice(0, EVENT_TEXT_LIMIT) });
   return isError ? { type: 'tool_result', tool_use_id: id, content, is_error: true } : { type: 'tool_result', tool_use_id: id, content };
+}
+
+/**
+ * A round's results in call order. Every tool_use gets its tool_result even when a call failed outright
+ * (cancelled, no implementation on the worker), so the history stays valid for the API; the first
+ * failure is the caller's to throw.
+ */
+export function toolRound(calls: readonly ToolCall[], settled: readonly PromiseSettledResult<ToolResultBlock>[]): { results: ToolResultBlock[]; failure?: PromiseRejectedResult } {
+  const results = settled.map((r, i): ToolResultBlock =>
+    r.status === 'fulfilled'
+      ? r.value
+      : { type: 'tool_result', tool_use_id: calls[i]!.id, content: `Tool call failed: ${errorMessage(r.reason)}`, is_error: true },
+  );
+  const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  return failure ? { results, failure } : { results };
 }
 
 /**

@@ -18,7 +18,8 @@ import { ServerContextStrategy } from './context/strategy-state';
 import type { ContextManagementParams } from './context/strategy';
 import { promptTextSchema, resetOptionsSchema } from './conversation-types';
 import type { CompactOptions, CompactResult, ConversationConfig, ConversationUsage, PromptOptions, ResetOptions, ResetResult, SuspendedTurn, ToolCall } from './conversation-types';
-import { addUsage, errorMessage, interruptedResults, lastUserText, parseFinalReply, runToolCall } from './conversation-tools';
+import { addUsage, interruptedResults, lastUserText, parseFinalReply, runToolCall, toolRound } from './conversation-tools';
+import { settleAll } from './settle-all';
 
 export type { CompactionRecord, CompactionState, SummarizerUsage } from './context/compaction/controller';
 export * from './conversation-types';
@@ -318,8 +319,8 @@ export class Conversation {
     };
   }
 
-  private async callModel(): Promise<ModelCallResult> {
-    return this.called(await this.ports.callModel(this.request()));
+  private callModel(): Promise<ModelCallResult> {
+    return this.ports.callModel(this.request()).then((result) => this.called(result));
   }
 
   /**
@@ -327,15 +328,20 @@ export class Conversation {
    * Temporal, recorded in the model activity's result) and calls the model unless the decision is to
    * compact; then the session compacts and calls again.
    */
-  private async decideThenCallModel(settings: ResolvedCompactionSettings): Promise<ModelCallResult> {
+  // Not async, nor callModel and runToolCalls: an async function is a promise more per call, and each
+  // await another; Temporal's sandbox captures a stack trace for every one (see ./conversation-tools).
+  private decideThenCallModel(settings: ResolvedCompactionSettings): Promise<ModelCallResult> {
     const facts = this.compaction.thresholdFacts(this.chain, settings);
-    const decided = await this.ports.decideThenCallModel(this.request(), facts);
-    if (decided.result) {
-      this.compaction.noteThresholdDecision(decided.decision); // a call made: nothing masked or compacted
-      return this.called(decided.result);
-    }
-    this.chain = await this.compaction.actOnThresholdDecision(this.chain, decided.decision, settings);
-    return this.callModel();
+    return this.ports.decideThenCallModel(this.request(), facts).then((decided) => {
+      if (decided.result) {
+        this.compaction.noteThresholdDecision(decided.decision); // a call made: nothing masked or compacted
+        return this.called(decided.result);
+      }
+      return this.compaction.actOnThresholdDecision(this.chain, decided.decision, settings).then((chain) => {
+        this.chain = chain;
+        return this.callModel();
+      });
+    });
   }
 
   private called(result: ModelCallResult): ModelCallResult {
@@ -355,23 +361,17 @@ export class Conversation {
    * Runs a reply's tool calls side by side. Every tool_use gets its tool_result even when a call failed
    * outright (cancelled, no implementation on the worker), so the history stays valid for the API.
    */
-  private async runToolCalls(calls: ToolCall[], done: Map<string, ToolResultBlock>, turn: number, maxTurns: number): Promise<void> {
-    const settled = await Promise.allSettled(
-      calls.map((call) => done.get(call.id) ?? this.runToolCall(call.id, call.name, call.input)),
-    );
-    if (settled.some((r) => r.status === 'rejected' && r.reason instanceof TurnSuspendedError)) {
-      const results = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
-      this.suspended = { turnStart: this.turnStart, calls, results, turn, maxTurns, ...(this.turnThinking ? { thinking: this.turnThinking } : {}) };
-      throw new TurnSuspendedError();
-    }
-    const results = settled.map((r, i): ToolResultBlock =>
-      r.status === 'fulfilled'
-        ? r.value
-        : { type: 'tool_result', tool_use_id: calls[i]!.id, content: `Tool call failed: ${errorMessage(r.reason)}`, is_error: true },
-    );
-    this.chain.push({ type: 'tool_results', results });
-    const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failure) throw failure.reason;
+  private runToolCalls(calls: ToolCall[], done: Map<string, ToolResultBlock>, turn: number, maxTurns: number): Promise<void> {
+    return settleAll(calls.map((call) => done.get(call.id) ?? this.runToolCall(call.id, call.name, call.input))).then((settled) => {
+      if (settled.some((r) => r.status === 'rejected' && r.reason instanceof TurnSuspendedError)) {
+        const results = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+        this.suspended = { turnStart: this.turnStart, calls, results, turn, maxTurns, ...(this.turnThinking ? { thinking: this.turnThinking } : {}) };
+        throw new TurnSuspendedError();
+      }
+      const { results, failure } = toolRound(calls, settled);
+      this.chain.push({ type: 'tool_results', results });
+      if (failure) throw failure.reason;
+    });
   }
 
   // Not async: an async wrapper adds a promise per tool call, each a stack capture in Temporal's sandbox.

@@ -1,15 +1,14 @@
 import { executeChild, isCancellation, uuid4, patched, proxyLocalActivities, proxySinks, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
-import type { FabricActivities, FlushMemoryActivityInput, ModelActivityInput, ModelActivityReply, ModelActivityResult, ResolveModelResult, ToolActivityInput } from '../wire/activity-contract';
+import type { FabricActivities, FlushMemoryActivityInput, ModelActivityReply, ModelActivityResult, ResolveModelResult, ToolActivityInput, ToolActivityResult } from '../wire/activity-contract';
 import { TRANSCRIPT_STORE_MISS } from '../wire/activity-contract';
-import { jsonBytes } from '../core/bytes';
 import type { AgentEvent } from '../core/events';
-import { InterruptedError, PayloadTooLargeError } from '../core/errors';
-import type { ModelCallRequest, ModelCallResult, RuntimePorts, ToolCallRequest, ToolCallResult } from '../core/ports';
+import { InterruptedError } from '../core/errors';
+import type { ModelCallResult, RuntimePorts, ToolCallRequest, ToolCallResult } from '../core/ports';
 import { makeEvent } from '../core/events';
 import type { SubAgentSpec } from '../core/tools';
 import { SubAgentDepthError, SubAgentSlots, subAgentResultText, type SubAgentOutcome } from '../core/sub-agents';
 import type { SubAgentEnvelope } from '../wire/sub-agent';
-import { actsBeforeCall, quietDecision, type DecisionFacts } from '../core/context/compaction/decide';
+import { actsBeforeCall, quietDecision } from '../core/context/compaction/decide';
 import { decodeFailure, innermostApplicationFailure } from '../wire/failures';
 import { toolTaskQueue } from '../wire/tool-queue';
 import { mcpServerName } from '../core/mcp';
@@ -18,25 +17,16 @@ import { isScheduleToStartTimeout } from './schedule-to-start';
 import { ModelTransport } from './model-transport';
 import { WorkflowSpans } from './spans';
 import type { FabricSinks } from './sinks';
-import { closeModelStream, closeToolStream, openModelStream, openToolStream } from './stream/model-calls';
+import { closeToolStream, openToolStream } from './stream/model-calls';
 import { closeStreamBlock, openSubAgentStream } from './stream/publish';
 import { activities, decoded, decodedFailure, retry, worktreeOptions } from './activity-calls';
+import { assertFits, createModelActivity, modelOptions } from './model-activity';
 
 /**
  * Since this patch the threshold compaction decision rides with the model call (decided first in the
  * model activity, recorded in its result) instead of a local activity of its own before it.
  */
 const DECIDE_IN_MODEL_CALL_PATCH = 'fh-decide-in-model-call';
-
-/**
- * Since this patch a conversation's prelude (system prompt, tool specs) is stored by an activity of its
- * own before its first model call, so model call inputs carry only its hash (the largest of them was
- * the first call, with the specs).
- */
-const PRELUDE_FIRST_PATCH = 'fh-prelude-first';
-
-/** Temporal's limit for one payload is 2 MB; stay clear of it (external storage offloads large ones). */
-const MAX_SCHEDULED_PAYLOAD_BYTES = 1_900_000;
 
 export type ActivityKind = 'model' | 'tool';
 
@@ -53,12 +43,6 @@ export interface TemporalPortOptions {
   depth?: number;
 }
 
-/**
- * Model activities heartbeat while they wait for the provider (activities.ts), so a worker that dies
- * mid-call is noticed within the heartbeat timeout and the call is retried elsewhere in seconds, not
- * after the 10-minute start-to-close timeout.
- */
-const modelOptions: ActivityOptions = { startToCloseTimeout: '10 minutes', heartbeatTimeout: '10s', retry };
 const TOOL_TIMEOUT_GRACE_MS = 15_000;
 const toolOptions: ActivityOptions = { startToCloseTimeout: '30 minutes', heartbeatTimeout: '15s', retry };
 /**
@@ -146,61 +130,37 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
     pin: (server) => decoded(() => onToolQueue({ ...MCP_PIN_OPTIONS, retry }, `pin MCP server ${mcpServerName(server)}`, 'mcp pin', (a) => a.fhMcpPin({ server }))),
   });
 
-  /** One model activity: the transcript by reference, resent whole once if the worker's store lacks it. */
-  async function modelActivity(req: ModelCallRequest, facts?: DecisionFacts): Promise<ModelActivityResult> {
-    const call = (input: ModelActivityInput) => {
-      assertFits('model call input', input);
-      return counted(() => activities(modelOptions, `model ${req.model}`).fhModel(input));
-    };
-    const prelude = transport.unsentPrelude(req);
-    if (prelude && patched(PRELUDE_FIRST_PATCH)) {
-      await decoded(() => counted(() => activities(modelOptions, 'store prelude').fhStorePrelude(prelude.value)));
-      transport.preludeStored(prelude.hash);
-    }
-    // Its deltas stream at offsets of the run's stream (heartbeat details: not in history).
-    let slot = openModelStream();
-    // The input is not compared on replay: asking for the brief decision changes no command, so no patch.
-    const withFacts = (input: ModelActivityInput): ModelActivityInput => {
-      const decided = facts ? { ...input, decide: facts, briefDecision: true as const } : input;
-      return slot ? { ...decided, stream: slot } : decided;
-    };
-    let input = withFacts(transport.input(req, true));
-    let result: ModelActivityResult | undefined;
-    try {
-      try {
-        result = await call(input);
-      } catch (err) {
-        // A worker without this transcript (another machine, a cleared store): send it whole, once.
-        if (innermostApplicationFailure(err)?.type !== TRANSCRIPT_STORE_MISS) throw decodedFailure(err);
-        closeModelStream(slot, undefined, Date.now());
-        slot = openModelStream();
-        input = withFacts(transport.input(req, false));
-        result = await decoded(() => call(input));
-      }
-    } finally {
-      closeModelStream(slot, result, Date.now());
-    }
-    if (result.entry !== undefined) transport.called(req, input, result.stored, result.entry);
-    return result;
+  const modelActivity = createModelActivity(transport, counted);
+
+  /** A tool activity's result as the conversation takes it; a stored result's reference goes to the transport. */
+  function toolCallResult(callId: string, result: ToolActivityResult): ToolCallResult {
+    const artifact = result.artifact ? { artifact: result.artifact } : {};
+    if (!result.contentRef) return { content: result.content, isError: result.isError, ...artifact };
+    // The length tells the transport whether the session sent the content as stored (a capped or
+    // masked result is shorter and must not be swapped back for the full one).
+    transport.toolResultStored(callId, result.contentRef, result.content.length);
+    return { content: result.content, isError: result.isError, contentRef: result.contentRef, ...artifact };
   }
 
   return {
     runtime: 'temporal',
     patched: (id) => patched(id),
-    callModel: async (req) => reply(await modelActivity(req)),
+    callModel: (req) => modelActivity(req, undefined, reply),
 
-    async decideThenCallModel(req, facts) {
+    decideThenCallModel(req, facts) {
       if (!patched(DECIDE_IN_MODEL_CALL_PATCH)) {
         // A run recorded before decisions rode with the model call: its decision was a local activity.
-        const decision = await local.fhDecideCompaction(facts);
-        return actsBeforeCall(decision) ? { decision } : { decision, result: reply(await modelActivity(req)) };
+        return local.fhDecideCompaction(facts).then((decision) =>
+          actsBeforeCall(decision) ? { decision } : modelActivity(req, undefined, (result) => ({ decision, result: reply(result) })),
+        );
       }
-      const result = await modelActivity(req, facts);
-      // No call was made: the decision rewrites history first (an old recorded result: to compact).
-      if (result.entry === undefined) return { decision: result.decision };
-      // A quiet decision is recorded as a flag: rebuilt from the facts this call sent (in history too).
-      const decision = result.decision ?? (result.quietDecision ? quietDecision(facts) : undefined);
-      return { decision: decision!, result: reply(result) };
+      return modelActivity(req, facts, (result) => {
+        // No call was made: the decision rewrites history first (an old recorded result: to compact).
+        if (result.entry === undefined) return { decision: result.decision };
+        // A quiet decision is recorded as a flag: rebuilt from the facts this call sent (in history too).
+        const decision = result.decision ?? (result.quietDecision ? quietDecision(facts) : undefined);
+        return { decision: decision!, result: reply(result) };
+      });
     },
 
     summarize: (req) =>
@@ -215,34 +175,53 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
         ),
       ),
 
-    async runTool(call, def) {
-      if (def.subAgent) return counted(() => runSubAgent(call, def.subAgent!, opts.depth ?? 0, slots, emit), 'tool');
-      const input: ToolActivityInput = { name: call.name, callId: call.id, input: call.input, cwd: call.cwd };
-      if (def.timeoutMs) input.timeoutMs = def.timeoutMs;
-      // The activity decides on offloading and records it in its result; the input changes, not the commands.
-      if (call.offloadBytes !== undefined) input.offloadBytes = call.offloadBytes;
-      if (def.mcp) input.mcp = { server: def.mcp.server, tool: def.mcp.tool };
-      // Its output lines stream at offsets of the run's stream (heartbeat details: not in history).
-      const slot = openToolStream(call.id);
-      if (slot) input.stream = slot;
-      assertFits(`tool ${call.name} input`, input);
-      // The runner answers a timed-out call itself (an error result the model sees); the activity's own
-      // bound is a backstop a little later, for a worker that cannot answer at all.
-      const options = def.timeoutMs ? { ...toolOptions, startToCloseTimeout: def.timeoutMs + TOOL_TIMEOUT_GRACE_MS } : toolOptions;
-      let result;
+    // Not async, and one `then` of its own (it decodes the failure and closes the stream there): see modelActivity.
+    runTool(call, def) {
       try {
+        if (def.subAgent) return counted(() => runSubAgent(call, def.subAgent!, opts.depth ?? 0, slots, emit), 'tool');
+        const input: ToolActivityInput = { name: call.name, callId: call.id, input: call.input, cwd: call.cwd };
+        if (def.timeoutMs) input.timeoutMs = def.timeoutMs;
+        // The activity decides on offloading and records it in its result; the input changes, not the commands.
+        if (call.offloadBytes !== undefined) input.offloadBytes = call.offloadBytes;
+        if (def.mcp) input.mcp = { server: def.mcp.server, tool: def.mcp.tool };
+        // Its output lines stream at offsets of the run's stream (heartbeat details: not in history).
+        const slot = openToolStream(call.id);
+        if (slot) input.stream = slot;
+        // The runner answers a timed-out call itself (an error result the model sees); the activity's own
+        // bound is a backstop a little later, for a worker that cannot answer at all.
+        const options = def.timeoutMs ? { ...toolOptions, startToCloseTimeout: def.timeoutMs + TOOL_TIMEOUT_GRACE_MS } : toolOptions;
         const served = def.mcp?.server;
-        if (served !== undefined) result = await counted(() => mcpPins.callTool(served, (pin) => decoded(() => (pin.taskQueue ? activities({ ...options, ...pin }, `tool ${call.name}`).fhTool(input) : toolActivity(options, call.name, input)))), 'tool');
-        else result = await decoded(() => counted(() => toolActivity(options, call.name, input), 'tool'));
-      } finally {
-        closeToolStream(slot);
+        // An MCP call's failures are decoded where it is made (its pinned queue, or the tool queue).
+        const failure = (err: unknown): unknown => (served !== undefined ? err : decodedFailure(err));
+        try {
+          assertFits(`tool ${call.name} input`, input);
+        } catch (err) {
+          closeToolStream(slot);
+          throw err;
+        }
+        let pending: Promise<ToolActivityResult>;
+        try {
+          pending =
+            served !== undefined
+              ? counted(() => mcpPins.callTool(served, (pin) => decoded(() => (pin.taskQueue ? activities({ ...options, ...pin }, `tool ${call.name}`).fhTool(input) : toolActivity(options, call.name, input)))), 'tool')
+              : counted(() => toolActivity(options, call.name, input), 'tool');
+        } catch (err) {
+          closeToolStream(slot);
+          return Promise.reject(failure(err));
+        }
+        return pending.then(
+          (result) => {
+            closeToolStream(slot);
+            return toolCallResult(call.id, result);
+          },
+          (err: unknown) => {
+            closeToolStream(slot);
+            throw failure(err);
+          },
+        );
+      } catch (err) {
+        return Promise.reject(err);
       }
-      const artifact = result.artifact ? { artifact: result.artifact } : {};
-      if (!result.contentRef) return { content: result.content, isError: result.isError, ...artifact };
-      // The length tells the transport whether the session sent the content as stored (a capped or
-      // masked result is shorter and must not be swapped back for the full one).
-      transport.toolResultStored(call.id, result.contentRef, result.content.length);
-      return { content: result.content, isError: result.isError, contentRef: result.contentRef, ...artifact };
     },
 
     decideCompaction: (facts) => local.fhDecideCompaction(facts),
@@ -354,10 +333,6 @@ async function runSubAgent(call: ToolCallRequest, spec: SubAgentSpec, depth: num
   }
 }
 
-function assertFits(what: string, value: unknown): void {
-  const bytes = jsonBytes(value);
-  if (bytes > MAX_SCHEDULED_PAYLOAD_BYTES) throw new PayloadTooLargeError(what, bytes, MAX_SCHEDULED_PAYLOAD_BYTES);
-}
 
 function reply(r: ModelActivityResult): ModelCallResult {
   const { entry, usage, stopReason, model, contextManagement } = r as ModelActivityReply;

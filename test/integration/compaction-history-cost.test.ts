@@ -10,20 +10,12 @@ import { temporal } from '@temporalio/proto';
 import { auditTranscript } from '@fabric-harness/sdk/audit';
 import { startAgent } from '@fabric-harness/sdk/client';
 import type { CompactionDecisionRecord, ModelCallRecord } from '../../src/audit/records';
-import { FakeAnthropicServer, callTools, say, type RecordedRequest } from '@fabric-harness/sdk/testing';
+import { FakeAnthropicServer } from '@fabric-harness/sdk/testing';
+import { growerRoute } from '../support/grower-route';
 import { grower, growerCompacting } from '../fixtures/agents';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
 
 const CALLS = 12;
-
-function growerRoute(req: RecordedRequest) {
-  const messages: any[] = req.body?.messages ?? [];
-  const marker = /\[model calls: (\d+)\]/.exec(JSON.stringify(messages[0]?.content ?? ''));
-  if (!marker) return undefined;
-  let results = 0;
-  for (const m of messages) if (Array.isArray(m.content)) results += m.content.filter((b: any) => b?.type === 'tool_result').length;
-  return results < Number(marker[1]) - 1 ? callTools({ name: 'grow', input: { step: results + 1 } }) : say('done');
-}
 
 const payloadBytes = (ps: temporal.api.common.v1.IPayload[] | null | undefined) =>
   (ps ?? []).reduce((n, p) => n + temporal.api.common.v1.Payload.encode(p).finish().length, 0);

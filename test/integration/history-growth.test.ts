@@ -8,7 +8,8 @@
  */
 import { temporal } from '@temporalio/proto';
 import { startAgent } from '@fabric-harness/sdk/client';
-import { FakeAnthropicServer, callTools, say, type RecordedRequest } from '@fabric-harness/sdk/testing';
+import { FakeAnthropicServer } from '@fabric-harness/sdk/testing';
+import { growerRoute } from '../support/grower-route';
 import { GROW_TEXT_CHARS, growText, grower } from '../fixtures/agents';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
 
@@ -25,22 +26,6 @@ const CALLS = 300;
  */
 const OVERHEAD_BUDGET_PER_CALL = 3_000;
 const PER_CALL_BUDGET = GROW_TEXT_CHARS + OVERHEAD_BUDGET_PER_CALL;
-
-/**
- * Answers the grower: reads `[model calls: N]` from the first message; calls `grow` with the next step
- * while the request holds fewer than N-1 tool results, then says done. So a run makes exactly N calls.
- */
-function growerRoute(req: RecordedRequest) {
-  const messages: any[] = req.body?.messages ?? [];
-  const marker = /\[model calls: (\d+)\]/.exec(JSON.stringify(messages[0]?.content ?? ''));
-  if (!marker) return undefined;
-  const calls = Number(marker[1]);
-  let results = 0;
-  for (const m of messages) {
-    if (Array.isArray(m.content)) results += m.content.filter((b: any) => b?.type === 'tool_result').length;
-  }
-  return results < calls - 1 ? callTools({ name: 'grow', input: { step: results + 1 } }) : say('done');
-}
 
 function encodedBytes(message: temporal.api.common.v1.IPayload): number {
   return temporal.api.common.v1.Payload.encode(message).finish().length;
