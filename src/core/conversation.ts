@@ -362,7 +362,7 @@ export class Conversation {
    * outright (cancelled, no implementation on the worker), so the history stays valid for the API.
    */
   private runToolCalls(calls: ToolCall[], done: Map<string, ToolResultBlock>, turn: number, maxTurns: number): Promise<void> {
-    return settleAll(calls.map((call) => done.get(call.id) ?? this.runToolCall(call.id, call.name, call.input))).then((settled) => {
+    return settleAll(calls.map((call) => done.get(call.id) ?? this.runToolCall(call.id, call.name, call.input)), (settled) => {
       if (settled.some((r) => r.status === 'rejected' && r.reason instanceof TurnSuspendedError)) {
         const results = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
         this.suspended = { turnStart: this.turnStart, calls, results, turn, maxTurns, ...(this.turnThinking ? { thinking: this.turnThinking } : {}) };

@@ -106,15 +106,15 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
 
   let toolQueueUnserved = false;
   /** One tool activity: on the agent set's tool queue, or (runs recorded before it, no set known) the workflow's. */
-  function toolActivity(options: ActivityOptions, name: string, input: ToolActivityInput) {
-    return onToolQueue(options, `tool ${name}`, name, (a) => a.fhTool(input));
+  function toolActivity<R>(options: ActivityOptions, name: string, input: ToolActivityInput, outcome: Outcome<ToolActivityResult, R>): Promise<R> {
+    return onToolQueue(options, `tool ${name}`, name, (a) => a.fhTool(input), outcome);
   }
-  /** An activity where tool calls go (a tool call, an MCP pin). */
-  function onToolQueue<T>(options: ActivityOptions, summary: string, name: string, run: (a: FabricActivities) => Promise<T>): Promise<T> {
-    if (opts.toolSet === undefined || toolQueueUnserved || !patched(TOOL_QUEUE_PATCH)) return run(activities(options, summary));
+  /** An activity where tool calls go (a tool call, an MCP pin); its outcome handled in the `then` that watches the queue. */
+  function onToolQueue<T, R>(options: ActivityOptions, summary: string, name: string, run: (a: FabricActivities) => Promise<T>, outcome: Outcome<T, R>): Promise<R> {
+    if (opts.toolSet === undefined || toolQueueUnserved || !patched(TOOL_QUEUE_PATCH)) return run(activities(options, summary)).then(outcome.ok, outcome.failed);
     const taskQueue = toolTaskQueue(workflowInfo().taskQueue, opts.toolSet);
-    return run(activities({ ...options, taskQueue, scheduleToStartTimeout: TOOL_QUEUE_WAIT }, summary)).then(undefined, (err: unknown) => {
-      if (!isScheduleToStartTimeout(err)) throw err;
+    return run(activities({ ...options, taskQueue, scheduleToStartTimeout: TOOL_QUEUE_WAIT }, summary)).then(outcome.ok, (err: unknown) => {
+      if (!isScheduleToStartTimeout(err)) return outcome.failed(err);
       // For the rest of this run (state from history, so a replay decides the same): one wait is enough.
       toolQueueUnserved = true;
       sinks.fabric.warnOnce(
@@ -123,11 +123,15 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
           `'${workflowInfo().taskQueue}' instead. Workers made by createWorker poll it; with Worker.create, pass the agent modules ` +
           'to FabricHarnessPlugin({ agents }) (see docs/deploying.md).',
       );
-      return run(activities(options, summary));
+      try {
+        return run(activities(options, summary)).then(outcome.ok, outcome.failed);
+      } catch (again) {
+        return outcome.failed(again);
+      }
     });
   }
   const mcpPins = new McpPinning({
-    pin: (server) => decoded(() => onToolQueue({ ...MCP_PIN_OPTIONS, retry }, `pin MCP server ${mcpServerName(server)}`, 'mcp pin', (a) => a.fhMcpPin({ server }))),
+    pin: (server) => decoded(() => onToolQueue({ ...MCP_PIN_OPTIONS, retry }, `pin MCP server ${mcpServerName(server)}`, 'mcp pin', (a) => a.fhMcpPin({ server }), asIs())),
   });
 
   const modelActivity = createModelActivity(transport, counted);
@@ -190,33 +194,41 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
         // The runner answers a timed-out call itself (an error result the model sees); the activity's own
         // bound is a backstop a little later, for a worker that cannot answer at all.
         const options = def.timeoutMs ? { ...toolOptions, startToCloseTimeout: def.timeoutMs + TOOL_TIMEOUT_GRACE_MS } : toolOptions;
-        const served = def.mcp?.server;
-        // An MCP call's failures are decoded where it is made (its pinned queue, or the tool queue).
-        const failure = (err: unknown): unknown => (served !== undefined ? err : decodedFailure(err));
+        const closed = <T>(value: T): T => {
+          closeToolStream(slot);
+          return value;
+        };
         try {
           assertFits(`tool ${call.name} input`, input);
         } catch (err) {
-          closeToolStream(slot);
-          throw err;
+          throw closed(err);
         }
+        const served = def.mcp?.server;
+        if (served === undefined) {
+          // The result mapped, the failure decoded and the stream closed in the one `then` that watches the queue.
+          const outcome: Outcome<ToolActivityResult, ToolCallResult> = {
+            ok: (result) => closed(toolCallResult(call.id, result)),
+            failed: (err) => {
+              throw closed(decodedFailure(err));
+            },
+          };
+          try {
+            return counted(() => toolActivity(options, call.name, input, outcome), 'tool');
+          } catch (err) {
+            return Promise.reject(closed(decodedFailure(err)));
+          }
+        }
+        // An MCP call goes to its pinned queue (or the tool queue); its failures are decoded there.
         let pending: Promise<ToolActivityResult>;
         try {
-          pending =
-            served !== undefined
-              ? counted(() => mcpPins.callTool(served, (pin) => decoded(() => (pin.taskQueue ? activities({ ...options, ...pin }, `tool ${call.name}`).fhTool(input) : toolActivity(options, call.name, input)))), 'tool')
-              : counted(() => toolActivity(options, call.name, input), 'tool');
+          pending = counted(() => mcpPins.callTool(served, (pin) => decoded(() => (pin.taskQueue ? activities({ ...options, ...pin }, `tool ${call.name}`).fhTool(input) : toolActivity(options, call.name, input, asIs())))), 'tool');
         } catch (err) {
-          closeToolStream(slot);
-          return Promise.reject(failure(err));
+          return Promise.reject(closed(err));
         }
         return pending.then(
-          (result) => {
-            closeToolStream(slot);
-            return toolCallResult(call.id, result);
-          },
+          (result) => closed(toolCallResult(call.id, result)),
           (err: unknown) => {
-            closeToolStream(slot);
-            throw failure(err);
+            throw closed(err);
           },
         );
       } catch (err) {
@@ -333,6 +345,24 @@ async function runSubAgent(call: ToolCallRequest, spec: SubAgentSpec, depth: num
   }
 }
 
+
+/** What a caller does with an activity's outcome, inside the `then` that already handles it (no promise of its own). */
+interface Outcome<T, R> {
+  ok(value: T): R;
+  failed(err: unknown): never;
+}
+
+const passedOn: Outcome<unknown, unknown> = {
+  ok: (value) => value,
+  failed: (err) => {
+    throw err;
+  },
+};
+
+/** The outcome as it is: the value returned, the failure thrown. */
+function asIs<T>(): Outcome<T, T> {
+  return passedOn as Outcome<T, T>;
+}
 
 function reply(r: ModelActivityResult): ModelCallResult {
   const { entry, usage, stopReason, model, contextManagement } = r as ModelActivityReply;

@@ -1,4 +1,4 @@
-/** settleAll answers what Promise.allSettled answers, with fewer promises. */
+/** settleAll(items, then) answers what Promise.allSettled(items).then(then) answers, with fewer promises. */
 import { promiseHooks } from 'node:v8';
 import { settleAll } from '../../src/core/settle-all';
 
@@ -12,11 +12,18 @@ const cases: Array<[string, () => Array<unknown>]> = [
 ];
 
 describe('settleAll', () => {
+  const same = <T>(settled: T): T => settled;
   it.each(cases)('%s: the same results as Promise.allSettled', async (_, items) => {
-    expect(await settleAll(items())).toEqual(await Promise.allSettled(items()));
+    expect(await settleAll(items(), same)).toEqual(await Promise.allSettled(items()));
   });
 
-  it('makes one promise for a single pending call, where Promise.allSettled makes more', async () => {
+  it('passes on what its then returns or throws', async () => {
+    expect(await settleAll([Promise.resolve(2)], ([r]) => (r!.status === 'fulfilled' ? r!.value * 10 : 0))).toBe(20);
+    await expect(settleAll([Promise.reject(new Error('no'))], () => { throw new Error('mapped'); })).rejects.toThrow('mapped');
+    expect(await settleAll([1, Promise.resolve(2)], (all) => Promise.resolve(all.length))).toBe(2);
+  });
+
+  it('makes one promise for a single pending call and its then, where Promise.allSettled and a then make more', async () => {
     const count = async (settle: (ps: Promise<number>[]) => Promise<unknown>): Promise<number> => {
       const p = Promise.resolve(1);
       let made = 0;
@@ -26,7 +33,7 @@ describe('settleAll', () => {
       await done;
       return made;
     };
-    expect(await count(settleAll)).toBe(1);
-    expect(await count((ps) => Promise.allSettled(ps))).toBeGreaterThan(1);
+    expect(await count((ps) => settleAll(ps, same))).toBe(1);
+    expect(await count((ps) => Promise.allSettled(ps).then(same))).toBeGreaterThan(1);
   });
 });
