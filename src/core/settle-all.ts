@@ -1,7 +1,8 @@
 /**
  * `Promise.allSettled(items).then(then)` with fewer promises: one `then` per pending item, and for a
- * single item (the usual tool round has one call) that `then` is all. Workflow code pays a stack capture for every promise it makes
- * (Temporal's sandbox records them for its stack trace query), on every replay too.
+ * single item (the usual tool round has one call) that `then` is all. Workflow code pays a stack
+ * capture for every promise it makes (Temporal's sandbox records them for its stack trace query), on
+ * every replay too.
  */
 export function settleAll<T, R>(items: ReadonlyArray<T | PromiseLike<T>>, then: (settled: PromiseSettledResult<T>[]) => R | PromiseLike<R>): Promise<R> {
   if (items.length === 1) {
