@@ -11,7 +11,7 @@ export { decodeFailure } from '../wire/failures';
 export type { PromptOptions } from './agent-handle';
 /**
  * @deprecated since 0.5.0: the history tools moved to `@fabric-harness/sdk/audit` (they sit above the
- * worker: replay bundles the workflows). These re-exports go in 0.6.0.
+ * worker: replay bundles the workflows). These re-exports stay through 0.6.x and go in 0.7.0.
  */
 export {
   replayHistory,

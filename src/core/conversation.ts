@@ -395,7 +395,7 @@ export class Conversation {
 
 /**
  * @deprecated since 0.5.0: the conversation inside a run is a `Conversation`; "session" now names what a
- * user talks to (a session workflow, an inline session). Removed in 0.6.0.
+ * user talks to (a session workflow, an inline session). Kept through 0.6.x; removed in 0.7.0.
  */
 export { Conversation as Session };
 export { isOverflowError };
