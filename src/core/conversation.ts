@@ -326,10 +326,8 @@ export class Conversation {
   /**
    * The threshold decision and the model call in one round trip: the runtime decides first (on
    * Temporal, recorded in the model activity's result) and calls the model unless the decision is to
-   * compact; then the session compacts and calls again.
-   *
-   * Not async, nor callModel and runToolCalls: an async function is a promise more per call, and each
-   * await another; Temporal's sandbox captures a stack trace for every one (see ./conversation-tools).
+   * compact; then the session compacts and calls again. Not async (nor callModel, runToolCalls): every
+   * async layer and await is a promise, and Temporal's sandbox captures a stack for each (./conversation-tools).
    */
   private decideThenCallModel(settings: ResolvedCompactionSettings): Promise<ModelCallResult> {
     const facts = this.compaction.thresholdFacts(this.chain, settings);
