@@ -165,11 +165,18 @@ const MAX_QUERY_REFUSALS = 30;
  * FAILED_PRECONDITION "workflow not ready" (the run has no workflow task yet, or its task is being retried).
  */
 export function isQueryRefusedForNow(err: unknown): boolean {
-  for (let e = err as { code?: unknown; details?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
-    if (e.code === 8) return true;
+  return someCause(err, 5, (e) => {
     const text = `${String(e.details ?? '')} ${String(e.message ?? '')}`;
-    if (e.code === 9 && /not scheduled yet|workflow task in failed state/i.test(text)) return true;
-    if (e.code === 14 && /buffered query cleared/i.test(text)) return true;
+    return e.code === 8 || (e.code === 9 && /not scheduled yet|workflow task in failed state/i.test(text)) || (e.code === 14 && /buffered query cleared/i.test(text));
+  });
+}
+
+type ErrorLink = { code?: unknown; details?: unknown; message?: unknown; cause?: unknown };
+
+/** Whether `test` holds for the error or one of its first `depth` links down the `cause` chain. */
+function someCause(err: unknown, depth: number, test: (e: ErrorLink) => boolean): boolean {
+  for (let e = err as ErrorLink | undefined, d = 0; e && d < depth; e = e.cause as ErrorLink | undefined, d++) {
+    if (test(e)) return true;
   }
   return false;
 }
@@ -179,10 +186,7 @@ const MAX_QUERY_TIMEOUTS = 3;
 
 /** The server's "query timed out before a worker could process it" (gRPC DEADLINE_EXCEEDED), anywhere in the cause chain. */
 function isQueryTimeout(err: unknown): boolean {
-  for (let e = err as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
-    if (e.code === 4 || (typeof e.message === 'string' && e.message.includes('DEADLINE_EXCEEDED'))) return true;
-  }
-  return false;
+  return someCause(err, 5, (e) => e.code === 4 || (typeof e.message === 'string' && e.message.includes('DEADLINE_EXCEEDED')));
 }
 
 /** Our typed error for a failure: a FabricError the session sent, or SESSION_NOT_FOUND / SESSION_CLOSED. */
@@ -216,13 +220,10 @@ function isRunGone(err: unknown): boolean {
 
 /** gRPC RESOURCE_EXHAUSTED (too many updates in flight), or UNAVAILABLE because the update was aborted (its run closed). */
 function isAbortedOrBusy(err: unknown): boolean {
-  for (let cur: unknown = err, depth = 0; cur && depth < 10; depth++) {
-    const code = (cur as { code?: unknown }).code;
-    const details = String((cur as { details?: unknown }).details ?? (cur as Error).message ?? '');
-    if (code === 8 || (code === 14 && /update was aborted|workflow is closing|operation can ?not be applied/i.test(details))) return true;
-    cur = (cur as { cause?: unknown }).cause;
-  }
-  return false;
+  return someCause(err, 10, (e) => {
+    const details = String(e.details ?? e.message ?? '');
+    return e.code === 8 || (e.code === 14 && /update was aborted|workflow is closing|operation can ?not be applied/i.test(details));
+  });
 }
 
 function isRpcTimeout(err: unknown): boolean {
