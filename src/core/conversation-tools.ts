@@ -11,6 +11,7 @@ import { approvalNeeded, checkToolInput, type ToolDefinition } from './tools';
 import { parseWith } from './validate';
 import { capToolResult } from './context/cap';
 import { noApproverText, type ToolAuthorizer, type ToolCall } from './conversation-types';
+import { started, thenSettle, toPromise, type Pending } from './pending';
 
 /** How much of a tool result an event carries (the entry keeps all of it). */
 const EVENT_TEXT_LIMIT = 2000;
@@ -30,12 +31,12 @@ export interface ToolCallContext {
 }
 
 /**
- * Not async, and one `then` on the usual path (no authoriser, no approval): on Temporal this runs as
- * workflow code, whose sandbox captures a stack trace for every promise made, on every replay too.
- * Whatever throws comes back as a rejection, as from an async function.
+ * Not async, and no promise of its own on the usual path (no authoriser, no approval): on Temporal
+ * this runs as workflow code, whose sandbox captures a stack trace for every promise made, on every
+ * replay too (see ./pending). Whatever throws settles as a failure, as from an async function.
  */
-export function runToolCall(ctx: ToolCallContext, call: ToolCall): Promise<ToolResultBlock> {
-  try {
+export function runToolCall(ctx: ToolCallContext, call: ToolCall): Pending<ToolResultBlock> {
+  return started(() => {
     ctx.emit('tool_call', { id: call.id, name: call.name, input: call.input });
     const def = ctx.tools.get(call.name);
     // The model invented a tool: tell it, so it can correct itself; the run goes on.
@@ -44,9 +45,7 @@ export function runToolCall(ctx: ToolCallContext, call: ToolCall): Promise<ToolR
     if (!check.ok) return Promise.resolve(toolResult(ctx, call, check.error, true));
     if (ctx.authorize || approvalNeeded(def, check.input)) return runAuthorized(ctx, call, def, check.input);
     return runChecked(ctx, call, def, check.input);
-  } catch (err) {
-    return Promise.reject(err);
-  }
+  });
 }
 
 /** A call that asks its authoriser (or approver) first. */
@@ -58,13 +57,12 @@ async function runAuthorized(ctx: ToolCallContext, call: ToolCall, def: ToolDefi
       ? await ctx.approver(request, def)
       : { allow: false as const, content: noApproverText(call.name) };
   if (verdict && !verdict.allow) return toolResult(ctx, call, verdict.content, true);
-  return runChecked(ctx, call, def, input);
+  return toPromise(runChecked(ctx, call, def, input));
 }
 
-function runChecked(ctx: ToolCallContext, call: ToolCall, def: ToolDefinition, input: unknown): Promise<ToolResultBlock> {
-  return ctx.ports
-    .runTool({ sessionId: ctx.conversationId, id: call.id, name: call.name, input, cwd: ctx.cwd, timeoutMs: def.timeoutMs }, def)
-    .then((res) => toolResult(ctx, call, capped(res.content, res.contentRef, ctx.maxResultTokens), res.isError));
+function runChecked(ctx: ToolCallContext, call: ToolCall, def: ToolDefinition, input: unknown): Pending<ToolResultBlock> {
+  const running = ctx.ports.runTool({ sessionId: ctx.conversationId, id: call.id, name: call.name, input, cwd: ctx.cwd, timeoutMs: def.timeoutMs }, def);
+  return thenSettle(running, (res) => toolResult(ctx, call, capped(res.content, res.contentRef, ctx.maxResultTokens), res.isError));
 }
 
 function toolResult(ctx: ToolCallContext, { id, name }: ToolCall, content: string, isError: boolean): ToolResultBlock {

@@ -19,7 +19,7 @@ import type { ContextManagementParams } from './context/strategy';
 import { promptTextSchema, resetOptionsSchema } from './conversation-types';
 import type { CompactOptions, CompactResult, ConversationConfig, ConversationUsage, PromptOptions, ResetOptions, ResetResult, SuspendedTurn, ToolCall } from './conversation-types';
 import { addUsage, interruptedResults, lastUserText, parseFinalReply, runToolCall, toolRound } from './conversation-tools';
-import { settleAll } from './settle-all';
+import { fulfilled, isPromiseLike, rejected, settleAll, started, thenSettle, toPromise, type Pending, type Settled } from './pending';
 
 export type { CompactionRecord, CompactionState, SummarizerUsage } from './context/compaction/controller';
 export * from './conversation-types';
@@ -158,7 +158,7 @@ export class Conversation {
         this.turnThinking = turn.thinking;
         const settings = this.compaction.settingsFor(undefined);
         const done = new Map(turn.results.map((r) => [r.tool_use_id, r]));
-        await this.runToolCalls(turn.calls, done, turn.turn, turn.maxTurns);
+        await toPromise(this.runToolCalls(turn.calls, done, turn.turn, turn.maxTurns));
         return this.turnLoop<string>(settings, turn.maxTurns, undefined, turn.turn);
       }, turn.turnStart),
     );
@@ -216,9 +216,11 @@ export class Conversation {
     } catch (err) {
       // Suspended: the next run resumes this turn from the entries as they are.
       if (err instanceof TurnSuspendedError) throw err;
-      // Interrupted: what the user sent and what happened stay; every tool call gets its result.
+      // Interrupted: what the user sent and what happened stay; every tool call gets its result (a
+      // tool_use without its result would make every later request invalid).
       if (err instanceof InterruptedError) {
-        this.closeDanglingToolCalls();
+        const results = interruptedResults(this.chain);
+        if (results) this.chain.push(results);
         throw err;
       }
       // In place when nothing rewrote history meanwhile: what the runtime stored up to here stays usable.
@@ -262,7 +264,12 @@ export class Conversation {
       let result: ModelCallResult;
       try {
         // Under the server strategy Claude manages the context; ours acts only on an overflow.
-        result = settings?.enabled && !this.server.active ? await this.decideThenCallModel(settings) : await this.callModel();
+        const call = started(() => (settings?.enabled && !this.server.active ? this.decideThenCallModel(settings) : this.callModel()));
+        // One await of the call's own promise, then its settle (./pending): no promise per layer.
+        let outcome: Settled;
+        try { outcome = fulfilled(await call.promise); } catch (err) { outcome = rejected(err); } // prettier-ignore
+        const settled = call.settle(outcome);
+        result = isPromiseLike(settled) ? await settled : settled;
       } catch (err) {
         if (!isOverflowError(err)) throw err;
         await recover(err);
@@ -295,14 +302,12 @@ export class Conversation {
         this.chain.push({ type: 'tool_results', results: action.results });
         continue;
       }
-      await this.runToolCalls(action.calls, new Map(), turn, maxTurns);
+      const round = this.runToolCalls(action.calls, new Map(), turn, maxTurns);
+      let outcome: Settled;
+      try { outcome = fulfilled(await round.promise); } catch (err) { outcome = rejected(err); } // prettier-ignore
+      const done = round.settle(outcome);
+      if (isPromiseLike(done)) await done;
     }
-  }
-
-  /** After an interruption: a tool_use without its result would make every later request invalid. */
-  private closeDanglingToolCalls(): void {
-    const results = interruptedResults(this.chain);
-    if (results) this.chain.push(results);
   }
 
   private request(): ModelCallRequest {
@@ -319,26 +324,26 @@ export class Conversation {
     };
   }
 
-  private callModel(): Promise<ModelCallResult> {
-    return this.ports.callModel(this.request()).then((result) => this.called(result));
+  private callModel(): Pending<ModelCallResult> {
+    return thenSettle(this.ports.callModel(this.request()), (result) => this.called(result));
   }
 
   /**
    * The threshold decision and the model call in one round trip: the runtime decides first (on
    * Temporal, recorded in the model activity's result) and calls the model unless the decision is to
-   * compact; then the session compacts and calls again. Not async (nor callModel, runToolCalls): every
-   * async layer and await is a promise, and Temporal's sandbox captures a stack for each (./conversation-tools).
+   * compact; then the session compacts and calls again. Pendings, not promises (nor callModel,
+   * runToolCalls): Temporal's sandbox captures a stack for each promise made (./pending).
    */
-  private decideThenCallModel(settings: ResolvedCompactionSettings): Promise<ModelCallResult> {
+  private decideThenCallModel(settings: ResolvedCompactionSettings): Pending<ModelCallResult> {
     const facts = this.compaction.thresholdFacts(this.chain, settings);
-    return this.ports.decideThenCallModel(this.request(), facts).then((decided) => {
+    return thenSettle(this.ports.decideThenCallModel(this.request(), facts), (decided) => {
       if (decided.result) {
         this.compaction.noteThresholdDecision(decided.decision); // a call made: nothing masked or compacted
         return this.called(decided.result);
       }
       return this.compaction.actOnThresholdDecision(this.chain, decided.decision, settings).then((chain) => {
         this.chain = chain;
-        return this.callModel();
+        return toPromise(this.callModel());
       });
     });
   }
@@ -360,8 +365,12 @@ export class Conversation {
    * Runs a reply's tool calls side by side. Every tool_use gets its tool_result even when a call failed
    * outright (cancelled, no implementation on the worker), so the history stays valid for the API.
    */
-  private runToolCalls(calls: ToolCall[], done: Map<string, ToolResultBlock>, turn: number, maxTurns: number): Promise<void> {
-    return settleAll(calls.map((call) => done.get(call.id) ?? this.runToolCall(call.id, call.name, call.input)), (settled) => {
+  private runToolCalls(calls: ToolCall[], done: Map<string, ToolResultBlock>, turn: number, maxTurns: number): Pending<void> {
+    const { cwd, authorize, approver } = this.config;
+    const maxResultTokens = this.config.compaction?.toolResults?.maxTokens;
+    const ctx = { conversationId: this.id, cwd, tools: this.toolsByName, authorize, approver, maxResultTokens, ports: this.ports, emit: this.emit.bind(this) };
+    const running = calls.map(({ id, name, input }) => done.get(id) ?? runToolCall(ctx, { id, name, input }));
+    return settleAll(running, (settled) => {
       if (settled.some((r) => r.status === 'rejected' && r.reason instanceof TurnSuspendedError)) {
         const results = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
         this.suspended = { turnStart: this.turnStart, calls, results, turn, maxTurns, ...(this.turnThinking ? { thinking: this.turnThinking } : {}) };
@@ -371,14 +380,6 @@ export class Conversation {
       this.chain.push({ type: 'tool_results', results });
       if (failure) throw failure.reason;
     });
-  }
-
-  // Not async: an async wrapper adds a promise per tool call, each a stack capture in Temporal's sandbox.
-  private runToolCall(id: string, name: string, input: unknown): Promise<ToolResultBlock> {
-    const { cwd, authorize, approver } = this.config;
-    const maxResultTokens = this.config.compaction?.toolResults?.maxTokens;
-    const emit = this.emit.bind(this);
-    return runToolCall({ conversationId: this.id, cwd, tools: this.toolsByName, authorize, approver, maxResultTokens, ports: this.ports, emit }, { id, name, input });
   }
 
   private recordUsage(usage: Usage): void {

@@ -5,6 +5,7 @@ import type { ToolSpec } from './tools-spec';
 import type { McpServerRef, McpToolInfo } from './mcp';
 import type { CompactionDecision, DecisionFacts } from './context/compaction/decide';
 import type { MemoryPort } from './context/memory';
+import type { Eventually } from './pending';
 import type { AppliedContextEdit, CompactionStrategySetting, ContextManagementParams, StrategyDecision } from './context/strategy';
 
 /**
@@ -103,15 +104,18 @@ export interface ResolvedModel {
 
 export interface RuntimePorts {
   readonly runtime: 'inline' | 'temporal';
-  /** Throws ModelCallError (kind decides retry and overflow handling). */
-  callModel(req: ModelCallRequest): Promise<ModelCallResult>;
+  /**
+   * Throws ModelCallError (kind decides retry and overflow handling). This and the other per-call
+   * methods may answer with a Pending instead of a promise (workflow code: see ./pending).
+   */
+  callModel(req: ModelCallRequest): Eventually<ModelCallResult>;
   /**
    * Decides about compaction from these facts first, and makes the call only when the decision is not
    * to compact: one round trip for both. On Temporal the decision is recorded with the call.
    */
-  decideThenCallModel(req: ModelCallRequest, facts: DecisionFacts): Promise<DecidedModelCall>;
+  decideThenCallModel(req: ModelCallRequest, facts: DecisionFacts): Eventually<DecidedModelCall>;
   summarize(req: SummarizeRequest): Promise<{ text: string; usage: Usage }>;
-  runTool(call: ToolCallRequest, def: ToolDefinition): Promise<ToolCallResult>;
+  runTool(call: ToolCallRequest, def: ToolDefinition): Eventually<ToolCallResult>;
   /** On Temporal a local activity, so the decision is recorded in history before it is acted on. */
   decideCompaction(facts: DecisionFacts): Promise<CompactionDecision>;
   /**

@@ -19,6 +19,7 @@ export type { AssistantBlock, CompactionBlock, FileOperations, RedactedThinkingB
 export type { ModelErrorKind } from '../core/errors';
 export type { Flavour, PromptHost } from '../core/harness';
 export type { DecidedModelCall, ModelCallRequest, ModelCallResult, PromptCache, ResolveModelOptions, ResolvedModel, RuntimePorts, SummarizeRequest, ThinkingBudget, ToolCallRequest, ToolCallResult } from '../core/ports';
+export type { Eventually, Pending, Settled } from '../core/pending';
 export type { SessionAgentConfig } from '../core/sessions/config';
 export type { ThinkingLevel } from '../core/sessions/settings';
 export { THINKING_LEVELS } from '../core/sessions/settings';

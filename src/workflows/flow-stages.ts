@@ -32,6 +32,7 @@ import { decodeFailure } from '../wire/failures';
 import { FLOW_BRANCH_WORKFLOW, flowGateAnswerSignal, type BranchGateNotice, type BranchInput, type BranchResult, type FlowRunSettings, type GateAnswer, type GateDecision, type NodeState, type WaitingGate } from '../wire/flow-messages';
 import { createTemporalPorts } from './temporal-ports';
 import { builtIn, exitCodeOf, filesTouched, stringOr, substitute, valueOf, visibleUpdates } from './flow-stage-values';
+import { toPromise } from '../core/pending';
 
 const gateAnswerSchema = z.object({ choice: z.string().min(1), text: z.string().optional(), gate: z.string().optional(), branch: z.string().optional() }).strict();
 
@@ -108,7 +109,7 @@ export class FlowStages {
     const wrapped = `mkdir -p ${FLOW_OUTPUT_DIR} && { ${script}\n} > '${base}.out' 2> '${base}.err'`;
     // Through the ports, as a session's tool calls: on the agent set's tool queue (patch fh-tool-queue).
     const tool = (id: string, name: string, input: unknown, offloadBytes?: number) =>
-      this.portsFor().runTool({ sessionId: this.runner.runId, id, name, input, cwd, ...(offloadBytes !== undefined ? { offloadBytes } : {}) }, builtIn(name));
+      toPromise(this.portsFor().runTool({ sessionId: this.runner.runId, id, name, input, cwd, ...(offloadBytes !== undefined ? { offloadBytes } : {}) }, builtIn(name)));
     const ran = await tool(callId, 'bash', { command: wrapped });
     const exitCode = exitCodeOf(ran.content);
     const read = (suffix: string) => tool(`${callId}-${suffix}`, 'read_file', { path: `${base}.${suffix}` }, OFFLOAD_VALUE_BYTES);

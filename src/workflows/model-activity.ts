@@ -1,8 +1,8 @@
 /**
  * The model activity as workflow code calls it: the transcript by reference (resent whole once if the
  * worker's store lacks it), the prelude stored first, its stream slot opened and closed, and its result
- * mapped in the same `then`. Every promise workflow code makes costs a stack capture in Temporal's
- * sandbox (see ./activity-calls), on every replay too, so this path makes as few as it can.
+ * mapped, all in one Pending (../core/pending): every promise workflow code makes costs a stack
+ * capture in Temporal's sandbox, on every replay too, so this path makes none beyond the activity's own.
  */
 import { patched, type ActivityOptions } from '@temporalio/workflow';
 import type { ModelActivityInput, ModelActivityResult } from '../wire/activity-contract';
@@ -10,6 +10,7 @@ import { TRANSCRIPT_STORE_MISS } from '../wire/activity-contract';
 import { innermostApplicationFailure } from '../wire/failures';
 import { jsonBytes } from '../core/bytes';
 import { PayloadTooLargeError } from '../core/errors';
+import { failedPending, thenSettle, toPromise, type Pending } from '../core/pending';
 import type { ModelCallRequest } from '../core/ports';
 import type { DecisionFacts } from '../core/context/compaction/decide';
 import { activities, decoded, decodedFailure, retry } from './activity-calls';
@@ -38,24 +39,25 @@ export function assertFits(what: string, value: unknown): void {
 }
 
 /** Runs an activity call, counted for the host (see createTemporalPorts). */
-type Counted = <T>(call: () => Promise<T>) => Promise<T>;
+type Counted = <T>(call: () => Promise<T>) => Pending<T>;
 
-export type ModelActivity = <R>(req: ModelCallRequest, facts: DecisionFacts | undefined, then: (result: ModelActivityResult) => R) => Promise<R>;
+export type ModelActivity = (req: ModelCallRequest, facts: DecisionFacts | undefined) => Pending<ModelActivityResult>;
 
 export function createModelActivity(transport: ModelTransport, counted: Counted): ModelActivity {
-  /** `then` maps the result inside the same `then` that closes the call's stream: no promise of its own. */
-  function modelActivity<R>(req: ModelCallRequest, facts: DecisionFacts | undefined, then: (result: ModelActivityResult) => R): Promise<R> {
+  function modelActivity(req: ModelCallRequest, facts: DecisionFacts | undefined): Pending<ModelActivityResult> {
     const prelude = transport.unsentPrelude(req);
     if (prelude && patched(PRELUDE_FIRST_PATCH)) {
-      return decoded(() => counted(() => activities(modelOptions, 'store prelude').fhStorePrelude(prelude.value))).then(() => {
+      // Once per conversation and run: the prelude's activity first, then the call (a promise chain).
+      const stored = decoded(() => toPromise(counted(() => activities(modelOptions, 'store prelude').fhStorePrelude(prelude.value))));
+      return thenSettle(stored, () => {
         transport.preludeStored(prelude.hash);
-        return modelCall(req, facts, then);
+        return toPromise(modelCall(req, facts));
       });
     }
-    return modelCall(req, facts, then);
+    return modelCall(req, facts);
   }
 
-  function modelCall<R>(req: ModelCallRequest, facts: DecisionFacts | undefined, then: (result: ModelActivityResult) => R): Promise<R> {
+  function modelCall(req: ModelCallRequest, facts: DecisionFacts | undefined): Pending<ModelActivityResult> {
     const call = (input: ModelActivityInput) => {
       assertFits('model call input', input);
       return counted(() => activities(modelOptions, `model ${req.model}`).fhModel(input));
@@ -68,30 +70,29 @@ export function createModelActivity(transport: ModelTransport, counted: Counted)
       return slot ? { ...decided, stream: slot } : decided;
     };
     let input = withFacts(transport.input(req, true));
-    const returned = (result: ModelActivityResult): R => {
+    const returned = (result: ModelActivityResult): ModelActivityResult => {
       closeModelStream(slot, result, Date.now());
       if (result.entry !== undefined) transport.called(req, input, result.stored, result.entry);
-      return then(result);
+      return result;
     };
     const failed = (err: unknown): never => {
       closeModelStream(slot, undefined, Date.now());
       throw err;
     };
-    let first: Promise<ModelActivityResult>;
-    try {
-      first = call(input);
-    } catch (err) {
-      closeModelStream(slot, undefined, Date.now());
-      return Promise.reject(decodedFailure(err));
-    }
-    return first.then(returned, (err: unknown) => {
-      // A worker without this transcript (another machine, a cleared store): send it whole, once.
+    // A worker without this transcript (another machine, a cleared store): send it whole, once.
+    const resentOrFailed = (err: unknown): Promise<ModelActivityResult> => {
       if (innermostApplicationFailure(err)?.type !== TRANSCRIPT_STORE_MISS) return failed(decodedFailure(err));
       closeModelStream(slot, undefined, Date.now());
       slot = openModelStream();
       input = withFacts(transport.input(req, false));
-      return decoded(() => call(input)).then(returned, failed);
-    });
+      return decoded(() => toPromise(call(input))).then(returned, failed);
+    };
+    try {
+      return thenSettle(call(input), returned, resentOrFailed);
+    } catch (err) {
+      closeModelStream(slot, undefined, Date.now());
+      return failedPending(decodedFailure(err));
+    }
   }
 
   return modelActivity;

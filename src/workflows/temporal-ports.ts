@@ -21,6 +21,7 @@ import { closeToolStream, openToolStream } from './stream/model-calls';
 import { closeStreamBlock, openSubAgentStream } from './stream/publish';
 import { activities, decoded, decodedFailure, retry, worktreeOptions } from './activity-calls';
 import { assertFits, createModelActivity, modelOptions } from './model-activity';
+import { failedPending, pendingOf, thenSettle, toPromise, type Eventually, type Pending } from '../core/pending';
 
 /**
  * Since this patch the threshold compaction decision rides with the model call (decided first in the
@@ -72,29 +73,33 @@ const local = proxyLocalActivities<Pick<FabricActivities, 'fhDecideCompaction'>>
 export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
   const sinks = proxySinks<FabricSinks>();
   const transport = opts.transport ?? new ModelTransport();
-  /** Runs an activity call, counted for the host (a session); an agent run has no host to tell, and adds nothing. */
-  function counted<T>(call: () => Promise<T>, kind: ActivityKind = 'model'): Promise<T> {
+  /**
+   * Runs an activity call, counted for the host (a session); an agent run has no host to tell, and adds
+   * nothing. A Pending (../core/pending): the count drops in its settle, with no promise of its own.
+   */
+  function counted<T>(call: () => Eventually<T>, kind: ActivityKind = 'model'): Pending<T> {
     const onActivity = opts.onActivity;
-    if (!onActivity) return call();
+    if (!onActivity) return pendingOf(call());
     onActivity(1, kind);
-    let pending: Promise<T>;
+    let pending: Pending<T>;
     try {
-      pending = call();
+      pending = pendingOf(call());
     } catch (err) {
       onActivity(-1, kind);
       throw err;
     }
-    return pending.then(
-      (value) => {
-        onActivity(-1, kind);
-        return value;
-      },
+    const ended = () => onActivity(-1, kind);
+    return thenSettle(
+      pending,
+      (value) => (ended(), value),
       (err: unknown) => {
-        onActivity(-1, kind);
+        ended();
         throw err;
       },
     );
   }
+  /** The same, as a promise (calls off the per-turn path). */
+  const countedPromise = <T>(call: () => Eventually<T>, kind?: ActivityKind): Promise<T> => toPromise(counted(call, kind));
   const resolved = new Map<string, ResolveModelResult>();
   const slots = new SubAgentSlots();
   const spans = new WorkflowSpans(workflowInfo().workflowId);
@@ -106,15 +111,15 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
 
   let toolQueueUnserved = false;
   /** One tool activity: on the agent set's tool queue, or (runs recorded before it, no set known) the workflow's. */
-  function toolActivity<R>(options: ActivityOptions, name: string, input: ToolActivityInput, outcome: Outcome<ToolActivityResult, R>): Promise<R> {
-    return onToolQueue(options, `tool ${name}`, name, (a) => a.fhTool(input), outcome);
+  function toolActivity(options: ActivityOptions, name: string, input: ToolActivityInput): Pending<ToolActivityResult> {
+    return onToolQueue(options, `tool ${name}`, name, (a) => a.fhTool(input));
   }
-  /** An activity where tool calls go (a tool call, an MCP pin); its outcome handled in the `then` that watches the queue. */
-  function onToolQueue<T, R>(options: ActivityOptions, summary: string, name: string, run: (a: FabricActivities) => Promise<T>, outcome: Outcome<T, R>): Promise<R> {
-    if (opts.toolSet === undefined || toolQueueUnserved || !patched(TOOL_QUEUE_PATCH)) return run(activities(options, summary)).then(outcome.ok, outcome.failed);
+  /** An activity where tool calls go (a tool call, an MCP pin). */
+  function onToolQueue<T>(options: ActivityOptions, summary: string, name: string, run: (a: FabricActivities) => Promise<T>): Pending<T> {
+    if (opts.toolSet === undefined || toolQueueUnserved || !patched(TOOL_QUEUE_PATCH)) return pendingOf(run(activities(options, summary)));
     const taskQueue = toolTaskQueue(workflowInfo().taskQueue, opts.toolSet);
-    return run(activities({ ...options, taskQueue, scheduleToStartTimeout: TOOL_QUEUE_WAIT }, summary)).then(outcome.ok, (err: unknown) => {
-      if (!isScheduleToStartTimeout(err)) return outcome.failed(err);
+    return thenSettle(run(activities({ ...options, taskQueue, scheduleToStartTimeout: TOOL_QUEUE_WAIT }, summary)), (value) => value, (err: unknown) => {
+      if (!isScheduleToStartTimeout(err)) throw err;
       // For the rest of this run (state from history, so a replay decides the same): one wait is enough.
       toolQueueUnserved = true;
       sinks.fabric.warnOnce(
@@ -123,15 +128,11 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
           `'${workflowInfo().taskQueue}' instead. Workers made by createWorker poll it; with Worker.create, pass the agent modules ` +
           'to FabricHarnessPlugin({ agents }) (see docs/deploying.md).',
       );
-      try {
-        return run(activities(options, summary)).then(outcome.ok, outcome.failed);
-      } catch (again) {
-        return outcome.failed(again);
-      }
+      return run(activities(options, summary));
     });
   }
   const mcpPins = new McpPinning({
-    pin: (server) => decoded(() => onToolQueue({ ...MCP_PIN_OPTIONS, retry }, `pin MCP server ${mcpServerName(server)}`, 'mcp pin', (a) => a.fhMcpPin({ server }), asIs())),
+    pin: (server) => decoded(() => toPromise(onToolQueue({ ...MCP_PIN_OPTIONS, retry }, `pin MCP server ${mcpServerName(server)}`, 'mcp pin', (a) => a.fhMcpPin({ server })))),
   });
 
   const modelActivity = createModelActivity(transport, counted);
@@ -149,16 +150,16 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
   return {
     runtime: 'temporal',
     patched: (id) => patched(id),
-    callModel: (req) => modelActivity(req, undefined, reply),
+    callModel: (req) => thenSettle(modelActivity(req, undefined), reply),
 
     decideThenCallModel(req, facts) {
       if (!patched(DECIDE_IN_MODEL_CALL_PATCH)) {
         // A run recorded before decisions rode with the model call: its decision was a local activity.
         return local.fhDecideCompaction(facts).then((decision) =>
-          actsBeforeCall(decision) ? { decision } : modelActivity(req, undefined, (result) => ({ decision, result: reply(result) })),
+          actsBeforeCall(decision) ? { decision } : toPromise(thenSettle(modelActivity(req, undefined), (result) => ({ decision, result: reply(result) }))),
         );
       }
-      return modelActivity(req, facts, (result) => {
+      return thenSettle(modelActivity(req, facts), (result) => {
         // No call was made: the decision rewrites history first (an old recorded result: to compact).
         if (result.entry === undefined) return { decision: result.decision };
         // A quiet decision is recorded as a flag: rebuilt from the facts this call sent (in history too).
@@ -169,7 +170,7 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
 
     summarize: (req) =>
       decoded(() =>
-        counted(() =>
+        countedPromise(() =>
           activities(modelOptions, `summarize with ${req.model}`).fhSummarize({
             model: req.model,
             system: req.system,
@@ -179,7 +180,7 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
         ),
       ),
 
-    // Not async, and one `then` of its own (it decodes the failure and closes the stream there): see modelActivity.
+    // Not async, and no promise of its own: the result mapped, the failure decoded and the stream closed in its settle (see modelActivity).
     runTool(call, def) {
       try {
         if (def.subAgent) return counted(() => runSubAgent(call, def.subAgent!, opts.depth ?? 0, slots, emit), 'tool');
@@ -198,41 +199,27 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
           closeToolStream(slot);
           return value;
         };
+        let running: Pending<ToolActivityResult>;
         try {
           assertFits(`tool ${call.name} input`, input);
+          // An MCP call goes to its pinned queue (or the tool queue).
+          const served = def.mcp?.server;
+          running = counted(
+            () => (served === undefined ? toolActivity(options, call.name, input) : mcpPins.callTool(served, (pin) => (pin.taskQueue ? activities({ ...options, ...pin }, `tool ${call.name}`).fhTool(input) : toPromise(toolActivity(options, call.name, input))))),
+            'tool',
+          );
         } catch (err) {
-          throw closed(err);
+          return failedPending(closed(decodedFailure(err)));
         }
-        const served = def.mcp?.server;
-        if (served === undefined) {
-          // The result mapped, the failure decoded and the stream closed in the one `then` that watches the queue.
-          const outcome: Outcome<ToolActivityResult, ToolCallResult> = {
-            ok: (result) => closed(toolCallResult(call.id, result)),
-            failed: (err) => {
-              throw closed(decodedFailure(err));
-            },
-          };
-          try {
-            return counted(() => toolActivity(options, call.name, input, outcome), 'tool');
-          } catch (err) {
-            return Promise.reject(closed(decodedFailure(err)));
-          }
-        }
-        // An MCP call goes to its pinned queue (or the tool queue); its failures are decoded there.
-        let pending: Promise<ToolActivityResult>;
-        try {
-          pending = counted(() => mcpPins.callTool(served, (pin) => decoded(() => (pin.taskQueue ? activities({ ...options, ...pin }, `tool ${call.name}`).fhTool(input) : toolActivity(options, call.name, input, asIs())))), 'tool');
-        } catch (err) {
-          return Promise.reject(closed(err));
-        }
-        return pending.then(
+        return thenSettle(
+          running,
           (result) => closed(toolCallResult(call.id, result)),
           (err: unknown) => {
-            throw closed(err);
+            throw closed(decodedFailure(err));
           },
         );
       } catch (err) {
-        return Promise.reject(err);
+        return failedPending(err);
       }
     },
 
@@ -241,7 +228,7 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
     // Only runs that list MCP servers schedule it: histories recorded before MCP never reach it, so no patch.
     // A stateful server is pinned first (patch fh-mcp-pin): its list opens the connection on the owning worker.
     listMcpTools: (server, cwd) =>
-      mcpPins.list(server, (pin) => decoded(() => counted(() => activities({ ...mcpListOptions, ...pin }, `list tools of MCP server ${mcpServerName(server)}`).fhMcpList({ server, cwd })))),
+      mcpPins.list(server, (pin) => decoded(() => countedPromise(() => activities({ ...mcpListOptions, ...pin }, `list tools of MCP server ${mcpServerName(server)}`).fhMcpList({ server, cwd })))),
 
     async resolveModel(model, options = {}) {
       const given = options.contextWindowTokens;
@@ -267,7 +254,7 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
         return workflowInfo().workflowType;
       },
       async load(key) {
-        const file = await decoded(() => counted(() => activities(modelOptions, `load memory ${key}`).fhLoadMemory({ key })));
+        const file = await decoded(() => countedPromise(() => activities(modelOptions, `load memory ${key}`).fhLoadMemory({ key })));
         return file ?? undefined;
       },
       async flush(req) {
@@ -279,7 +266,7 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
         };
         const call = (input: FlushMemoryActivityInput) => {
           assertFits('memory flush input', input);
-          return counted(() => activities(modelOptions, `flush memory ${req.key}`).fhFlushMemory(input));
+          return countedPromise(() => activities(modelOptions, `flush memory ${req.key}`).fhFlushMemory(input));
         };
         let result;
         try {
@@ -345,24 +332,6 @@ async function runSubAgent(call: ToolCallRequest, spec: SubAgentSpec, depth: num
   }
 }
 
-
-/** What a caller does with an activity's outcome, inside the `then` that already handles it (no promise of its own). */
-interface Outcome<T, R> {
-  ok(value: T): R;
-  failed(err: unknown): never;
-}
-
-const passedOn: Outcome<unknown, unknown> = {
-  ok: (value) => value,
-  failed: (err) => {
-    throw err;
-  },
-};
-
-/** The outcome as it is: the value returned, the failure thrown. */
-function asIs<T>(): Outcome<T, T> {
-  return passedOn as Outcome<T, T>;
-}
 
 function reply(r: ModelActivityResult): ModelCallResult {
   const { entry, usage, stopReason, model, contextManagement } = r as ModelActivityReply;

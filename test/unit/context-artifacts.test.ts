@@ -25,6 +25,7 @@ import { offloadToolResult, readArtifact } from '../../src/edge/artifacts';
 import { MemoryTranscriptStore } from '../../src/edge/transcript-store';
 import { ToolResultStore } from '../../src/edge/tool-results';
 import { createInlinePorts } from '../../src/inline/ports';
+import { toPromise } from '../../src/core/pending';
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 const lines = (n: number) => Array.from({ length: n }, (_, i) => `line ${i} of the build log`).join('\n');
@@ -147,10 +148,10 @@ describe('read_tool_result, the 0.3.0 name', () => {
     const ports = createInlinePorts({ apiKey: 'k' });
     const content = lines(10_000);
     const big = tool({ name: 'big', description: 'd', input: schema.object({}), execute: () => content });
-    const offloaded = await ports.runTool({ sessionId: 's', id: 'a', name: 'big', input: {}, cwd: '.', offloadBytes: 100_000 }, big);
+    const offloaded = await toPromise(ports.runTool({ sessionId: 's', id: 'a', name: 'big', input: {}, cwd: '.', offloadBytes: 100_000 }, big));
     expect(offloaded.artifact?.ref).toBe(sha(content));
     for (const name of ['read_artifact', 'read_tool_result']) {
-      const page = await ports.runTool({ sessionId: 's', id: 'b', name, input: { ref: sha(content), maxChars: 10 }, cwd: '.' }, builtinTools.read_artifact);
+      const page = await toPromise(ports.runTool({ sessionId: 's', id: 'b', name, input: { ref: sha(content), maxChars: 10 }, cwd: '.' }, builtinTools.read_artifact));
       expect(page).toEqual({ content: `[characters 0-10 of ${content.length}. More: read_artifact({"ref":"${sha(content)}","offset":10}).]\n${content.slice(0, 10)}`, isError: false });
     }
     // Without a threshold the output is kept, and stored (a capped marker's ref reads it back).

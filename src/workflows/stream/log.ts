@@ -98,8 +98,15 @@ export class StreamLog {
   }
 
   close(callId: string): void {
-    const block = this.blocks.find((b) => b.callId === callId && !b.closed);
-    if (block) block.closed = true;
+    // From the newest: the block closed is nearly always the last one opened (a scan of the kept
+    // blocks from the oldest showed in the workflow thread's profile, once per model and tool call).
+    for (let i = this.blocks.length - 1; i >= 0; i--) {
+      const block = this.blocks[i]!;
+      if (block.callId === callId && !block.closed) {
+        block.closed = true;
+        return;
+      }
+    }
   }
 
   read(from: number, limit = PAGE_LIMIT): StreamPage {
