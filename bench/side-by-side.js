@@ -218,7 +218,9 @@ async function runOnce(ctx, { worker, idleCpuPerMs, start, calls, limitMs }) {
   clearTimeout(timer);
   const wallMs = Date.now() - t0;
   const cpu1 = await worker.cpu();
-  if (outcome.stalled) await handle.terminate(`bench time limit (${limitMs / 1000} s)`).catch(() => undefined);
+  // Ours start through startAgent (an AgentHandle, its WorkflowHandle in `workflow`), the others through the client.
+  const workflowHandle = typeof handle.terminate === 'function' ? handle : handle.workflow;
+  if (outcome.stalled) await workflowHandle.terminate(`bench time limit (${limitMs / 1000} s)`).catch(() => undefined);
   const m = historyMetrics(await handle.fetchHistory(), worker.design.model);
   const cpuMs = Math.max(0, cpu1.ms - cpu0.ms - idleCpuPerMs * wallMs);
   // Per thread kind, not corrected for idle (an idle worker's polling is a fraction of a ms a second).
