@@ -39,10 +39,10 @@ export {
   listSessions,
   sessionListQuery,
   sessionSummary,
-  SearchAttributesMissingError,
   type SessionFilter,
   type SessionSummary,
 } from './sessions-list';
+export { SearchAttributesMissingError } from './search-attribute-errors';
 export { FH_SEARCH_ATTRIBUTES, labelKeywords, decodeLabelKeywords, type LabelValue } from '../wire/search-attributes';
 export {
   startSession,

@@ -5,8 +5,8 @@
  */
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { z } from 'zod';
-import { FabricError } from '../core/errors';
 import { parseWith } from '../core/validate';
+import { missingSearchAttributes } from './search-attribute-errors';
 import {
   decodeLabelKeywords,
   FH_AGENT,
@@ -16,7 +16,6 @@ import {
   FH_LABELS,
   FH_LAST_MESSAGE_AT,
   FH_MODEL,
-  FH_SEARCH_ATTRIBUTES,
   FH_STATUS,
   FH_TITLE,
   SESSION_KIND,
@@ -59,22 +58,6 @@ export interface SessionSummary {
   startTime: Date;
   /** The workflow is open (it answers prompts); a closed session is listed with `running: false`. */
   running: boolean;
-}
-
-/** The namespace lacks the SDK's search attributes, so visibility cannot answer a session query. */
-export class SearchAttributesMissingError extends FabricError {
-  constructor(
-    readonly namespace: string,
-    readonly detail: string,
-  ) {
-    super(
-      'SEARCH_ATTRIBUTES_MISSING',
-      `Namespace '${namespace}' does not have the search attributes sessions are listed by (${detail}). ` +
-        `Create them once per namespace: ${Object.entries(FH_SEARCH_ATTRIBUTES)
-          .map(([name, type]) => `temporal operator search-attribute create --namespace ${namespace} --name ${name} --type ${type}`)
-          .join('; ')} (fh server and the dev servers of this project register them at startup).`,
-    );
-  }
 }
 
 // Control characters have no business in a status, agent or label and some visibility backends mishandle them.
@@ -246,20 +229,8 @@ export async function listSessions(client: Client, filter?: SessionFilter): Prom
       if (!seen || seen.startTime < summary.startTime) byId.set(summary.id, summary);
     }
   } catch (err) {
-    throw missingAttributes(err, client.options.namespace) ?? err;
+    throw missingSearchAttributes(err, client.options.namespace, 'listed by') ?? err;
   }
   const sessions = [...byId.values()].sort(newestFirst);
   return f.limit !== undefined ? sessions.slice(0, f.limit) : sessions;
-}
-
-/** The typed error for a query over attributes the namespace does not have, or undefined for any other failure. */
-function missingAttributes(err: unknown, namespace: string): SearchAttributesMissingError | undefined {
-  // The client wraps the server's INVALID_ARGUMENT ("column name 'FhKind' is not a valid search attribute") as a cause.
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    const name = Object.keys(FH_SEARCH_ATTRIBUTES).find((n) => e instanceof Error && e.message.includes(`'${n}'`));
-    if (name && /is not a valid search attribute/i.test(e.message)) {
-      return new SearchAttributesMissingError(namespace, `${name} is not a valid search attribute there`);
-    }
-  }
-  return undefined;
 }

@@ -59,6 +59,7 @@ import type { StreamEnvelope } from '../wire/stream';
 import type { TranscriptStore } from '../edge/transcript-store';
 import { AGENT_MEMO_KEY, DEFAULT_TASK_QUEUE } from './start';
 import { runSessionQuery, runSessionUpdate, typedSessionError, type WaitLimits } from './session-updates';
+import { missingSearchAttributes } from './search-attribute-errors';
 
 export interface StartSessionOptions {
   /** The session id (and workflow id). Default: a fresh slug like 261122-amber-forest. */
@@ -124,7 +125,7 @@ async function startSessionWith(
       await refuseUnknownAgent(started, plan.agent, plan.options.taskQueue);
       return new SessionHandle(client, id, plan.agent);
     } catch (err) {
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw typedError(err, id);
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw missingSearchAttributes(err, client.options.namespace, 'started with') ?? typedError(err, id);
       if (chosen) throw new SessionExistsError(id);
       if (attempt + 1 >= SLUG_ATTEMPTS) throw new SessionExistsError(id);
     }
@@ -174,7 +175,7 @@ export async function sendPrompt(
     const reply = await client.workflow.executeUpdateWithStart(sessionPromptUpdate, { args, updateId: messageUpdateId('prompt', messageId, text), startWorkflowOperation: start });
     return { session, reply: await session.followReply(reply) };
   } catch (err) {
-    throw typedError(err, id);
+    throw missingSearchAttributes(err, client.options.namespace, 'started with') ?? typedError(err, id);
   }
 }
 

@@ -70,7 +70,7 @@ export const ERROR_CODES = {
   INVALID_SESSION_HEADER: { in: 'inline/session-errors', means: "an inline session file's header is invalid" },
   SESSION_FILE_CORRUPT: { in: 'inline/session-errors', means: 'an inline session file cannot be read back' },
   SESSION_AGENT_MISMATCH: { in: 'inline/session-errors', means: 'an inline session was opened with another agent than the one it was made with' },
-  SEARCH_ATTRIBUTES_MISSING: { in: 'client/sessions-list', means: "the namespace lacks the session search attributes (run `fh server` or register them)" },
+  SEARCH_ATTRIBUTES_MISSING: { in: 'client/search-attribute-errors', means: "the namespace lacks the session search attributes (run `fh server` or register them)" },
   // Flows (runs of stages from a DOT graph)
   FLOW_DOT_SYNTAX: { in: 'core/flows/errors', means: "a flow's DOT text does not parse (`line`, `column`)", exit: 'usage' },
   FLOW_INVALID: { in: 'core/flows/errors', means: 'a flow graph cannot run: `element` names the node or edge, `line` where it is', exit: 'usage' },

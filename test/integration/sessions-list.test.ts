@@ -13,6 +13,8 @@ import {
   listSessions,
   sessionListQuery,
   SearchAttributesMissingError,
+  sendPrompt,
+  startSession,
   type SessionFilter,
   type SessionSummary,
 } from '@fabric-harness/sdk/client';
@@ -246,5 +248,14 @@ describe('listSessions (Temporal visibility)', () => {
     expect(err).toBeInstanceOf(SearchAttributesMissingError);
     expect((err as SearchAttributesMissingError).code).toBe('SEARCH_ATTRIBUTES_MISSING');
     expect((err as Error).message).toContain(`temporal operator search-attribute create --namespace ${namespace} --name FhLabels --type KeywordList`);
+
+    // Starting a session there is refused the same way, at once, naming what registers them (the
+    // server's own words were "no mapping defined for search attribute FhKind").
+    for (const start of [() => startSession(bare, AGENT), () => sendPrompt(bare, AGENT, 'hi', { id: `bare-${RUN}` })]) {
+      const refused = await start().then(() => undefined, (e: unknown) => e);
+      expect(refused).toBeInstanceOf(SearchAttributesMissingError);
+      expect((refused as Error).message).toMatch(/sessions are started with \(no mapping defined for search attribute Fh\w+\)/);
+      expect((refused as Error).message).toContain('fh server');
+    }
   });
 });
