@@ -66,16 +66,7 @@ describe('pending calls', () => {
       await done;
       return made;
     };
-    const layers = async (call: Promise<number>) => {
-      const p = thenSettle(thenSettle(thenSettle(call, (v) => v + 1), (v) => v * 2), (v) => String(v));
-      let outcome: Settled;
-      try {
-        outcome = fulfilled(await p.promise);
-      } catch (err) {
-        outcome = rejected(err);
-      }
-      return p.settle(outcome);
-    };
+    const layers = (call: Promise<number>) => waitOnce(thenSettle(thenSettle(thenSettle(call, (v) => v + 1), (v) => v * 2), (v) => String(v)));
     const chained = async (call: Promise<number>) => await call.then((v) => v + 1).then((v) => v * 2).then((v) => String(v));
     // Each counts the async function's own promise, then its awaits and thens.
     expect(await count(layers)).toBe(1 + 1);
