@@ -58,7 +58,8 @@ module.exports = {
     try {
       const server = await startDevServer({ namespace: 'default', logLevel: 'error', onProgress: (l) => ctx.log(l) });
       cleanups.push(() => server.stop());
-      const fake = await FakeAnthropicServer.start({ route: growerRoute, contextWindow: 10_000_000, apiKey: API_KEY });
+      // No request kept: thousands of whole conversations would fill this process's heap.
+      const fake = await FakeAnthropicServer.start({ route: growerRoute, contextWindow: 10_000_000, apiKey: API_KEY, keepRequests: 0 });
       cleanups.push(() => fake.stop());
       const storeDir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-bench-mem-'));
       cleanups.push(() => fs.rm(storeDir, { recursive: true, force: true }));

@@ -137,6 +137,12 @@ export interface FakeAnthropicOptions {
   compactionSummary?: (req: RecordedRequest) => string;
   /** How streaming requests receive every step that sets no `stream` of its own (default: 8-char deltas, no delay). */
   stream?: FakeStreamOptions;
+  /**
+   * How many of the newest requests `requests` and `messageRequests()` keep (default: every one). Each
+   * holds its parsed body, so a long run that sends whole conversations (a bench of thousands of calls)
+   * keeps few or none, or the fake's process runs out of heap.
+   */
+  keepRequests?: number;
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -134,6 +134,8 @@ export class FakeAnthropicServer {
   /** Every request received, including rejected ones, in arrival order. */
   readonly requests: RecordedRequest[] = [];
   private readonly accepted: RecordedRequest[] = [];
+  /** Accepted requests so far, kept or not (a step's number in the fake's own errors). */
+  private acceptedCount = 0;
   private readonly queue: FakeStep[];
   private route: FakeRoute | undefined;
   private requestSeq = 0;
@@ -155,6 +157,10 @@ export class FakeAnthropicServer {
   }
 
   static async start(opts: FakeAnthropicOptions = {}): Promise<FakeAnthropicServer> {
+    const keep = opts.keepRequests;
+    if (keep !== undefined && !(Number.isInteger(keep) && keep >= 0)) {
+      throw new RangeError(`FakeAnthropicServer: keepRequests must be a non-negative integer, got ${String(keep)}`);
+    }
     let instance: FakeAnthropicServer | undefined;
     const server = http.createServer((req, res) => void instance!.handle(req, res));
     const host = opts.host ?? '127.0.0.1';
@@ -169,6 +175,13 @@ export class FakeAnthropicServer {
     const urlHost = host.includes(':') ? `[${host}]` : host;
     instance = new FakeAnthropicServer(server, `http://${urlHost}:${port}`, opts);
     return instance;
+  }
+
+  /** `rec` added to `list`, of which only the newest `keepRequests` stay. */
+  private kept(list: RecordedRequest[], rec: RecordedRequest): void {
+    list.push(rec);
+    const keep = this.opts.keepRequests;
+    if (keep !== undefined && list.length > keep) list.splice(0, list.length - keep);
   }
 
   /** Only the POST /v1/messages requests that passed validation (i.e. that consumed, or tried to consume, a step). */
@@ -265,7 +278,7 @@ export class FakeAnthropicServer {
         at: Date.now(),
       };
       if (isObj(body) && Array.isArray(body.messages)) rec.inputTokens = countFakeTokens(body as { messages: unknown });
-      this.requests.push(rec);
+      this.kept(this.requests, rec);
 
       reply =
         raw.length > MAX_BODY_BYTES
@@ -383,7 +396,8 @@ export class FakeAnthropicServer {
       promptAfterCompaction = { ...prompt, messages: [{ role: 'user', content: [{ type: 'text', text: summary }] }] };
     }
 
-    this.accepted.push(rec);
+    this.kept(this.accepted, rec);
+    this.acceptedCount++;
     const modelMin = modelSpec?.minCacheableTokens ?? defaultMinCacheableTokens(body.model);
     const cacheUsage = () =>
       this.cache.use(promptAfterCompaction, { now: this.now(), minTokens: modelMin, count: (b) => countFakeTokens(b as { messages: unknown }) });
@@ -396,7 +410,7 @@ export class FakeAnthropicServer {
     const step = this.route?.(rec) ?? this.queue.shift();
     if (!step) {
       // 400 so the client does not retry: the test is wrong, and should fail loudly.
-      return errorReply(400, `fake-anthropic: script exhausted at request #${this.accepted.length} (scripted server, not a model)`);
+      return errorReply(400, `fake-anthropic: script exhausted at request #${this.acceptedCount} (scripted server, not a model)`);
     }
     if (step.kind === 'error') {
       const spec = ERRORS[step.status];
@@ -442,7 +456,7 @@ export class FakeAnthropicServer {
     }
     if (!thinkingOn(body) && content.some((b) => b.type === 'thinking' || b.type === 'redacted_thinking')) {
       // The real API never thinks unasked; a script that does is a broken test, so fail it loudly.
-      return errorReply(500, `fake-anthropic: script step #${this.accepted.length} has thinking blocks but the request did not enable thinking`);
+      return errorReply(500, `fake-anthropic: script step #${this.acceptedCount} has thinking blocks but the request did not enable thinking`);
     }
     let stopSequence: string | null = null;
     if (stopReason === 'stop_sequence') {

@@ -451,6 +451,27 @@ describe('scripted errors', () => {
   });
 });
 
+describe('keepRequests', () => {
+  it('keeps only the newest requests, while the fake still counts every one', async () => {
+    await boot({ script: [say('one'), say('two'), say('three')], keepRequests: 1 });
+    await create({ messages: [user('a')] });
+    await create({ messages: [user('b')] });
+    await create({ messages: [user('c')] });
+    expect(server.requests.map((r) => r.body.messages[0].content)).toEqual(['c']);
+    expect(server.messageRequests().map((r) => r.body.messages[0].content)).toEqual(['c']);
+    const err = await apiError(create({ messages: [user('d')] }));
+    expect(inner(err).message).toBe('fake-anthropic: script exhausted at request #4 (scripted server, not a model)');
+  });
+
+  it('keeps none with 0, and refuses a count that is not a non-negative integer', async () => {
+    await boot({ script: [say('one')], keepRequests: 0 });
+    await create({ messages: [user('a')] });
+    expect(server.requests).toEqual([]);
+    await expect(FakeAnthropicServer.start({ keepRequests: -1 })).rejects.toThrow('keepRequests must be a non-negative integer, got -1');
+    await expect(FakeAnthropicServer.start({ keepRequests: 1.5 })).rejects.toThrow('keepRequests must be a non-negative integer, got 1.5');
+  });
+});
+
 describe('models and token counting endpoints', () => {
   it('models.retrieve returns the configured window, and a default for any other id', async () => {
     await boot({ contextWindow: 123_456, models: { 'claude-tiny': { maxInputTokens: 4096, maxTokens: 1024, displayName: 'Tiny' } } });
