@@ -3,7 +3,10 @@
  * growing conversation, against one Temporal dev server and one fake Anthropic server, in one run.
  *
  *   floor        a bare workflow of N sequential no-op activities (side-by-side/floor-workflow.js):
- *                the least a Temporal workflow pays per step
+ *                the least a Temporal workflow pays per step; `floor-tool` the same with two per call
+ *   floor-model  the same two activities per call doing the least an agent must: the model call
+ *                through the Anthropic SDK, streamed, the conversation kept serialised in the worker's
+ *                memory, and the tool's text (side-by-side/floor-model-activities.js)
  *   ours off     the grower agent through createWorker, compaction off (fixtures/grower-agents.js)
  *   ours on      the same with compaction on; the window is far above the conversation, so every call
  *                pays the recorded decision and none compacts (side-by-side/agents.js)
@@ -64,6 +67,9 @@ const DESIGNS = [
   { key: 'floor', label: 'floor (no-op activities)', script: 'side-by-side/floor-worker.js', model: 'noop' },
   // The same activity count per model call as ours (model + tool): N model-like and N-1 tool-like no-ops.
   { key: 'floor-tool', label: 'floor, 2 activities per call (as ours)', script: 'side-by-side/floor-worker.js', model: 'noop' },
+  // The same two activities doing the least an agent must: the model call through the Anthropic SDK
+  // (the whole conversation sent, streamed) and the tool's text (side-by-side/floor-model-activities.js).
+  { key: 'floor-model', label: 'floor, 2 activities, with the model call', script: 'side-by-side/floor-worker.js', model: 'floorModel' },
   { key: 'ours-off', label: 'ours, compaction off', script: 'side-by-side/ours-worker.js', model: 'fhModel' },
   { key: 'ours-on', label: 'ours, compaction on', script: 'side-by-side/ours-worker.js', model: 'fhModel' },
   // The same with the model calls not streaming (startAgent's `streaming: false`): what streaming costs.
@@ -260,7 +266,8 @@ module.exports = {
     try {
       const server = await startDevServer({ namespace: 'default', logLevel: 'error', onProgress: (l) => ctx.log(l) });
       cleanups.push(() => server.stop());
-      const fake = await FakeAnthropicServer.start({ route: growerRoute, contextWindow: 10_000_000, apiKey: API_KEY });
+      // No request kept: thousands of whole conversations would fill this process's heap.
+      const fake = await FakeAnthropicServer.start({ route: growerRoute, contextWindow: 10_000_000, apiKey: API_KEY, keepRequests: 0 });
       cleanups.push(() => fake.stop());
       const storeDir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-bench-sbs-'));
       cleanups.push(() => fs.rm(storeDir, { recursive: true, force: true }));
@@ -300,6 +307,12 @@ module.exports = {
             taskQueue: workers['floor-tool'].taskQueue,
             workflowId: `sbs-floor-tool-${id}`,
             args: [{ calls, withTool: true }],
+          }),
+        'floor-model': () =>
+          plainClient.workflow.start('floorWorkflow', {
+            taskQueue: workers['floor-model'].taskQueue,
+            workflowId: `sbs-floor-model-${id}`,
+            args: [{ calls, withTool: true, withModel: true }],
           }),
         'ours-off': () => startAgent(oursClient, grower, { calls }, { workflowId: `sbs-ours-off-${id}`, taskQueue: workers['ours-off'].taskQueue }),
         'ours-on': () =>
@@ -376,6 +389,7 @@ module.exports = {
     const rows = runs.map((r) => {
       const floor = runs.find((f) => f.calls === r.calls && f.design === 'floor');
       const floorTool = runs.find((f) => f.calls === r.calls && f.design === 'floor-tool');
+      const floorModel = runs.find((f) => f.calls === r.calls && f.design === 'floor-model');
       const oursOff = runs.find((f) => f.calls === r.calls && f.design === 'ours-off');
       const smallest = runs.find((f) => f.calls === ns[0] && f.design === r.design);
       return {
@@ -395,6 +409,8 @@ module.exports = {
         'main / core / other': r.threadsPerCallMs && r.threadsPerCallMs.main !== undefined ? ['main', 'core', 'other'].map((k) => r.threadsPerCallMs[k].toFixed(1)).join(' / ') : '',
         'CPU/call vs floor': times(r.cpuPerCallMs / floor.cpuPerCallMs),
         'CPU/call vs floor (2 activities)': floorTool ? times(r.cpuPerCallMs / floorTool.cpuPerCallMs) : '',
+        // What the harness adds to the model call itself (the SDK, the HTTP request, the reply's events).
+        'CPU/call vs floor with the model call': floorModel ? times(r.cpuPerCallMs / floorModel.cpuPerCallMs) : '',
         // The goal: the same cost per call at any conversation length (this N against the smallest).
         [`CPU/call vs N=${ns[0]}`]: smallest && r.calls !== ns[0] ? times(r.cpuPerCallMs / smallest.cpuPerCallMs) : '',
         replay: r.replayError ? 'failed' : ms(r.replayMs, 0),
