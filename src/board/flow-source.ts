@@ -8,7 +8,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { z } from 'zod';
 import { FabricError, InvalidInputError } from '../core/errors';
 import { getFlowHandle } from '../client/flows';
-import { FLOW_MEMO_KEY, FLOW_WORKFLOW, type GateDecision } from '../wire/flow-messages';
+import { FLOW_GATES_MEMO_KEY, FLOW_MEMO_KEY, FLOW_WORKFLOW, type GateDecision } from '../wire/flow-messages';
 import { flowView, type FlowView } from './flow-view';
 import type { BoardEnvelope } from './source';
 
@@ -19,6 +19,8 @@ export interface FlowRow {
   name: string;
   /** Temporal's status of the run: RUNNING, COMPLETED, FAILED, … */
   status: string;
+  /** A running run's gates waiting for an answer (node ids, from its memo; runs before 0.6.4 never say). */
+  waitingGates?: string[];
   startTime: string;
   closeTime?: string;
 }
@@ -66,10 +68,13 @@ export function temporalFlowSource(client: Client): BoardFlowSource {
       const rows: FlowRow[] = [];
       for await (const wf of client.workflow.list({ query: `WorkflowType = '${FLOW_WORKFLOW}'` })) {
         const name = wf.memo?.[FLOW_MEMO_KEY];
+        const gates = wf.memo?.[FLOW_GATES_MEMO_KEY];
+        const waiting = wf.status.name === 'RUNNING' && Array.isArray(gates) ? gates.filter((g): g is string => typeof g === 'string') : [];
         rows.push({
           id: wf.workflowId,
           name: typeof name === 'string' ? name : wf.workflowId,
           status: wf.status.name,
+          ...(waiting.length > 0 ? { waitingGates: waiting } : {}),
           startTime: wf.startTime.toISOString(),
           ...(wf.closeTime ? { closeTime: wf.closeTime.toISOString() } : {}),
         });

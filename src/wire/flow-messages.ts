@@ -12,6 +12,12 @@ export const FLOW_WORKFLOW = 'fhFlow';
 export const FLOW_BRANCH_WORKFLOW = 'fhFlowBranch';
 /** Memo key naming the flow's graph (for listings). */
 export const FLOW_MEMO_KEY = 'fh.flow';
+/**
+ * Memo key of the gates a run waits at (their node ids), set while it waits and removed when none does:
+ * a list of runs tells waiting from running without a query to each run. Runs started before 0.6.4
+ * (patch fh-flow-gates-memo) never set it.
+ */
+export const FLOW_GATES_MEMO_KEY = 'fh.flow.gates';
 
 export interface FlowRunSettings {
   /** Where command nodes run and prompt nodes' tools work (the sandbox directory on the worker). */

@@ -76,6 +76,8 @@ export class FlowStages {
   readonly branchGates = new Map<string, BranchGateNotice>();
   /** In a branch workflow: tells the parent a gate of this branch waits (set by fhFlowBranch). */
   onGateWaiting: ((node: FlowNode) => Promise<void>) | undefined;
+  /** In the run: the set of {@link waitingGates} may have changed (set by fhFlow, which keeps it in the memo). */
+  onWaitingChanged: (() => void) | undefined;
 
   constructor(private readonly runner: StageHost) {}
 
@@ -183,6 +185,7 @@ export class FlowStages {
     this.waiting = { node };
     this.runner.nodeStates[node.id] = 'waiting';
     this.runner.emit({ type: 'flow.gate_waiting', node: node.id, choices: gateChoices(this.runner.graph, node).map((c) => c.label) });
+    this.onWaitingChanged?.();
     // In a branch the run is told (a signal up), and its answer comes back as a signal.
     await this.onGateWaiting?.(node);
     // No timer and no activity: the run waits in history for the update, on no worker's slot.
@@ -215,11 +218,13 @@ export class FlowStages {
     if (target.branch === undefined) {
       const w = this.waiting!;
       w.decision = matchGateChoice(this.runner.graph, w.node, answer.choice, answer.text);
+      this.onWaitingChanged?.();
       return { gate: w.node.id, selected: w.decision.selected, label: w.decision.label };
     }
     const [workflowId, notice] = [...this.branchGates].find(([, n]) => n === target.notice)!;
     const decision = matchGateChoice(this.runner.graph, nodeById(this.runner.graph, notice.node)!, answer.choice, answer.text);
     this.branchGates.delete(workflowId);
+    this.onWaitingChanged?.();
     this.runner.nodeStates[notice.node] = 'running';
     this.runner.emit({ type: 'flow.gate_decided', node: notice.node, selected: decision.selected, label: decision.label, branch: notice.branch });
     // Validated here against the same graph: the branch takes it as given.
@@ -233,6 +238,7 @@ export class FlowStages {
     this.runner.nodeStates[notice.node] = 'waiting';
     const node = nodeById(this.runner.graph, notice.node);
     if (node) this.runner.emit({ type: 'flow.gate_waiting', node: notice.node, branch: notice.branch, choices: gateChoices(this.runner.graph, node).map((c) => c.label) });
+    this.onWaitingChanged?.();
   }
 
   /** In a branch workflow: the run's answer to this branch's gate (validated by the run). */
@@ -255,6 +261,7 @@ export class FlowStages {
   /** A joined branch's gates (its own and nested ones) wait no more. */
   private forgetBranchGates(workflowId: string): void {
     for (const id of [...this.branchGates.keys()]) if (id === workflowId || id.startsWith(`${workflowId}/`)) this.branchGates.delete(id);
+    this.onWaitingChanged?.();
   }
 
   private async parallel({ node, visit }: StageContext): Promise<StageResult> {

@@ -5,7 +5,7 @@
  * `fhFlowBranch` runs one parallel branch from its first node to the fan-in, on its own copy of
  * the context, and returns what it changed.
  */
-import { allHandlersFinished, CancellationScope, CancelledFailure, condition, getExternalWorkflowHandle, isCancellation, patched, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, CancellationScope, CancelledFailure, condition, getExternalWorkflowHandle, isCancellation, patched, setHandler, upsertMemo, workflowInfo } from '@temporalio/workflow';
 import { checkUserContext, diffContext, type FlowContext } from '../core/flows/context';
 import { initialEngineKeys } from '../core/flows/engine';
 import { FlowStageFailedError } from '../core/flows/errors';
@@ -14,7 +14,7 @@ import { validateFlow } from '../core/flows/validate';
 import { FabricError } from '../core/errors';
 import { parseWith } from '../core/validate';
 import { encodeFailure, rejectWith } from '../wire/failures';
-import { flowBranchGateSignal, flowGateAnswerSignal, flowGateUpdate, flowStateQuery, type BranchGateNotice, type BranchInput, type BranchResult, type FlowInput, type FlowResult, type FlowState } from '../wire/flow-messages';
+import { FLOW_GATES_MEMO_KEY, flowBranchGateSignal, flowGateAnswerSignal, flowGateUpdate, flowStateQuery, type BranchGateNotice, type BranchInput, type BranchResult, type FlowInput, type FlowResult, type FlowState } from '../wire/flow-messages';
 import { FlowRunner } from './flow-runner';
 import { createFlowPorts } from './flow-ports';
 
@@ -23,6 +23,8 @@ const flowPorts = createFlowPorts();
 const BRANCH_WORKTREE_PATCH = 'fh-flow-branch-worktree';
 /** Since this patch a run removes its command output files (`.fh-flow/`) from the work dir when it ends. */
 const CLEANUP_PATCH = 'fh-flow-cleanup';
+/** Since this patch a run keeps the gates it waits at in its memo (FLOW_GATES_MEMO_KEY). */
+const GATES_MEMO_PATCH = 'fh-flow-gates-memo';
 
 export async function fhFlow(input: FlowInput, toolSet?: string): Promise<FlowResult> {
   let runner: FlowRunner | undefined;
@@ -45,6 +47,7 @@ export async function fhFlow(input: FlowInput, toolSet?: string): Promise<FlowRe
       checkUserContext(input.context);
     }
     runner = new FlowRunner(graph, { workDir: input.workDir, model: input.model, system: input.system }, ctx, resume?.stages ?? [], toolSet);
+    runner.handlers.onWaitingChanged = gatesInMemo(runner);
     // The run's identity, then the user's values: committed with the first stage, under it.
     runner.stageLater({ ...initialEngineKeys(graph, runner.runId, input.workDir), ...(resume ? { 'internal.resumed_from': resume.fromWorkflowId } : (input.context ?? {})) });
     const from = resume ? nodeById(graph, resume.node)! : startNode(graph);
@@ -119,6 +122,21 @@ async function cleanUp(workDir: string): Promise<void> {
     // Leftover files do not fail a run (nor hide why it failed); a cancellation still ends it.
     if (isCancellation(err)) throw err;
   }
+}
+
+/**
+ * Keeps the gates the run waits at in its memo (a memo change is a command: only when the set changed,
+ * and only for runs since the patch, so earlier histories replay).
+ */
+function gatesInMemo(runner: FlowRunner): () => void {
+  let shown: string[] = [];
+  return () => {
+    const gates = runner.handlers.waitingGates().map((g) => g.node);
+    if (gates.length === shown.length && gates.every((g, i) => g === shown[i])) return;
+    if (!patched(GATES_MEMO_PATCH)) return;
+    shown = gates;
+    upsertMemo({ [FLOW_GATES_MEMO_KEY]: gates.length > 0 ? gates : null });
+  };
 }
 
 /** The graph as the workflow's input: its shape, then the same checks the client ran. */

@@ -84,6 +84,16 @@ describe('flow runs on the board', () => {
     expect(await nodeStates()).toEqual({ start: 'succeeded', check: 'succeeded', review: 'waiting', ship: 'pending', stop: 'pending', exit: 'pending' });
     expect(await page.locator('#flow-graph .fnode.cur').getAttribute('data-node')).toBe('review');
     expect(await page.getAttribute('#flow', 'data-status')).toBe('waiting');
+    // The list tells a run waiting at a gate from a running one (Temporal says RUNNING for both).
+    const listed = async () => ((await (await fetch(`${server.origin}/api/flows`, { headers: { 'x-fh-board-token': server.token } })).json()) as { flows: Array<{ id: string; status: string; waitingGates?: string[] }> }).flows.find((f) => f.id === h.workflowId);
+    await until('the gate in the list', async () => (await listed())?.waitingGates !== undefined);
+    expect(await listed()).toMatchObject({ status: 'RUNNING', waitingGates: ['review'] });
+    const other = await browser.context.newPage();
+    await other.goto(server.url);
+    const row = other.locator(`.frow[data-flow="${h.workflowId}"]`);
+    await row.waitFor({ timeout: 30_000 });
+    expect({ chip: await row.locator('.chip').textContent(), note: await row.locator('.note').textContent() }).toEqual({ chip: 'waiting', note: `at review · ${h.workflowId}` });
+    await other.close();
     // Every edge is drawn, with its label.
     const edges = await page.evaluate(() => [...document.querySelectorAll('#flow-graph .fedge')].map((g) => `${g.getAttribute('data-from')}->${g.getAttribute('data-to')}:${g.querySelector('title')?.textContent ?? ''}`));
     expect(edges.sort()).toEqual(['check->review:', 'review->ship:[A] Approve', 'review->stop:[S] <script>window.__xss=6</script>Stop', 'ship->exit:', 'start->check:', 'stop->exit:'].sort());
@@ -119,6 +129,8 @@ describe('flow runs on the board', () => {
     await until('the run completed on the page', async () => (await page.getAttribute('#flow', 'data-status')) === 'completed', 60_000);
     expect(await nodeStates()).toEqual({ start: 'succeeded', check: 'succeeded', review: 'succeeded', ship: 'succeeded', stop: 'skipped', exit: 'succeeded' });
     expect(await page.locator('#flow-gate').count()).toBe(0);
+    await until('the run listed as completed, waiting at no gate', async () => (await listed())?.status === 'COMPLETED');
+    expect((await listed())?.waitingGates).toBeUndefined();
     const result = await h.result();
     expect(result.context).toMatchObject({ 'human.gate.selected': 'A', 'command.output': 'shipped\n' });
     expect(await page.textContent('#flow-events')).toContain('review answered [A] Approve');

@@ -13,6 +13,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { FakeAnthropicServer } from '@fabric-harness/sdk/testing';
 import { getFlowHandle, startFlow } from '../../src/client/flows';
+import { FLOW_GATES_MEMO_KEY } from '../../src/wire/flow-messages';
 import type { FlowEvent } from '../../src/core/flows/events';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
 import { rejection, until } from '../support/waiting';
@@ -156,11 +157,16 @@ describe('parallel branches', () => {
     expect(waiting.nodeStates).toMatchObject({ ui_ok: 'waiting', api_ok: 'waiting' });
     expect(waiting.waitingGates!.map((g) => [g.branch, g.node]).sort()).toEqual([['api', 'api_ok'], ['ui', 'ui_ok']]);
     expect(waiting.waitingGate!.choices).toEqual([{ key: 'A', label: '[A] Accept', freeform: false }, { key: 'D', label: '[D] Drop', freeform: false }]);
+    // The run's memo names the gates it waits at, for lists (Temporal says RUNNING either way).
+    let run = started.workflow;
+    const gatesInMemo = async () => ((await run.describe()).memo?.[FLOW_GATES_MEMO_KEY] as string[] | undefined)?.slice().sort();
+    expect(await gatesInMemo()).toEqual(['api_ok', 'ui_ok']);
 
     // The waits are in history, not in a worker: a new worker takes the answers.
     await w.stop();
     w = await startTestWorker({ name: 'flows-branches', baseURL: fake.url, taskQueue: w.taskQueue });
     const h = getFlowHandle(w.client, started.workflowId);
+    run = h.workflow;
 
     const ambiguous = await rejection(h.gate('A'));
     expect(ambiguous.code).toBe('FLOW_GATE_AMBIGUOUS');
@@ -170,7 +176,9 @@ describe('parallel branches', () => {
     expect(await h.gate('A', { branch: 'ui' })).toEqual({ gate: 'ui_ok', selected: 'A', label: '[A] Accept' });
     // Answered once: the same branch gate answered again is refused, the other still waits.
     expect((await rejection(h.gate('D', { branch: 'ui' }))).code).toBe('FLOW_NOT_WAITING');
+    expect(await gatesInMemo()).toEqual(['api_ok']);
     expect(await h.gate('D', { gate: 'api_ok' })).toEqual({ gate: 'api_ok', selected: 'D', label: '[D] Drop' });
+    expect(await gatesInMemo()).toBeUndefined();
 
     const { context: ctx } = await h.result();
     const results = ctx['parallel.fan_in.results'] as Result[];

@@ -73,8 +73,11 @@ function flowsPage(): void {
     const rows = data.flows.map((f: Json) => {
       const el = h('div', { class: 'frow' + (f.id === st.selected ? ' sel' : ''), 'data-flow': f.id, role: 'button', tabindex: '0' },
         h('span', { class: 'title' }, f.name),
-        h('span', { class: 'chip f-' + String(f.status).toLowerCase() }, String(f.status).toLowerCase()),
-        h('span', { class: 'note' }, f.id));
+        // A run waiting at a gate is RUNNING to Temporal: its memo names the gates (see flow-source).
+        f.waitingGates
+          ? h('span', { class: 'chip f-waiting', title: 'waiting at ' + f.waitingGates.join(', ') }, 'waiting')
+          : h('span', { class: 'chip f-' + String(f.status).toLowerCase() }, String(f.status).toLowerCase()),
+        h('span', { class: 'note' }, f.waitingGates ? 'at ' + f.waitingGates.join(', ') + ' · ' + f.id : f.id));
       el.onclick = () => openFlow(f.id);
       return el;
     });
