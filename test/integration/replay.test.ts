@@ -119,6 +119,9 @@ describe('recorded histories replay against the current workflow code', () => {
       expect(text).toContain('"parallel.fan_in.best_id":"a"');
       expect(text).toContain('shipped');
       expect(payloadText((await recorded(`${r}/flow-branch-failed`)).history)).toContain('b-broke');
+      // Since 0.6.4 the run keeps the gate it waits at in its memo: set at the gate, removed once answered.
+      const memo = flow.events!.filter((e) => e.workflowPropertiesModifiedEventAttributes).map((e) => Object.keys(e.workflowPropertiesModifiedEventAttributes!.upsertedMemo?.fields ?? {}));
+      expect(memo).toEqual(since(r, '0.6.4') ? [['fh.flow.gates'], ['fh.flow.gates']] : []);
     }
   });
 
