@@ -13,7 +13,7 @@ import { getAgentHandle, startAgent } from '@fabric-harness/sdk/client';
 import { FH_SEARCH_ATTRIBUTES } from '../../src/wire/search-attributes';
 import { CLUSTER_BIG_KB, CLUSTER_NOTES_BYTES, clusterChecksum, clusterNotes, clusterReply, clusterReport, clusterWorker, fnv1a } from '../fixtures/cluster-agents';
 import { chaosRoute, seededRandom, traceRun, type RunTrace } from '../support/cluster-chaos';
-import { runChaos, startChaosCluster, whileServerAway as sendAgainWhileServerAway, type ChaosCluster } from '../support/chaos-cluster';
+import { allKillsMade, runChaos, startChaosCluster, whileServerAway as sendAgainWhileServerAway, type ChaosCluster } from '../support/chaos-cluster';
 
 const RUNS = Number(process.env.FH_CHAOS_RUNS ?? 100);
 const CONCURRENCY = 20;
@@ -22,11 +22,14 @@ const MAX_KILLS = 8;
 /** The server restart comes after this many kills. */
 const SERVER_RESTART_AFTER_KILL = 3;
 const KILL_EVERY_MS: [number, number] = [2_000, 4_000];
+/** The last runs start only after the last kill, so the batch cannot finish before it. */
+const HELD_FOR_LAST_KILL = Math.min(10, RUNS);
 /**
- * Kill k also waits for k / (MAX_KILLS + 2) of the runs to have finished: spread over the whole batch
- * however fast the machine is (by time alone, a fast one finishes before the last kills).
+ * Kill k also waits for k / (MAX_KILLS + 1) of the runs not held back to have finished: spread over the
+ * whole batch however fast the machine is (by time alone, a fast one finishes before the last kills), and
+ * no kill waits on a run that waits on it.
  */
-const killProgress = (k: number): number => Math.floor((k * RUNS) / (MAX_KILLS + 2));
+const killProgress = (k: number): number => Math.floor((k * (RUNS - HELD_FOR_LAST_KILL)) / (MAX_KILLS + 1));
 /** Every run done by then, or the test reports the stuck ones (their pending activities and last events). */
 const RUNS_DEADLINE_MS = Number(process.env.FH_CHAOS_DEADLINE_S ?? 7 * 60) * 1000;
 
@@ -117,7 +120,11 @@ describe('the cluster under chaos: 3 worker processes, a shared S3 store, kills 
     const lanes = async (): Promise<void> => {
       await Promise.all(
         Array.from({ length: CONCURRENCY }, async () => {
-          while (next < RUNS && !abort.signal.aborted) await runOne(next++);
+          while (next < RUNS && !abort.signal.aborted) {
+            const run = next++;
+            if (run >= RUNS - HELD_FOR_LAST_KILL) await killsMade;
+            await runOne(run);
+          }
         }),
       );
     };
@@ -141,6 +148,7 @@ describe('the cluster under chaos: 3 worker processes, a shared S3 store, kills 
     let deadlineTimer: NodeJS.Timeout | undefined;
     const deadline = new Promise<'deadline'>((resolve) => (deadlineTimer = setTimeout(() => resolve('deadline'), RUNS_DEADLINE_MS)));
     const chaosDone = chaosLoop();
+    const killsMade = allKillsMade(chaos, MAX_KILLS, chaosDone);
     const lanesDone = lanes();
     const outcome = await Promise.race([lanesDone.then(() => 'done' as const), deadline]);
     clearTimeout(deadlineTimer);

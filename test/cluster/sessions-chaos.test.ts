@@ -10,7 +10,7 @@ import { getSession, startSession } from '@fabric-harness/sdk/client';
 import { say, type RecordedRequest } from '@fabric-harness/sdk/testing';
 import { clusterSession } from '../fixtures/cluster-agents';
 import { seededRandom } from '../support/cluster-chaos';
-import { runChaos, startChaosCluster, whileServerAway as sendAgainWhileServerAway, type ChaosCluster } from '../support/chaos-cluster';
+import { allKillsMade, runChaos, startChaosCluster, whileServerAway as sendAgainWhileServerAway, type ChaosCluster } from '../support/chaos-cluster';
 
 const CLIENTS = 3;
 const MESSAGES_PER_CLIENT = Number(process.env.FH_SESSION_CHAOS_MESSAGES ?? 20);
@@ -55,6 +55,8 @@ describe('sessions on the cluster under chaos', () => {
     const answered = new Map<string, string>();
     const failed = new Map<string, string>();
     let done = false;
+    // Each client's last message waits for the last kill, so the batch is never answered before it.
+    let killsMade: Promise<void> = Promise.resolve();
 
     /** Sends again (same message id) only while the server is away; any other error is a failure. */
     const whileServerAway = <T>(what: string, call: () => Promise<T>): Promise<T> =>
@@ -71,6 +73,7 @@ describe('sessions on the cluster under chaos', () => {
         mine.map(async (m, i) => {
           try {
             await sleep(random() * 3_000);
+            if (i === MESSAGES_PER_CLIENT - 1) await killsMade;
             const reply =
               i % 2 === 0
                 ? await whileServerAway(`prompt ${m.messageId}`, () => s.prompt(m.text, { messageId: m.messageId }))
@@ -93,8 +96,9 @@ describe('sessions on the cluster under chaos', () => {
           maxKills: MAX_KILLS,
           serverRestartAfterKill: SERVER_RESTART_AFTER_KILL,
           killEveryMs: KILL_EVERY_MS,
-          // Spread over the batch: kill k waits for k / (MAX_KILLS + 2) of the messages to be answered.
-          readyForKill: (k) => answered.size >= Math.floor((k * total) / (MAX_KILLS + 2)),
+          // Spread over the batch: kill k waits for k / (MAX_KILLS + 1) of the messages not held back for
+          // the last kill to be answered, so no kill waits on a message that waits on it.
+          readyForKill: (k) => answered.size >= Math.floor((k * (total - CLIENTS)) / (MAX_KILLS + 1)),
           progress: () => `${answered.size}/${total} answered`,
           done: () => done,
           log,
@@ -105,6 +109,7 @@ describe('sessions on the cluster under chaos', () => {
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<'deadline'>((resolve) => (timer = setTimeout(() => resolve('deadline'), DEADLINE_MS)));
     const chaosDone = chaosLoop();
+    killsMade = allKillsMade(chaos, MAX_KILLS, chaosDone);
     const lanes = Promise.all(Array.from({ length: CLIENTS }, (_, c) => clientLane(c)));
     const outcome = await Promise.race([lanes.then(() => 'done' as const), deadline]);
     clearTimeout(timer);

@@ -167,6 +167,17 @@ export async function runChaos(stage: ChaosCluster, s: ChaosSchedule, counts: Ch
   while (restarts.size) await Promise.all([...restarts]);
 }
 
+/**
+ * Resolves once the schedule has made all its kills, or has stopped (`chaosDone`). The tail of a workload
+ * waits on it, so the workload cannot finish before the last kill: a backlog that drains in a burst after
+ * the server restart once left the fifth kill nothing to land on, and the kill count short.
+ */
+export async function allKillsMade(counts: ChaosCounts, maxKills: number, chaosDone: Promise<void>): Promise<void> {
+  let stopped = false;
+  void chaosDone.finally(() => (stopped = true));
+  while (!stopped && counts.kills < maxKills) await new Promise((r) => setTimeout(r, 200));
+}
+
 /** The server is away (restarting) and the client's own gRPC retries gave up. Anything else is a real failure. */
 export function isServerAway(err: unknown): boolean {
   // UNAVAILABLE, and DEADLINE_EXCEEDED for a call that was in flight when the server went.
