@@ -208,10 +208,12 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
       return decideFromFacts(facts);
     },
 
-    async fhStoreTranscript(input) {
-      const { base, delta } = await stored(input, 'part of the transcript');
-      return transcripts.append(input.base, base, delta);
-    },
+    // The store calls a workflow makes with a heartbeat timeout heartbeat while they run (see heartbeating).
+    fhStoreTranscript: (input) =>
+      heartbeating(async () => {
+        const { base, delta } = await stored(input, 'part of the transcript');
+        return transcripts.append(input.base, base, delta);
+      }),
 
     async fhFlushMemory(input) {
       const { base, delta } = await stored(input, 'part of the dropped history');
@@ -232,19 +234,19 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
     },
 
     async fhLoadMemory(input) {
-      return (await asFailure(() => memoryFiles.load(input.key))) ?? null;
+      return (await asFailure(() => heartbeating(() => memoryFiles.load(input.key)))) ?? null;
     },
 
     async fhStorePrelude(value) {
-      await asFailure(() => saveJson(deps.store, preludeKey(hashString(canonicalJson(value))), value));
+      await asFailure(() => heartbeating(() => saveJson(deps.store, preludeKey(hashString(canonicalJson(value))), value)));
     },
 
     async fhArchiveReplies(chunk) {
-      return asFailure(() => replyArchive.append(chunk));
+      return asFailure(() => heartbeating(() => replyArchive.append(chunk)));
     },
 
     async fhFindReply(input) {
-      return asFailure(() => replyArchive.find(input.head, input.messageId));
+      return asFailure(() => heartbeating(() => replyArchive.find(input.head, input.messageId)));
     },
 
     async fhMcpPin(input) {
@@ -271,7 +273,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
     fhWorktreeFinish: (input) => asFailure(() => finishWorktree(input)),
 
     async fhLoadTranscript(ref) {
-      const entries = await asFailure(() => transcripts.load(ref));
+      const entries = await asFailure(() => heartbeating(() => transcripts.load(ref)));
       if (!entries) throw encodeFailure(new StoreBlobMissingError(`transcript ${ref.head}`, deps.store.location ?? "(store)", "a continued or forked session's conversation"));
       return entries;
     },
@@ -343,10 +345,6 @@ async function asFailure<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 /**
- * Runs `fn` heartbeating every few seconds: a model call waits on the provider for up to minutes, and
- * a worker that dies meanwhile must be noticed within the heartbeat timeout, not the start-to-close one.
- */
-/**
  * A model call with streaming on: its deltas go out in the heartbeat details as they arrive (the
  * periodic heartbeat resends the same details, so it never blanks them).
  */
@@ -369,6 +367,11 @@ async function streamedModelCall(client: Anthropic, call: MessagesCall, slot: St
   }
 }
 
+/**
+ * Runs `fn` heartbeating every few seconds: a model call waits on the provider for up to minutes, a store
+ * call on a slow disk or S3 for seconds, and a worker that dies meanwhile must be noticed within the
+ * heartbeat timeout, not the start-to-close one.
+ */
 async function heartbeating<T>(fn: () => Promise<T>): Promise<T> {
   const ctx = Context.current();
   const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_MS);

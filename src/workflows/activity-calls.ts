@@ -18,9 +18,15 @@ export const worktreeOptions: ActivityOptions = { startToCloseTimeout: '5 minute
 
 /**
  * The session's own activity calls (load and store its transcript, resolve a model it switches to, title
- * a new session): short store and lookup calls, so a shorter bound than a model call and no heartbeat.
+ * a new session): short store and lookup calls, so a shorter bound than a model call. They heartbeat
+ * (the worker side does it for them): a worker killed during one is noticed in seconds. Without it the
+ * session waited out the start-to-close timeout, two minutes, at every continue-as-new a kill caught.
  */
-const sessionOptions: ActivityOptions = { startToCloseTimeout: '2 minutes', retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 10 } };
+const sessionOptions: ActivityOptions = {
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '10s',
+  retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 10 },
+};
 
 export type SessionActivities = Pick<FabricActivities, 'fhLoadTranscript' | 'fhStoreTranscript' | 'fhResolveModel' | 'fhSummarize' | 'fhArchiveReplies' | 'fhFindReply' | 'fhWorktreeCreate' | 'fhWorktreeFinish'>;
 

@@ -8,6 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { startSession } from '@fabric-harness/sdk/client';
 import { createWorker, FabricHarnessPlugin, FileTranscriptStore, bundleAgents } from '@fabric-harness/sdk/worker';
@@ -64,6 +65,66 @@ describe('an approval wait survives killing the worker, and costs no worker slot
     expect(await fs.readFile(path.join(cwd, 'after-kill.txt'), 'utf8')).toBe('survived');
     await s.end();
   });
+});
+
+describe('a worker killed during a session store call', () => {
+  let t: TestConnection;
+  let fake: FakeAnthropicServer;
+  const children: ChildProcess[] = [];
+
+  beforeAll(async () => {
+    t = await testConnection();
+    fake = await startSessionFake();
+  });
+  afterAll(async () => {
+    await Promise.all(children.map(killHard));
+    await fake?.stop();
+    await t?.close();
+  });
+
+  it('is noticed through heartbeats (not the two-minute start-to-close timeout) when a continued run loads its transcript', async () => {
+    const taskQueue = sid('load-kill');
+    const storeDir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-store-'));
+    const signal = path.join(await fs.mkdtemp(path.join(os.tmpdir(), 'fh-hang-')), 'hung');
+    // The first worker's store never answers inside fhLoadTranscript: the next run's first activity.
+    const first = await startWorkerProcess({ taskQueue, fakeUrl: fake.url, storeDir, hangIn: { activity: 'fhLoadTranscript', signal } });
+    children.push(first);
+    const client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [new FabricHarnessPlugin({ store: new FileTranscriptStore(storeDir) })] });
+    const s = await startSession(client, assistant, { id: sid('load-kill'), taskQueue, historyLimit: 20 });
+    // Prompts until a turn takes the run past its history limit: the next run hangs loading the transcript.
+    // A prompt sent meanwhile waits for that run (it is answered after the kill, once).
+    const HUNG = Symbol('hung');
+    const hung = until('the continued run hangs loading its transcript', () => fs.readFile(signal, 'utf8').catch(() => undefined), 90_000).then(() => HUNG);
+    const replies: Array<Promise<string>> = [];
+    const expected: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      fake.enqueue(say(`answer ${i}`));
+      expected.push(`answer ${i}`);
+      const reply = s.prompt(`question ${i}`);
+      replies.push(reply);
+      if ((await Promise.race([reply, hung])) === HUNG) break;
+    }
+    await hung;
+    const hungRun = (await s.workflow.describe()).runId;
+    await killHard(first);
+    const second = await startWorkerProcess({ taskQueue, fakeUrl: fake.url, storeDir });
+    children.push(second);
+
+    fake.enqueue(say('after the kill'));
+    replies.push(s.prompt('after the kill'));
+    expect(await Promise.all(replies)).toEqual([...expected, 'after the kill']);
+    const asked = (await s.messages()).filter((m) => m.type === 'user').map((m) => (m as { text: string }).text);
+    expect(asked).toEqual([...expected.map((_, i) => `question ${i}`), 'after the kill']);
+
+    // The load that hung was retried after its heartbeat timed out: the retry's started event says so.
+    const events = (await client.workflow.getHandle(s.workflow.workflowId, hungRun).fetchHistory()).events!;
+    const load = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'fhLoadTranscript');
+    expect(load?.activityTaskScheduledEventAttributes?.heartbeatTimeout).toBeDefined();
+    const started = events.find((e) => e.activityTaskStartedEventAttributes?.scheduledEventId?.toString() === load!.eventId?.toString());
+    expect(started?.activityTaskStartedEventAttributes?.attempt).toBe(2);
+    expect(started?.activityTaskStartedEventAttributes?.lastFailure?.timeoutFailureInfo?.timeoutType).toBe(temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_HEARTBEAT);
+    await s.end();
+  }, 120_000);
 });
 
 describe('interrupt during a model call; delete with a fork sharing the prefix', () => {

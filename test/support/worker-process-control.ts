@@ -2,13 +2,22 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 
 /** Starts test/support/worker-process.ts in a child process; resolves once it polls. */
-export function startWorkerProcess(env: { taskQueue: string; fakeUrl: string; storeDir: string; identity?: string; mcpCounter?: string }): Promise<ChildProcess> {
+export function startWorkerProcess(env: {
+  taskQueue: string;
+  fakeUrl: string;
+  storeDir: string;
+  identity?: string;
+  mcpCounter?: string;
+  /** Activities of this type never finish on this worker (a hung store); it writes `signal` when one starts. */
+  hangIn?: { activity: string; signal: string };
+}): Promise<ChildProcess> {
   return startTsProcess(path.join(__dirname, 'worker-process.ts'), {
     FH_TASK_QUEUE: env.taskQueue,
     FH_FAKE_URL: env.fakeUrl,
     FH_STORE_DIR: env.storeDir,
     ...(env.identity ? { FH_WORKER_IDENTITY: env.identity } : {}),
     ...(env.mcpCounter ? { FH_MCP_COUNTER: env.mcpCounter } : {}),
+    ...(env.hangIn ? { FH_HANG_IN_ACTIVITY: env.hangIn.activity, FH_HANG_SIGNAL: env.hangIn.signal } : {}),
   });
 }
 

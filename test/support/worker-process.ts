@@ -2,10 +2,26 @@
  * A worker in its own process, so a test can kill it (SIGKILL) mid-activity. Started by
  * startWorkerProcess() below through test/support/swc-register.js.
  */
-import { promises as fs } from 'node:fs';
-import { NativeConnection } from '@temporalio/worker';
+import { promises as fs, writeFileSync } from 'node:fs';
+import { NativeConnection, type ActivityInterceptorsFactory } from '@temporalio/worker';
 import { createWorker, FileTranscriptStore } from '../../src/worker';
 import { TEST_AGENT_MODULES } from './bundle-once';
+
+/**
+ * An activity interceptor that never lets activity type `activity` run (a store or disk that hangs), after
+ * writing `signal`: the test kills this worker there, mid-activity.
+ */
+function hangingIn(activity: string, signal: string): ActivityInterceptorsFactory {
+  return (ctx) => ({
+    inbound: {
+      execute: (input, next) => {
+        if (ctx.info.activityType !== activity) return next(input);
+        writeFileSync(signal, activity);
+        return new Promise(() => undefined);
+      },
+    },
+  });
+}
 
 async function main(): Promise<void> {
   const env = process.env;
@@ -18,6 +34,7 @@ async function main(): Promise<void> {
     taskQueue: env.FH_TASK_QUEUE!,
     model: { apiKey: 'test-key', baseURL: env.FH_FAKE_URL },
     store: new FileTranscriptStore(env.FH_STORE_DIR),
+    ...(env.FH_HANG_IN_ACTIVITY ? { interceptors: { activity: [hangingIn(env.FH_HANG_IN_ACTIVITY, env.FH_HANG_SIGNAL!)] } } : {}),
     workflowBundle: { code: await fs.readFile(env.FH_TEST_WORKFLOW_BUNDLE!, 'utf8') },
     ...(env.FH_WORKER_IDENTITY ? { identity: env.FH_WORKER_IDENTITY } : {}),
     // A stateful MCP server this worker registers; it knows which worker started it (FH_OWNER).
