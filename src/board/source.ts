@@ -33,6 +33,8 @@ export interface InboxRow {
   lastMessageAt?: string;
   startTime: string;
   running: boolean;
+  /** The tools whose calls wait for approval (a running session blocked on a person), in call order. */
+  waitingApprovals?: string[];
 }
 
 export interface InboxFilter {
@@ -239,6 +241,7 @@ function inboxRow(s: SessionSummary): InboxRow {
     ...(s.lastMessageAt ? { lastMessageAt: s.lastMessageAt.toISOString() } : {}),
     startTime: s.startTime.toISOString(),
     running: s.running,
+    ...(s.waitingApprovals ? { waitingApprovals: s.waitingApprovals.map((a) => a.tool) } : {}),
   };
 }
 

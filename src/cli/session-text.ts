@@ -31,7 +31,7 @@ export function sessionTable(rows: SessionSummary[]): string {
     rows.map((s) => [
       `${s.flagged ? '★ ' : ''}${s.id}`,
       oneLineText(s.title ?? '-', 40),
-      `${s.status || '-'}${s.archived ? ' (archived)' : ''}${s.running ? '' : ' (ended)'}`,
+      `${s.status || '-'}${s.waitingApprovals ? ` (approval: ${oneLineText(s.waitingApprovals.map((a) => a.tool).join(', '), 30)})` : ''}${s.archived ? ' (archived)' : ''}${s.running ? '' : ' (ended)'}`,
       oneLineText(labelsText(s.labels), 40),
       formatTime(s.lastMessageAt),
     ]),

@@ -21,6 +21,7 @@ import {
   SESSION_KIND,
   type LabelValue,
 } from '../wire/search-attributes';
+import { SESSION_APPROVALS_MEMO_KEY, type WaitingApproval } from '../wire/session-messages';
 
 export interface SessionFilter {
   agent?: string;
@@ -58,7 +59,14 @@ export interface SessionSummary {
   startTime: Date;
   /** The workflow is open (it answers prompts); a closed session is listed with `running: false`. */
   running: boolean;
+  /**
+   * The tool calls it waits for a person to approve or deny (from its memo), for a running session with
+   * any: the session is blocked on a person, not working.
+   */
+  waitingApprovals?: WaitingApproval[];
 }
+
+const waitingApprovalsMemo = z.array(z.object({ callId: z.string(), tool: z.string() })).min(1);
 
 // Control characters have no business in a status, agent or label and some visibility backends mishandle them.
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -181,6 +189,10 @@ export function sessionSummary(info: WorkflowExecutionInfo): SessionSummary {
   const title = sa.get(FH_TITLE);
   const model = sa.get(FH_MODEL);
   const lastMessageAt = sa.get(FH_LAST_MESSAGE_AT);
+  const running = info.status.name === 'RUNNING';
+  // A closed session waits for nobody, whatever its last memo said.
+  const memo = running ? waitingApprovalsMemo.safeParse(info.memo?.[SESSION_APPROVALS_MEMO_KEY]) : undefined;
+  const waiting = memo?.success ? memo.data : undefined;
   return {
     id: info.workflowId,
     runId: info.runId,
@@ -193,7 +205,8 @@ export function sessionSummary(info: WorkflowExecutionInfo): SessionSummary {
     ...(model !== undefined ? { model } : {}),
     ...(lastMessageAt !== undefined ? { lastMessageAt } : {}),
     startTime: info.startTime,
-    running: info.status.name === 'RUNNING',
+    running,
+    ...(waiting ? { waitingApprovals: waiting.map(({ callId, tool }) => ({ callId, tool })) } : {}),
   };
 }
 

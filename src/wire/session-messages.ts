@@ -92,6 +92,21 @@ export interface PendingApproval {
   messageId: string;
 }
 
+/**
+ * The memo key where a session keeps the tool calls waiting for approval (`WaitingApproval[]`, absent when
+ * none waits), so a list of sessions tells a session blocked on a person from one working, from visibility
+ * alone. Carried by continue-as-new with the rest of the memo. No input is kept there: a memo is shown to
+ * anyone who may list workflows, and a tool's input is the conversation's.
+ */
+export const SESSION_APPROVALS_MEMO_KEY = 'fh.session.approvals';
+/** At most this many waiting calls are named in the memo (a list needs to know that it waits, and for what). */
+export const SESSION_APPROVALS_MEMO_MAX = 20;
+
+export interface WaitingApproval {
+  callId: string;
+  tool: string;
+}
+
 export type { StoredReply, ReplyArchiveIndex, ReplyArchiveChunk } from '../core/sessions/reply-archive';
 
 export interface CarriedSession {

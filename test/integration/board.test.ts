@@ -160,6 +160,16 @@ describe('fh board', () => {
     await approval.waitFor({ timeout: 30_000 });
     expect(await approval.textContent()).toContain('write_file');
     await expect(fs.stat(file)).rejects.toThrow();
+    // The inbox (another page's) shows the session as waiting for approval, not merely in progress.
+    const other = await browser.context.newPage();
+    const chip = other.locator(`.row[data-id="${s.id}"] .chip.approval`);
+    await until('the inbox row waiting for approval', async () => {
+      await other.goto(server.url);
+      await other.locator(`.row[data-id="${s.id}"]`).waitFor({ timeout: 30_000 });
+      return (await chip.count()) === 1;
+    });
+    expect(await chip.textContent()).toBe('approval: write_file');
+    await other.close();
     await page.fill('.approval input', 'looks fine');
     await shot('approval');
     await page.click('.approval button.approve');

@@ -172,6 +172,11 @@ describe('fh session', () => {
       const p = (await ok(['session', 'show', id])).info.pendingApprovals;
       return p.length === 2 ? p : undefined;
     });
+    // The list says the session waits for a person, and for which tools.
+    const row = await until('the list row waiting for approval', async () =>
+      (await fh(['session', 'list', '--agent', 'assistant'])).stdout.split('\n').find((l) => l.includes(id) && l.includes('(approval:')),
+    );
+    expect(row).toMatch(/in-progress \(approval: write_file, write_file\)/);
     const many = await fh(['session', 'deny', id]);
     expect(many.code).toBe(2);
     expect(many.stderr).toContain(both[0].callId);

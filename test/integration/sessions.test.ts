@@ -313,6 +313,10 @@ describe('sessions', () => {
     fake.enqueue(callTools({ name: 'write_file', input: { path: `can-${n}.txt`, content: 'c' } }), say('wrote it'));
     const writing = s.prompt('write it');
     const pending = await until('the approval', async () => (await s.pendingApprovals())[0]);
+    // The list tells a session waiting for a person from one working (its memo, from visibility alone).
+    const listed = () => listSessions(w.client, { query: `WorkflowId = '${s.workflow.workflowId}'` }).then((rows) => rows[0]);
+    const waitingRow = await until('the list shows the approval', async () => ((await listed())?.waitingApprovals ? listed() : undefined));
+    expect(waitingRow?.waitingApprovals).toEqual([{ callId: pending.callId, tool: 'write_file' }]);
     const queued: string[] = [];
     for (let i = 0; i < 12; i++) queued.push((await s.send(`queued ${i}`)).messageId);
     const moved = await until('a continue-as-new while waiting', async () => {
@@ -321,10 +325,14 @@ describe('sessions', () => {
     });
     expect(moved.pendingApprovals.map((p) => p.callId)).toEqual([pending.callId]);
     expect(moved.queued.length).toBe(12);
+    // The continued run still says so (its list row is the new run's).
+    const movedRow = await until('the new run listed', async () => ((await listed())?.runId === moved.runId ? listed() : undefined));
+    expect(movedRow?.waitingApprovals).toEqual([{ callId: pending.callId, tool: 'write_file' }]);
     for (let i = 0; i < 12; i++) fake.enqueue(say(`q${i} answered`));
     await s.approve(pending.callId);
     expect(await writing).toBe('wrote it');
     for (let i = 0; i < 12; i++) expect(await s.reply(queued[i]!)).toMatch(/answered/);
+    await until('the list shows no approval', async () => { const row = await listed(); return row && !row.waitingApprovals ? row : undefined; });
     await s.end();
   });
 });

@@ -3,7 +3,7 @@
  * waits for a decision (or for the run to suspend the turn at a continue-as-new), and decisions are
  * remembered so a late second one is "already decided", not "unknown".
  */
-import { condition, isCancellation } from '@temporalio/workflow';
+import { condition, isCancellation, patched, upsertMemo, workflowInfo } from '@temporalio/workflow';
 import { z } from 'zod';
 import { InterruptedError, TurnSuspendedError } from '../../core/errors';
 import type { ToolAuthorizer } from '../../core/conversation';
@@ -11,6 +11,7 @@ import { UnknownToolCallError } from '../../core/sessions/host-errors';
 import { deniedText, permissionFor, refusedInExploreText, toolEffect } from '../../core/sessions/permissions';
 import { parseWith } from '../../core/validate';
 import { approvalNeeded } from '../../core/tools';
+import { SESSION_APPROVALS_MEMO_KEY, SESSION_APPROVALS_MEMO_MAX, type WaitingApproval } from '../../wire/session-messages';
 import type { SessionCore } from './core';
 
 /** Decided tool calls remembered, so a late second decision is "already decided", not "unknown". */
@@ -18,7 +19,13 @@ const REMEMBERED_DECISIONS = 200;
 
 type Decision = { callId: string; approved: boolean; note?: string };
 
+/** Since this patch a session keeps its tool calls waiting for approval in its memo (SESSION_APPROVALS_MEMO_KEY). */
+export const APPROVALS_MEMO_PATCH = 'fh-session-approvals-memo';
+
 export class Approvals {
+  /** The waiting calls the memo holds (as JSON), read from the run's memo once: a continued run inherits it. */
+  private memoHolds: string | undefined;
+
   constructor(private readonly s: SessionCore) {}
 
   /** For the harness: asked before each tool call (permission mode, approvals). */
@@ -34,12 +41,15 @@ export class Approvals {
       s.approvals.set(call.id, approval);
       s.emit('approval_requested', { id: call.id, name: call.name, input: call.input });
     }
+    // Also for a call carried from the previous run: its memo says so already unless that run lost it.
+    this.syncMemo();
     const waiting = approval;
     try {
       await condition(() => waiting.decision !== undefined || s.suspending);
     } catch (err) {
       if (isCancellation(err)) {
         s.approvals.delete(call.id);
+        this.syncMemo();
         throw new InterruptedError();
       }
       throw err;
@@ -67,6 +77,23 @@ export class Approvals {
     if (!pending || pending.decision) return;
     pending.decision = req.note === undefined ? { approved: req.approved } : { approved: req.approved, note: req.note };
     this.s.emit('approval_decided', { id: req.callId, name: pending.tool, approved: req.approved, ...(req.note !== undefined ? { note: req.note } : {}) });
+    this.syncMemo();
+  }
+
+  /**
+   * Upserts the memo when the set of undecided calls changed since it was last sent (a memo upsert is a
+   * history event: one per request and one per decision, none for a turn that needs no approval).
+   */
+  private syncMemo(): void {
+    const waiting: WaitingApproval[] = [...this.s.approvals.values()]
+      .filter((a) => !a.decision)
+      .slice(0, SESSION_APPROVALS_MEMO_MAX)
+      .map((a) => ({ callId: a.callId, tool: a.tool }));
+    const now = JSON.stringify(waiting);
+    this.memoHolds ??= JSON.stringify(workflowInfo().memo?.[SESSION_APPROVALS_MEMO_KEY] ?? []);
+    if (now === this.memoHolds || !patched(APPROVALS_MEMO_PATCH)) return;
+    this.memoHolds = now;
+    upsertMemo({ [SESSION_APPROVALS_MEMO_KEY]: waiting.length > 0 ? waiting : null });
   }
 
   private remember(callId: string): void {

@@ -3,12 +3,13 @@
  * conversation is not stored yet, lets every handler finish (waiting prompts answer "continued", their
  * clients ask the next run), and carries the session by reference.
  */
-import { allHandlersFinished, condition, continueAsNew, patched, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, makeContinueAsNewFunc, patched, workflowInfo } from '@temporalio/workflow';
 import { TRANSCRIPT_STORE_MISS } from '../../wire/activity-contract';
 import type { Session } from '../../core/conversation';
 import { bloomAdd } from '../../core/sessions/reply-archive';
 import { innermostApplicationFailure } from '../../wire/failures';
-import type { CarriedSession, ReplyArchiveIndex, SessionEnvelope, StoredReply } from '../../wire/session-messages';
+import { SESSION_APPROVALS_MEMO_KEY, type CarriedSession, type ReplyArchiveIndex, type SessionEnvelope, type StoredReply } from '../../wire/session-messages';
+import { APPROVALS_MEMO_PATCH } from './approvals';
 import type { SessionCore } from './core';
 import { REPLIES_BEFORE_CONTINUING } from './messages';
 import { streamLog } from '../stream/publish';
@@ -51,6 +52,14 @@ export async function continueSessionAsNew(s: SessionCore, session: Session, sus
     streamNext: streamLog().next,
   };
   const next: SessionEnvelope = { fhSession: { ...s.start, carried } };
+  // Temporal gives the next run the memo this run started with, not what it upserted since. Where the
+  // calls waiting for approval (approvals.ts) are or were in it, the memo as it is now goes: a list never
+  // shows a waiting session as not waiting, nor an answered one as waiting.
+  const memo = workflowInfo().memo ?? {};
+  const waitingInMemo = (m: Readonly<Record<string, unknown>> | undefined) => m?.[SESSION_APPROVALS_MEMO_KEY] !== undefined;
+  if ((waitingInMemo(memo) || waitingInMemo(s.startMemo)) && patched(APPROVALS_MEMO_PATCH)) {
+    return makeContinueAsNewFunc<(envelope: SessionEnvelope) => Promise<unknown>>({ memo })(next);
+  }
   return continueAsNew(next);
 }
 

@@ -4,7 +4,7 @@
  * continue-as-new or a fork carried), and read by every module of this folder. Workflow code: `Date.now()`
  * is the workflow clock.
  */
-import type { CancellationScope } from '@temporalio/workflow';
+import { workflowInfo, type CancellationScope } from '@temporalio/workflow';
 import { makeEvent, type AgentEventType, type EventPayloads } from '../../core/events';
 import type { Harness } from '../../core/harness';
 import type { Session } from '../../core/conversation';
@@ -53,6 +53,11 @@ export class SessionCore {
   titling: Promise<void> | undefined;
   /** Until the carried conversation is loaded, queries of it would show an empty one. */
   restoring: boolean;
+  /**
+   * The memo this run started with: what Temporal gives the next run unless the continue-as-new passes
+   * one (upserts since are not carried by themselves; see continue-as-new.ts).
+   */
+  readonly startMemo: Readonly<Record<string, unknown>> | undefined = workflowInfo().memo;
   /** Every activity the session calls itself, through the same ports as the harness's. */
   readonly acts: SessionActivities = createSessionActivities();
 
