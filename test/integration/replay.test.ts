@@ -108,6 +108,14 @@ describe('recorded histories replay against the current workflow code', () => {
     }
   });
 
+  it('the session approvals history holds the approval in its memo since 0.6.5 (set at the request, removed at the decision)', async () => {
+    for (const r of RELEASES.filter((x) => since(x, '0.3.0'))) {
+      const h = (await recorded(`${r}/session-approvals`)).history;
+      const memo = h.events!.filter((e) => e.workflowPropertiesModifiedEventAttributes).map((e) => Object.keys(e.workflowPropertiesModifiedEventAttributes!.upsertedMemo?.fields ?? {}));
+      expect([r, memo]).toEqual([r, since(r, '0.6.5') ? [['fh.session.approvals'], ['fh.session.approvals']] : []]);
+    }
+  });
+
   it('each flow history holds what it was recorded for (so replaying it exercises that code)', async () => {
     for (const r of RELEASES.filter((x) => since(x, '0.5.0'))) {
       const flow = (await recorded(`${r}/flow-release`)).history;
