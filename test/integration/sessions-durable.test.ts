@@ -1,6 +1,6 @@
 /**
- * Sessions across what happens to long conversations: an approval that waits while its worker is
- * killed, an interrupt during a model call, deleting a session whose prefix a fork shares, and a
+ * Sessions across what happens to long conversations: a worker killed while an approval waits and
+ * while a store call runs, an interrupt during a model call, deleting a session whose prefix a fork shares, and a
  * deploy of new agent code picked up at continue-as-new. Real dev server, real worker processes.
  */
 import { promises as fs } from 'node:fs';
@@ -26,7 +26,7 @@ import { rejection, until } from '../support/waiting';
 
 const sid = (p: string) => `${p}-${process.pid}-${Date.now() % 1_000_000}`;
 
-describe('an approval wait survives killing the worker, and costs no worker slot', () => {
+describe('a session whose worker process is SIGKILLed', () => {
   let t: TestConnection;
   let fake: FakeAnthropicServer;
   const children: ChildProcess[] = [];
@@ -41,7 +41,7 @@ describe('an approval wait survives killing the worker, and costs no worker slot
     await t?.close();
   });
 
-  it('approves on a new worker after the first was SIGKILLed while the call waited', async () => {
+  it('while a call waits for approval (which holds no worker slot): approved on a new worker', async () => {
     const taskQueue = sid('approve-kill');
     const storeDir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-store-'));
     const cwd = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-cwd-'));
@@ -65,24 +65,8 @@ describe('an approval wait survives killing the worker, and costs no worker slot
     expect(await fs.readFile(path.join(cwd, 'after-kill.txt'), 'utf8')).toBe('survived');
     await s.end();
   });
-});
 
-describe('a worker killed during a session store call', () => {
-  let t: TestConnection;
-  let fake: FakeAnthropicServer;
-  const children: ChildProcess[] = [];
-
-  beforeAll(async () => {
-    t = await testConnection();
-    fake = await startSessionFake();
-  });
-  afterAll(async () => {
-    await Promise.all(children.map(killHard));
-    await fake?.stop();
-    await t?.close();
-  });
-
-  it('is noticed through heartbeats (not the two-minute start-to-close timeout) when a continued run loads its transcript', async () => {
+  it('killed during a store call (a continued run loading its transcript): noticed through heartbeats, not the two-minute start-to-close timeout', async () => {
     const taskQueue = sid('load-kill');
     const storeDir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-store-'));
     const signal = path.join(await fs.mkdtemp(path.join(os.tmpdir(), 'fh-hang-')), 'hung');
