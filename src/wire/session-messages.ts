@@ -111,6 +111,8 @@ export type { StoredReply, ReplyArchiveIndex, ReplyArchiveChunk } from '../core/
 
 export interface CarriedSession {
   record: SessionRecord;
+  /** The stateful MCP servers' pins (server name to the owning worker's task queue): the next run keeps them. */
+  mcpPins?: Record<string, string>;
   /** The conversation: a stored transcript by reference, plus entries not stored yet. */
   transcript: { ref: TranscriptRef | null; tail: Entry[] };
   usage?: SessionUsage;

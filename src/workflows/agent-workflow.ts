@@ -105,7 +105,7 @@ function workflowInit(flavour: Flavour, state: RunState, host?: SessionHost, sub
       proxySinks<FabricSinks>().fabric.warnOnce('temporal-compaction', TEMPORAL_COMPACTION_WARNING);
     }
     const ports = host
-      ? createTemporalPorts({ record: (e) => state.record(e), transport: host.transport, onActivity: host.onActivity, toolSet })
+      ? createTemporalPorts({ record: (e) => state.record(e), transport: host.transport, onActivity: host.onActivity, mcpPins: host.mcpPins, toolSet })
       : createTemporalPorts({ record: (e) => state.record(e), ...(sub ? { depth: sub.depth } : {}), toolSet });
     const harness = host
       ? new Harness(ports, options, flavour, '.', host, host.authorize)

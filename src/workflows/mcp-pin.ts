@@ -9,6 +9,12 @@ import { isScheduleToStartTimeout } from './schedule-to-start';
  * an `fhMcpPin` activity before the server's tool list, whose answer (a task queue) is in history.
  */
 export const MCP_PIN_PATCH = 'fh-mcp-pin';
+/**
+ * Since this patch a session's continued run starts with the pins its previous run had (carried by
+ * continue-as-new), so its calls reach the same connection (same worker, same workflow id): no `fhMcpPin`
+ * for a server pinned before. Earlier runs pinned again, and could land on another worker.
+ */
+export const MCP_PIN_CARRIED_PATCH = 'fh-mcp-pin-carried';
 
 /** Which worker owns a stateful MCP connection: answered at once by any worker that takes it (plus the run's retry policy). */
 export const MCP_PIN_OPTIONS: Pick<ActivityOptions, 'startToCloseTimeout'> = { startToCloseTimeout: '1 minute' };
@@ -31,14 +37,29 @@ export type PinnedOptions = Pick<ActivityOptions, 'taskQueue' | 'scheduleToStart
 export class McpPinning {
   private readonly queues = new Map<string, string | undefined>();
 
-  constructor(private readonly deps: McpPinDeps) {}
+  /** `carried`: the previous run's pins (server name to task queue), used instead of pinning again. */
+  constructor(
+    private readonly deps: McpPinDeps,
+    private readonly carried: Readonly<Record<string, string>> = {},
+  ) {}
 
   /** Lists a server's tools: pins a stateful server first (the list opens the connection there). */
   async list<T>(server: McpServerRef, run: (pin: PinnedOptions) => Promise<T>): Promise<T> {
     const name = mcpServerName(server);
     const declaredStateless = typeof server !== 'string' && server.stateful === false;
-    if (!declaredStateless && !this.queues.has(name) && patched(MCP_PIN_PATCH)) this.queues.set(name, (await this.deps.pin(server)).taskQueue ?? undefined);
+    if (!declaredStateless && !this.queues.has(name) && patched(MCP_PIN_PATCH)) {
+      // A worker gone since is found as any lost owner is: the list waits MCP_PIN_WAIT, then pins again.
+      const carried = Object.hasOwn(this.carried, name) ? this.carried[name] : undefined;
+      this.queues.set(name, carried !== undefined && patched(MCP_PIN_CARRIED_PATCH) ? carried : ((await this.deps.pin(server)).taskQueue ?? undefined));
+    }
     return (await this.pinned(server, run)).value;
+  }
+
+  /** The pins this run holds now (server name to task queue), for a continue-as-new to carry. */
+  pins(): Record<string, string> {
+    const pins: Record<string, string> = {};
+    for (const [name, queue] of this.queues) if (queue !== undefined) pins[name] = queue;
+    return pins;
   }
 
   /**

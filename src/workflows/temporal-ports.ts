@@ -38,6 +38,8 @@ export interface TemporalPortOptions {
   transport?: ModelTransport;
   /** Told when an activity starts (+1) and ends (-1): a session suspends a turn only when none runs. */
   onActivity?(delta: 1 | -1, kind: ActivityKind): void;
+  /** A session's MCP pins: those its previous run carried, and where to report how to read the current ones. */
+  mcpPins?: { carried: Readonly<Record<string, string>>; expose(pins: () => Record<string, string>): void };
   /** The key of the bundle's agent set: tool calls go to its queue (wire/tool-queue.ts). */
   toolSet?: string;
   /** This run's depth among sub-agents (0: not a sub-agent). */
@@ -131,9 +133,11 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
       return run(activities(options, summary));
     });
   }
-  const mcpPins = new McpPinning({
-    pin: (server) => decoded(() => toPromise(onToolQueue({ ...MCP_PIN_OPTIONS, retry }, `pin MCP server ${mcpServerName(server)}`, 'mcp pin', (a) => a.fhMcpPin({ server })))),
-  });
+  const mcpPins = new McpPinning(
+    { pin: (server) => decoded(() => toPromise(onToolQueue({ ...MCP_PIN_OPTIONS, retry }, `pin MCP server ${mcpServerName(server)}`, 'mcp pin', (a) => a.fhMcpPin({ server })))) },
+    opts.mcpPins?.carried,
+  );
+  opts.mcpPins?.expose(() => mcpPins.pins());
 
   const modelActivity = createModelActivity(transport, counted);
 

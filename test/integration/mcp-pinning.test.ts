@@ -4,7 +4,7 @@
  * test/fixtures/mcp-counter-server.js, counting calls per connection) all land on one connection of one
  * worker. Then that worker is SIGKILLed: the run's next call waits on the dead worker's own queue, the
  * run pins the server again (the other worker), and the calls go on there on a new connection — the
- * first result after the loss says the state was lost.
+ * first result after the loss says the state was lost. A session keeps its pin across continue-as-new.
  */
 import type { ChildProcess } from 'node:child_process';
 import { promises as fs } from 'node:fs';
@@ -12,10 +12,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { startAgent } from '@fabric-harness/sdk/client';
+import { startAgent, startSession } from '@fabric-harness/sdk/client';
 import { FabricHarnessPlugin, FileTranscriptStore } from '@fabric-harness/sdk/worker';
 import { callTools, FakeAnthropicServer, say, type RecordedRequest } from '@fabric-harness/sdk/testing';
-import { mcpUser } from '../fixtures/ecosystem-agents';
+import { mcpSession, mcpUser } from '../fixtures/ecosystem-agents';
 import { killHard, startWorkerProcess } from '../support/worker-process-control';
 import { testConnection, type TestConnection } from '../support/temporal';
 
@@ -119,5 +119,73 @@ describe('MCP: a stateful server pinned to its worker', () => {
     );
     const pinBytes = pinEvents.reduce((n, e) => n + temporal.api.history.v1.HistoryEvent.encode(e).finish().length, 0);
     console.log(`mcp pin: ${pinIds.size} fhMcpPin activities, ${pinEvents.length} events, ${pinBytes} B of history (${Math.round(pinBytes / pinIds.size)} B per pin); pinned queues ${[...new Set(pinQueues)].join(', ')}`);
+  }, 240_000);
+});
+
+describe('MCP: a session keeps its pinned connection across continue-as-new', () => {
+  let fake: FakeAnthropicServer;
+  let t: TestConnection;
+  const workers: ChildProcess[] = [];
+
+  beforeAll(async () => {
+    fake = await FakeAnthropicServer.start({
+      // "count" calls the counter once, and the reply is its result; anything else is answered "ok".
+      route: (req) => {
+        if (req.path !== '/v1/messages') return undefined;
+        if (typeof req.body.system === 'string' && /title/i.test(req.body.system)) return say('MCP session');
+        const messages = req.body.messages as Array<{ role: string; content: Block[] | string }>;
+        const last = messages.at(-1)!;
+        if (Array.isArray(last.content) && last.content.some((b) => b.type === 'tool_result')) return say(toolResults(req).at(-1)!);
+        const text = typeof last.content === 'string' ? last.content : last.content.map((b) => (b as { text?: string }).text ?? '').join('');
+        return text.includes('count') ? callTools({ name: 'counter__count', input: {} }) : say('ok');
+      },
+    });
+    t = await testConnection();
+  });
+  afterAll(async () => {
+    for (const w of workers) await killHard(w);
+    await t?.close();
+    await fake?.stop();
+  });
+
+  it('the continued run calls the same connection on the same worker, without pinning again', async () => {
+    const storeDir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-mcp-can-store-'));
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-mcp-can-'));
+    const taskQueue = `mcp-can-${process.pid}-${Date.now()}`;
+    // Two workers: without the carried pin, the next run's pin could land on either.
+    for (const identity of [`can-a-${process.pid}`, `can-b-${process.pid}`]) workers.push(await startWorkerProcess({ taskQueue, fakeUrl: fake.url, storeDir, identity, mcpCounter: COUNTER }));
+    const client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [new FabricHarnessPlugin({ store: new FileTranscriptStore(storeDir) })] });
+    // historyLimit 40: a run's start-up with an MCP server is 19 events (the model, the pin, the list), and
+    // a limit below it would continue as new before every turn.
+    const s = await startSession(client, mcpSession, { id: `mcp-can-${Date.now()}`, taskQueue, historyLimit: 40, input: { dir, servers: ['counter'] } });
+    const firstRun = (await s.workflow.describe()).runId;
+    const before = parse(await s.prompt('count'));
+    for (let i = 0; i < 20 && (await s.info()).continuedRuns < 2; i++) expect(await s.prompt(`hello ${i}`)).toBe('ok');
+    expect((await s.info()).continuedRuns).toBeGreaterThanOrEqual(2);
+    const after = parse(await s.prompt('count'));
+    // The same connection kept its state: the counter goes on.
+    expect(after).toEqual({ owner: before.owner, connection: before.connection, n: before.n + 1 });
+
+    // Of the runs that continued as new, only the first pinned; each listed the server's tools on the
+    // owner's own queue. (The run going on now may not have listed them yet.)
+    const scheduled: Array<{ run: number; type: string; queue: string }> = [];
+    let runs = 0;
+    for (let runId: string | undefined = firstRun; runId; ) {
+      const events: temporal.api.history.v1.IHistoryEvent[] = (await client.workflow.getHandle(s.workflow.workflowId, runId).fetchHistory()).events ?? [];
+      runId = events.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+      if (!runId) break;
+      for (const e of events) {
+        const a = e.activityTaskScheduledEventAttributes;
+        if (a) scheduled.push({ run: runs, type: a.activityType!.name!, queue: a.taskQueue!.name! });
+      }
+      runs++;
+    }
+    expect(runs).toBeGreaterThanOrEqual(2);
+    expect(scheduled.filter((x) => x.type === 'fhMcpPin').map((x) => x.run)).toEqual([0]);
+    const lists = scheduled.filter((x) => x.type === 'fhMcpList');
+    expect(lists.map((x) => x.run)).toEqual([...Array(runs).keys()]);
+    expect(new Set(lists.map((x) => x.queue)).size).toBe(1);
+    expect(lists[0]!.queue).toContain(`:mcp-${before.owner}`);
+    await s.end();
   }, 240_000);
 });

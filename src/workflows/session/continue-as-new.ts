@@ -51,6 +51,9 @@ export async function continueSessionAsNew(s: SessionCore, session: Session, sus
     decided: [...s.decided],
     streamNext: streamLog().next,
   };
+  // The same worker keeps serving a stateful MCP server's connection to this session (mcp-pin.ts).
+  const mcpPins = s.mcpPinsNow();
+  if (Object.keys(mcpPins).length > 0) carried.mcpPins = mcpPins;
   const next: SessionEnvelope = { fhSession: { ...s.start, carried } };
   // Temporal gives the next run the memo this run started with, not what it upserted since. Where the
   // calls waiting for approval (approvals.ts) are or were in it, the memo as it is now goes: a list never

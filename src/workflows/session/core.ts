@@ -58,6 +58,8 @@ export class SessionCore {
    * one (upserts since are not carried by themselves; see continue-as-new.ts).
    */
   readonly startMemo: Readonly<Record<string, unknown>> | undefined = workflowInfo().memo;
+  /** The harness's MCP pins now (its ports report how to read them), for a continue-as-new to carry. */
+  mcpPinsNow: () => Record<string, string> = () => ({});
   /** Every activity the session calls itself, through the same ports as the harness's. */
   readonly acts: SessionActivities = createSessionActivities();
 

@@ -71,6 +71,12 @@ export class SessionHost implements PromptHost {
     this.authorize = this.approvals.authorize;
   }
 
+  /** The MCP pins the previous run carried, for the harness's ports; they report the current ones back. */
+  get mcpPins(): { carried: Readonly<Record<string, string>>; expose(pins: () => Record<string, string>): void } {
+    const s = this.s;
+    return { carried: s.start.carried?.mcpPins ?? {}, expose: (pins) => (s.mcpPinsNow = pins) };
+  }
+
   /** Counts running activities (ports call it): a turn is suspended only when none runs. */
   readonly onActivity = (delta: 1 | -1, kind: ActivityKind): void => {
     this.s.activitiesRunning += delta;
