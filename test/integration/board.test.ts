@@ -162,7 +162,7 @@ describe('fh board', () => {
     await expect(fs.stat(file)).rejects.toThrow();
     // The inbox (another page's) shows the session as waiting for approval, not merely in progress.
     const other = await browser.context.newPage();
-    const chip = other.locator(`.row[data-id="${s.id}"] .chip.approval`);
+    const chip = other.locator(`.row[data-id="${s.id}"] .chip.waiting-approval`);
     await until('the inbox row waiting for approval', async () => {
       await other.goto(server.url);
       await other.locator(`.row[data-id="${s.id}"]`).waitFor({ timeout: 30_000 });

@@ -157,7 +157,7 @@ function boardPage(): void {
       h('span', { class: 'meta' },
         h('span', { class: 'chip s-' + r.status }, r.status),
         // Blocked on a person, not working: the status alone (in-progress) cannot tell (see sessions-list).
-        r.waitingApprovals ? h('span', { class: 'chip f-waiting approval', title: 'waiting for approval: ' + r.waitingApprovals.join(', ') }, 'approval: ' + r.waitingApprovals.join(', ')) : null,
+        r.waitingApprovals ? h('span', { class: 'chip f-waiting waiting-approval', title: 'waiting for approval: ' + r.waitingApprovals.join(', ') }, 'approval: ' + r.waitingApprovals.join(', ')) : null,
         ...Object.entries(r.labels || {}).map(([k, v]) => h('span', { class: 'chip label' }, v === true ? k : k + '=' + String(v))),
         r.model ? h('span', {}, r.model) : null,
         r.running ? null : h('span', {}, 'closed'),
