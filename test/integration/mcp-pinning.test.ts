@@ -188,4 +188,23 @@ describe('MCP: a session keeps its pinned connection across continue-as-new', ()
     expect(lists[0]!.queue).toContain(`:mcp-${before.owner}`);
     await s.end();
   }, 240_000);
+
+  it('a historyLimit below a run\'s start-up still answers every prompt: each run serves one before it continues as new', async () => {
+    const storeDir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-mcp-limit-store-'));
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-mcp-limit-'));
+    const taskQueue = `mcp-limit-${process.pid}-${Date.now()}`;
+    workers.push(await startWorkerProcess({ taskQueue, fakeUrl: fake.url, storeDir, identity: `limit-${process.pid}`, mcpCounter: COUNTER }));
+    const client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [new FabricHarnessPlugin({ store: new FileTranscriptStore(storeDir) })] });
+    // 20, the lowest allowed: a continued run's start-up with one MCP server already passes it.
+    const s = await startSession(client, mcpSession, { id: `mcp-limit-${Date.now()}`, taskQueue, historyLimit: 20, input: { dir, servers: ['counter'] } });
+    const within = <T>(ms: number, p: Promise<T>, what: string) =>
+      Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what}: no answer in ${ms} ms`)), ms).unref())]);
+    const PROMPTS = 4;
+    for (let i = 0; i < PROMPTS; i++) expect(await within(60_000, s.prompt(`hello ${i}`), `prompt ${i}`)).toBe('ok');
+    const info = await s.info();
+    // Every run past the first continued as new after its turn, and none before serving one.
+    expect(info.continuedRuns).toBeGreaterThanOrEqual(PROMPTS - 1);
+    expect(info.continuedRuns).toBeLessThanOrEqual(PROMPTS);
+    await s.end();
+  }, 240_000);
 });

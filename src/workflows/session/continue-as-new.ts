@@ -21,12 +21,27 @@ const REMEMBERED_REPLIES = 50;
  * and a message id stay known for the session's whole life; runs recorded before it dropped them.
  */
 const REPLY_ARCHIVE_PATCH = 'fh-session-reply-archive';
+/**
+ * Since this patch `historyLimit` ends a run only once a turn has started in it. A run's start-up (the
+ * conversation restored, the model resolved, each MCP server pinned and listed) can itself pass a low
+ * limit; before, such a run continued as new before serving anything, and so did the next, forever.
+ */
+export const HISTORY_LIMIT_AFTER_TURN_PATCH = 'fh-session-limit-after-turn';
 
 export function shouldContinue(s: SessionCore): boolean {
   if (s.closed) return false;
   const info = workflowInfo();
   const limit = s.start.historyLimit;
-  return info.continueAsNewSuggested || (limit !== undefined && info.historyLength >= limit) || s.replies.size > REPLIES_BEFORE_CONTINUING;
+  const pastLimit = limit !== undefined && info.historyLength >= limit && (s.turnStarted || !s.limitWaitsForTurn);
+  return info.continueAsNewSuggested || pastLimit || s.replies.size > REPLIES_BEFORE_CONTINUING;
+}
+
+/**
+ * Read once per run, where serving starts (a fixed point of the run's code, never inside a condition),
+ * and only for a session with a limit: runs recorded before the patch keep the old rule on replay.
+ */
+export function readLimitRule(s: SessionCore): void {
+  s.limitWaitsForTurn = s.start.historyLimit !== undefined && patched(HISTORY_LIMIT_AFTER_TURN_PATCH);
 }
 
 export async function continueSessionAsNew(s: SessionCore, session: Session, suspended?: CarriedSession['suspended']): Promise<never> {

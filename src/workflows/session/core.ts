@@ -46,6 +46,10 @@ export class SessionCore {
   suspending = false;
   activitiesRunning = 0;
   toolsRunning = 0;
+  /** A turn started in this run (a resumed one counts): until then `historyLimit` alone does not end it. */
+  turnStarted = false;
+  /** The limit waits for this run's first turn (read once per run in serve(); see continue-as-new.ts). */
+  limitWaitsForTurn = false;
   /** Search attribute values as last upserted (JSON), by name. */
   readonly upserted = new Map<string, string>();
   /** Counts applied edits, so the serving loop re-arms its idle timer after one. */

@@ -35,7 +35,7 @@ import type { RunState } from '../run-state';
 import type { ActivityKind } from '../temporal-ports';
 import { Approvals } from './approvals';
 import { Catalogue } from './catalogue';
-import { continueSessionAsNew, shouldContinue } from './continue-as-new';
+import { continueSessionAsNew, readLimitRule, shouldContinue } from './continue-as-new';
 import { errorFields, SessionCore } from './core';
 import { Edits, switchModel } from './edits';
 import { MessageQueue } from './messages';
@@ -118,6 +118,7 @@ export class SessionHost implements PromptHost {
     const s = this.s;
     const session = await this.openConversation();
     this.catalogue.upsert();
+    readLimitRule(s);
     let answered = 0;
     const suspended = s.start.carried?.suspended;
     if (suspended) {

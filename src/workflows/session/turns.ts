@@ -25,6 +25,7 @@ export class Turns {
   async run(message: QueuedMessage, turn: () => Promise<string>, resumed = false): Promise<void> {
     const s = this.s;
     const first = s.record.messageCount === 0;
+    s.turnStarted = true;
     turnStarted(message.id, message.text);
     if (!resumed) s.record.messageCount += 1;
     this.catalogue.transition('user-message');
