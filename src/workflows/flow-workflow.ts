@@ -5,7 +5,7 @@
  * `fhFlowBranch` runs one parallel branch from its first node to the fan-in, on its own copy of
  * the context, and returns what it changed.
  */
-import { allHandlersFinished, CancellationScope, CancelledFailure, condition, getExternalWorkflowHandle, isCancellation, patched, setHandler, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, CancellationScope, CancelledFailure, condition, getExternalWorkflowHandle, isCancellation, patched, setHandler, workflowInfo } from '@temporalio/workflow';
 import { checkUserContext, diffContext, type FlowContext } from '../core/flows/context';
 import { initialEngineKeys } from '../core/flows/engine';
 import { FlowStageFailedError } from '../core/flows/errors';
@@ -16,6 +16,7 @@ import { parseWith } from '../core/validate';
 import { encodeFailure, rejectWith } from '../wire/failures';
 import { FLOW_GATES_MEMO_KEY, flowBranchGateSignal, flowGateAnswerSignal, flowGateUpdate, flowStateQuery, type BranchGateNotice, type BranchInput, type BranchResult, type FlowInput, type FlowResult, type FlowState } from '../wire/flow-messages';
 import { FlowRunner } from './flow-runner';
+import { memoMirror } from './memo-mirror';
 import { createFlowPorts } from './flow-ports';
 
 const flowPorts = createFlowPorts();
@@ -124,19 +125,10 @@ async function cleanUp(workDir: string): Promise<void> {
   }
 }
 
-/**
- * Keeps the gates the run waits at in its memo (a memo change is a command: only when the set changed,
- * and only for runs since the patch, so earlier histories replay).
- */
+/** Keeps the gates the run waits at in its memo (see ./memo-mirror). */
 function gatesInMemo(runner: FlowRunner): () => void {
-  let shown: string[] = [];
-  return () => {
-    const gates = runner.handlers.waitingGates().map((g) => g.node);
-    if (gates.length === shown.length && gates.every((g, i) => g === shown[i])) return;
-    if (!patched(GATES_MEMO_PATCH)) return;
-    shown = gates;
-    upsertMemo({ [FLOW_GATES_MEMO_KEY]: gates.length > 0 ? gates : null });
-  };
+  const mirror = memoMirror<string>(FLOW_GATES_MEMO_KEY, GATES_MEMO_PATCH);
+  return () => mirror(runner.handlers.waitingGates().map((g) => g.node));
 }
 
 /** The graph as the workflow's input: its shape, then the same checks the client ran. */

@@ -3,7 +3,7 @@
  * waits for a decision (or for the run to suspend the turn at a continue-as-new), and decisions are
  * remembered so a late second one is "already decided", not "unknown".
  */
-import { condition, isCancellation, patched, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import { condition, isCancellation } from '@temporalio/workflow';
 import { z } from 'zod';
 import { InterruptedError, TurnSuspendedError } from '../../core/errors';
 import type { ToolAuthorizer } from '../../core/conversation';
@@ -13,6 +13,7 @@ import { parseWith } from '../../core/validate';
 import { approvalNeeded } from '../../core/tools';
 import { SESSION_APPROVALS_MEMO_KEY, SESSION_APPROVALS_MEMO_MAX, type WaitingApproval } from '../../wire/session-messages';
 import type { SessionCore } from './core';
+import { memoMirror } from '../memo-mirror';
 
 /** Decided tool calls remembered, so a late second decision is "already decided", not "unknown". */
 const REMEMBERED_DECISIONS = 200;
@@ -24,7 +25,7 @@ export const APPROVALS_MEMO_PATCH = 'fh-session-approvals-memo';
 
 export class Approvals {
   /** The waiting calls the memo holds (as JSON), read from the run's memo once: a continued run inherits it. */
-  private memoHolds: string | undefined;
+  private readonly memo = memoMirror<WaitingApproval>(SESSION_APPROVALS_MEMO_KEY, APPROVALS_MEMO_PATCH);
 
   constructor(private readonly s: SessionCore) {}
 
@@ -85,15 +86,12 @@ export class Approvals {
    * history event: one per request and one per decision, none for a turn that needs no approval).
    */
   private syncMemo(): void {
-    const waiting: WaitingApproval[] = [...this.s.approvals.values()]
-      .filter((a) => !a.decision)
-      .slice(0, SESSION_APPROVALS_MEMO_MAX)
-      .map((a) => ({ callId: a.callId, tool: a.tool }));
-    const now = JSON.stringify(waiting);
-    this.memoHolds ??= JSON.stringify(workflowInfo().memo?.[SESSION_APPROVALS_MEMO_KEY] ?? []);
-    if (now === this.memoHolds || !patched(APPROVALS_MEMO_PATCH)) return;
-    this.memoHolds = now;
-    upsertMemo({ [SESSION_APPROVALS_MEMO_KEY]: waiting.length > 0 ? waiting : null });
+    this.memo(
+      [...this.s.approvals.values()]
+        .filter((a) => !a.decision)
+        .slice(0, SESSION_APPROVALS_MEMO_MAX)
+        .map((a) => ({ callId: a.callId, tool: a.tool })),
+    );
   }
 
   private remember(callId: string): void {
