@@ -36,8 +36,8 @@ import { MemoryFiles } from './memory-files';
 import { ReplyArchiveStore } from './reply-archive-store';
 import { updateMemory } from '../core/context/memory-extract';
 import { Lru } from '../core/lru';
+import { HEARTBEAT_MS, heartbeating } from './heartbeat';
 
-const HEARTBEAT_MS = 2_000;
 
 export interface ActivityDeps {
   /** API key and base URL, resolved on the worker; never sent through workflow history. */
@@ -269,8 +269,8 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
     fhEnhancePrompt: (input) =>
       asFailure(() => enhancePrompt(input.draft, { cwd: input.cwd, apiKey: deps.connection.apiKey, baseURL: deps.connection.baseURL, ...(input.model ? { model: input.model } : {}), signal: Context.current().cancellationSignal })),
 
-    fhWorktreeCreate: (input) => asFailure(() => createWorktree(input.cwd, input.name)),
-    fhWorktreeFinish: (input) => asFailure(() => finishWorktree(input)),
+    fhWorktreeCreate: (input) => asFailure(() => heartbeating(() => createWorktree(input.cwd, input.name))),
+    fhWorktreeFinish: (input) => asFailure(() => heartbeating(() => finishWorktree(input))),
 
     async fhLoadTranscript(ref) {
       const entries = await asFailure(() => heartbeating(() => transcripts.load(ref)));
@@ -364,20 +364,5 @@ async function streamedModelCall(client: Anthropic, call: MessagesCall, slot: St
   } finally {
     clearInterval(beat);
     publisher.close();
-  }
-}
-
-/**
- * Runs `fn` heartbeating every few seconds: a model call waits on the provider for up to minutes, a store
- * call on a slow disk or S3 for seconds, and a worker that dies meanwhile must be noticed within the
- * heartbeat timeout, not the start-to-close one.
- */
-async function heartbeating<T>(fn: () => Promise<T>): Promise<T> {
-  const ctx = Context.current();
-  const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_MS);
-  try {
-    return await fn();
-  } finally {
-    clearInterval(beat);
   }
 }

@@ -13,8 +13,7 @@ import type { FlowActivities } from '../wire/flow-activity-contract';
 import type { TranscriptStore } from './transcript-store';
 import { ToolResultStore } from './tool-results';
 import { createWorktree, finishWorktree, isGitWorkTree, snapshotCommit } from './worktrees';
-
-const COMMIT_HEARTBEAT_MS = 2_000;
+import { heartbeating } from './heartbeat';
 
 export function createFlowActivities(store: TranscriptStore): FlowActivities {
   const values = new ToolResultStore(store);
@@ -23,32 +22,33 @@ export function createFlowActivities(store: TranscriptStore): FlowActivities {
       const offloaded: Record<string, string> = {};
       // It heartbeats (the workflow sets a heartbeat timeout): a worker that dies mid-commit is noticed
       // in seconds and the commit retried elsewhere, instead of after the whole start-to-close timeout.
-      const ctx = Context.current();
-      const beat = setInterval(() => ctx.heartbeat(), COMMIT_HEARTBEAT_MS);
-      ctx.heartbeat();
+      Context.current().heartbeat();
       try {
-        for (const key of oversizedKeys(input.updates, input.offloadBytes)) {
-          const v = input.updates[key]!;
-          // Text is stored as itself (read back readable); anything else as its JSON.
-          const text = typeof v === 'string' ? v : JSON.stringify(v);
-          const ref = await values.save(text);
-          if (ref !== undefined) offloaded[key] = artifactPointer(ref, serializedBytes(v));
-        }
+        await heartbeating(async () => {
+          for (const key of oversizedKeys(input.updates, input.offloadBytes)) {
+            const v = input.updates[key]!;
+            // Text is stored as itself (read back readable); anything else as its JSON.
+            const text = typeof v === 'string' ? v : JSON.stringify(v);
+            const ref = await values.save(text);
+            if (ref !== undefined) offloaded[key] = artifactPointer(ref, serializedBytes(v));
+          }
+        });
       } catch (err) {
         throw encodeFailure(err);
-      } finally {
-        clearInterval(beat);
       }
       return { offloaded };
     },
 
+    // The work-dir activities run git (a worktree of a large repository takes a while) and heartbeat.
     async fhFlowBranchWorkDir({ workDir, name }) {
       try {
-        if (!(await isGitWorkTree(workDir))) return { kind: 'shared', reason: `work dir ${workDir} is not in a git repository: the branches share it` };
-        // From the work dir as the earlier stages left it (uncommitted work included), not from HEAD.
-        const snapshot = await snapshotCommit(workDir, [FLOW_OUTPUT_DIR], 'fabric-harness flow: the work dir at a fan-out');
-        const wt = await createWorktree(workDir, `flow/${name}`, snapshot);
-        return { kind: 'worktree', path: wt.path, root: wt.root, branch: wt.branch, base: wt.base };
+        return await heartbeating(async () => {
+          if (!(await isGitWorkTree(workDir))) return { kind: 'shared' as const, reason: `work dir ${workDir} is not in a git repository: the branches share it` };
+          // From the work dir as the earlier stages left it (uncommitted work included), not from HEAD.
+          const snapshot = await snapshotCommit(workDir, [FLOW_OUTPUT_DIR], 'fabric-harness flow: the work dir at a fan-out');
+          const wt = await createWorktree(workDir, `flow/${name}`, snapshot);
+          return { kind: 'worktree' as const, path: wt.path, root: wt.root, branch: wt.branch, base: wt.base };
+        });
       } catch (err) {
         throw encodeFailure(err);
       }
@@ -56,17 +56,19 @@ export function createFlowActivities(store: TranscriptStore): FlowActivities {
 
     async fhFlowBranchWorkDirDone(input) {
       try {
-        // The run's output files are its own, not the branch's work.
-        await fs.rm(path.join(input.path, FLOW_OUTPUT_DIR), { recursive: true, force: true });
-        const done = await finishWorktree({ root: input.root, branch: input.branch, base: input.base, cwd: input.workDir }, `fabric-harness flow branch (${input.branch})`);
-        return { branch: done.branch, headSha: done.commit ?? input.base };
+        return await heartbeating(async () => {
+          // The run's output files are its own, not the branch's work.
+          await fs.rm(path.join(input.path, FLOW_OUTPUT_DIR), { recursive: true, force: true });
+          const done = await finishWorktree({ root: input.root, branch: input.branch, base: input.base, cwd: input.workDir }, `fabric-harness flow branch (${input.branch})`);
+          return { branch: done.branch, headSha: done.commit ?? input.base };
+        });
       } catch (err) {
         throw encodeFailure(err);
       }
     },
 
     async fhFlowCleanup({ workDir }) {
-      await fs.rm(path.join(workDir, FLOW_OUTPUT_DIR), { recursive: true, force: true });
+      await heartbeating(() => fs.rm(path.join(workDir, FLOW_OUTPUT_DIR), { recursive: true, force: true }));
     },
   };
 }

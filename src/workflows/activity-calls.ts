@@ -14,7 +14,8 @@ export function activities(options: ActivityOptions, summary: string) {
   return proxyActivities<FabricActivities>({ ...options, summary });
 }
 
-export const worktreeOptions: ActivityOptions = { startToCloseTimeout: '5 minutes', retry: { ...retry, maximumAttempts: 3 } };
+/** git on the worker (a worktree of a large repository takes a while): it heartbeats, so a dead worker is noticed in seconds. */
+export const worktreeOptions: ActivityOptions = { startToCloseTimeout: '5 minutes', heartbeatTimeout: '10s', retry: { ...retry, maximumAttempts: 3 } };
 
 /**
  * The session's own activity calls (load and store its transcript, resolve a model it switches to, title
