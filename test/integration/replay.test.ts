@@ -116,6 +116,20 @@ describe('recorded histories replay against the current workflow code', () => {
     }
   });
 
+  it('the continued session runs read the history-limit rule since 0.6.6 (its patch marker in each run)', async () => {
+    const patchIds = (h: Awaited<ReturnType<typeof recorded>>['history']) =>
+      h.events!
+        .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
+        .flatMap((e) => e.markerRecordedEventAttributes!.details?.['patch-data']?.payloads ?? [])
+        .map((p) => (JSON.parse(Buffer.from(p.data!).toString('utf8')) as { id: string }).id);
+    for (const r of RELEASES.filter((x) => since(x, '0.3.0'))) {
+      for (const name of ['session-continued-first-run', 'session-continued-last-run']) {
+        const ids = patchIds((await recorded(`${r}/${name}`)).history);
+        expect([r, name, ids.includes('fh-session-limit-after-turn')]).toEqual([r, name, since(r, '0.6.6')]);
+      }
+    }
+  });
+
   it('each flow history holds what it was recorded for (so replaying it exercises that code)', async () => {
     for (const r of RELEASES.filter((x) => since(x, '0.5.0'))) {
       const flow = (await recorded(`${r}/flow-release`)).history;
