@@ -43,7 +43,7 @@ export async function board(options: BoardOptions): Promise<BoardServer> {
 }
 
 export { BoardBindError, type BoardServer } from './server';
-export { temporalBoardSource, ReplayUnavailableError, type BoardSource, type BoardEnvelope, type InboxRow, type InboxFilter, type SessionView, type BoardAction } from './source';
+export { temporalBoardSource, ReplayUnavailableError, type BoardSource, type BoardEnvelope, type BoardSubAgent, type InboxRow, type InboxFilter, type SessionView, type BoardAction } from './source';
 export type { ContextGauge, GaugeLayer } from './gauge';
 export { temporalFlowSource, FlowNotFoundError, type BoardFlowSource, type FlowRow, type GateBody } from './flow-source';
 export type { FlowView, FlowViewNode, FlowViewEdge, BoardNodeState } from './flow-view';

@@ -61,7 +61,14 @@ export interface SessionView {
  */
 export interface BoardEnvelope {
   offset: string;
-  event: { type: string; data: Record<string, unknown>; at?: number };
+  /** `subAgent`: the event is a sub-agent's (at any depth, `path` from the session down), not the session's own. */
+  event: { type: string; data: Record<string, unknown>; at?: number; subAgent?: BoardSubAgent };
+}
+
+/** Which sub-agent an event comes from: agent names from the session down, and its workflow id. */
+export interface BoardSubAgent {
+  path: string[];
+  workflowId: string;
 }
 
 const note = z.string().max(10_000, 'note is longer than 10,000 characters').optional();
@@ -247,16 +254,17 @@ function inboxRow(s: SessionSummary): InboxRow {
 
 /** The session handle's stream (src/wire/stream.ts): numeric offsets that only grow, across continue-as-new. */
 interface Streaming {
-  stream(options: { from?: number; signal?: AbortSignal }): AsyncIterable<{ offset: number; event: { type: string }; subAgent?: unknown }>;
+  stream(options: { from?: number; signal?: AbortSignal }): AsyncIterable<{ offset: number; event: { type: string }; subAgent?: BoardSubAgent }>;
 }
 
 async function* streamEvents(s: Streaming, from: string | undefined, signal: AbortSignal): AsyncIterable<BoardEnvelope> {
   const last = from !== undefined && /^\d+$/.test(from) ? Number(from) : undefined;
   try {
     for await (const env of s.stream({ ...(last !== undefined ? { from: last + 1 } : {}), signal })) {
-      // A sub-agent's own events (its text is not the session's reply); the page shows the session's.
-      if (env.subAgent) continue;
-      yield { offset: String(env.offset), event: { type: env.event.type, data: env.event as unknown as Record<string, unknown> } };
+      // A sub-agent's events are marked as its (its text is not the session's reply): the page shows them
+      // live in a box of their own, nested by depth.
+      const event = { type: env.event.type, data: env.event as unknown as Record<string, unknown> };
+      yield { offset: String(env.offset), event: env.subAgent ? { ...event, subAgent: { path: [...env.subAgent.path], workflowId: env.subAgent.workflowId } } : event };
     }
   } catch (err) {
     if (!signal.aborted) throw err;

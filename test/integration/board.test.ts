@@ -1,6 +1,6 @@
 /**
  * The board in real Chromium (Debian's, driven by playwright-core) against the real dev server, a real
- * worker and the fake Anthropic server: the inbox lists sessions; approving from the page lets the tool
+ * worker and the fake Anthropic server: the inbox lists sessions; a sub-agent's work shows live, nested; approving from the page lets the tool
  * run once; interrupt; the gauge's layers and 70% hint; model output with markup stays text; the audit
  * view and its replay check; and the guard refuses requests without the token or from another site.
  * Screenshots go to test-artifacts/board/.
@@ -10,9 +10,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { COMPACT_UPDATE, startSession, type SessionHandle } from '@fabric-harness/sdk/client';
 import { board, type BoardServer } from '@fabric-harness/sdk/board';
-import { callTools, say, type FakeAnthropicServer } from '@fabric-harness/sdk/testing';
+import { callTools, reply, say, type FakeAnthropicServer, type FakeStep } from '@fabric-harness/sdk/testing';
 import type { Page } from 'playwright-core';
 import { assistant, longAssistant } from '../fixtures/session-agents';
+import { nestingSession } from '../fixtures/ecosystem-agents';
 import { startSessionFake } from '../support/session-fake';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
 import { until } from '../support/waiting';
@@ -148,6 +149,46 @@ describe('fh board', () => {
     await page.locator('.msg.assistant:not(.live)', { hasText: 'until the end.' }).waitFor({ timeout: 30_000 });
     expect(await s.reply(sent.messageId)).toBe(text);
     await until('the live text gone', async () => (await page.locator('#live-text').count()) === 0);
+  });
+
+  it("shows a sub-agent's work live in a box of its own, nested by depth, as text, apart from the session's reply", async () => {
+    fake.enqueue(
+      callTools({ name: 'eco-middle', input: { task: 'find out' } }), // the session hands over
+      { ...reply({ content: ['The middle agent thinks aloud first.', { name: 'eco-helper', input: { task: 'the real work' } }], stopReason: 'tool_use' }), stream: { chunkChars: 6, pauseAfterDeltas: 2, gate: 'board-middle' } } as FakeStep,
+      say('GRANDCHILD <img src=x onerror="window.__xss=9"> answers', { stream: { chunkChars: 5, pauseAfterDeltas: 3, gate: 'board-helper' } }),
+      say('The helper found it.'), // the middle agent's last call
+      say('Done: found.'), // the session
+    );
+    const s = await startSession(w.client, nestingSession, { id: sid('board-nest'), taskQueue: w.taskQueue, title: 'Nesting' });
+    await s.send('Delegate it.');
+    await open(s.id);
+    const middle = page.locator('.subagent[data-workflow^="eco-middle-"]');
+    const helper = page.locator('.subagent[data-workflow^="eco-helper-"]');
+    // The middle agent has streamed two deltas and waits: its box shows them, and nothing more.
+    await fake.paused('board-middle');
+    await until("the middle agent's first deltas", async () => (await middle.count()) === 1 && (await middle.textContent())!.includes('The middle a'));
+    expect(await middle.textContent()).toContain('sub-agent eco-middle · working');
+    expect(await middle.textContent()).not.toContain('aloud');
+    // The session's own running call (the hand-over) is drawn once: in the conversation, not again live.
+    expect(await page.locator('.tool', { hasText: '⚙ eco-middle' }).count()).toBe(1);
+    // Not the session's reply: the session's own live text and conversation do not hold it.
+    expect(await page.locator('#live-text').count()).toBe(0);
+    expect(await page.locator('.msg.assistant:not(.live)', { hasText: 'The middle' }).count()).toBe(0);
+    fake.release('board-middle');
+    // The grandchild's box, one level deeper, while both still run; its markup stays text.
+    await fake.paused('board-helper');
+    await until("the helper's first deltas", async () => (await helper.count()) === 1 && (await helper.textContent())!.includes('GRANDCHILD <img'));
+    expect(await helper.textContent()).toContain('sub-agent eco-middle › eco-helper · working');
+    expect(await middle.textContent()).toContain('The middle agent thinks aloud first.');
+    const indent = await page.evaluate(() => [...document.querySelectorAll('.subagent')].map((e) => (e as HTMLElement).style.marginLeft));
+    expect(indent).toEqual(['0px', '16px']);
+    expect(await page.evaluate(() => ({ xss: (window as unknown as { __xss?: number }).__xss, imgs: document.querySelectorAll('img').length }))).toEqual({ xss: undefined, imgs: 0 });
+    await shot('sub-agents');
+    fake.release('board-helper');
+    // The session's turn ends: its reply is in the conversation, and the live boxes are gone.
+    await page.locator('.msg.assistant:not(.live)', { hasText: 'Done: found.' }).waitFor({ timeout: 30_000 });
+    await until('the sub-agent boxes gone', async () => (await page.locator('.subagent').count()) === 0);
+    await s.end();
   });
 
   it('approving from the page lets the tool run once, denying with a note keeps it from running, and the header renames and changes settings', async () => {

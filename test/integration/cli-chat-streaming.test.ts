@@ -8,8 +8,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { getSession, startSession } from '@fabric-harness/sdk/client';
-import { say, type FakeAnthropicServer } from '@fabric-harness/sdk/testing';
+import { callTools, reply, say, type FakeAnthropicServer, type FakeStep } from '@fabric-harness/sdk/testing';
 import { assistant } from '../fixtures/session-agents';
+import { nestingSession } from '../fixtures/ecosystem-agents';
 import { startSessionFake } from '../support/session-fake';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
 import { until } from '../support/waiting';
@@ -63,6 +64,43 @@ describe('fh chat streaming (tmux)', () => {
     await shows(/^First half of the answer, and then the second half\.$/m);
     await until('the turn to end', async () => !(await getSession(w.client, id).info()).processing);
     expect(screen().match(/and then the second half/g)).toHaveLength(1);
+    tmux('send-keys', '-t', pane, 'C-c');
+    await getSession(w.client, id).end();
+  }, 90_000);
+
+  it("shows sub-agents' messages and tool calls while they work, indented by depth and labelled, apart from the reply", async () => {
+    const id = `chat-nest-${process.pid}-${Date.now() % 100000}`;
+    await startSession(w.client, nestingSession, { id, taskQueue: w.taskQueue, title: 'Nesting chat' });
+    fake.enqueue(
+      callTools({ name: 'eco-middle', input: { task: 'find out' } }), // the session hands over
+      reply({ content: ['The middle agent thinks aloud first.', { name: 'eco-helper', input: { task: 'the real work' } }], stopReason: 'tool_use' }),
+      // The grandchild's reply waits at a gate: what came before it is on screen while both still run.
+      { ...say('GRANDCHILD answers\nline two\nline three\nline four\nline five\nline six'), stream: { pauseAfterDeltas: 1, gate: 'chat-helper' } } as FakeStep,
+      say('The helper found it.'),
+      say('Done: found.'),
+    );
+    const vars = `TEMPORAL_ADDRESS='${w.t.address}' TEMPORAL_NAMESPACE='${w.t.namespace}' FH_STORE_DIR='${w.storeDir}' NO_COLOR=1`;
+    try {
+      tmux('kill-session', '-t', pane); // the previous test's pane
+    } catch {
+      // none
+    }
+    tmux('new-session', '-d', '-s', pane, '-x', '120', '-y', '40', `cd '${ROOT}' && env ${vars} '${process.execPath}' '${FH}' chat ${id}; sleep 60`);
+    await shows(/^you ›/m);
+    tmux('send-keys', '-t', pane, '-l', 'delegate it');
+    tmux('send-keys', '-t', pane, 'Enter');
+    await fake.paused('chat-helper');
+    await shows(/^  \[eco-middle\] The middle agent thinks aloud first\.$/m);
+    await shows(/^  \[eco-middle\] → eco-helper \{"task":"the real work"\}$/m);
+    expect((await getSession(w.client, id).info()).processing).toBe(true);
+    fake.release('chat-helper');
+    // Two deep, and a long message cut to four lines.
+    await shows(/^    \[eco-middle › eco-helper\] GRANDCHILD answers$/m);
+    await shows(/^    \[eco-middle › eco-helper\] … 2 more lines$/m);
+    await shows(/^Done: found\.$/m);
+    expect(screen()).not.toContain('line five');
+    // The sub-agents' text is never printed as the session's own (unlabelled) reply.
+    expect(screen()).not.toMatch(/^The middle agent/m);
     tmux('send-keys', '-t', pane, 'C-c');
     await getSession(w.client, id).end();
   }, 90_000);

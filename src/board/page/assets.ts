@@ -100,6 +100,9 @@ button.mini { padding:0 7px; font-size:11.5px; border-radius:5px; }
 .msg.user { align-self:flex-end; background:#e6eefc; }
 .msg.assistant { background:var(--panel); border:1px solid var(--line); }
 .msg.live { border-style:dashed; }
+.subagent { border-left:3px solid var(--line); padding:4px 0 4px 10px; margin:6px 0; display:flex; flex-direction:column; gap:6px; }
+.subagent > .who { font-size:12px; color:var(--mute); }
+.subagent .sub-text { font-size:13px; }
 .who { font-size:11px; color:var(--mute); text-transform:uppercase; letter-spacing:.05em; display:block; margin-bottom:2px; }
 .thinking { color:var(--mute); font-style:italic; }
 .tool { border:1px solid var(--line); border-left:3px solid var(--tools); border-radius:8px; background:#fbfaff; max-width:860px; }

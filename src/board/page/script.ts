@@ -15,6 +15,11 @@ export function pageScript(): string {
 /* eslint-disable */
 function boardPage(): void {
   type Json = any;
+  /** A sub-agent's live work (its events on the session's stream): its current model call's text, running tools. */
+  type SubLive = { path: string[]; text: string; tools: Map<string, Json>; done: boolean };
+  /** What the running turn shows before its result is in the conversation; sub-agents by workflow id, in order of arrival. */
+  type Live = { text: string; tools: Map<string, Json>; subs: Map<string, SubLive> };
+  const emptyLive = (): Live => ({ text: '', tools: new Map(), subs: new Map() });
   const TOKEN = document.body.dataset.token || '';
   const state: {
     filter: { status: string; label: string; archived: boolean };
@@ -23,7 +28,7 @@ function boardPage(): void {
     tab: 'conversation' | 'audit';
     source: EventSource | null;
     offset: string | undefined;
-    live: { text: string; tools: Map<string, Json> };
+    live: Live;
     refreshTimer: number | null;
     seen: Record<string, string>;
     /** What the user is typing: a re-render (every live event) must not wipe it. */
@@ -35,7 +40,7 @@ function boardPage(): void {
     tab: 'conversation',
     source: null,
     offset: undefined,
-    live: { text: '', tools: new Map() },
+    live: emptyLive(),
     refreshTimer: null,
     seen: JSON.parse(localStorage.getItem('fh-board-seen') || '{}'),
     drafts: {},
@@ -197,7 +202,7 @@ function boardPage(): void {
     state.selected = id;
     state.view = null;
     state.tab = 'conversation';
-    state.live = { text: '', tools: new Map() };
+    state.live = emptyLive();
     state.drafts = {};
     document.querySelectorAll('.row').forEach((r) => r.classList.toggle('sel', (r as HTMLElement).dataset.id === id));
     refresh().then(() => {
@@ -228,6 +233,7 @@ function boardPage(): void {
 
   function onEvent(e: Json): void {
     const d = e.data || {};
+    if (e.subAgent) return onSubAgentEvent(e.subAgent, e.type, d);
     switch (e.type) {
       case 'attempt_started':
         // A model call's (new) attempt: what an earlier attempt streamed is void.
@@ -238,7 +244,7 @@ function boardPage(): void {
         // Kept at once (the refresh follows): a stream read from its start replays finished turns, whose
         // deltas must not show as live text.
         if (state.view) state.view.info.processing = e.type === 'turn_started';
-        state.live = { text: '', tools: new Map() };
+        state.live = emptyLive();
         renderLive();
         scheduleRefresh(50);
         return;
@@ -254,7 +260,11 @@ function boardPage(): void {
         return;
       case 'tool_output': {
         const t = state.live.tools.get(String(d.callId));
-        if (t) { t.output = (t.output || '') + String(d.line) + '\n'; renderLive(); }
+        if (!t) return;
+        t.output = (t.output || '') + String(d.line) + '\n';
+        const shown = inConversation(String(d.callId));
+        if (shown) shown.textContent = runningNote(t.output);
+        else renderLive();
         return;
       }
       case 'message_end':
@@ -285,6 +295,55 @@ function boardPage(): void {
     }
   }
 
+  /**
+   * A sub-agent's event: shown live in its own box while the session's turn runs (the session's own
+   * conversation never holds the sub-agent's messages, so nothing is refreshed for them).
+   */
+  function onSubAgentEvent(origin: Json, type: string, d: Json): void {
+    if (state.view && !state.view.info.processing) return;
+    const id = String(origin.workflowId);
+    let sub = state.live.subs.get(id);
+    if (!sub) {
+      sub = { path: Array.isArray(origin.path) ? origin.path.map(String) : [], text: '', tools: new Map(), done: false };
+      state.live.subs.set(id, sub);
+    }
+    switch (type) {
+      case 'attempt_started':
+        // A model call's (new) attempt: the box shows the call being made now.
+        if (d.kind === 'model') sub.text = '';
+        break;
+      case 'text_delta':
+        sub.text += String(d.text ?? '');
+        break;
+      case 'text':
+        sub.text = String(d.text ?? '');
+        break;
+      case 'tool_call':
+      case 'tool_started':
+        sub.tools.set(String(d.id ?? d.callId), { name: d.name, input: d.input });
+        break;
+      case 'tool_output': {
+        const t = sub.tools.get(String(d.callId));
+        if (t) t.output = (t.output || '') + String(d.line) + '\n';
+        break;
+      }
+      case 'tool_result':
+      case 'tool_ended':
+        sub.tools.delete(String(d.id ?? d.callId));
+        break;
+      case 'turn_started':
+        sub.done = false;
+        break;
+      case 'turn_ended':
+        sub.done = true;
+        sub.tools.clear();
+        break;
+      default:
+        return;
+    }
+    renderLive();
+  }
+
   function scheduleRefresh(ms: number): void {
     if (state.refreshTimer !== null) clearTimeout(state.refreshTimer);
     state.refreshTimer = window.setTimeout(() => { state.refreshTimer = null; refresh(); }, ms);
@@ -298,7 +357,7 @@ function boardPage(): void {
       if (state.selected !== id) return;
       state.view = v;
       if (!state.offset) state.offset = v.offset;
-      if (!v.info.processing) state.live = { text: '', tools: new Map() };
+      if (!v.info.processing) state.live = emptyLive();
       // Live text the conversation now holds (its model call ended) is shown once, from the conversation.
       if (state.live.text && lastAssistantText(v.entries).includes(state.live.text.trim())) state.live.text = '';
       for (const e of v.entries) if (e.type === 'tool_results') for (const r of e.results) state.live.tools.delete(r.tool_use_id);
@@ -391,7 +450,8 @@ function boardPage(): void {
           else if (b.type === 'thinking') box.appendChild(h('div', { class: 'msg assistant thinking' }, h('span', { class: 'who' }, 'thinking'), b.thinking));
           else if (b.type === 'tool_use') {
             const waiting = v.info.pendingApprovals.some((a: Json) => a.callId === b.id);
-            box.appendChild(toolBlock(b.name, b.input, results.get(b.id), waiting ? 'waiting for approval' : v.info.processing ? 'running…' : 'no result'));
+            const output = state.live.tools.get(b.id)?.output;
+            box.appendChild(toolBlock(b.name, b.input, results.get(b.id), waiting ? 'waiting for approval' : v.info.processing ? runningNote(output) : 'no result', b.id));
           }
           else if (b.type === 'compaction') box.appendChild(decision('Server-side compaction', '', b.content || '(encrypted)'));
         }
@@ -423,11 +483,14 @@ function boardPage(): void {
     return h('div', { class: 'decision' }, h('div', { class: 'dt' }, title), why ? h('div', { class: 'note' }, why) : null, body ? h('pre', {}, body) : null);
   }
 
-  function toolBlock(name: string, input: unknown, result: Json | undefined, pending: string): HTMLElement {
+  const runningNote = (output: string | undefined) => (output ? 'running…\n' + output : 'running…');
+
+  /** A tool call's block; `callId` marks it so live output can reach a call shown in the conversation. */
+  function toolBlock(name: string, input: unknown, result: Json | undefined, pending: string, callId?: string): HTMLElement {
     const out = result
       ? h('details', {}, h('summary', {}, (result.is_error ? 'error result' : 'result') + ' · ' + String(result.content).length + ' chars'), h('pre', { class: 'result' }, String(result.content)))
       : h('div', { class: 'note pending' }, pending);
-    return h('div', { class: 'tool' + (result && result.is_error ? ' err' : '') }, h('div', { class: 'th' }, '⚙ ' + name), h('pre', { class: 'input' }, asText(input)), out);
+    return h('div', { class: 'tool' + (result && result.is_error ? ' err' : ''), 'data-call': callId }, h('div', { class: 'th' }, '⚙ ' + name), h('pre', { class: 'input' }, asText(input)), out);
   }
 
   function approval(a: Json): HTMLElement {
@@ -442,8 +505,27 @@ function boardPage(): void {
 
   function liveBlock(): HTMLElement {
     const box = h('div', { id: 'live' });
-    for (const [, t] of state.live.tools) box.appendChild(toolBlock(t.name, t.input, undefined, t.output ? 'running…\n' + t.output : 'running…'));
+    // A call the conversation already shows (the model's reply is in it) is not drawn twice.
+    for (const [id, t] of state.live.tools) if (!inConversation(id)) box.appendChild(toolBlock(t.name, t.input, undefined, runningNote(t.output)));
+    for (const [id, sub] of state.live.subs) box.appendChild(subAgentBlock(id, sub));
     if (state.live.text) box.appendChild(h('div', { class: 'msg assistant live', id: 'live-text' }, h('span', { class: 'who' }, 'assistant · live'), state.live.text));
+    return box;
+  }
+
+  /** The pending note of a call the conversation shows, if it does. */
+  function inConversation(callId: string): HTMLElement | null {
+    const convo = document.getElementById('convo');
+    if (!convo) return null;
+    for (const el of convo.querySelectorAll<HTMLElement>('.tool[data-call]')) if (el.dataset.call === callId && !el.closest('#live')) return el.querySelector<HTMLElement>('.pending');
+    return null;
+  }
+
+  /** A sub-agent's box, indented by its depth under the session; its text is model output, shown as text. */
+  function subAgentBlock(id: string, sub: SubLive): HTMLElement {
+    const box = h('div', { class: 'subagent' + (sub.done ? ' done' : ''), 'data-workflow': id, style: 'margin-left:' + 16 * Math.max(0, sub.path.length - 1) + 'px' },
+      h('div', { class: 'who' }, 'sub-agent ' + sub.path.join(' › ') + (sub.done ? ' · done' : ' · working')));
+    for (const [, t] of sub.tools) box.appendChild(toolBlock(t.name, t.input, undefined, runningNote(t.output)));
+    if (sub.text) box.appendChild(h('div', { class: 'msg assistant live sub-text' }, sub.text));
     return box;
   }
 
@@ -451,7 +533,7 @@ function boardPage(): void {
     const convo = document.getElementById('convo');
     if (!convo) return;
     const old = document.getElementById('live');
-    if (!state.live.text && !state.live.tools.size) {
+    if (!state.live.text && !state.live.tools.size && !state.live.subs.size) {
       if (old) old.remove();
       return;
     }

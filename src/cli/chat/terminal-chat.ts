@@ -12,6 +12,7 @@ import { EXIT, usage } from '../errors';
 import { PERMISSION_MODES } from '../../core/sessions/settings';
 import { earlierLines, isStaleApproval } from './extras';
 import { compactJson, styles } from './styles';
+import { subAgentLines } from './sub-agent-lines';
 
 const HELP = [
   '/interrupt        cancel the running turn (also Ctrl-C while a turn runs)',
@@ -268,10 +269,9 @@ export class Chat {
   }
 
   private show(env: StreamEnvelope): void {
-    // A sub-agent's own events: its text is not the session's reply (its result comes back as a tool result).
-    if (env.subAgent) return;
     const e: StreamEvent = env.event;
     const width = Math.max(40, (this.out.columns ?? 120) - 4);
+    if (env.subAgent) return this.showSubAgent(env.subAgent.path, e, width);
     switch (e.type) {
       case 'attempt_started':
         if (this.open && this.open.callId === e.callId && this.open.attempt !== e.attempt) {
@@ -318,6 +318,11 @@ export class Chat {
       default:
         return;
     }
+  }
+
+  /** A sub-agent's event (see ./sub-agent-lines): dimmed, a failed tool red. */
+  private showSubAgent(path: readonly string[], e: StreamEvent, width: number): void {
+    for (const line of subAgentLines(path, e, width)) this.print(line.kind === 'error' ? this.s.red(line.text) : line.kind === 'tool' ? this.s.dim(this.s.cyan(line.text)) : this.s.dim(line.text));
   }
 
   /** Model text as it is generated: one line left open above the prompt until its block ends. */
