@@ -16,8 +16,12 @@ export const MCP_PIN_PATCH = 'fh-mcp-pin';
  */
 export const MCP_PIN_CARRIED_PATCH = 'fh-mcp-pin-carried';
 
-/** Which worker owns a stateful MCP connection: answered at once by any worker that takes it (plus the run's retry policy). */
-export const MCP_PIN_OPTIONS: Pick<ActivityOptions, 'startToCloseTimeout'> = { startToCloseTimeout: '1 minute' };
+/**
+ * Which worker owns a stateful MCP connection: answered at once by any worker that takes it (plus the
+ * run's retry policy). So a short bound: a worker that dies holding the pin costs that long, and a
+ * minute here was a minute of a session doing nothing.
+ */
+export const MCP_PIN_OPTIONS: Pick<ActivityOptions, 'startToCloseTimeout'> = { startToCloseTimeout: '10 seconds' };
 
 /** A run does not chase workers forever: past this many lost workers in a row, the error stands. */
 const MAX_REPINS = 3;

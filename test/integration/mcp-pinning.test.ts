@@ -18,6 +18,7 @@ import { callTools, FakeAnthropicServer, say, type RecordedRequest } from '@fabr
 import { mcpSession, mcpUser } from '../fixtures/ecosystem-agents';
 import { killHard, startWorkerProcess } from '../support/worker-process-control';
 import { testConnection, type TestConnection } from '../support/temporal';
+import { until } from '../support/waiting';
 
 const COUNTER = path.resolve(__dirname, '../fixtures/mcp-counter-server.js');
 const CALLS = 6;
@@ -188,6 +189,34 @@ describe('MCP: a session keeps its pinned connection across continue-as-new', ()
     expect(lists[0]!.queue).toContain(`:mcp-${before.owner}`);
     await s.end();
   }, 240_000);
+
+  it('a worker killed while it answers a pin costs seconds, not the minute the pin had to answer in', async () => {
+    const storeDir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-mcp-pinkill-store-'));
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-mcp-pinkill-'));
+    const signal = path.join(await fs.mkdtemp(path.join(os.tmpdir(), 'fh-hang-')), 'hung');
+    const taskQueue = `mcp-pinkill-${process.pid}-${Date.now()}`;
+    // The only worker at first takes the pin and never answers it; it is killed, and another starts.
+    const first = await startWorkerProcess({ taskQueue, fakeUrl: fake.url, storeDir, identity: `pinkill-a-${process.pid}`, mcpCounter: COUNTER, hangIn: { activity: 'fhMcpPin', signal } });
+    workers.push(first);
+    const client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [new FabricHarnessPlugin({ store: new FileTranscriptStore(storeDir) })] });
+    const s = await startSession(client, mcpSession, { id: `mcp-pinkill-${Date.now()}`, taskQueue, input: { dir, servers: ['counter'] } });
+    const answer = s.prompt('hello');
+    await until('the pin hangs on the first worker', () => fs.readFile(signal, 'utf8').catch(() => undefined), 60_000);
+    await killHard(first);
+    const killedAt = Date.now();
+    workers.push(await startWorkerProcess({ taskQueue, fakeUrl: fake.url, storeDir, identity: `pinkill-b-${process.pid}`, mcpCounter: COUNTER }));
+    expect(await answer).toBe('ok');
+
+    // The pin was tried again once its attempt timed out, on the new worker, well inside the old minute.
+    const events = (await s.workflow.fetchHistory()).events!;
+    const pin = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'fhMcpPin')!;
+    const started = events.find((e) => e.activityTaskStartedEventAttributes?.scheduledEventId?.toString() === pin.eventId?.toString())!;
+    expect(started.activityTaskStartedEventAttributes!.attempt).toBe(2);
+    expect(started.activityTaskStartedEventAttributes!.lastFailure?.timeoutFailureInfo?.timeoutType).toBe(temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_START_TO_CLOSE);
+    const retriedAfterMs = Number(started.eventTime!.seconds) * 1000 + Math.floor((started.eventTime!.nanos ?? 0) / 1e6) - killedAt;
+    expect(retriedAfterMs).toBeLessThan(30_000);
+    await s.end();
+  }, 180_000);
 
   it('a historyLimit below a run\'s start-up still answers every prompt: each run serves one before it continues as new', async () => {
     const storeDir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-mcp-limit-store-'));
