@@ -156,8 +156,8 @@ describe('MCP: a session keeps its pinned connection across continue-as-new', ()
     // Two workers: without the carried pin, the next run's pin could land on either.
     for (const identity of [`can-a-${process.pid}`, `can-b-${process.pid}`]) workers.push(await startWorkerProcess({ taskQueue, fakeUrl: fake.url, storeDir, identity, mcpCounter: COUNTER }));
     const client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [new FabricHarnessPlugin({ store: new FileTranscriptStore(storeDir) })] });
-    // historyLimit 40: a run's start-up with an MCP server is 19 events (the model, the pin, the list), and
-    // a limit below it would continue as new before every turn.
+    // historyLimit 40: a run's start-up with an MCP server is 19 events (the model, the pin, the list), so a
+    // run serves a few prompts before it continues as new (the test below takes the limit under it).
     const s = await startSession(client, mcpSession, { id: `mcp-can-${Date.now()}`, taskQueue, historyLimit: 40, input: { dir, servers: ['counter'] } });
     const firstRun = (await s.workflow.describe()).runId;
     const before = parse(await s.prompt('count'));
