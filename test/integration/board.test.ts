@@ -67,6 +67,19 @@ describe('fh board', () => {
 
   const shot = (name: string) => page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
 
+  /**
+   * Clicks one of a row's actions, which show while the row is hovered. The inbox re-renders every few
+   * seconds, and on a shared dev server other suites' sessions move the rows, so a row can lose the hover
+   * between the two steps: hover and click again until the click lands (once: a second click would undo).
+   */
+  async function rowAction(id: string, action: 'row-flag' | 'row-archive'): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      await page.locator(`.row[data-id="${id}"]`).hover({ timeout: 5_000 }).catch(() => undefined);
+      if (await page.click(`.row[data-id="${id}"] .${action}`, { timeout: 2_000 }).then(() => true, () => false)) return;
+      if (attempt === 10) throw new Error(`could not click ${action} on the inbox row of ${id}`);
+    }
+  }
+
   it('refuses a request without the token, with a wrong one, and changes from another site', async () => {
     expect((await fetch(`${server.origin}/`)).status).toBe(401);
     expect((await fetch(`${server.origin}/api/sessions`)).status).toBe(401);
@@ -117,11 +130,9 @@ describe('fh board', () => {
     await page.fill('#f-label', '');
     await page.press('#f-label', 'Enter');
     // Flag and archive from the row itself.
-    await page.locator(`.row[data-id="${a.id}"]`).hover();
-    await page.click(`.row[data-id="${a.id}"] .row-flag`);
+    await rowAction(a.id, 'row-flag');
     await until('flagged from the inbox', async () => (await a.info()).flagged);
-    await page.locator(`.row[data-id="${a.id}"]`).hover();
-    await page.click(`.row[data-id="${a.id}"] .row-archive`);
+    await rowAction(a.id, 'row-archive');
     await until('archived from the inbox', async () => (await a.info()).archived);
     await until('gone from the unarchived inbox', async () => (await page.locator(`.row[data-id="${a.id}"]`).count()) === 0);
     await page.check('#f-archived');
