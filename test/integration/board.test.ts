@@ -8,7 +8,7 @@
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { COMPACT_UPDATE, startSession, type SessionHandle } from '@fabric-harness/sdk/client';
+import { COMPACT_UPDATE, listSessions, startSession, type SessionHandle } from '@fabric-harness/sdk/client';
 import { board, type BoardServer } from '@fabric-harness/sdk/board';
 import { callTools, reply, say, type FakeAnthropicServer, type FakeStep } from '@fabric-harness/sdk/testing';
 import type { Page } from 'playwright-core';
@@ -137,6 +137,22 @@ describe('fh board', () => {
     await until('gone from the unarchived inbox', async () => (await page.locator(`.row[data-id="${a.id}"]`).count()) === 0);
     await page.check('#f-archived');
     await page.locator(`.row[data-id="${a.id}"]`).waitFor({ timeout: 30_000 });
+  });
+
+  it('holds the inbox still under the mouse: a new session joins the rows once the pointer leaves them', async () => {
+    const first = await start({ title: 'Hold still one' });
+    await page.goto(server.url);
+    const row = page.locator(`.row[data-id="${first.id}"]`);
+    await until('the first session listed', async () => (await row.count()) === 1 || (await page.reload(), false));
+    await row.hover();
+    const second = await start({ title: 'Hold still two' });
+    const added = page.locator(`.row[data-id="${second.id}"]`);
+    await until('the second session in visibility', async () => (await listSessions(w.client)).some((x) => x.id === second.id));
+    // The page refreshes every 5 s: one refresh with the new row comes, and waits while the mouse is there.
+    await page.waitForTimeout(6_000);
+    expect(await added.count()).toBe(0);
+    await page.mouse.move(900, 500); // off the rows, onto the main pane
+    await added.waitFor({ timeout: 10_000 });
   });
 
   it('shows a reply progressively, as the model generates it', async () => {

@@ -128,20 +128,42 @@ function boardPage(): void {
     renderInbox(data.sessions, '');
   }
 
+  /**
+   * The inbox holds still under the mouse: a refresh that would add, remove or reorder rows waits while
+   * the pointer is over them (the row being clicked must not move away), up to 10 s, and is drawn when
+   * it leaves. A refresh that only changes rows in place, a filter change, or the user's own row action
+   * (for 10 s after it: visibility shows a change a moment after it is made) draws at once.
+   */
+  const INBOX_HOLD_MS = 10_000;
+  const inbox = { hovered: false, held: null as Json[] | null, heldSince: 0, shownIds: [] as string[], forceUntil: 0 };
+  const drawAtOnce = () => { inbox.forceUntil = Date.now() + INBOX_HOLD_MS; };
+
   function renderInbox(rows: Json[], error: string): void {
+    const ids = rows.map((r) => String(r.id));
+    const moves = ids.length !== inbox.shownIds.length || ids.some((id, i) => id !== inbox.shownIds[i]);
+    const now = Date.now();
+    if (inbox.hovered && moves && now >= inbox.forceUntil && !(inbox.held && now - inbox.heldSince >= INBOX_HOLD_MS) && !error) {
+      if (!inbox.held) inbox.heldSince = now;
+      inbox.held = rows;
+      return;
+    }
+    inbox.held = null;
+    inbox.shownIds = ids;
     const root = $('inbox');
     // The filters are built once: a re-render of the rows every few seconds must not steal the focus.
     if (!document.getElementById('filters')) {
-      const status = h('select', { 'aria-label': 'status filter', id: 'f-status', onchange: (e: Event) => { state.filter.status = (e.target as HTMLSelectElement).value; loadInbox(); } },
+      const status = h('select', { 'aria-label': 'status filter', id: 'f-status', onchange: (e: Event) => { state.filter.status = (e.target as HTMLSelectElement).value; drawAtOnce(); loadInbox(); } },
         ...['', 'todo', 'in-progress', 'needs-review', 'done', 'cancelled'].map((s) => h('option', { value: s }, s || 'any status')));
       const label = h('input', { placeholder: 'label or name=value', 'aria-label': 'label filter', id: 'f-label',
-        onchange: (e: Event) => { state.filter.label = (e.target as HTMLInputElement).value.trim(); loadInbox(); } });
+        onchange: (e: Event) => { state.filter.label = (e.target as HTMLInputElement).value.trim(); drawAtOnce(); loadInbox(); } });
       const archived = h('label', { class: 'note' }, h('input', { type: 'checkbox', id: 'f-archived',
-        onchange: (e: Event) => { state.filter.archived = (e.target as HTMLInputElement).checked; loadInbox(); } }), ' archived');
+        onchange: (e: Event) => { state.filter.archived = (e.target as HTMLInputElement).checked; drawAtOnce(); loadInbox(); } }), ' archived');
       root.replaceChildren(
         h('div', { class: 'filters', id: 'filters' }, status, label, archived, h('span', { class: 'count', id: 'count' })),
         h('div', { class: 'error', id: 'inbox-error' }),
-        h('div', { id: 'rows' }),
+        h('div', { id: 'rows',
+          onmouseenter: () => { inbox.hovered = true; },
+          onmouseleave: () => { inbox.hovered = false; if (inbox.held) renderInbox(inbox.held, ''); } }),
       );
     }
     // Custom statuses (per agent) join the filter as sessions show them.
@@ -183,6 +205,7 @@ function boardPage(): void {
     } catch (err) {
       $('inbox-error').textContent = String((err as Error).message);
     }
+    drawAtOnce(); // the user's own change shows, under the mouse or not
     setTimeout(loadInbox, 800);
   }
 
