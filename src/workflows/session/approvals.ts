@@ -24,7 +24,7 @@ type Decision = { callId: string; approved: boolean; note?: string };
 export const APPROVALS_MEMO_PATCH = 'fh-session-approvals-memo';
 
 export class Approvals {
-  /** The waiting calls the memo holds (as JSON), read from the run's memo once: a continued run inherits it. */
+  /** The memo's list of the calls waiting for a decision (../memo-mirror: a continued run starts from the memo it inherits). */
   private readonly memo = memoMirror<WaitingApproval>(SESSION_APPROVALS_MEMO_KEY, APPROVALS_MEMO_PATCH);
 
   constructor(private readonly s: SessionCore) {}
