@@ -38,7 +38,6 @@ import { updateMemory } from '../core/context/memory-extract';
 import { Lru } from '../core/lru';
 import { HEARTBEAT_MS, heartbeating } from './heartbeat';
 
-
 export interface ActivityDeps {
   /** API key and base URL, resolved on the worker; never sent through workflow history. */
   connection: ModelConnection;
