@@ -23,6 +23,15 @@ export const MCP_PIN_CARRIED_PATCH = 'fh-mcp-pin-carried';
  */
 export const MCP_PIN_OPTIONS: Pick<ActivityOptions, 'startToCloseTimeout'> = { startToCloseTimeout: '10 seconds' };
 
+/**
+ * How a session hands MCP pins across continue-as-new: the previous run's pins (server name to task
+ * queue), and where the ports report how to read the current ones.
+ */
+export interface CarriedMcpPins {
+  carried: Readonly<Record<string, string>>;
+  expose(pins: () => Record<string, string>): void;
+}
+
 /** A run does not chase workers forever: past this many lost workers in a row, the error stands. */
 const MAX_REPINS = 3;
 

@@ -12,7 +12,7 @@ import { actsBeforeCall, quietDecision } from '../core/context/compaction/decide
 import { decodeFailure, innermostApplicationFailure } from '../wire/failures';
 import { toolTaskQueue } from '../wire/tool-queue';
 import { mcpServerName } from '../core/mcp';
-import { MCP_PIN_OPTIONS, McpPinning } from './mcp-pin';
+import { MCP_PIN_OPTIONS, McpPinning, type CarriedMcpPins } from './mcp-pin';
 import { isScheduleToStartTimeout } from './schedule-to-start';
 import { ModelTransport } from './model-transport';
 import { WorkflowSpans } from './spans';
@@ -39,7 +39,7 @@ export interface TemporalPortOptions {
   /** Told when an activity starts (+1) and ends (-1): a session suspends a turn only when none runs. */
   onActivity?(delta: 1 | -1, kind: ActivityKind): void;
   /** A session's MCP pins: those its previous run carried, and where to report how to read the current ones. */
-  mcpPins?: { carried: Readonly<Record<string, string>>; expose(pins: () => Record<string, string>): void };
+  mcpPins?: CarriedMcpPins;
   /** The key of the bundle's agent set: tool calls go to its queue (wire/tool-queue.ts). */
   toolSet?: string;
   /** This run's depth among sub-agents (0: not a sub-agent). */

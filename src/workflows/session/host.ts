@@ -33,6 +33,7 @@ import {
 import type { ModelTransport } from '../model-transport';
 import type { RunState } from '../run-state';
 import type { ActivityKind } from '../temporal-ports';
+import type { CarriedMcpPins } from '../mcp-pin';
 import { Approvals } from './approvals';
 import { Catalogue } from './catalogue';
 import { continueSessionAsNew, readLimitRule, shouldContinue } from './continue-as-new';
@@ -72,7 +73,7 @@ export class SessionHost implements PromptHost {
   }
 
   /** The MCP pins the previous run carried, for the harness's ports; they report the current ones back. */
-  get mcpPins(): { carried: Readonly<Record<string, string>>; expose(pins: () => Record<string, string>): void } {
+  get mcpPins(): CarriedMcpPins {
     const s = this.s;
     return { carried: s.start.carried?.mcpPins ?? {}, expose: (pins) => (s.mcpPinsNow = pins) };
   }
