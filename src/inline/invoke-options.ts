@@ -39,12 +39,15 @@ function checkKeys(options: unknown, known: string[], what: string): void {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new InvalidInputError(what, '', [{ path: '', message: `expected an object of options, got ${Array.isArray(options) ? 'an array' : typeof options}` }]);
   }
-  for (const key of Object.keys(options)) {
-    if (known.includes(key)) continue;
-    const near = known.find((k) => k.toLowerCase() === key.toLowerCase());
-    const hint = near ? `did you mean '${near}'?` : `known options: ${known.filter((k) => !INTERNAL.has(k)).join(', ')}`;
-    throw new InvalidInputError(what, key, [{ path: key, message: `unknown option '${key}' (${hint})` }]);
-  }
+  // Every unknown key at once: fixing `apikey` only to be told about `modle` next is a round trip per typo.
+  const issues = Object.keys(options)
+    .filter((key) => !known.includes(key))
+    .map((key) => {
+      const near = known.find((k) => k.toLowerCase() === key.toLowerCase());
+      const hint = near ? `did you mean '${near}'?` : `known options: ${known.filter((k) => !INTERNAL.has(k)).join(', ')}`;
+      return { path: key, message: `unknown option '${key}' (${hint})` };
+    });
+  if (issues.length > 0) throw new InvalidInputError(what, issues[0]!.path, issues);
 }
 
 export function parseInvokeOptions(options: unknown): void {

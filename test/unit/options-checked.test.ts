@@ -49,6 +49,30 @@ describe('options are checked everywhere alike', () => {
     expect(err.message).toMatch(/unknown option 'retries' \(known options: apiKey, baseURL, model, cwd/);
   });
 
+  it('invoke() names every unknown option at once, not only the first', async () => {
+    const err = await echo.invoke({}, { apikey: 'k', modle: 'm', baseURL: fake.url } as never).catch((e) => e);
+    expect({ code: err.code, field: err.field }).toEqual({ code: 'INVALID_INPUT', field: 'apikey' });
+    expect(err.issues.map((i: { path: string }) => i.path)).toEqual(['apikey', 'modle']);
+    expect(err.message).toContain("unknown option 'apikey' (did you mean 'apiKey'?)");
+    expect(err.message).toContain("unknown option 'modle' (known options: apiKey, baseURL, model");
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it('a value no branch of a union takes names the allowed values, not "Invalid input" alone', async () => {
+    const withSandbox = (sandbox: unknown) =>
+      agent({
+        name: 'sandboxed',
+        run: async ({ init }) => (await (await init({ sandbox: sandbox as never })).session()).prompt<string>('hi'),
+      });
+    const typo = await withSandbox({ type: 'locl' }).invoke({}, { apiKey: 'k', baseURL: fake.url }).catch((e) => e);
+    expect({ code: typo.code, field: typo.field }).toEqual({ code: 'INVALID_INPUT', field: 'sandbox.type' });
+    expect(typo.message).toContain('sandbox.type: Invalid input: expected "local"');
+    const wrong = await withSandbox('docker').invoke({}, { apiKey: 'k', baseURL: fake.url }).catch((e) => e);
+    expect({ code: wrong.code, field: wrong.field }).toEqual({ code: 'INVALID_INPUT', field: 'sandbox' });
+    expect(wrong.message).toContain('sandbox: Invalid input: expected "local" or an object, received string');
+    expect(fake.requests).toHaveLength(0);
+  });
+
   it('openSession() refuses an unknown option too', async () => {
     const err = await openSession(echo, { dir: os.tmpdir(), baseUrl: fake.url } as never).catch((e) => e);
     expect({ code: err.code, field: err.field }).toEqual({ code: 'INVALID_INPUT', field: 'baseUrl' });
