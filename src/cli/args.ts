@@ -5,6 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import type { ConnectionFlags } from '../client/connection';
+import { nearest } from '../core/nearest';
 import { usage } from './errors';
 
 export interface OptionSpec {
@@ -53,7 +54,10 @@ export function parse(argv: string[], options: Options, command: string): Parsed
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     const msg = (e.message ?? String(err)).replace(/\. To specify a positional argument.*$/s, '').replace(/\.$/, '');
-    throw usage(`${msg.charAt(0).toLowerCase()}${msg.slice(1)} (fh ${command}); run \`fh ${command} --help\` for its options`);
+    const unknown = e.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /'--([^'=]+)/.exec(msg)?.[1] : undefined;
+    const near = unknown ? nearest(unknown, Object.keys(options)) : undefined;
+    const hint = near ? `did you mean --${near}? ` : '';
+    throw usage(`${msg.charAt(0).toLowerCase()}${msg.slice(1)} (fh ${command}); ${hint}run \`fh ${command} --help\` for its options`);
   }
 }
 

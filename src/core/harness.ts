@@ -10,6 +10,7 @@ import type { ToolDefinition } from './tools';
 import { resolveThinking, thinkingOptionSchema, type ThinkingOption } from './thinking';
 import { READ_ARTIFACT, READ_ARTIFACT_ALIAS, resolveOffloadBytes } from './context/artifacts';
 import { parseWith } from './validate';
+import { nearest } from './nearest';
 import { DuplicateMcpServerError, mcpServerName, mcpServerRefSchema, mcpToolDefinitions, type McpServerRef } from './mcp';
 import { RuntimeUnavailableError } from './errors';
 import { PortMemory } from './context/memory';
@@ -46,29 +47,6 @@ const toolList = z.array(toolRef).superRefine((refs, ctx) => {
     else seen.set(name, i);
   });
 });
-
-/** The candidate within two edits of `name`, for a "did you mean". */
-function nearest(name: string, candidates: readonly string[]): string | undefined {
-  const distance = (a: string, b: string): number => {
-    const row = Array.from({ length: b.length + 1 }, (_, j) => j);
-    for (let i = 1; i <= a.length; i++) {
-      let prev = row[0]!;
-      row[0] = i;
-      for (let j = 1; j <= b.length; j++) {
-        const cur = row[j]!;
-        row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-        prev = cur;
-      }
-    }
-    return row[b.length]!;
-  };
-  let best: { c: string; d: number } | undefined;
-  for (const c of candidates) {
-    const d = distance(name.toLowerCase(), c.toLowerCase());
-    if (d <= 2 && (!best || d < best.d)) best = { c, d };
-  }
-  return best?.c;
-}
 
 const sandboxSchema = z.union([
   z.literal('local'),
