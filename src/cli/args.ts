@@ -12,6 +12,11 @@ export interface OptionSpec {
   type: 'string' | 'boolean';
   short?: string;
   multiple?: boolean;
+  /**
+   * Takes the words after it up to the next option too (`--agents a.js b.js`, as `<module>…` in help
+   * reads), for commands without positionals of their own. Implies `multiple`.
+   */
+  variadic?: boolean;
   /** Shown in help after the flag, e.g. `<module>`. */
   value?: string;
   help: string;
@@ -46,10 +51,10 @@ export const JSON_OPTION: Options = { json: { type: 'boolean', help: 'print JSON
 /** Parses argv against the options; unknown options and missing values are usage errors naming the command. */
 export function parse(argv: string[], options: Options, command: string): Parsed {
   const config = Object.fromEntries(
-    Object.entries(options).map(([name, o]) => [name, { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) }]),
+    Object.entries(options).map(([name, o]) => [name, { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple || o.variadic ? { multiple: true } : {}) }]),
   );
   try {
-    const { values, positionals } = parseArgs({ args: argv, options: config as never, allowPositionals: true, strict: true });
+    const { values, positionals } = parseArgs({ args: spreadVariadic(argv, options), options: config as never, allowPositionals: true, strict: true });
     return { values: values as Parsed['values'], positionals };
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
@@ -59,6 +64,26 @@ export function parse(argv: string[], options: Options, command: string): Parsed
     const hint = near ? `did you mean --${near}? ` : '';
     throw usage(`${msg.charAt(0).toLowerCase()}${msg.slice(1)} (fh ${command}); ${hint}run \`fh ${command} --help\` for its options`);
   }
+}
+
+/** `--agents a b --tools t` → `--agents a --agents b --tools t` for the variadic options. */
+function spreadVariadic(argv: string[], options: Options): string[] {
+  const out: string[] = [];
+  let current: string | undefined;
+  for (const arg of argv) {
+    if (arg === '--') return [...out, ...argv.slice(argv.indexOf(arg))];
+    if (arg.startsWith('-')) {
+      const name = /^--([^=]+)$/.exec(arg)?.[1];
+      current = name && options[name]?.variadic ? name : undefined;
+      out.push(arg);
+      continue;
+    }
+    const previous = out[out.length - 1];
+    // The option's own first value follows it directly; each later word becomes `--name word`.
+    if (current && previous !== `--${current}`) out.push(`--${current}`);
+    out.push(arg);
+  }
+  return out;
 }
 
 export function str(p: Parsed, name: string): string | undefined {
@@ -106,7 +131,7 @@ export function optionsHelp(options: Options): string {
   return entries
     .map(([name, o]) => {
       const extra = [o.env, o.default !== undefined ? `default ${o.default}` : undefined].filter(Boolean).join(', ');
-      return `  ${left(name, o).padEnd(width)}  ${o.help}${o.multiple ? ' (repeatable)' : ''}${extra ? ` [${extra}]` : ''}`;
+      return `  ${left(name, o).padEnd(width)}  ${o.help}${o.multiple || o.variadic ? ' (repeatable)' : ''}${extra ? ` [${extra}]` : ''}`;
     })
     .join('\n');
 }

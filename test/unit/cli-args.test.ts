@@ -34,3 +34,30 @@ describe('fh option parsing', () => {
     expect(parse(['calculator', '--input', '{}'], RUN_OPTIONS, 'run').values.input).toBe('{}');
   });
 });
+
+describe('options that take several words (fh worker --agents a.js b.js)', () => {
+  const WORKER_OPTIONS = {
+    agents: { type: 'string' as const, variadic: true, help: 'modules' },
+    tools: { type: 'string' as const, variadic: true, help: 'modules' },
+    'task-queue': { type: 'string' as const, help: 'queue' },
+    json: { type: 'boolean' as const, help: 'json' },
+  };
+
+  it('takes each word up to the next option, as the help line <module>… reads', () => {
+    const p = parse(['--agents', 'a.js', 'b.js', '--tools', 't.js', 'u.js', '--task-queue', 'q', '--json'], WORKER_OPTIONS, 'worker');
+    expect(p.values).toEqual({ agents: ['a.js', 'b.js'], tools: ['t.js', 'u.js'], 'task-queue': 'q', json: true });
+    expect(p.positionals).toEqual([]);
+  });
+
+  it('still takes the option repeated, and leaves words after a plain option positional', () => {
+    const p = parse(['--agents', 'a.js', '--agents', 'b.js', '--task-queue', 'q', 'extra'], WORKER_OPTIONS, 'worker');
+    expect(p.values.agents).toEqual(['a.js', 'b.js']);
+    expect(p.positionals).toEqual(['extra']);
+  });
+
+  it('an option that is not variadic keeps one word', () => {
+    const p = parse(['--input', '{}', 'more'], RUN_OPTIONS, 'run');
+    expect(p.values.input).toBe('{}');
+    expect(p.positionals).toEqual(['more']);
+  });
+});

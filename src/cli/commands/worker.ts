@@ -13,7 +13,7 @@ import { CliError, EXIT, oneLine, usage } from '../errors';
 export const workerCommand: Command = {
   name: 'worker',
   summary: 'run a worker for the agents (and tools) in these modules',
-  usage: ['worker --agents <module> [--agents <module>…] [--tools <module>…] [--task-queue <name>]'],
+  usage: ['worker --agents <module>… [--tools <module>…] [--task-queue <name>]'],
   description:
     'Loads the modules with Node, bundles their agents as workflow code (one workflow type per agent name) and serves\n' +
     'them on the task queue. TypeScript modules load through tsx when it is installed (npm i -D tsx), or a loader you\n' +
@@ -22,8 +22,8 @@ export const workerCommand: Command = {
     'Stops cleanly on Ctrl-C.',
   connects: true,
   options: {
-    agents: { type: 'string', multiple: true, value: '<module>', help: 'module whose exports are agent definitions', env: 'FH_AGENTS' },
-    tools: { type: 'string', multiple: true, value: '<module>', help: 'module whose exports are tool code (implement(...), tools with execute)' },
+    agents: { type: 'string', variadic: true, value: '<module>…', help: 'module whose exports are agent definitions', env: 'FH_AGENTS' },
+    tools: { type: 'string', variadic: true, value: '<module>…', help: 'module whose exports are tool code (implement(...), tools with execute)' },
     'task-queue': { type: 'string', short: 'q', value: '<name>', help: 'task queue', default: DEFAULT_TASK_QUEUE },
     ...STORE_OPTION,
     'log-level': { type: 'string', value: '<level>', help: 'worker log level (trace, debug, info, warn, error)', default: 'warn' },
@@ -31,6 +31,7 @@ export const workerCommand: Command = {
   examples: [
     'fh worker --agents ./dist/agents.js',
     'fh worker --agents ./agents.js --tools ./tools.js --task-queue research',
+    'fh worker --agents ./dist/support.js ./dist/research.js   # several modules',
     "fh worker --agents ./src/agents.ts --tools ./src/tools.ts   # TypeScript: with tsx installed",
   ],
   run: (p, io) => runWorker(p, io),
