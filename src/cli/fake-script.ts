@@ -1,7 +1,8 @@
 /**
  * The scripted fake Anthropic server as `fh fake` and `fh demo` run it: steps from a JSON file (or
  * `--say`), the side requests the harness makes by itself (session titles, summaries, memory) answered
- * by routes so they never eat a step, and a reply that says so when the script has run out. It is a
+ * by routes so they never eat a step, and a reply that says so when the script has run out (or, looping, the
+ * script again). It is a
  * script, not a model: each step is one canned reply to one model call.
  */
 import { promises as fs } from 'node:fs';
@@ -63,13 +64,16 @@ export const SCRIPT_DONE_REPLY =
  * Routes for what the harness asks by itself, so a script holds only the conversation's replies:
  * summaries, memory, session titles, and a plain reply once the script is used up.
  */
-export function sideRequestRoute(remaining: () => number): FakeRoute {
+export function sideRequestRoute(remaining: () => number, refill?: () => void): FakeRoute {
   return (req) => {
     const system = JSON.stringify(req.body?.system ?? '');
     if (system.includes(SUMMARIZE_MARKER)) return say('## Goal\nThe scripted conversation.\n## Progress\nScripted steps ran.');
     if (system.includes(MEMORY_EXTRACT_MARKER) || system.includes(MEMORY_COMPACT_MARKER)) return say('- (fh fake: no memory)');
     if (system.includes('You name conversations.')) return say('Scripted fake session');
-    if (remaining() === 0) return say(SCRIPT_DONE_REPLY);
+    if (remaining() === 0) {
+      if (!refill) return say(SCRIPT_DONE_REPLY);
+      refill(); // --loop: the script starts over, and this call plays its first step
+    }
     return undefined;
   };
 }

@@ -197,6 +197,11 @@ export class FakeAnthropicServer {
     return this.queue.length;
   }
 
+  /** Drops the steps not yet played and plays these instead (`fh fake` on SIGHUP: the script read again). */
+  replaceScript(steps: FakeStep[]): void {
+    this.queue.splice(0, this.queue.length, ...steps);
+  }
+
   setRoute(route?: FakeRoute): void {
     this.route = route;
   }

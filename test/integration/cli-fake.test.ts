@@ -1,0 +1,102 @@
+/**
+ * `fh fake` as a user runs it (the built binary): `--loop` starts the script over when its steps run out,
+ * and SIGHUP reads the script file again and plays it from the first step. The replies are read through the
+ * real Anthropic SDK client.
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { ensureBuilt, FH } from '../support/fh-cli';
+
+interface Running {
+  child: ChildProcess;
+  url: string;
+  stderr: () => string;
+}
+
+async function startFake(args: string[]): Promise<Running> {
+  const child = spawn(process.execPath, [FH, 'fake', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`fh fake printed no URL in 20 s: ${stdout} ${stderr}`)), 20_000);
+    child.stdout!.on('data', (d) => {
+      stdout += d;
+      const m = /ANTHROPIC_BASE_URL=(\S+)/.exec(stdout);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+  });
+  return { child, url, stderr: () => stderr };
+}
+
+async function stop(r: Running): Promise<void> {
+  if (r.child.exitCode !== null) return;
+  const exited = new Promise((resolve) => r.child.once('exit', resolve));
+  r.child.kill('SIGINT');
+  await exited;
+}
+
+async function reply(client: Anthropic): Promise<string> {
+  const msg = await client.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'next' }] });
+  return msg.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
+}
+
+/** Polls the child's stderr for a line, up to 10 s (the reset is read from the file asynchronously). */
+async function waitForStderr(r: Running, text: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!r.stderr().includes(text)) {
+    if (Date.now() > deadline) throw new Error(`fh fake never printed '${text}': ${r.stderr()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('fh fake: looping and resetting its script', () => {
+  let dir: string;
+  beforeAll(async () => {
+    ensureBuilt();
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-fake-'));
+  });
+
+  it('--loop plays the script again when it runs out; without it the fake says the script is used up', async () => {
+    const looping = await startFake(['--say', 'one', '--say', 'two', '--loop']);
+    const plain = await startFake(['--say', 'one', '--say', 'two']);
+    try {
+      const a = new Anthropic({ apiKey: 'fake', baseURL: looping.url });
+      expect([await reply(a), await reply(a), await reply(a), await reply(a), await reply(a)]).toEqual(['one', 'two', 'one', 'two', 'one']);
+      const b = new Anthropic({ apiKey: 'fake', baseURL: plain.url });
+      expect([await reply(b), await reply(b)]).toEqual(['one', 'two']);
+      expect(await reply(b)).toMatch(/the script has no reply left/);
+    } finally {
+      await stop(looping);
+      await stop(plain);
+    }
+  });
+
+  it('SIGHUP reads the script file again and plays it from its first step', async () => {
+    const file = path.join(dir, 'steps.json');
+    await fs.writeFile(file, JSON.stringify(['first', 'second']));
+    const fake = await startFake(['--script', file]);
+    try {
+      const client = new Anthropic({ apiKey: 'fake', baseURL: fake.url });
+      expect(await reply(client)).toBe('first');
+      await fs.writeFile(file, JSON.stringify(['edited first', 'edited second']));
+      fake.child.kill('SIGHUP');
+      await waitForStderr(fake, 'script reset: 2 step(s)');
+      expect(await reply(client)).toBe('edited first');
+      expect(await reply(client)).toBe('edited second');
+      // A script made invalid in between is refused, and the one in play goes on.
+      await fs.writeFile(file, 'not json');
+      fake.child.kill('SIGHUP');
+      await waitForStderr(fake, 'script not reset');
+      expect(fake.child.exitCode).toBeNull();
+    } finally {
+      await stop(fake);
+    }
+  });
+});
