@@ -148,11 +148,18 @@ describe('fh board', () => {
     const second = await start({ title: 'Hold still two' });
     const added = page.locator(`.row[data-id="${second.id}"]`);
     await until('the second session in visibility', async () => (await listSessions(w.client)).some((x) => x.id === second.id));
-    // The page refreshes every 5 s: one refresh with the new row comes, and waits while the mouse is there.
-    await page.waitForTimeout(6_000);
+    // The page refreshes every 5 s: wait for the refresh that has the new row, then for the page to hold
+    // it (the rows say so), not for a time that should be long enough.
+    const withSecond = await page.waitForResponse(
+      async (r) => r.url().includes('/api/sessions?') && ((await r.json().catch(() => ({}))) as { sessions?: Array<{ id: string }> }).sessions?.some((x) => x.id === second.id) === true,
+      { timeout: 30_000 },
+    );
+    await withSecond.finished();
+    await page.locator('#rows[data-held]').waitFor({ state: 'attached', timeout: 10_000 });
     expect(await added.count()).toBe(0);
     await page.mouse.move(900, 500); // off the rows, onto the main pane
     await added.waitFor({ timeout: 10_000 });
+    expect(await page.locator('#rows[data-held]').count()).toBe(0);
   });
 
   it('shows a reply progressively, as the model generates it', async () => {

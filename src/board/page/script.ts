@@ -146,6 +146,9 @@ function boardPage(): void {
     if (inbox.hovered && moves && now >= inbox.forceUntil && !(inbox.held && now - inbox.heldSince >= INBOX_HOLD_MS) && !error) {
       if (!inbox.held) inbox.heldSince = now;
       inbox.held = rows;
+      // Says so on the rows (how many the waiting refresh has): the user sees why the list holds still.
+      const shown = document.getElementById('rows');
+      if (shown) shown.dataset.held = String(rows.length);
       return;
     }
     inbox.held = null;
@@ -173,6 +176,7 @@ function boardPage(): void {
     $('count').textContent = rows.length + (rows.length === 1 ? ' session' : ' sessions');
     $('inbox-error').textContent = error;
     $('rows').replaceChildren(...rows.map(inboxRow));
+    delete $('rows').dataset.held;
   }
 
   function inboxRow(r: Json): HTMLElement {
