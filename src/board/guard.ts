@@ -1,8 +1,9 @@
 /**
  * The board's request guard, checked before any route: the access token on every request (assets and
- * the event stream too), compared in constant time; the Host header (a loopback board answers only to
- * its own host names, which defeats DNS rebinding); and for anything that changes state, a custom
- * header plus an Origin check, so a page on another site can neither send nor read a change.
+ * the event stream too), compared in constant time; the Host header (a board answers only to its own
+ * names and the public URLs it was given, which defeats DNS rebinding: see public-url.ts); and for
+ * anything that changes state, a custom header plus an Origin check, so a page on another site can
+ * neither send nor read a change.
  */
 import { randomBytes, timingSafeEqual, createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';

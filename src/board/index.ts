@@ -26,6 +26,11 @@ export interface BoardOptions {
   allowRemote?: boolean;
   /** Default: a random one (24 bytes). At least 16 characters. */
   token?: string;
+  /**
+   * The URL(s) the board is reached at, when not its bind address: `http://<this machine's IP or name>:<port>`,
+   * or a proxy's. Their Host and Origin are accepted besides the bind address's (see docs/board.md).
+   */
+  publicUrl?: string | readonly string[];
 }
 
 export async function board(options: BoardOptions): Promise<BoardServer> {
@@ -39,6 +44,7 @@ export async function board(options: BoardOptions): Promise<BoardServer> {
     ...(options.port !== undefined ? { port: options.port } : {}),
     ...(options.allowRemote !== undefined ? { allowRemote: options.allowRemote } : {}),
     ...(options.token !== undefined ? { token: options.token } : {}),
+    ...(options.publicUrl !== undefined ? { publicUrl: options.publicUrl } : {}),
   });
 }
 

@@ -12,6 +12,7 @@ import { pageScript } from './page/script';
 import { flowsScript } from './page/flows';
 import { parseGateBody, type BoardFlowSource } from './flow-source';
 import { newToken, refusal, SECURITY_HEADERS, type GuardOptions } from './guard';
+import { boardAddresses, parsePublicUrls } from './public-url';
 import { parseBoardAction, type BoardSource } from './source';
 
 export interface BoardServerOptions {
@@ -25,6 +26,12 @@ export interface BoardServerOptions {
   /** Default: 24 random bytes. Set it only to give a remote board a token of your own. */
   token?: string;
   allowRemote?: boolean;
+  /**
+   * The URLs the board is reached at besides its bind address (the machine's IP or DNS name, a proxy's):
+   * their Host and Origin are accepted too. http(s), no path. Bound to 0.0.0.0, a board needs one to be
+   * opened from another machine.
+   */
+  publicUrl?: string | readonly string[];
 }
 
 export interface BoardServer {
@@ -32,6 +39,8 @@ export interface BoardServer {
   url: string;
   /** The same without the token (to show that it is refused). */
   origin: string;
+  /** The page at each `publicUrl`, with the token (empty without them). */
+  publicUrls: string[];
   token: string;
   port: number;
   close(): Promise<void>;
@@ -53,6 +62,7 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
   if (options.token !== undefined && options.token.length < 16) {
     throw new InvalidInputError('board options', 'token', [{ path: 'token', message: 'must be at least 16 characters' }]);
   }
+  const publicUrls = parsePublicUrls(options.publicUrl);
   const token = options.token ?? newToken();
   const guard: GuardOptions = { token, hosts: new Set(), origins: new Set() };
   const script = pageScript();
@@ -152,15 +162,14 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
     server.listen(options.port ?? 0, host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
-  const names = LOOPBACK.has(host) ? ['127.0.0.1', 'localhost', '[::1]'] : [host.includes(':') ? `[${host}]` : host];
-  for (const n of names) {
-    guard.hosts.add(`${n}:${port}`.toLowerCase());
-    guard.origins.add(`http://${n}:${port}`.toLowerCase());
-  }
+  const addresses = boardAddresses(host, port, LOOPBACK.has(host), publicUrls);
+  for (const h of addresses.hosts) guard.hosts.add(h);
+  for (const o of addresses.origins) guard.origins.add(o);
   const origin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   return {
     url: `${origin}/?token=${token}`,
     origin,
+    publicUrls: publicUrls.map((u) => `${u.origin}/?token=${token}`),
     token,
     port,
     close: async () => {

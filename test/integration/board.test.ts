@@ -148,11 +148,18 @@ describe('fh board', () => {
     const second = await start({ title: 'Hold still two' });
     const added = page.locator(`.row[data-id="${second.id}"]`);
     await until('the second session in visibility', async () => (await listSessions(w.client)).some((x) => x.id === second.id));
-    // The page refreshes every 5 s: one refresh with the new row comes, and waits while the mouse is there.
-    await page.waitForTimeout(6_000);
+    // The page refreshes every 5 s: wait for the refresh that has the new row, then for the page to hold
+    // it (the rows say so), not for a time that should be long enough.
+    const withSecond = await page.waitForResponse(
+      async (r) => r.url().includes('/api/sessions?') && ((await r.json().catch(() => ({}))) as { sessions?: Array<{ id: string }> }).sessions?.some((x) => x.id === second.id) === true,
+      { timeout: 30_000 },
+    );
+    await withSecond.finished();
+    await page.locator('#rows[data-held]').waitFor({ state: 'attached', timeout: 10_000 });
     expect(await added.count()).toBe(0);
     await page.mouse.move(900, 500); // off the rows, onto the main pane
     await added.waitFor({ timeout: 10_000 });
+    expect(await page.locator('#rows[data-held]').count()).toBe(0);
   });
 
   it('shows a reply progressively, as the model generates it', async () => {
@@ -176,6 +183,56 @@ describe('fh board', () => {
     await page.locator('.msg.assistant:not(.live)', { hasText: 'until the end.' }).waitFor({ timeout: 30_000 });
     expect(await s.reply(sent.messageId)).toBe(text);
     await until('the live text gone', async () => (await page.locator('#live-text').count()) === 0);
+  });
+
+  it('follows the session it switches to: its live text and reply show, and nothing of the one before draws into it', async () => {
+    // A has finished turns, so its live channel's offset is well past anything B's stream has.
+    const a = await start({ title: 'Switch from A' });
+    for (const n of ['one', 'two', 'three']) {
+      fake.enqueue(say(`A answers ${n}.`));
+      await a.prompt(`A asks ${n}.`);
+    }
+    const b = await start({ title: 'Switch to B' });
+    await open(a.id);
+    await page.locator('.msg.assistant:not(.live)', { hasText: 'A answers three.' }).waitFor();
+    // A turn while A is open: its reply shows through A's live channel, whose offset is now set.
+    fake.enqueue(say('A answers four.'));
+    await a.prompt('A asks four.');
+    await page.locator('.msg.assistant:not(.live)', { hasText: 'A answers four.' }).waitFor({ timeout: 30_000 });
+    // A fetch of A still in flight when B opens: held here, and let through once B is open.
+    const heldA: Array<import('playwright-core').Route> = [];
+    const isA = (u: URL) => u.pathname === `/api/sessions/${a.id}`;
+    await page.route(isA, (route) => void heldA.push(route));
+    await page.locator(`.row[data-id="${a.id}"]`).click();
+    await until("A's fetch held", async () => heldA.length > 0);
+    // Switch to B in the same page (no reload).
+    const rowB = page.locator(`.row[data-id="${b.id}"]`);
+    await rowB.waitFor({ timeout: 30_000 });
+    const eventsB = page.waitForRequest((r) => new URL(r.url()).pathname === `/api/sessions/${b.id}/events`);
+    await rowB.click();
+    await until("B's header", async () => (await page.inputValue('.shead input[aria-label="title"]').catch(() => '')) === 'Switch to B');
+    await eventsB;
+    await page.unroute(isA);
+    for (const route of heldA) await route.continue().catch(() => undefined); // the page may have given up on it already
+    // B streams, gated halfway: its live text shows the first deltas.
+    const text = 'B streams its answer in pieces, then ends.';
+    fake.enqueue(say(text, { stream: { chunkChars: 8, pauseAfterDeltas: 2, gate: 'board-switch' } }));
+    const sent = await b.send('Stream, B.');
+    await fake.paused('board-switch');
+    const live = page.locator('#live-text');
+    await until("B's first deltas live", async () => (await live.count()) === 1 && (await live.textContent())!.includes('B streams its an'), 15_000);
+    expect(await live.textContent()).not.toContain('pieces');
+    // A answers while B is open: none of it reaches B's page.
+    fake.enqueue(say('LATE FROM A, not for B.'));
+    await a.prompt('A asks again.');
+    fake.release('board-switch');
+    expect(await b.reply(sent.messageId)).toBe(text);
+    // B's reply is in its conversation soon after its turn ends, without a reload.
+    await page.locator('.msg.assistant:not(.live)', { hasText: 'then ends.' }).waitFor({ timeout: 10_000 });
+    await until('the live text gone', async () => (await page.locator('#live-text').count()) === 0, 10_000);
+    const shown = (await page.textContent('#session'))!;
+    expect({ late: shown.includes('LATE FROM A'), a: shown.includes('A answers'), error: shown.includes('Cannot open') }).toEqual({ late: false, a: false, error: false });
+    expect(await page.inputValue('.shead input[aria-label="title"]')).toBe('Switch to B');
   });
 
   it("shows a sub-agent's work live in a box of its own, nested by depth, as text, apart from the session's reply", async () => {

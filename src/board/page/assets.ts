@@ -76,6 +76,7 @@ ol.fevents { margin:0; padding-left:18px; font-size:12px; color:var(--mute); }
 .count { color:var(--mute); font-size:12px; margin-left:auto; }
 .row { padding:9px 12px; border-bottom:1px solid var(--line); cursor:pointer; display:grid; grid-template-columns: 16px 1fr auto; gap:2px 8px; }
 .row:hover { background:#f0f4fb; } .row.sel { background:#e6eefc; }
+/* At the end, so the rows under the pointer do not move. */ #rows[data-held]::after { content:"changes wait until the pointer leaves the list"; display:block; padding:4px 12px; font-size:12px; color:var(--mute); background:#fff8e1; }
 .row .title { font-weight:600; overflow:hidden; text-overflow:ellipsis; white-space:nowrap; }
 .row .meta { grid-column: 2 / 4; color:var(--mute); font-size:12px; display:flex; gap:6px; flex-wrap:wrap; align-items:center; }
 .row .time { color:var(--mute); font-size:12px; white-space:nowrap; }

@@ -20,16 +20,20 @@ function boardPage(): void {
   /** What the running turn shows before its result is in the conversation; sub-agents by workflow id, in order of arrival. */
   type Live = { text: string; tools: Map<string, Json>; subs: Map<string, SubLive> };
   const emptyLive = (): Live => ({ text: '', tools: new Map(), subs: new Map() });
+  /**
+   * One opened session's live channel and all that is drawn from it: the stream's offset, the live text
+   * and sub-agent boxes, the EventSource, a pending refresh, and an abort for its fetches. Opening another
+   * session replaces it whole, so nothing of the one before (its offset, a late event, a fetch still in
+   * flight) reaches the new one: every handler checks that its channel is still the open one.
+   */
+  type Channel = { id: string; offset: string | undefined; live: Live; source: EventSource | null; abort: AbortController; refreshTimer: number | null };
   const TOKEN = document.body.dataset.token || '';
   const state: {
     filter: { status: string; label: string; archived: boolean };
     selected: string | null;
     view: Json | null;
     tab: 'conversation' | 'audit';
-    source: EventSource | null;
-    offset: string | undefined;
-    live: Live;
-    refreshTimer: number | null;
+    channel: Channel | null;
     seen: Record<string, string>;
     /** What the user is typing: a re-render (every live event) must not wipe it. */
     drafts: Record<string, string>;
@@ -38,10 +42,7 @@ function boardPage(): void {
     selected: null,
     view: null,
     tab: 'conversation',
-    source: null,
-    offset: undefined,
-    live: emptyLive(),
-    refreshTimer: null,
+    channel: null,
     seen: JSON.parse(localStorage.getItem('fh-board-seen') || '{}'),
     drafts: {},
   };
@@ -85,13 +86,13 @@ function boardPage(): void {
   };
   const asText = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v, null, 2));
 
-  async function api(path: string, init: { method?: string; body?: unknown } = {}): Promise<Json> {
+  async function api(path: string, init: { method?: string; body?: unknown; signal?: AbortSignal } = {}): Promise<Json> {
     const headers: Record<string, string> = { 'x-fh-board-token': TOKEN };
     if (init.method && init.method !== 'GET') {
       headers['x-fh-board'] = '1';
       headers['content-type'] = 'application/json';
     }
-    const res = await fetch(path, { method: init.method || 'GET', headers, body: init.body === undefined ? undefined : JSON.stringify(init.body), credentials: 'omit' });
+    const res = await fetch(path, { method: init.method || 'GET', headers, body: init.body === undefined ? undefined : JSON.stringify(init.body), credentials: 'omit', signal: init.signal });
     const body = await res.json().catch(() => ({}));
     if (!res.ok) throw new Error((body.error && body.error.message) || 'HTTP ' + res.status);
     return body;
@@ -145,6 +146,9 @@ function boardPage(): void {
     if (inbox.hovered && moves && now >= inbox.forceUntil && !(inbox.held && now - inbox.heldSince >= INBOX_HOLD_MS) && !error) {
       if (!inbox.held) inbox.heldSince = now;
       inbox.held = rows;
+      // Says so on the rows (how many the waiting refresh has): the user sees why the list holds still.
+      const shown = document.getElementById('rows');
+      if (shown) shown.dataset.held = String(rows.length);
       return;
     }
     inbox.held = null;
@@ -172,6 +176,7 @@ function boardPage(): void {
     $('count').textContent = rows.length + (rows.length === 1 ? ' session' : ' sessions');
     $('inbox-error').textContent = error;
     $('rows').replaceChildren(...rows.map(inboxRow));
+    delete $('rows').dataset.held;
   }
 
   function inboxRow(r: Json): HTMLElement {
@@ -213,67 +218,77 @@ function boardPage(): void {
   // The flow runs (page/flows.ts) share the main pane: opening one closes this session's live channel.
   document.addEventListener('fh-select', (e) => {
     if ((e as CustomEvent).detail.kind === 'session') return;
-    if (state.source) state.source.close();
-    state.source = null;
+    closeChannel();
     state.selected = null;
     document.querySelectorAll('.row').forEach((r) => r.classList.remove('sel'));
   });
+  /** The live text (tools, sub-agents) of the open session: empty when none is open. */
+  const live = (): Live => (state.channel ? state.channel.live : emptyLive());
+  /** Ends the open session's channel: its stream, its pending refresh, its fetches in flight. */
+  function closeChannel(): void {
+    const ch = state.channel;
+    state.channel = null;
+    if (!ch) return;
+    ch.abort.abort();
+    if (ch.source) ch.source.close();
+    if (ch.refreshTimer !== null) clearTimeout(ch.refreshTimer);
+  }
   function openSession(id: string): void {
     document.dispatchEvent(new CustomEvent('fh-select', { detail: { kind: 'session', id } }));
-    if (state.source) state.source.close();
-    state.source = null;
+    closeChannel();
+    const ch: Channel = { id, offset: undefined, live: emptyLive(), source: null, abort: new AbortController(), refreshTimer: null };
+    state.channel = ch;
     state.selected = id;
     state.view = null;
     state.tab = 'conversation';
-    state.live = emptyLive();
     state.drafts = {};
     document.querySelectorAll('.row').forEach((r) => r.classList.toggle('sel', (r as HTMLElement).dataset.id === id));
     refresh().then(() => {
-      if (state.selected !== id) return;
+      if (state.channel !== ch) return;
       const v = state.view;
       state.seen[id] = new Date().toISOString();
       localStorage.setItem('fh-board-seen', JSON.stringify(state.seen));
       document.querySelectorAll('.row[data-id]').forEach((r) => { if ((r as HTMLElement).dataset.id === id) r.querySelector('.dot')!.classList.add('read'); });
       if (v && !v.info.closed) act({ kind: 'read' });
-      connect(id);
+      connect(ch);
     });
   }
 
-  function connect(id: string): void {
+  function connect(ch: Channel): void {
     const q = new URLSearchParams({ token: TOKEN });
-    if (state.offset) q.set('from', state.offset);
-    const es = new EventSource('/api/sessions/' + encodeURIComponent(id) + '/events?' + q.toString());
-    state.source = es;
-    es.onopen = () => { $('conn').textContent = 'live'; };
-    es.onerror = () => { $('conn').textContent = 'reconnecting…'; };
+    if (ch.offset) q.set('from', ch.offset);
+    const es = new EventSource('/api/sessions/' + encodeURIComponent(ch.id) + '/events?' + q.toString());
+    ch.source = es;
+    es.onopen = () => { if (state.channel === ch) $('conn').textContent = 'live'; };
+    es.onerror = () => { if (state.channel === ch) $('conn').textContent = 'reconnecting…'; };
     es.addEventListener('fh', (msg) => {
-      if (state.selected !== id) return;
-      state.offset = (msg as MessageEvent).lastEventId || state.offset;
-      onEvent(JSON.parse((msg as MessageEvent).data));
+      if (state.channel !== ch) return;
+      ch.offset = (msg as MessageEvent).lastEventId || ch.offset;
+      onEvent(ch, JSON.parse((msg as MessageEvent).data));
     });
-    es.addEventListener('fh-error', (msg) => flash('live channel: ' + JSON.parse((msg as MessageEvent).data).message));
+    es.addEventListener('fh-error', (msg) => { if (state.channel === ch) flash('live channel: ' + JSON.parse((msg as MessageEvent).data).message); });
   }
 
-  function onEvent(e: Json): void {
+  function onEvent(ch: Channel, e: Json): void {
     const d = e.data || {};
-    if (e.subAgent) return onSubAgentEvent(e.subAgent, e.type, d);
+    if (e.subAgent) return onSubAgentEvent(ch, e.subAgent, e.type, d);
     switch (e.type) {
       case 'attempt_started':
         // A model call's (new) attempt: what an earlier attempt streamed is void.
-        if (d.kind === 'model') state.live.text = '';
+        if (d.kind === 'model') ch.live.text = '';
         return;
       case 'turn_started':
       case 'turn_ended':
         // Kept at once (the refresh follows): a stream read from its start replays finished turns, whose
         // deltas must not show as live text.
         if (state.view) state.view.info.processing = e.type === 'turn_started';
-        state.live = emptyLive();
+        ch.live = emptyLive();
         renderLive();
         scheduleRefresh(50);
         return;
       case 'text_delta':
         if (state.view && !state.view.info.processing) return;
-        state.live.text += String(d.text ?? '');
+        ch.live.text += String(d.text ?? '');
         renderLive();
         return;
       case 'thinking_delta':
@@ -282,7 +297,7 @@ function boardPage(): void {
       case 'block_stopped':
         return;
       case 'tool_output': {
-        const t = state.live.tools.get(String(d.callId));
+        const t = ch.live.tools.get(String(d.callId));
         if (!t) return;
         t.output = (t.output || '') + String(d.line) + '\n';
         const shown = inConversation(String(d.callId));
@@ -291,26 +306,26 @@ function boardPage(): void {
         return;
       }
       case 'message_end':
-        state.live.text = '';
+        ch.live.text = '';
         scheduleRefresh(50);
         return;
       case 'text':
-        state.live.text += (state.live.text ? '\n' : '') + String(d.text ?? '');
+        ch.live.text += (ch.live.text ? '\n' : '') + String(d.text ?? '');
         renderLive();
         return;
       case 'tool_call':
       case 'tool_started':
-        state.live.tools.set(String(d.id ?? d.callId), { name: d.name, input: d.input, running: true });
+        ch.live.tools.set(String(d.id ?? d.callId), { name: d.name, input: d.input, running: true });
         renderLive();
         scheduleRefresh(400);
         return;
       case 'tool_result':
       case 'tool_ended':
-        state.live.tools.delete(String(d.id ?? d.callId));
+        ch.live.tools.delete(String(d.id ?? d.callId));
         scheduleRefresh(100);
         return;
       case 'model_call':
-        state.live.text = '';
+        ch.live.text = '';
         scheduleRefresh(50);
         return;
       default:
@@ -322,13 +337,13 @@ function boardPage(): void {
    * A sub-agent's event: shown live in its own box while the session's turn runs (the session's own
    * conversation never holds the sub-agent's messages, so nothing is refreshed for them).
    */
-  function onSubAgentEvent(origin: Json, type: string, d: Json): void {
+  function onSubAgentEvent(ch: Channel, origin: Json, type: string, d: Json): void {
     if (state.view && !state.view.info.processing) return;
     const id = String(origin.workflowId);
-    let sub = state.live.subs.get(id);
+    let sub = ch.live.subs.get(id);
     if (!sub) {
       sub = { path: Array.isArray(origin.path) ? origin.path.map(String) : [], text: '', tools: new Map(), done: false };
-      state.live.subs.set(id, sub);
+      ch.live.subs.set(id, sub);
     }
     switch (type) {
       case 'attempt_started':
@@ -368,26 +383,31 @@ function boardPage(): void {
   }
 
   function scheduleRefresh(ms: number): void {
-    if (state.refreshTimer !== null) clearTimeout(state.refreshTimer);
-    state.refreshTimer = window.setTimeout(() => { state.refreshTimer = null; refresh(); }, ms);
+    const ch = state.channel;
+    if (!ch) return;
+    if (ch.refreshTimer !== null) clearTimeout(ch.refreshTimer);
+    ch.refreshTimer = window.setTimeout(() => { ch.refreshTimer = null; if (state.channel === ch) refresh(); }, ms);
   }
 
   async function refresh(): Promise<void> {
-    const id = state.selected;
-    if (!id) return;
+    const ch = state.channel;
+    if (!ch) return;
+    const id = ch.id;
     try {
-      const v = await api('/api/sessions/' + encodeURIComponent(id));
-      if (state.selected !== id) return;
+      const v = await api('/api/sessions/' + encodeURIComponent(id), { signal: ch.abort.signal });
+      if (state.channel !== ch) return;
       state.view = v;
-      if (!state.offset) state.offset = v.offset;
-      if (!v.info.processing) state.live = emptyLive();
+      if (!ch.offset) ch.offset = v.offset;
+      if (!v.info.processing) ch.live = emptyLive();
       // Live text the conversation now holds (its model call ended) is shown once, from the conversation.
-      if (state.live.text && lastAssistantText(v.entries).includes(state.live.text.trim())) state.live.text = '';
-      for (const e of v.entries) if (e.type === 'tool_results') for (const r of e.results) state.live.tools.delete(r.tool_use_id);
+      if (ch.live.text && lastAssistantText(v.entries).includes(ch.live.text.trim())) ch.live.text = '';
+      for (const e of v.entries) if (e.type === 'tool_results') for (const r of e.results) ch.live.tools.delete(r.tool_use_id);
       // The audit view is loaded once when its tab opens; a live refresh only redraws the gauge beside it.
       if (state.tab === 'audit' && document.getElementById('audit')) document.getElementById('gauge')!.replaceWith(side(v));
       else renderSession();
     } catch (err) {
+      // A session opened since (this fetch was aborted, or failed late) keeps its own pane.
+      if (state.channel !== ch) return;
       $('session').replaceChildren(h('div', { class: 'empty error' }, 'Cannot open ' + id + ': ' + String((err as Error).message)));
     }
   }
@@ -473,7 +493,7 @@ function boardPage(): void {
           else if (b.type === 'thinking') box.appendChild(h('div', { class: 'msg assistant thinking' }, h('span', { class: 'who' }, 'thinking'), b.thinking));
           else if (b.type === 'tool_use') {
             const waiting = v.info.pendingApprovals.some((a: Json) => a.callId === b.id);
-            const output = state.live.tools.get(b.id)?.output;
+            const output = live().tools.get(b.id)?.output;
             box.appendChild(toolBlock(b.name, b.input, results.get(b.id), waiting ? 'waiting for approval' : v.info.processing ? runningNote(output) : 'no result', b.id));
           }
           else if (b.type === 'compaction') box.appendChild(decision('Server-side compaction', '', b.content || '(encrypted)'));
@@ -489,7 +509,8 @@ function boardPage(): void {
     for (const d of anchored.get(v.entries.length) || []) box.appendChild(decisionEvent(d));
     for (const d of trailing) box.appendChild(decisionEvent(d));
     for (const a of v.info.pendingApprovals) box.appendChild(approval(a));
-    if (state.live.text || state.live.tools.size) box.appendChild(liveBlock());
+    const now = live();
+    if (now.text || now.tools.size) box.appendChild(liveBlock());
     return box;
   }
 
@@ -528,10 +549,11 @@ function boardPage(): void {
 
   function liveBlock(): HTMLElement {
     const box = h('div', { id: 'live' });
+    const now = live();
     // A call the conversation already shows (the model's reply is in it) is not drawn twice.
-    for (const [id, t] of state.live.tools) if (!inConversation(id)) box.appendChild(toolBlock(t.name, t.input, undefined, runningNote(t.output)));
-    for (const [id, sub] of state.live.subs) box.appendChild(subAgentBlock(id, sub));
-    if (state.live.text) box.appendChild(h('div', { class: 'msg assistant live', id: 'live-text' }, h('span', { class: 'who' }, 'assistant · live'), state.live.text));
+    for (const [id, t] of now.tools) if (!inConversation(id)) box.appendChild(toolBlock(t.name, t.input, undefined, runningNote(t.output)));
+    for (const [id, sub] of now.subs) box.appendChild(subAgentBlock(id, sub));
+    if (now.text) box.appendChild(h('div', { class: 'msg assistant live', id: 'live-text' }, h('span', { class: 'who' }, 'assistant · live'), now.text));
     return box;
   }
 
@@ -556,7 +578,8 @@ function boardPage(): void {
     const convo = document.getElementById('convo');
     if (!convo) return;
     const old = document.getElementById('live');
-    if (!state.live.text && !state.live.tools.size && !state.live.subs.size) {
+    const now = live();
+    if (!now.text && !now.tools.size && !now.subs.size) {
       if (old) old.remove();
       return;
     }
