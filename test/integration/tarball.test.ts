@@ -176,7 +176,9 @@ describe('the packed tarball, installed in fresh projects', () => {
     expect(stdout).toContain('SCRIPTED fake Anthropic server');
     expect(stdout).toMatch(/Result: notes\.md has a heading/);
     expect(stdout).toContain('runs are reliable and auditable'); // the file the agent wrote and fixed
-    expect(stdout).toMatch(/Temporal UI: http:\/\/127\.0\.0\.1:\d+\/namespaces\/default\/workflows\/demo-notes-keeper-/);
+    // No terminal here, so the server stops with the demo: no bare link to a UI that is gone.
+    expect(stdout).not.toContain('Temporal UI:');
+    expect(stdout).toMatch(/The dev server stops with the demo.*`fh demo --stay` keeps it up to open the run at http:\/\/127\.0\.0\.1:\d+\/namespaces\/default\/workflows\/demo-notes-keeper-/);
   }, 200_000);
 
   it('`fh fake` from the installed bin serves a scripted reply to a plain JavaScript agent', async () => {

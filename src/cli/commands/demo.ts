@@ -107,10 +107,13 @@ async function runDemo(p: Parsed, io: Io = stdio): Promise<number> {
     io.out(`\nResult: ${result.reply}`);
     io.out(`Usage: ${result.usage.modelCalls} model calls, ${result.usage.inputTokens} input / ${result.usage.outputTokens} output tokens`);
     io.out(`notes.md now reads:\n${await fs.readFile(path.join(sandbox, 'notes.md'), 'utf8').catch(() => '(missing)')}`);
-    io.out(`Temporal UI: ${server.uiUrl}/namespaces/${server.namespace}/workflows/${workflowId}`);
-
+    const ui = `${server.uiUrl}/namespaces/${server.namespace}/workflows/${workflowId}`;
     const stay = flag(p, 'stay') || (process.stdout.isTTY && !flag(p, 'exit'));
-    if (stay) {
+    // A link printed just before the server stops leads nowhere: without a terminal (or with --exit) say so.
+    if (!stay) {
+      io.out(`The dev server stops with the demo, and its UI with it: \`fh demo --stay\` keeps it up to open the run at ${ui}`);
+    } else {
+      io.out(`Temporal UI: ${ui}`);
       io.out('\nThe dev server stays up for the UI. Press Ctrl-C to stop.');
       await new Promise<void>((resolve) => {
         process.once('SIGINT', resolve);
