@@ -51,7 +51,7 @@ describe('child sessions with isolation: worktree', () => {
     // The branch is named where the child is described; its tools ran in the worktree.
     const info = await child.info();
     const wt = info.worktree!;
-    expect(wt.branch).toBe(`fh/session-${child.id}`);
+    expect(wt.branch).toMatch(new RegExp(`^fh/session-${child.id.replace(/[^a-zA-Z0-9._-]/g, '-').slice(0, 72)}[^/]*-[0-9a-f]{12}/work$`));
     expect(info.settings.workingDirectory).toBe(wt.path);
     expect(wt.path).not.toBe(dir);
     expect(await fs.readFile(path.join(wt.path, 'child.txt'), 'utf8')).toBe('from-child\n');
@@ -84,7 +84,8 @@ describe('child sessions with isolation: worktree', () => {
     fake.enqueue(callTools({ name: 'write_file', input: { path: 'a.txt', content: 'a' } }), say('ok'));
     await gone.prompt('write a.txt');
     const ended = await gone.end({ deleteBranch: true });
-    expect(ended.worktree).toMatchObject({ branch: `fh/session-${gone.id}`, removed: true, branchDeleted: true });
+    expect(ended.worktree).toMatchObject({ branch: expect.stringMatching(/^fh\/session-.*-[0-9a-f]{12}\/work$/), removed: true, branchDeleted: true });
+    expect(ended.worktree!.branch).toContain(gone.id.slice(0, 40));
     expect(ended.worktree!.commit).toMatch(/^[0-9a-f]{40}$/);
     expect(git('branch', '--list', ended.worktree!.branch)).toBe('');
     expect(await exists(ended.worktree!.root)).toBe(false);
