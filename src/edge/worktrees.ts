@@ -4,6 +4,9 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { FabricError } from '../core/errors';
+import { ownWorktreeOf, removePlantedLinks, WORKTREES_DIR, worktreeBranch } from './worktree-layout';
+
+export { WORKTREES_DIR, worktreeBranch };
 
 const run = promisify(execFile);
 
@@ -56,14 +59,6 @@ async function git(cwd: string, args: string[], extraEnv: Record<string, string>
 function slug(name: string): string {
   return name.replace(/[^a-zA-Z0-9._-]/g, '-').replace(/\.{2,}/g, '.').replace(/^[-.]+/, '').slice(0, 80) || 'sub-agent';
 }
-
-/** Where our worktrees live: in the repository's common git dir, under this directory. */
-export const WORKTREES_DIR = 'fh-worktrees';
-/**
- * The branch of worktree `id`: `fh/<id>/work`, one ref directory per worktree, so that a confined tool
- * can be given write access to its own branch's ref (git renames a lock file over it) and no other's.
- */
-export const worktreeBranch = (id: string): string => `fh/${id}/work`;
 
 /**
  * The owner of a worktree made by an activity: its execution. A retry of that activity has the same
@@ -145,13 +140,23 @@ export async function finishWorktree(
   // Child sessions' branches are fh/session-<id>-<hash>/work (workflows/session/worktree.ts); the others are sub-agents'.
   message = `fabric-harness ${wt.branch.startsWith('fh/session-') ? 'child session' : 'sub-agent'} work (${wt.branch})`,
 ): Promise<{ branch: string; commit?: string; branchDeleted?: boolean }> {
-  const exists = await fs.stat(path.join(wt.root, '.git')).then(() => true, () => false);
+  const exists = await fs.stat(wt.root).then((s) => s.isDirectory(), () => false);
   // Not there: finished already (a retried activity), and the branch is what it left.
   if (exists) {
-    await git(wt.root, ['add', '-A']);
-    if ((await git(wt.root, ['status', '--porcelain'])).length > 0) {
-      await git(wt.root, ['commit', '-q', '-m', message]);
+    // The worker's own git, unconfined, in a directory the tools wrote: it takes git's files from the
+    // worktree's path (worktree-layout.ts), not from its .git file or commondir, and follows no symlink
+    // planted among them, so nothing a tool wrote sends it to another repository or outside.
+    const own = ownWorktreeOf(wt.root);
+    if (!own) throw new WorktreeError(wt.cwd, `${wt.root} is not a worktree of this repository made by fabric-harness (its git admin dir does not name it); remove it with git worktree remove`);
+    removePlantedLinks(own);
+    const env = { GIT_DIR: own.admin, GIT_COMMON_DIR: own.common, GIT_WORK_TREE: own.top };
+    await git(own.top, ['add', '-A'], env);
+    if ((await git(own.top, ['status', '--porcelain'], env)).length > 0) {
+      await git(own.top, ['commit', '-q', '-m', message], env);
     }
+    // `worktree remove` checks the .git file names the admin dir: put back what git wrote (O_EXCL after rm: never through a link).
+    await fs.rm(path.join(own.top, '.git'), { recursive: true, force: true });
+    await fs.writeFile(path.join(own.top, '.git'), `gitdir: ${path.join(own.admin)}\n`, { flag: 'wx' });
     await git(wt.cwd, ['worktree', 'remove', '--force', wt.root]);
   }
   const listed = (await git(wt.cwd, ['branch', '--list', wt.branch])).length > 0;
