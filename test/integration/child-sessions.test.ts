@@ -44,7 +44,8 @@ describe('child sessions with isolation: worktree', () => {
     expect(await parent.prompt('hello')).toBe('ready');
 
     const child = await parent.fork({ atMessage: 1, isolation: 'worktree' });
-    fake.enqueue(callTools({ name: 'bash', input: { command: 'echo from-child > child.txt && ls' } }), say('written'));
+    // git works there, under bubblewrap (its admin dir in the repository's .git is bound for it).
+    fake.enqueue(callTools({ name: 'bash', input: { command: 'echo from-child > child.txt && ls && git status --short' } }), say('written'));
     const start = fake.messageRequests().length;
     expect(await child.prompt('write child.txt')).toBe('written');
 
@@ -58,6 +59,8 @@ describe('child sessions with isolation: worktree', () => {
     // The child's bash ran in its own checkout (the parent's files, and its new one)...
     const toolResult = JSON.stringify(fake.messageRequests()[start + 1]!.body.messages.at(-1));
     expect(toolResult).toContain('README\\nchild.txt');
+    expect(toolResult).toContain('exit code 0');
+    expect(toolResult).toContain('?? child.txt');
     // ...and the parent's directory does not have it.
     expect(await exists(path.join(dir, 'child.txt'))).toBe(false);
     expect(git('worktree', 'list')).toContain(wt.root);
