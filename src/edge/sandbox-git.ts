@@ -14,8 +14,9 @@
  *   the root is below it (so git sees the whole checkout; only the root is writable).
  *
  * Not bound: hooks, other worktrees' admin dirs and files, the main checkout, remotes' credentials.
- * Everything here is derived from the root's path (`<common>/fh-worktrees/<id>/…`) and checked against
- * the admin dir's back-pointer, never read from a file the tool can write (its `.git` file, HEAD).
+ * Everything here is derived from the root's path (`<common>/fh-worktrees/<id>/…`), never read from a
+ * file the tool can write (its `.git` file, HEAD, commondir); the admin dir's back-pointer only confirms
+ * it (a tool that rewrites its own loses git, nothing else).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -118,7 +118,8 @@ export async function createWorktree(cwd: string, name: string, owner: string, f
   const branch = worktreeBranch(id);
   const exists = await fs.stat(path.join(root, '.git')).then(() => true, () => false);
   if (!exists) {
-    await git(top, ['worktree', 'prune']); // an earlier attempt's half-made registration would refuse the add
+    // An earlier attempt of this owner that died mid-add left its registration: ours (the id is), so drop it.
+    await fs.rm(path.join(common, 'worktrees', id), { recursive: true, force: true });
     // Only this owner makes this branch: one that exists is left by its own earlier, interrupted attempt.
     const branchExists = await git(top, ['branch', '--list', branch]).then((o) => o.length > 0);
     const add = from !== 'HEAD' ? ['worktree', 'add', '-B', branch, root, from] : branchExists ? ['worktree', 'add', root, branch] : ['worktree', 'add', '-b', branch, root, 'HEAD'];

@@ -13,6 +13,8 @@ import { createActivities } from '../../src/edge/activities';
 import { createFlowActivities } from '../../src/edge/flow-activities';
 import { MemoryTranscriptStore } from '../../src/edge/transcript-store';
 import type { WorktreePayload } from '../../src/wire/activity-contract';
+import { createWorktree, worktreeId } from '../../src/edge/worktrees';
+import { ownWorktreeOf } from '../../src/edge/worktree-layout';
 
 /** Runs `fn` as an activity of workflow `workflowId`, run `runId` (activity id `activityId`, attempt `attempt`). */
 function asActivity<T>(who: { workflowId: string; runId: string; activityId?: string; attempt?: number }, fn: () => Promise<T>): Promise<T> {
@@ -85,5 +87,15 @@ describe('worktree names are unique per owner; only a retry reuses one', () => {
     // Another call of the same run (another activity id) with the same name is another worktree.
     const other = await asActivity({ ...who, activityId: '8' }, () => acts.fhWorktreeCreate({ cwd: repo, name: 'child-1' }));
     expect(other.root).not.toBe(first.root);
+  });
+
+  it('a retry after an attempt that died part-way (registered, its directory gone) makes the worktree again', async () => {
+    const first = await createWorktree(repo, 'child-2', 'owner');
+    await fs.rm(first.root, { recursive: true, force: true });
+    const wt = await createWorktree(repo, 'child-2', 'owner');
+    expect(wt).toEqual(first);
+    expect(git('-C', wt.root, 'rev-parse', '--abbrev-ref', 'HEAD')).toBe(wt.branch);
+    // Its admin dir has the name the sandbox binds.
+    expect(ownWorktreeOf(wt.root)?.admin).toBe(path.join(repo, '.git', 'worktrees', worktreeId('child-2', 'owner')));
   });
 });
