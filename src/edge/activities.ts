@@ -22,7 +22,7 @@ import {
 } from '../wire/activity-contract';
 import { createLocalTools } from './local-tools';
 import { McpConnections } from './mcp/connections';
-import { createWorktree, finishWorktree } from './worktrees';
+import { activityOwner, createWorktree, finishWorktree } from './worktrees';
 import { enhancePrompt } from './enhance/enhance';
 import { recordDecisionSpan, recordModelCallSpan, toolCallSpan } from './telemetry';
 import { resolveToolSandbox, type ToolSandboxOptions } from './tool-env';
@@ -268,7 +268,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
     fhEnhancePrompt: (input) =>
       asFailure(() => enhancePrompt(input.draft, { cwd: input.cwd, apiKey: deps.connection.apiKey, baseURL: deps.connection.baseURL, ...(input.model ? { model: input.model } : {}), signal: Context.current().cancellationSignal })),
 
-    fhWorktreeCreate: (input) => asFailure(() => heartbeating(() => createWorktree(input.cwd, input.name))),
+    fhWorktreeCreate: (input) => asFailure(() => heartbeating(() => createWorktree(input.cwd, input.name, activityOwner(Context.current().info)))),
     fhWorktreeFinish: (input) => asFailure(() => heartbeating(() => finishWorktree(input))),
 
     async fhLoadTranscript(ref) {

@@ -12,7 +12,7 @@ import { encodeFailure } from '../wire/failures';
 import type { FlowActivities } from '../wire/flow-activity-contract';
 import type { TranscriptStore } from './transcript-store';
 import { ToolResultStore } from './tool-results';
-import { createWorktree, finishWorktree, isGitWorkTree, snapshotCommit } from './worktrees';
+import { activityOwner, createWorktree, finishWorktree, isGitWorkTree, snapshotCommit } from './worktrees';
 import { heartbeating } from './heartbeat';
 
 export function createFlowActivities(store: TranscriptStore): FlowActivities {
@@ -41,12 +41,13 @@ export function createFlowActivities(store: TranscriptStore): FlowActivities {
 
     // The work-dir activities run git (a worktree of a large repository takes a while) and heartbeat.
     async fhFlowBranchWorkDir({ workDir, name }) {
+      const owner = activityOwner(Context.current().info); // this branch workflow's run: a resumed run's branch is another
       try {
         return await heartbeating(async () => {
           if (!(await isGitWorkTree(workDir))) return { kind: 'shared' as const, reason: `work dir ${workDir} is not in a git repository: the branches share it` };
           // From the work dir as the earlier stages left it (uncommitted work included), not from HEAD.
           const snapshot = await snapshotCommit(workDir, [FLOW_OUTPUT_DIR], 'fabric-harness flow: the work dir at a fan-out');
-          const wt = await createWorktree(workDir, `flow/${name}`, snapshot);
+          const wt = await createWorktree(workDir, `flow/${name}`, owner, snapshot);
           return { kind: 'worktree' as const, path: wt.path, root: wt.root, branch: wt.branch, base: wt.base };
         });
       } catch (err) {

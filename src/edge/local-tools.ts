@@ -1,8 +1,8 @@
-import { promises as fs } from 'node:fs';
 import type { z } from 'zod';
 import type { bashInput, editFileInput, readFileInput, writeFileInput, BuiltinToolName } from '../core/builtin-tools';
 import type { ToolContext } from '../core/tools';
-import { confinedExistingPath, confinedNewPath, requireSandboxDir } from './sandbox-path';
+import { confinedExistingPath, confinedNewPath, realRoot, requireSandboxDir } from './sandbox-path';
+import { openConfined } from './sandbox-open';
 import { confinedSpawn, killConfined } from './sandbox';
 import { defaultToolSandbox, type ToolSandbox } from './tool-env';
 
@@ -64,26 +64,50 @@ export async function bash(input: z.infer<typeof bashInput>, ctx: ToolContext, s
   });
 }
 
+/**
+ * Checks `requested` (sandbox-path.ts), then opens what was checked without following links on the way
+ * (sandbox-open.ts): a directory swapped for a symlink in between makes the open fail, not escape.
+ */
+async function openChecked(ctx: ToolContext, requested: string, mode: 'read' | 'write' | 'edit') {
+  const root = await realRoot(ctx.cwd);
+  const checked = mode === 'write' ? await confinedNewPath(root, requested) : await confinedExistingPath(root, requested);
+  return openConfined(root, checked, requested, mode);
+}
+
 export async function readFile(input: z.infer<typeof readFileInput>, ctx: ToolContext): Promise<string> {
-  const text = await fs.readFile(await confinedExistingPath(ctx.cwd, input.path), 'utf8');
-  return cap(text, 1_000_000);
+  const file = await openChecked(ctx, input.path, 'read');
+  try {
+    return cap(await file.readFile('utf8'), 1_000_000);
+  } finally {
+    await file.close();
+  }
 }
 
 export async function writeFile(input: z.infer<typeof writeFileInput>, ctx: ToolContext): Promise<string> {
-  const file = await confinedNewPath(ctx.cwd, input.path);
-  await fs.writeFile(file, input.content, 'utf8');
+  const file = await openChecked(ctx, input.path, 'write');
+  try {
+    await file.writeFile(input.content, 'utf8');
+  } finally {
+    await file.close();
+  }
   return `wrote ${Buffer.byteLength(input.content)} bytes to ${input.path}`;
 }
 
 export async function editFile(input: z.infer<typeof editFileInput>, ctx: ToolContext): Promise<string> {
-  const file = await confinedExistingPath(ctx.cwd, input.path);
-  const text = await fs.readFile(file, 'utf8');
-  const first = text.indexOf(input.old_string);
-  if (first < 0) throw new ToolFailure(`old_string not found in ${input.path}`);
-  if (text.indexOf(input.old_string, first + 1) >= 0) {
-    throw new ToolFailure(`old_string occurs more than once in ${input.path}; include more context to make it unique`);
+  const file = await openChecked(ctx, input.path, 'edit');
+  try {
+    const text = await file.readFile('utf8');
+    const first = text.indexOf(input.old_string);
+    if (first < 0) throw new ToolFailure(`old_string not found in ${input.path}`);
+    if (text.indexOf(input.old_string, first + 1) >= 0) {
+      throw new ToolFailure(`old_string occurs more than once in ${input.path}; include more context to make it unique`);
+    }
+    const edited = Buffer.from(text.slice(0, first) + input.new_string + text.slice(first + input.old_string.length), 'utf8');
+    await file.truncate(0);
+    await file.write(edited, 0, edited.length, 0);
+  } finally {
+    await file.close();
   }
-  await fs.writeFile(file, text.slice(0, first) + input.new_string + text.slice(first + input.old_string.length), 'utf8');
   return `edited ${input.path}`;
 }
 

@@ -6,7 +6,8 @@ import { FabricError } from '../core/errors';
  * Confines the file tools to the sandbox directory. Paths are checked after symlinks are resolved
  * (the target's real path, and for a file that does not exist yet its nearest existing ancestor's), so
  * `../x`, absolute paths and symlinks (to files or directories) that lead outside are all refused.
- * The tools then operate on the resolved real path, not the name the model gave.
+ * The tools then open the resolved real path through sandbox-open.ts, which walks it again without
+ * following links (a concurrent bash may have swapped a directory for a symlink since the check).
  *
  * This confines the file tools only: bash can still reach anything the worker's user can, unless the
  * worker runs it inside a wrapper (see tool-env.ts).
@@ -38,7 +39,8 @@ function isInside(root: string, p: string): boolean {
   return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
 }
 
-async function realRoot(root: string): Promise<string> {
+/** The sandbox directory's real path (SANDBOX_MISSING unless it is a directory). */
+export async function realRoot(root: string): Promise<string> {
   await requireSandboxDir(root);
   return fs.realpath(root);
 }
@@ -52,7 +54,7 @@ export async function confinedExistingPath(root: string, requested: string): Pro
     resolved = await fs.realpath(target);
   } catch (err) {
     // Missing: say so only when the name itself is inside; otherwise do not reveal what exists outside.
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT' && (await confinedNewPath(root, requested, false).then(() => true, () => false))) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' && (await confinedNewPath(root, requested).then(() => true, () => false))) {
       throw new Error(`no such file: ${requested}`);
     }
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new SandboxEscapeError(requested, real);
@@ -65,9 +67,10 @@ export async function confinedExistingPath(root: string, requested: string): Pro
 /**
  * Where to write `requested`: the real path of the file when it exists (a symlink inside the sandbox is
  * followed, one leading outside refused, a dangling one refused), else the real path of its nearest
- * existing ancestor joined with the missing part. With `create`, the missing directories are made.
+ * existing ancestor joined with the missing part. Nothing is made here: sandbox-open.ts makes the missing
+ * directories, each inside the descriptor of the one before, so a swapped symlink cannot redirect them.
  */
-export async function confinedNewPath(root: string, requested: string, create = true): Promise<string> {
+export async function confinedNewPath(root: string, requested: string): Promise<string> {
   const real = await realRoot(root);
   const target = path.resolve(real, requested);
   if (!isInside(real, target)) throw new SandboxEscapeError(requested, real);
@@ -88,7 +91,5 @@ export async function confinedNewPath(root: string, requested: string, create = 
   }
   const realDir = await fs.realpath(dir).catch(() => undefined);
   if (!realDir || !isInside(real, realDir)) throw new SandboxEscapeError(requested, real);
-  const file = path.join(realDir, ...missing);
-  if (create) await fs.mkdir(path.dirname(file), { recursive: true });
-  return file;
+  return path.join(realDir, ...missing);
 }

@@ -9,7 +9,8 @@
  *   process sees its sandbox root read-write at the same path, the system directories needed to run
  *   programs read-only (/usr and its /bin, /lib links, a few files of /etc), a private /tmp, /proc and
  *   /dev of its own, no network unless `network: true`, and nothing else: no $HOME, no project tree, no
- *   other process's /proc. Aborting `signal` kills its whole process group (and bubblewrap takes the
+ *   other process's /proc. A root in one of our git worktrees also gets what git needs for that
+ *   worktree (sandbox-git.ts). Aborting `signal` kills its whole process group (and bubblewrap takes the
  *   sandbox's processes with it).
  *
  * Where bubblewrap is missing or cannot create its namespaces, confinedSpawn throws
@@ -21,6 +22,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { FabricError } from '../core/errors';
+import { gitBindArgs } from './sandbox-git';
 
 export class SandboxUnavailableError extends FabricError {
   constructor(message: string) {
@@ -156,6 +158,8 @@ export function bwrapArgs(root: string, options: Pick<ConfinedSpawnOptions, 'net
   for (const name of ETC_FILES) args.push('--ro-bind-try', `/etc/${name}`, `/etc/${name}`);
   args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
   for (const p of options.readOnly ?? []) args.push('--ro-bind', path.resolve(p), path.resolve(p));
+  // In one of our worktrees: what git needs for that worktree and no more (sandbox-git.ts).
+  args.push(...gitBindArgs(root));
   // After /tmp, so a root under /tmp is bound over the private /tmp rather than hidden by it. Then the
   // sandbox's own top level goes read-only: the root and the private /tmp are all that can be written.
   args.push('--bind', root, root, '--chdir', root, '--remount-ro', '/');

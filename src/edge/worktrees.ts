@@ -1,8 +1,12 @@
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { FabricError } from '../core/errors';
+import { ownWorktreeOf, removePlantedLinks, WORKTREES_DIR, worktreeBranch } from './worktree-layout';
+
+export { WORKTREES_DIR, worktreeBranch };
 
 const run = promisify(execFile);
 
@@ -11,6 +15,12 @@ const run = promisify(execFile);
  * branch of its own, made before the child starts and removed when it ends; its changes are
  * committed on the branch first, so the work is kept and the branch is what the result names.
  * Both steps are idempotent (activities run at least once).
+ *
+ * A worktree's name is the caller's name (cut short, for people) plus a hash of the full name and its
+ * owner: the activity execution that made it (workflow id, run id, activity id) or, inline, one call.
+ * So two names that share a long prefix, a session id used again by a new run, and two flow branches
+ * of a resumed run all get worktrees and branches of their own; only the same owner coming back (a
+ * retried activity) finds its worktree again and reuses it.
  */
 export class WorktreeError extends FabricError {
   constructor(
@@ -45,9 +55,24 @@ async function git(cwd: string, args: string[], extraEnv: Record<string, string>
   }
 }
 
-/** A name safe as a branch and a directory name. */
+/** A name safe as a directory and a ref component, for people to read; the hash makes it unique. */
 function slug(name: string): string {
-  return name.replace(/[^a-zA-Z0-9._-]/g, '-').replace(/^[-.]+/, '').slice(0, 100) || 'sub-agent';
+  return name.replace(/[^a-zA-Z0-9._-]/g, '-').replace(/\.{2,}/g, '.').replace(/^[-.]+/, '').slice(0, 80) || 'sub-agent';
+}
+
+/**
+ * The owner of a worktree made by an activity: its execution. A retry of that activity has the same
+ * (workflow id, run id, activity id); a new run of the same workflow id, or another call, does not.
+ */
+export function activityOwner(info: { workflowExecution?: { workflowId: string; runId: string } | undefined; activityId: string }): string {
+  const wf = info.workflowExecution;
+  return `activity ${wf ? `${wf.workflowId} ${wf.runId} ` : ''}${info.activityId}`;
+}
+
+/** The worktree's id (its directory name): `<slug of name>-<12 hex of sha256(name, owner)>`. */
+export function worktreeId(name: string, owner: string): string {
+  const hash = createHash('sha256').update(name).update('\0').update(owner).digest('hex').slice(0, 12);
+  return `${slug(name)}-${hash}`;
 }
 
 /** Whether `cwd` is inside a git work tree (false for a plain directory, or with no git installed). */
@@ -79,19 +104,29 @@ export async function snapshotCommit(cwd: string, exclude: string[], message: st
   }
 }
 
-export async function createWorktree(cwd: string, name: string, from = 'HEAD'): Promise<Worktree> {
+/**
+ * A worktree of `cwd`'s repository named for `name` and `owner` (see the module comment), on its own
+ * branch from `from` (a commit: the branch is set to it) or HEAD. The same name and owner again (a retry)
+ * answer the same worktree.
+ */
+export async function createWorktree(cwd: string, name: string, owner: string, from = 'HEAD'): Promise<Worktree> {
   const top = await git(cwd, ['rev-parse', '--show-toplevel']);
   const rel = path.relative(top, await fs.realpath(cwd));
   const common = path.resolve(top, await git(cwd, ['rev-parse', '--git-common-dir']));
-  const root = path.join(common, 'fh-worktrees', slug(name));
-  const branch = `fh/${slug(name)}`;
+  const id = worktreeId(name, owner);
+  const root = path.join(common, WORKTREES_DIR, id);
+  const branch = worktreeBranch(id);
   const exists = await fs.stat(path.join(root, '.git')).then(() => true, () => false);
   if (!exists) {
+    // An earlier attempt of this owner that died mid-add left its registration: ours (the id is), so drop it.
+    await fs.rm(path.join(common, 'worktrees', id), { recursive: true, force: true });
+    // Only this owner makes this branch: one that exists is left by its own earlier, interrupted attempt.
     const branchExists = await git(top, ['branch', '--list', branch]).then((o) => o.length > 0);
-    // From a given commit the branch is (re)set to it; from HEAD an existing branch is reused as it was.
     const add = from !== 'HEAD' ? ['worktree', 'add', '-B', branch, root, from] : branchExists ? ['worktree', 'add', root, branch] : ['worktree', 'add', '-b', branch, root, 'HEAD'];
     await git(top, add);
   }
+  // The branch's reflog directory: confined git appends to it (sandbox-git.ts binds it), so it must exist.
+  await fs.mkdir(path.join(common, 'logs', 'refs', 'heads', path.dirname(branch)), { recursive: true });
   const base = from !== 'HEAD' ? from : await git(root, ['merge-base', 'HEAD', await git(top, ['rev-parse', 'HEAD'])]);
   return { path: path.join(root, rel), root, branch, base };
 }
@@ -103,16 +138,26 @@ export async function createWorktree(cwd: string, name: string, from = 'HEAD'): 
  */
 export async function finishWorktree(
   wt: { root: string; branch: string; base: string; cwd: string; deleteBranch?: boolean },
-  // Child sessions' branches are fh/session-<id> (workflows/session/worktree.ts); the others are sub-agents'.
+  // Child sessions' branches are fh/session-<id>-<hash>/work (workflows/session/worktree.ts); the others are sub-agents'.
   message = `fabric-harness ${wt.branch.startsWith('fh/session-') ? 'child session' : 'sub-agent'} work (${wt.branch})`,
 ): Promise<{ branch: string; commit?: string; branchDeleted?: boolean }> {
-  const exists = await fs.stat(path.join(wt.root, '.git')).then(() => true, () => false);
+  const exists = await fs.stat(wt.root).then((s) => s.isDirectory(), () => false);
   // Not there: finished already (a retried activity), and the branch is what it left.
   if (exists) {
-    await git(wt.root, ['add', '-A']);
-    if ((await git(wt.root, ['status', '--porcelain'])).length > 0) {
-      await git(wt.root, ['commit', '-q', '-m', message]);
+    // The worker's own git, unconfined, in a directory the tools wrote: it takes git's files from the
+    // worktree's path (worktree-layout.ts), not from its .git file or commondir, and follows no symlink
+    // planted among them, so nothing a tool wrote sends it to another repository or outside.
+    const own = ownWorktreeOf(wt.root);
+    if (!own) throw new WorktreeError(wt.cwd, `${wt.root} is not a worktree of this repository made by fabric-harness (its git admin dir does not name it); remove it with git worktree remove`);
+    removePlantedLinks(own);
+    const env = { GIT_DIR: own.admin, GIT_COMMON_DIR: own.common, GIT_WORK_TREE: own.top };
+    await git(own.top, ['add', '-A'], env);
+    if ((await git(own.top, ['status', '--porcelain'], env)).length > 0) {
+      await git(own.top, ['commit', '-q', '-m', message], env);
     }
+    // `worktree remove` checks the .git file names the admin dir: put back what git wrote (O_EXCL after rm: never through a link).
+    await fs.rm(path.join(own.top, '.git'), { recursive: true, force: true });
+    await fs.writeFile(path.join(own.top, '.git'), `gitdir: ${path.join(own.admin)}\n`, { flag: 'wx' });
     await git(wt.cwd, ['worktree', 'remove', '--force', wt.root]);
   }
   const listed = (await git(wt.cwd, ['branch', '--list', wt.branch])).length > 0;

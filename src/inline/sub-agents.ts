@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { AgentDefinition, InvokeOptions } from '../core/agent';
 import { makeEvent, type AgentEvent } from '../core/events';
 import type { ToolCallRequest, ToolCallResult } from '../core/ports';
@@ -29,7 +30,8 @@ export function inlineSubAgents(
     const release = await slots.acquire(spec.maxConcurrent);
     const childId = `inline-${agent}-${call.id}-${++count}`;
     try {
-      const wt = spec.worktree ? await createWorktree(call.cwd, childId) : undefined;
+      // Its owner is this call alone (inline nothing is retried): a later run with the same ids gets its own.
+      const wt = spec.worktree ? await createWorktree(call.cwd, childId, `inline ${randomUUID()}`) : undefined;
       emit(makeEvent('subagent_started', { childId, agent, callId: call.id, depth: depth + 1, ...(wt ? { branch: wt.branch } : {}) }, Date.now()));
       let result: unknown;
       let failure: unknown;

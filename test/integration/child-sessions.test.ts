@@ -44,20 +44,23 @@ describe('child sessions with isolation: worktree', () => {
     expect(await parent.prompt('hello')).toBe('ready');
 
     const child = await parent.fork({ atMessage: 1, isolation: 'worktree' });
-    fake.enqueue(callTools({ name: 'bash', input: { command: 'echo from-child > child.txt && ls' } }), say('written'));
+    // git works there, under bubblewrap (its admin dir in the repository's .git is bound for it).
+    fake.enqueue(callTools({ name: 'bash', input: { command: 'echo from-child > child.txt && ls && git status --short' } }), say('written'));
     const start = fake.messageRequests().length;
     expect(await child.prompt('write child.txt')).toBe('written');
 
     // The branch is named where the child is described; its tools ran in the worktree.
     const info = await child.info();
     const wt = info.worktree!;
-    expect(wt.branch).toBe(`fh/session-${child.id}`);
+    expect(wt.branch).toMatch(new RegExp(`^fh/session-${child.id.replace(/[^a-zA-Z0-9._-]/g, '-').slice(0, 72)}[^/]*-[0-9a-f]{12}/work$`));
     expect(info.settings.workingDirectory).toBe(wt.path);
     expect(wt.path).not.toBe(dir);
     expect(await fs.readFile(path.join(wt.path, 'child.txt'), 'utf8')).toBe('from-child\n');
     // The child's bash ran in its own checkout (the parent's files, and its new one)...
     const toolResult = JSON.stringify(fake.messageRequests()[start + 1]!.body.messages.at(-1));
     expect(toolResult).toContain('README\\nchild.txt');
+    expect(toolResult).toContain('exit code 0');
+    expect(toolResult).toContain('?? child.txt');
     // ...and the parent's directory does not have it.
     expect(await exists(path.join(dir, 'child.txt'))).toBe(false);
     expect(git('worktree', 'list')).toContain(wt.root);
@@ -84,7 +87,8 @@ describe('child sessions with isolation: worktree', () => {
     fake.enqueue(callTools({ name: 'write_file', input: { path: 'a.txt', content: 'a' } }), say('ok'));
     await gone.prompt('write a.txt');
     const ended = await gone.end({ deleteBranch: true });
-    expect(ended.worktree).toMatchObject({ branch: `fh/session-${gone.id}`, removed: true, branchDeleted: true });
+    expect(ended.worktree).toMatchObject({ branch: expect.stringMatching(/^fh\/session-.*-[0-9a-f]{12}\/work$/), removed: true, branchDeleted: true });
+    expect(ended.worktree!.branch).toContain(gone.id.slice(0, 40));
     expect(ended.worktree!.commit).toMatch(/^[0-9a-f]{40}$/);
     expect(git('branch', '--list', ended.worktree!.branch)).toBe('');
     expect(await exists(ended.worktree!.root)).toBe(false);

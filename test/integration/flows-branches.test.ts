@@ -95,7 +95,8 @@ describe('parallel branches', () => {
 
     // Each branch's branch is named after the run and the branch node; its head holds its own work.
     const slug = h.workflowId.replace(/[^a-zA-Z0-9._-]/g, '-');
-    expect(results.map((r) => r.git_branch)).toEqual([`fh/flow-${slug}-a-1`, `fh/flow-${slug}-b-1`]);
+    const named = (node: string) => expect.stringMatching(new RegExp(`^fh/${`flow-${slug}-${node}-1`.slice(0, 80)}-[0-9a-f]{12}/work$`));
+    expect(results.map((r) => r.git_branch)).toEqual([named('a'), named('b')]);
     for (const r of results) expect(r.head_sha).toBe(git(repo, 'rev-parse', r.git_branch!));
     expect(ctx['parallel.fan_in.best_id']).toBe('a');
     expect(ctx['parallel.fan_in.best_head_sha']).toBe(results[0]!.head_sha);
