@@ -34,6 +34,11 @@ describe('identifier extraction', () => {
     expect(extractIdentifiers(draft)).toEqual(['src/cart/CartStore.ts', 'addItem', 'computeTotal', 'tax_rate', 'MAX_ITEMS', 'oneMore', 'twoMore', 'threeMore']);
     expect(extractIdentifiers('just words here')).toEqual([]);
   });
+
+  it('takes every backticked path whole, the second as the first (no regex state carried between them)', () => {
+    // Next.js route paths: only the backticked form holds the whole path (the brackets end a plain match).
+    expect(extractIdentifiers('Move `app/[slug]/page.tsx` and `app/[id]/edit.tsx` to the new layout')).toEqual(['app/[slug]/page.tsx', 'app/[id]/edit.tsx']);
+  });
 });
 
 describe('enhancePrompt', () => {
