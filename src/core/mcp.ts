@@ -43,6 +43,14 @@ export class DuplicateMcpServerError extends FabricError {
   }
 }
 
+/**
+ * What the model reads first in a tool result that ran on a new connection to a stateful server; `how`
+ * says why the connection is new (a lost worker, an idle close). One wording for every such path.
+ */
+export function mcpStateLostNote(server: string, how: string): string {
+  return `[MCP server '${server}': ${how}; state the server kept for the earlier calls (an open page, a session, counters) is lost.]\n`;
+}
+
 const NAME_LIMIT = 64;
 
 /** The name the model sees: `<server>__<tool>`, in the API's alphabet, at most 64 characters. */

@@ -17,10 +17,12 @@ import { isLiveStreamDetails, type LiveStreamDetails, type StreamEvent, type Str
 /** How often details are handed to the SDK at most (the worker's heartbeat throttle decides when they leave). */
 const FLUSH_MS = 100;
 /**
- * Past this much an attempt stops publishing (message_end still says what the reply is): the details
- * stay under the 128 KiB external-storage threshold, so they are never offloaded to the store.
+ * Past this many bytes of events (UTF-8, as the payload is encoded) an attempt stops publishing
+ * (message_end still says what the reply is): the details stay under the 128 KiB external-storage
+ * threshold, so they are never offloaded to the store. Bytes, not characters: CJK text is 3 bytes a
+ * character, so 96,000 characters of it were 288 KB. Events go whole, so none is cut mid-character.
  */
-const MAX_DETAILS_CHARS = 96_000;
+export const MAX_DETAILS_BYTES = 96_000;
 
 export interface LivePublisherInit {
   slot: StreamSlot;
@@ -35,7 +37,7 @@ export interface LivePublisherInit {
 export class LivePublisher {
   readonly from: number;
   private readonly events: StreamEvent[] = [];
-  private chars = 0;
+  private bytes = 0;
   private full = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private dirty = false;
@@ -56,12 +58,12 @@ export class LivePublisher {
   push(event: StreamEvent): void {
     if (this.full) return;
     // Events go bare: the details' callId and attempt are theirs (the reader adds them back).
-    const size = JSON.stringify(event).length + 1;
-    if (this.from + this.events.length + 1 >= this.init.slot.to || this.chars + size > MAX_DETAILS_CHARS) {
+    const size = Buffer.byteLength(JSON.stringify(event), 'utf8') + 1;
+    if (this.from + this.events.length + 1 >= this.init.slot.to || this.bytes + size > MAX_DETAILS_BYTES) {
       this.full = true; // the client catches up from message_end
       return;
     }
-    this.chars += size;
+    this.bytes += size;
     this.events.push(event);
     this.dirty = true;
     this.timer ??= setTimeout(() => {

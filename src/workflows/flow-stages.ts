@@ -23,7 +23,7 @@ import { deepCopy, OFFLOAD_VALUE_BYTES, parseAgentDirectives, type ContextValue,
 import { completedStages, failure, gateChoices, gateKeys, matchGateChoice, responseKeys } from '../core/flows/engine';
 import { FlowGateAmbiguousError, FlowNotWaitingError } from '../core/flows/errors';
 import { renderPreamble } from '../core/flows/preamble';
-import { FLOW_OUTPUT_DIR, type StageResult, type StageStatus } from '../core/flows/stage';
+import { commandStageShell, FLOW_OUTPUT_DIR, type StageResult, type StageStatus } from '../core/flows/stage';
 import { fanInFor } from '../core/flows/validate';
 import { nodeById, outgoing, type Fidelity, type FlowEdge, type FlowGraph, type FlowNode } from '../core/flows/graph';
 import type { FlowEventInput } from '../core/flows/events';
@@ -108,7 +108,7 @@ export class FlowStages {
     const cwd = this.runner.settings.workDir;
     const callId = `flow-${node.id}-${visit}-${attempt}`;
     // The script's own output goes to files: the bash tool caps what it returns, the files are whole.
-    const wrapped = `mkdir -p ${FLOW_OUTPUT_DIR} && { ${script}\n} > '${base}.out' 2> '${base}.err'`;
+    const wrapped = commandStageShell(script, base);
     // Through the ports, as a session's tool calls: on the agent set's tool queue (patch fh-tool-queue).
     const tool = (id: string, name: string, input: unknown, offloadBytes?: number) =>
       toPromise(this.portsFor().runTool({ sessionId: this.runner.runId, id, name, input, cwd, ...(offloadBytes !== undefined ? { offloadBytes } : {}) }, builtIn(name)));

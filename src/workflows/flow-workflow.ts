@@ -26,6 +26,11 @@ const BRANCH_WORKTREE_PATCH = 'fh-flow-branch-worktree';
 const CLEANUP_PATCH = 'fh-flow-cleanup';
 /** Since this patch a run keeps the gates it waits at in its memo (FLOW_GATES_MEMO_KEY). */
 const GATES_MEMO_PATCH = 'fh-flow-gates-memo';
+/**
+ * Since this patch a run checks its node ids as the client does (no path separator, `..`, quote or
+ * control character: ids name the command stages' files). Earlier runs did not, and replay so.
+ */
+const NODE_IDS_PATCH = 'fh-flow-node-ids';
 
 export async function fhFlow(input: FlowInput, toolSet?: string): Promise<FlowResult> {
   let runner: FlowRunner | undefined;
@@ -134,7 +139,7 @@ function gatesInMemo(runner: FlowRunner): () => void {
 /** The graph as the workflow's input: its shape, then the same checks the client ran. */
 function checkedGraph(raw: FlowGraph): FlowGraph {
   const graph = parseWith(flowGraphSchema, raw, 'flow graph') as FlowGraph;
-  validateFlow(graph);
+  validateFlow(graph, { nodeIds: patched(NODE_IDS_PATCH) });
   return graph;
 }
 

@@ -1,5 +1,5 @@
 import { patched, type ActivityOptions } from '@temporalio/workflow';
-import { mcpServerName, type McpServerRef } from '../core/mcp';
+import { mcpServerName, mcpStateLostNote, type McpServerRef } from '../core/mcp';
 import { MCP_PIN_WAIT, type McpPinResult } from '../wire/mcp-pin';
 import type { ToolActivityResult } from '../wire/activity-contract';
 import { isScheduleToStartTimeout } from './schedule-to-start';
@@ -110,8 +110,5 @@ export class McpPinning {
 
 /** What the model reads first in a result that ran on a new connection. */
 export function connectionLostNote(server: string): string {
-  return (
-    `[MCP server '${server}': the worker that held this run's connection to it is gone, so this call ran on a new ` +
-    'connection on another worker; state the server kept for the earlier calls (an open page, a session, counters) is lost.]\n'
-  );
+  return mcpStateLostNote(server, "the worker that held this run's connection to it is gone, so this call ran on a new connection on another worker");
 }

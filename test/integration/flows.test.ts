@@ -9,7 +9,9 @@ import { readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { FakeAnthropicServer, callTools, fail, say } from '@fabric-harness/sdk/testing';
-import { resumeFlow, startFlow } from '../../src/client/flows';
+import { FlowHandle, resumeFlow, startFlow } from '../../src/client/flows';
+import { dotToGraph } from '../../src/core/flows/dot';
+import { FLOW_WORKFLOW, type FlowInput } from '../../src/wire/flow-messages';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
 import { rejection, until } from '../support/waiting';
 
@@ -256,5 +258,20 @@ describe('flows on Temporal', () => {
     await expect(startFlow(w.client, fixture('missing-node-condition.dot'), { workDir, taskQueue: w.taskQueue })).rejects.toMatchObject({ code: 'FLOW_INVALID', element: 'edge plan -> exit' });
     await expect(startFlow(w.client, fixture('plan-implement-test.dot'), { workDir, taskQueue: w.taskQueue, context: { 'internal.run_id': 'mine' } })).rejects.toMatchObject({ code: 'FLOW_RESERVED_KEY', key: 'internal.run_id' });
     expect(fake.messageRequests().length).toBe(before);
+  });
+
+  it("a node id with a quote or a path is refused by the client and by the run itself; it never reaches the shell", async () => {
+    const escaped = `escaped-${process.pid}`;
+    const dot = `digraph {\n  start [shape=Mdiamond]\n  exit [shape=Msquare]\n  "q'; touch PWNED; echo '" [script="echo one"]\n  "../../${escaped}" [script="echo two"]\n  start -> "q'; touch PWNED; echo '" -> "../../${escaped}" -> exit\n}`;
+    await expect(startFlow(w.client, dot, { workDir, taskQueue: w.taskQueue })).rejects.toMatchObject({ code: 'FLOW_INVALID', element: `node "q'; touch PWNED; echo '"`, line: 4 });
+    // A client that skips the checks (the raw graph, started by hand): the run checks the ids itself.
+    const input: FlowInput = { graph: dotToGraph(dot), workDir };
+    const h = new FlowHandle(await w.client.workflow.start(FLOW_WORKFLOW, { taskQueue: w.taskQueue, workflowId: fid('bad-ids'), args: [input] }), w.client);
+    const outcome = await h.result().then(() => 'completed', (err: unknown) => err);
+    // Nothing ran: no file the injected command would make, none outside the run's directory.
+    expect(await fs.readdir(workDir)).toEqual([]);
+    await expect(fs.stat(path.join(path.dirname(path.dirname(workDir)), `${escaped}-1-1.out`))).rejects.toThrow();
+    await expect(fs.stat(path.join(path.dirname(workDir), `${escaped}-1-1.out`))).rejects.toThrow();
+    expect(outcome).toMatchObject({ code: 'FLOW_INVALID', element: `node "q'; touch PWNED; echo '"` });
   });
 });

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { FakeAnthropicServer, fail, say } from '@fabric-harness/sdk/testing';
 import { extractIdentifiers } from '../../src/core/enhance/identifiers';
 import { enhancePrompt } from '../../src/edge/enhance/enhance';
-import { clearRepoIntroCache, repoIntro } from '../../src/edge/enhance/repo-intro';
+import { clearRepoIntroCache, INTRO_CACHE_SIZE, repoIntro, repoIntroCacheSize } from '../../src/edge/enhance/repo-intro';
 
 async function repo(): Promise<string> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-enhance-'));
@@ -33,6 +33,11 @@ describe('identifier extraction', () => {
     const draft = 'In src/cart/CartStore.ts make `addItem` dedupe; CartStore and computeTotal share tax_rate. Use `function` and `a + b`, see https://example.com/a/b. Also JavaScript, MAX_ITEMS, oneMore, twoMore, threeMore';
     expect(extractIdentifiers(draft)).toEqual(['src/cart/CartStore.ts', 'addItem', 'computeTotal', 'tax_rate', 'MAX_ITEMS', 'oneMore', 'twoMore', 'threeMore']);
     expect(extractIdentifiers('just words here')).toEqual([]);
+  });
+
+  it('takes every backticked path whole, the second as the first (no regex state carried between them)', () => {
+    // Next.js route paths: only the backticked form holds the whole path (the brackets end a plain match).
+    expect(extractIdentifiers('Move `app/[slug]/page.tsx` and `app/[id]/edit.tsx` to the new layout')).toEqual(['app/[slug]/page.tsx', 'app/[id]/edit.tsx']);
   });
 });
 
@@ -107,5 +112,23 @@ describe('enhancePrompt', () => {
     expect((await repoIntro(dir, () => now)).name).toBe(first.name);
     now += 2 * 60_000;
     expect((await repoIntro(dir, () => now)).name).toBe('renamed');
+  });
+
+  it(`the repo intro cache keeps at most ${INTRO_CACHE_SIZE} directories, the least recently used dropped first`, async () => {
+    const root = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-enhance-many-'));
+    const dirs: string[] = [];
+    for (let i = 0; i < INTRO_CACHE_SIZE + 8; i++) {
+      const d = path.join(root, `r${i}`);
+      await fs.mkdir(d);
+      await fs.writeFile(path.join(d, 'package.json'), JSON.stringify({ name: `before-${i}` }));
+      dirs.push(d);
+    }
+    for (const d of dirs) await repoIntro(d);
+    expect(repoIntroCacheSize()).toBe(INTRO_CACHE_SIZE);
+    for (const [i, d] of dirs.entries()) await fs.writeFile(path.join(d, 'package.json'), JSON.stringify({ name: `after-${i}` }));
+    // The newest is still cached (within its 5 minutes); the oldest was dropped and is read again.
+    expect((await repoIntro(dirs.at(-1)!)).name).toBe(`before-${dirs.length - 1}`);
+    expect((await repoIntro(dirs[0]!)).name).toBe('after-0');
+    expect(repoIntroCacheSize()).toBe(INTRO_CACHE_SIZE);
   });
 });

@@ -1,11 +1,13 @@
+import { CallAssembly } from '../../src/client/stream/assembler';
 import { LivePublisher, ToolOutputLines } from '../../src/edge/stream-publisher';
-import type { LiveStreamDetails } from '../../src/wire/stream';
+import { DEFAULT_OFFLOAD_THRESHOLD_BYTES } from '../../src/edge/external-storage';
+import type { LiveStreamDetails, StreamEvent } from '../../src/wire/stream';
 
 /** A publisher whose heartbeats are recorded, with the flush timer under jest's clock. */
 function publisher(prior?: unknown) {
   const beats: LiveStreamDetails[] = [];
   // Copies: the publisher hands over its live array, as Temporal serialises it at once.
-  const p = new LivePublisher({ slot: { callId: 'c1', from: 10, to: 1000 }, attempt: 2, prior, heartbeat: (d) => beats.push({ ...d, events: [...d.events] }), kind: 'model', model: 'm' });
+  const p = new LivePublisher({ slot: { callId: 'c1', from: 10, to: 1_000_000 }, attempt: 2, prior, heartbeat: (d) => beats.push({ ...d, events: [...d.events] }), kind: 'model', model: 'm' });
   return { p, beats };
 }
 
@@ -68,5 +70,32 @@ describe('LivePublisher: live events in heartbeat details', () => {
       { type: 'tool_output', stream: 'stdout', line: 'one' },
       { type: 'tool_output', stream: 'stderr', line: 'last' },
     ]);
+  });
+
+  it('CJK and emoji text: the details stay under the offload threshold in bytes, whole characters, and the reply is whole', () => {
+    const { p, beats } = publisher();
+    // 3 bytes a CJK character, 4 an emoji (2 UTF-16 units): 96,000 characters of this were ~290 KB.
+    const chunk = '漢字のテキスト、絵文字😀🎉も混ぜる。';
+    p.push({ type: 'block_started', index: 0, block: { type: 'text' } });
+    jest.advanceTimersByTime(100);
+    let reply = '';
+    for (let i = 0; i < 12_000; i++) {
+      p.push({ type: 'text_delta', index: 0, text: chunk });
+      reply += chunk;
+    }
+    p.push({ type: 'block_stopped', index: 0 });
+    p.close();
+    const last = beats.at(-1)!;
+    expect(Buffer.byteLength(JSON.stringify(last), 'utf8')).toBeLessThan(DEFAULT_OFFLOAD_THRESHOLD_BYTES);
+    const published = last.events.flatMap((e) => (e.type === 'text_delta' ? [e.text] : []));
+    expect(published.length).toBeGreaterThan(500); // it did publish, up to the cap
+    const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+    for (const text of published) expect(text).not.toMatch(loneSurrogate);
+    expect(reply.startsWith(published.join(''))).toBe(true);
+    // A reader of these details, then message_end (the reply as history holds it), has the whole reply.
+    const a = new CallAssembly();
+    for (const e of last.events) a.apply({ ...e, callId: 'c1', attempt: 2 } as StreamEvent);
+    a.catchUp({ type: 'message_end', callId: 'c1', attempt: 2, model: 'm', stopReason: 'end_turn', usage: { inputTokens: 1, outputTokens: 1 }, content: [{ type: 'text', text: reply }] });
+    expect(a.text()).toBe(reply);
   });
 });

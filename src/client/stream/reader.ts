@@ -6,7 +6,7 @@
  * what the reader had not seen of the reply is yielded from message_end (see CallAssembly).
  */
 import type { StreamBlock, StreamEnvelope, StreamEvent, StreamEventOf, StreamPage } from '../../wire/stream';
-import { CallAssembly } from './assembler';
+import { CallAssemblies } from './assemblies';
 import { sleep, type StreamSnapshot, type StreamTransport } from './transport';
 
 export interface ReadStreamOptions {
@@ -17,23 +17,22 @@ export interface ReadStreamOptions {
   livePollMs?: number;
 }
 
-export async function* readStream(transport: StreamTransport, options: ReadStreamOptions = {}): AsyncGenerator<StreamEnvelope> {
+export function readStream(transport: StreamTransport, options: ReadStreamOptions = {}): AsyncGenerator<StreamEnvelope> {
+  return readStreamKeeping(transport, options, new CallAssemblies());
+}
+
+/** readStream with the calls it assembles in `calls` (a test looks at how many it keeps). */
+export async function* readStreamKeeping(transport: StreamTransport, options: ReadStreamOptions, calls: CallAssemblies): AsyncGenerator<StreamEnvelope> {
   const signal = options.signal;
   const livePollMs = options.livePollMs ?? 100;
   let pos = Math.max(0, options.from ?? 0);
-  const calls = new Map<string, CallAssembly>();
   /** The run whose predecessors were read already. */
   let caughtUpBefore: string | undefined;
-  const assembly = (callId: string) => {
-    let a = calls.get(callId);
-    if (!a) calls.set(callId, (a = new CallAssembly()));
-    return a;
-  };
   while (!signal?.aborted) {
     const snap = await transport.snapshot(pos);
     // What is before this run's oldest event is in earlier runs (continue-as-new): read those first.
     if (pos < snap.page.oldest && snap.runId !== caughtUpBefore) {
-      for await (const env of earlierRuns(transport, snap, pos, assembly, calls)) {
+      for await (const env of earlierRuns(transport, snap, pos, calls)) {
         if (signal?.aborted) return;
         pos = env.offset + 1;
         yield env;
@@ -45,7 +44,7 @@ export async function* readStream(transport: StreamTransport, options: ReadStrea
     let progressed = false;
     let blocked = false;
     let nested: StreamBlock | undefined;
-    for (const item of walk(snap.page, snap, pos, assembly, calls)) {
+    for (const item of walk(snap.page, snap, pos, calls)) {
       if (item === OPEN_BLOCK) {
         blocked = true;
         break;
@@ -85,8 +84,7 @@ async function* earlierRuns(
   transport: StreamTransport,
   snap: StreamSnapshot,
   from: number,
-  assembly: (callId: string) => CallAssembly,
-  calls: ReadonlyMap<string, CallAssembly>,
+  calls: CallAssemblies,
 ): AsyncGenerator<StreamEnvelope> {
   const chain: string[] = [];
   let run = snap.runId;
@@ -103,7 +101,7 @@ async function* earlierRuns(
     for (;;) {
       const page = await transport.readRun(runId, pos);
       let moved = false;
-      for (const item of walk(page, { ...snap, runId, running: false, page, live: new Map() }, pos, assembly, calls)) {
+      for (const item of walk(page, { ...snap, runId, running: false, page, live: new Map() }, pos, calls)) {
         if (item === OPEN_BLOCK) break; // a closed run has no open block
         if ('subAgentBlock' in item) {
           const block = item.subAgentBlock;
@@ -156,8 +154,7 @@ function* walk(
   page: StreamPage,
   snap: StreamSnapshot,
   start: number,
-  assembly: (callId: string) => CallAssembly,
-  calls: ReadonlyMap<string, CallAssembly>,
+  calls: CallAssemblies,
 ): Generator<StreamEnvelope | typeof OPEN_BLOCK | { subAgentBlock: StreamBlock }> {
   let pos = start;
   const blocks = page.blocks.filter((b) => b.to > pos).sort((a, b) => a.from - b.from);
@@ -181,7 +178,7 @@ function* walk(
     }
     for (const env of liveOf(b, snap)) {
       // What the consumer saw before `pos` (a reconnect) is assembled, not yielded again.
-      const a = assembly(b.callId);
+      const a = calls.of(b.callId);
       if (env.offset > a.lastOffset) {
         a.apply(env.event);
         a.lastOffset = env.offset;
@@ -199,12 +196,13 @@ function* walk(
     // A reader that joined inside a closed block cannot know what its consumer saw: message_end says it all.
     const followed = start <= b.from || calls.has(b.callId);
     if (end && b.kind === 'model' && followed) {
-      const missing = assembly(b.callId).catchUp(end);
+      const missing = calls.of(b.callId).catchUp(end);
       for (const event of missing) {
         if (pos >= b.to) break;
         yield { offset: pos++, event: withBlock(event, b) };
       }
     }
+    calls.end(b.callId);
     pos = Math.max(pos, b.to);
   }
 }

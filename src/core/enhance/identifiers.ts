@@ -21,6 +21,8 @@ const STOPLIST = new Set(
 );
 
 const PATH = /(?:\.{1,2}\/|\/)?(?:[\w@.-]+\/)+[\w@.-]+|\b[\w-]+\.(?:ts|tsx|js|jsx|mjs|cjs|json|md|py|go|rs|java|rb|css|scss|html|yml|yaml|toml|sql|sh|c|h|cpp|hpp|swift|kt)\b/g;
+/** PATH without /g, for `.test`: a /g regex's `.test` starts at its lastIndex, left by the previous test (a second path failed). */
+const HAS_PATH = new RegExp(PATH.source);
 const BACKTICKED = /`([^`\s]{2,100})`/g;
 const PASCAL = /\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b/g;
 const CAMEL = /\b[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+\b/g;
@@ -41,9 +43,8 @@ export function extractIdentifiers(text: string, max = MAX_IDENTIFIERS): string[
     const inner = m[1]!;
     // A bare identifier or a path; a backticked expression (`a + b`, `foo()`) is not looked up as is.
     const stripped = inner.replace(/\(\)$/, '');
-    return BARE_IDENTIFIER.test(stripped) || PATH.test(stripped) ? stripped : undefined;
+    return BARE_IDENTIFIER.test(stripped) || HAS_PATH.test(stripped) ? stripped : undefined;
   });
-  PATH.lastIndex = 0;
   collect(PATH, (m) => m[0].replace(/[.,;:]+$/, ''));
   collect(PASCAL, (m) => m[0]);
   collect(CAMEL, (m) => m[0]);

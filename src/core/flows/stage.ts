@@ -38,3 +38,17 @@ export interface StageResult {
 
 /** Where command nodes' outputs go, inside the work dir (removed at the run's end). */
 export const FLOW_OUTPUT_DIR = '.fh-flow';
+
+/**
+ * The bash command a command stage runs: the script with its output sent to `<base>.out` and
+ * `<base>.err` (the tool caps what it returns, the files are whole). The paths are shell-quoted: a
+ * node id is never read as shell (ids are also checked when the graph is, see validateFlow).
+ */
+export function commandStageShell(script: string, base: string): string {
+  return `mkdir -p ${FLOW_OUTPUT_DIR} && { ${script}\n} > ${shellQuote(`${base}.out`)} 2> ${shellQuote(`${base}.err`)}`;
+}
+
+/** One shell word, whatever the text: single quotes, each `'` inside written as `'\''`. */
+export function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, "'\\''")}'`;
+}

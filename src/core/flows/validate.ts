@@ -6,13 +6,16 @@
 import { conditionKeys, parseCondition } from './conditions';
 import { FlowConditionError, InvalidFlowError } from './errors';
 import { edgeName, FIDELITIES, outgoing, type FlowGraph, type FlowNode } from './graph';
+import { FLOW_OUTPUT_DIR } from './stage';
 
 /** Context keys whose value is a node id: a condition comparing them to a missing node can never match. */
 const NODE_VALUED_KEYS = new Set(['last_stage', 'current_node', 'parallel.fan_in.best_id']);
 /** Key prefixes followed by a node id. */
 const NODE_KEY_PREFIXES = ['response.', 'internal.retry_count.'];
 
-export function validateFlow(graph: FlowGraph): void {
+/** `nodeIds: false` skips the node id check (a run recorded before the workflow made it replays without it). */
+export function validateFlow(graph: FlowGraph, options: { nodeIds?: boolean } = {}): void {
+  if (options.nodeIds !== false) for (const n of graph.nodes) checkNodeId(n);
   const ids = new Set(graph.nodes.map((n) => n.id));
   const byId = new Map(graph.nodes.map((n) => [n.id, n]));
   const starts = graph.nodes.filter((n) => n.kind === 'start');
@@ -39,6 +42,26 @@ export function validateFlow(graph: FlowGraph): void {
   for (const n of graph.nodes) if (!toExit.has(n.id)) throw new InvalidFlowError(`node ${n.id}`, 'cannot reach an exit', n.line);
 
   for (const n of graph.nodes) if (n.kind === 'parallel') fanInFor(graph, n.id, byId);
+}
+
+/**
+ * A node id names files (a command stage writes `.fh-flow/<id>-<visit>-<attempt>.out`) and goes into
+ * the stage's shell command: an id with a path separator or `..` would write outside the run's
+ * directory, a quote or control character would break the command.
+ */
+function checkNodeId(n: FlowNode): void {
+  const why = unsafeIdReason(n.id);
+  if (why) throw new InvalidFlowError(`node ${JSON.stringify(n.id)}`, `its id ${why}; ids name the node's files (${FLOW_OUTPUT_DIR}/<id>-<visit>-<attempt>.out), so use letters, digits, '_', '-' and single dots`, n.line);
+}
+
+function unsafeIdReason(id: string): string | undefined {
+  if (id === '') return 'is empty';
+  if (/[/\\]/.test(id)) return 'contains a path separator (/ or \\)';
+  if (id.includes('..')) return "contains '..'";
+  if (id.includes("'")) return "contains a quote (')";
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(id)) return 'contains a control character';
+  return undefined;
 }
 
 function checkNode(graph: FlowGraph, n: FlowNode): void {

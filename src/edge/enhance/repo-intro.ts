@@ -1,16 +1,20 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { RepoIntro } from '../../core/enhance/types';
+import { Lru } from '../../core/lru';
 
 /**
  * A short introduction to the repository in a working directory, for the prompt enhancer: the
  * package's name and description, the README's first line, the top-level files, detected frameworks,
- * the dominant languages and monorepo workspaces. Cached per directory for 5 minutes. Every part is
- * optional: a directory without package.json or README still gets what there is.
+ * the dominant languages and monorepo workspaces. Cached per directory for 5 minutes, for the
+ * INTRO_CACHE_SIZE most recently used directories (a worker serves many sessions' directories). Every
+ * part is optional: a directory without package.json or README still gets what there is.
  */
 export type { RepoIntro } from '../../core/enhance/types';
 
 export const INTRO_TTL_MS = 5 * 60_000;
+/** How many directories' intros are kept (the least recently used goes first); each is a few KB. */
+export const INTRO_CACHE_SIZE = 32;
 const TOP_LEVEL_LIMIT = 40;
 export const BUILD_DIRS = ['node_modules', 'dist', 'build', 'out', '.next', '.nuxt', 'target', 'coverage', '.git', 'vendor', '__pycache__', '.turbo', '.cache', '.venv'];
 
@@ -35,12 +39,13 @@ const FRAMEWORKS: Array<[RegExp, string]> = [
 const MARKER_FILES: Record<string, string> = { 'Cargo.toml': 'Rust (Cargo)', 'go.mod': 'Go modules', 'pyproject.toml': 'Python (pyproject)', 'requirements.txt': 'Python', Gemfile: 'Ruby (Bundler)', 'pom.xml': 'Maven', 'build.gradle': 'Gradle', Dockerfile: 'Docker' };
 const LANGUAGES: Record<string, string> = { '.ts': 'TypeScript', '.tsx': 'TypeScript', '.js': 'JavaScript', '.jsx': 'JavaScript', '.mjs': 'JavaScript', '.cjs': 'JavaScript', '.py': 'Python', '.go': 'Go', '.rs': 'Rust', '.java': 'Java', '.rb': 'Ruby', '.kt': 'Kotlin', '.swift': 'Swift', '.c': 'C', '.cpp': 'C++', '.cs': 'C#', '.php': 'PHP' };
 
-const cache = new Map<string, { at: number; intro: RepoIntro }>();
+let cache = new Lru<string, { at: number; intro: RepoIntro }>(INTRO_CACHE_SIZE, 'repo intro cache size');
 
 export async function repoIntro(cwd: string, now: () => number = Date.now): Promise<RepoIntro> {
   const key = path.resolve(cwd);
   const hit = cache.get(key);
   if (hit && now() - hit.at < INTRO_TTL_MS) return hit.intro;
+  if (hit) cache.delete(key);
   const intro = await readIntro(key);
   cache.set(key, { at: now(), intro });
   return intro;
@@ -48,7 +53,12 @@ export async function repoIntro(cwd: string, now: () => number = Date.now): Prom
 
 /** Forgets cached intros (tests). */
 export function clearRepoIntroCache(): void {
-  cache.clear();
+  cache = new Lru(INTRO_CACHE_SIZE, 'repo intro cache size');
+}
+
+/** How many intros are kept now (tests). */
+export function repoIntroCacheSize(): number {
+  return cache.size;
 }
 
 async function readIntro(dir: string): Promise<RepoIntro> {

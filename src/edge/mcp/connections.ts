@@ -1,5 +1,6 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { isHttpServer, McpServerUnknownError, McpUnavailableError, type McpServerConfig, type McpServerRef, type McpToolInfo } from '../../core/mcp';
+import { Lru } from '../../core/lru';
+import { isHttpServer, mcpStateLostNote, McpServerUnknownError, McpUnavailableError, type McpServerConfig, type McpServerRef, type McpToolInfo } from '../../core/mcp';
 import { defaultToolSandbox, type ToolSandbox } from '../tool-env';
 import { stdioLaunch } from './launch';
 
@@ -8,7 +9,7 @@ export interface McpConnectionsOptions {
   servers?: Record<string, McpServerConfig>;
   /** How stdio servers are started: the bash tool's sandbox. */
   sandbox?: ToolSandbox;
-  /** Close a connection unused this long (default 10 minutes). */
+  /** Close a connection unused this long — no call in flight, the last one ended that long ago (default 10 minutes). */
   idleMs?: number;
 }
 
@@ -23,12 +24,21 @@ interface Connection {
   closed: boolean;
   stderrTail: string;
   idle?: NodeJS.Timeout;
+  /** Requests (calls, tool lists) sent and not yet answered: while any is, the connection is not idle. */
+  inFlight: number;
+  /** This connection replaces a stateful one closed for idling: its first call's result says the state is gone. */
+  afterIdleClose?: boolean;
 }
 
 const DEFAULT_IDLE_MS = 10 * 60_000;
 /** MCP's own default request timeout is 60 s; a tool may take longer (its timeoutMs or the activity's bound then). */
 const DEFAULT_CALL_TIMEOUT_MS = 30 * 60_000;
 const STDERR_TAIL = 2_000;
+/**
+ * How many idle-closed stateful connections are remembered until their run calls again (one per run
+ * and server; a run that never calls again is forgotten as the oldest).
+ */
+const IDLE_CLOSED_REMEMBERED = 1_000;
 
 /**
  * The MCP connections of one worker (or one inline process). A stateful server (the default) gets one
@@ -38,6 +48,8 @@ const STDERR_TAIL = 2_000;
  */
 export class McpConnections {
   private readonly open = new Map<string, Promise<Connection>>();
+  /** Keys of stateful connections closed for idling: the next connection under one carries the note. */
+  private readonly idleClosed = new Lru<string, true>(IDLE_CLOSED_REMEMBERED, 'remembered idle-closed MCP connections');
   private readonly sandbox: ToolSandbox;
 
   constructor(private readonly options: McpConnectionsOptions = {}) {
@@ -57,6 +69,7 @@ export class McpConnections {
     const conn = await this.connection(config, scope, cwd);
     const tools: McpToolInfo[] = [];
     let cursor: string | undefined;
+    this.begin(conn);
     try {
       do {
         const page = await conn.client.listTools(cursor ? { cursor } : {}, { signal });
@@ -74,6 +87,8 @@ export class McpConnections {
       if (signal?.aborted) throw err;
       this.drop(config, scope, cwd);
       throw new McpUnavailableError(config.name, `listing its tools failed: ${describe(err, conn)}`);
+    } finally {
+      this.end(config, scope, cwd, conn);
     }
     return tools;
   }
@@ -91,21 +106,23 @@ export class McpConnections {
     } catch (err) {
       return { content: `MCP server '${config.name}' is unavailable: ${err instanceof Error ? err.message : String(err)}`, isError: true };
     }
+    this.begin(conn);
     try {
       const result = await conn.client.callTool(
         { name: tool, arguments: (args ?? {}) as Record<string, unknown> },
         undefined,
         { signal: opts.signal, timeout: opts.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS, resetTimeoutOnProgress: true },
       );
-      this.touch(config, scope, cwd, conn);
-      return { content: resultText(result as { content?: unknown; structuredContent?: unknown }), isError: result.isError === true };
+      return { content: this.idleNote(config, conn) + resultText(result as { content?: unknown; structuredContent?: unknown }), isError: result.isError === true };
     } catch (err) {
       if (opts.signal?.aborted) throw err;
       if (conn.closed) {
         this.drop(config, scope, cwd);
         return { content: `MCP server '${config.name}' closed the connection during the call (${describe(err, conn)}); it is started again for the next call.`, isError: true };
       }
-      return { content: `MCP tool '${tool}' on server '${config.name}' failed: ${describe(err, conn)}`, isError: true };
+      return { content: `${this.idleNote(config, conn)}MCP tool '${tool}' on server '${config.name}' failed: ${describe(err, conn)}`, isError: true };
+    } finally {
+      this.end(config, scope, cwd, conn);
     }
   }
 
@@ -129,7 +146,13 @@ export class McpConnections {
       conn = this.connect(config, cwd);
       this.open.set(key, conn);
       conn.then(
-        (c) => this.touch(config, scope, cwd, c),
+        (c) => {
+          if (this.idleClosed.get(key)) {
+            this.idleClosed.delete(key);
+            c.afterIdleClose = true;
+          }
+          this.idleFrom(config, scope, cwd, c);
+        },
         () => this.open.delete(key),
       );
     }
@@ -142,7 +165,7 @@ export class McpConnections {
     const { StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio.js') as typeof import('@modelcontextprotocol/sdk/client/stdio.js');
     const { StreamableHTTPClientTransport } = require('@modelcontextprotocol/sdk/client/streamableHttp.js') as typeof import('@modelcontextprotocol/sdk/client/streamableHttp.js');
     const client = new Client({ name: 'fabric-harness', version: sdkVersion() });
-    const conn: Connection = { client, closed: false, stderrTail: '' };
+    const conn: Connection = { client, closed: false, stderrTail: '', inFlight: 0 };
     const transport = isHttpServer(config)
       ? new StreamableHTTPClientTransport(new URL(config.url), config.headers ? { requestInit: { headers: config.headers } } : undefined)
       : new StdioClientTransport(stdioLaunch(this.sandbox, config, cwd));
@@ -163,10 +186,38 @@ export class McpConnections {
     return conn;
   }
 
-  private touch(config: McpServerConfig, scope: string, cwd: string, conn: Connection): void {
+  /** A request starts: the idle clock stops (a call longer than the idle time is not cut). */
+  private begin(conn: Connection): void {
+    conn.inFlight++;
     clearTimeout(conn.idle);
-    conn.idle = setTimeout(() => this.drop(config, scope, cwd), this.options.idleMs ?? DEFAULT_IDLE_MS);
+    conn.idle = undefined;
+  }
+
+  /** A request ended, answered or failed: the idle clock starts when the last one in flight ends. */
+  private end(config: McpServerConfig, scope: string, cwd: string, conn: Connection): void {
+    conn.inFlight--;
+    if (!conn.closed) this.idleFrom(config, scope, cwd, conn);
+  }
+
+  /** Starts the idle clock now, unless a request is in flight. */
+  private idleFrom(config: McpServerConfig, scope: string, cwd: string, conn: Connection): void {
+    clearTimeout(conn.idle);
+    conn.idle = undefined;
+    if (conn.inFlight > 0) return;
+    conn.idle = setTimeout(() => {
+      if (conn.inFlight > 0 || conn.closed) return;
+      // The run's next call opens a new connection: the state this one held is gone, and that call says so.
+      if (config.stateful !== false) this.idleClosed.set(this.key(config, scope, cwd), true);
+      this.drop(config, scope, cwd);
+    }, this.options.idleMs ?? DEFAULT_IDLE_MS);
     conn.idle.unref();
+  }
+
+  /** The note a connection opened after an idle close puts before its first call's result (then none). */
+  private idleNote(config: McpServerConfig, conn: Connection): string {
+    if (!conn.afterIdleClose) return '';
+    conn.afterIdleClose = false;
+    return mcpStateLostNote(config.name, `its connection was closed after ${span(this.options.idleMs ?? DEFAULT_IDLE_MS)} unused, so this call ran on a new connection`);
   }
 
   private drop(config: McpServerConfig, scope: string, cwd: string): void {
@@ -182,6 +233,12 @@ async function closeQuietly(conn: Connection | undefined): Promise<void> {
   clearTimeout(conn.idle);
   conn.closed = true;
   await conn.client.close().catch(() => undefined);
+}
+
+/** A duration as the note says it: whole minutes (the default is 10), else seconds, else milliseconds. */
+function span(ms: number): string {
+  if (ms >= 60_000) return `${Math.round(ms / 60_000)} minutes`;
+  return ms >= 1000 ? `${Math.round(ms / 1000)} seconds` : `${ms} ms`;
 }
 
 function describe(err: unknown, conn: Connection): string {
