@@ -510,7 +510,7 @@ function boardPage(): void {
     for (const d of trailing) box.appendChild(decisionEvent(d));
     for (const a of v.info.pendingApprovals) box.appendChild(approval(a));
     const now = live();
-    if (now.text || now.tools.size) box.appendChild(liveBlock());
+    if (now.text || now.tools.size || now.subs.size) box.appendChild(liveBlock()); // as renderLive draws it
     return box;
   }
 
