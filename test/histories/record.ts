@@ -2,6 +2,8 @@
  * Records this release's workflow histories under test/histories/<version>/ (run: `npm run histories:record`). The replay
  * suite replays them against the current workflow code in CI, so a change that breaks replay of runs
  * recorded by an earlier version fails CI. Re-record only when such a break is intended (and say so).
+ * `FH_RECORD_RELEASE=0.6.7` records into another release's folder; `FH_RECORD_ONLY=worktrees` (or
+ * `npm run histories:record -- worktrees`; names comma-separated) records only those groups.
  */
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
@@ -14,7 +16,7 @@ import { assistant, longAssistant } from '../fixtures/session-agents';
 import { startDevServer } from '../../src/testing/temporal-cli';
 import { FH_SEARCH_ATTRIBUTES } from '../../src/wire/search-attributes';
 import { bundleAgents } from '../../src/worker/bundle';
-import { createWorker, FabricHarnessPlugin, FileTranscriptStore } from '../../src/worker';
+import { createWorker, FabricHarnessPlugin, FileTranscriptStore, type CreateWorkerOptions } from '../../src/worker';
 import { MEMORY_COMPACT_MARKER, MEMORY_EXTRACT_MARKER } from '../../src/core/context/memory-extract';
 import { calculator } from '../fixtures/agents';
 import { chatter } from '../fixtures/compaction-agents';
@@ -26,6 +28,7 @@ import { isTitleRequest, SCRIPTED_TITLE } from '../support/session-fake';
 import { testConnection } from '../support/temporal';
 import { masker } from './support/history-agents';
 import { recordEcosystem } from './record-ecosystem';
+import { recordWorktrees } from './record-worktrees';
 import { HISTORY_AGENT_MODULES } from './support/modules';
 
 const MARKER = '[fabric-harness:summarize]';
@@ -34,6 +37,20 @@ const words = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `$
 
 /** Histories go to test/histories/<package version>/: every release keeps its own, and CI replays them all. */
 const RELEASE_DIR = path.join(__dirname, process.env.FH_RECORD_RELEASE ?? (require('../../package.json') as { version: string }).version);
+
+/**
+ * The groups of histories: `core` (agent runs, compaction, sessions, context management), `ecosystem`
+ * (0.5.0: MCP, sub-agents), `worktrees` (0.6.7: worktree sessions and sub-agents, carried MCP pins).
+ */
+const GROUPS = ['core', 'ecosystem', 'worktrees'] as const;
+type Group = (typeof GROUPS)[number];
+/** The groups asked for (FH_RECORD_ONLY or the command line, comma-separated); all when none is named. */
+function selectedGroups(): Set<Group> {
+  const named = [process.env.FH_RECORD_ONLY ?? '', ...process.argv.slice(2)].flatMap((a) => a.split(',')).map((a) => a.trim()).filter(Boolean);
+  const unknown = named.filter((n) => !(GROUPS as readonly string[]).includes(n));
+  if (unknown.length) throw new Error(`unknown history group ${unknown.join(', ')}: the groups are ${GROUPS.join(', ')}`);
+  return new Set(named.length ? (named as Group[]) : GROUPS);
+}
 
 async function save(name: string, handle: AgentHandle): Promise<void> {
   await handle.result();
@@ -44,6 +61,8 @@ async function save(name: string, handle: AgentHandle): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  const groups = selectedGroups();
+  const started = Date.now();
   const server = await startDevServer({ onProgress: (l) => console.log(`[temporal] ${l}`), searchAttributes: { ...FH_SEARCH_ATTRIBUTES } });
   process.env.FH_TEST_TEMPORAL_ADDRESS = server.address;
   process.env.FH_TEST_TEMPORAL_NAMESPACE = server.namespace;
@@ -51,7 +70,6 @@ async function main(): Promise<void> {
   const fake = await FakeAnthropicServer.start({ contextWindow: 1500 });
   fake.setRoute((req) => (typeof req.body?.system === 'string' && req.body.system.startsWith(MARKER) ? say(SUMMARY) : undefined));
   const w = await startRecordWorker('record', fake.url, bundle);
-  const start = <I>(agent: any, input: I, id: string) => startAgent(w.client, agent, input, { workflowId: `recorded-${id}`, taskQueue: w.taskQueue });
   // The context-management scenarios (from 0.4.0): their own fake, with a model that has server-side
   // context management, and a route each scenario sets.
   let route: FakeRoute | undefined;
@@ -59,39 +77,10 @@ async function main(): Promise<void> {
   const cw = await startRecordWorker('record-context', cm.url, bundle);
   try {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-record-'));
-    await recordEcosystem(w, fake, dir, saveHistory);
-    // FH_RECORD_ONLY=ecosystem (with FH_RECORD_RELEASE=0.5.0): only the ecosystem histories.
-    if (process.env.FH_RECORD_ONLY === 'ecosystem') return;
-    fake.enqueue(
-      callTools({ name: 'add', input: { a: 2, b: 3 } }),
-      callTools({ name: 'write_file', input: { path: 'sum.txt', content: '5' } }),
-      say('The sum is 5.'),
-    );
-    await save('calculator-tools', await start(calculator, { task: 'Add 2 and 3 and save it', dir }, 'calculator'));
-
-    fake.enqueue(say(words(60, 'a')), callTools({ name: 'note', input: { text: 'keep' } }), ...Array.from({ length: 7 }, () => say(words(60, 'b'))));
-    const prompts = Array.from({ length: 8 }, (_, i) => `Question ${i}: ${words(60, 'q')}`);
-    await save(
-      'threshold-compaction',
-      await start(chatter, { prompts, contextWindowTokens: 1000, compaction: { reserveTokens: 150, keepRecentEntries: 4 } }, 'threshold'),
-    );
-
-    fake.enqueue(...Array.from({ length: 10 }, () => say(words(150, 'o'))));
-    await save(
-      'overflow-compaction',
-      await start(chatter, { prompts: Array.from({ length: 10 }, (_, i) => `q${i}`), contextWindowTokens: 1500, compaction: { compactAtTokens: 1500 } }, 'overflow'),
-    );
-
-    fake.enqueue(say(words(40, 'm')), say(words(40, 'n')), say('after compaction'));
-    const manual = await start(chatter, { prompts: ['one', 'two'], contextWindowTokens: 50_000, serveMs: 60_000 }, 'manual');
-    while ((await manual.messages()).length < 4) await new Promise((r) => setTimeout(r, 100));
-    await manual.compact({ keepRecentEntries: 2 });
-    await manual.prompt('and now?');
-    await manual.close();
-    await save('manual-compaction', manual);
-
-    await recordSessions(w, fake, dir);
-    await recordContextManagement(cw, cm, (r) => (route = r));
+    if (groups.has('ecosystem')) await recordEcosystem(w, fake, dir, saveHistory);
+    if (groups.has('worktrees')) await recordWorktrees((name, url, mcpServers) => startRecordWorker(name, url, bundle, mcpServers), saveHistory);
+    if (groups.has('core')) await recordCore(w, fake, dir, cw, cm, (r) => (route = r));
+    console.log(`recorded ${[...groups].join(', ')} in ${Math.round((Date.now() - started) / 1000)} s`);
   } finally {
     await cw.stop();
     await cm.stop();
@@ -99,6 +88,41 @@ async function main(): Promise<void> {
     await fake.stop();
     await server.stop();
   }
+}
+
+/** The core group: agent runs with tools and compaction, session workflows, context management. */
+async function recordCore(w: RecordWorker, fake: FakeAnthropicServer, dir: string, cw: RecordWorker, cm: FakeAnthropicServer, setRoute: (r: FakeRoute | undefined) => void): Promise<void> {
+  const start = <I>(agent: any, input: I, id: string) => startAgent(w.client, agent, input, { workflowId: `recorded-${id}`, taskQueue: w.taskQueue });
+  fake.enqueue(
+    callTools({ name: 'add', input: { a: 2, b: 3 } }),
+    callTools({ name: 'write_file', input: { path: 'sum.txt', content: '5' } }),
+    say('The sum is 5.'),
+  );
+  await save('calculator-tools', await start(calculator, { task: 'Add 2 and 3 and save it', dir }, 'calculator'));
+
+  fake.enqueue(say(words(60, 'a')), callTools({ name: 'note', input: { text: 'keep' } }), ...Array.from({ length: 7 }, () => say(words(60, 'b'))));
+  const prompts = Array.from({ length: 8 }, (_, i) => `Question ${i}: ${words(60, 'q')}`);
+  await save(
+    'threshold-compaction',
+    await start(chatter, { prompts, contextWindowTokens: 1000, compaction: { reserveTokens: 150, keepRecentEntries: 4 } }, 'threshold'),
+  );
+
+  fake.enqueue(...Array.from({ length: 10 }, () => say(words(150, 'o'))));
+  await save(
+    'overflow-compaction',
+    await start(chatter, { prompts: Array.from({ length: 10 }, (_, i) => `q${i}`), contextWindowTokens: 1500, compaction: { compactAtTokens: 1500 } }, 'overflow'),
+  );
+
+  fake.enqueue(say(words(40, 'm')), say(words(40, 'n')), say('after compaction'));
+  const manual = await start(chatter, { prompts: ['one', 'two'], contextWindowTokens: 50_000, serveMs: 60_000 }, 'manual');
+  while ((await manual.messages()).length < 4) await new Promise((r) => setTimeout(r, 100));
+  await manual.compact({ keepRecentEntries: 2 });
+  await manual.prompt('and now?');
+  await manual.close();
+  await save('manual-compaction', manual);
+
+  await recordSessions(w, fake, dir);
+  await recordContextManagement(cw, cm, setRoute);
 }
 
 const STRATEGY_MODELS: Record<string, FakeModel> = {
@@ -215,7 +239,7 @@ interface RecordWorker {
 }
 
 /** A worker for every module the histories run (HISTORY_AGENT_MODULES), on the recording's dev server. */
-async function startRecordWorker(name: string, baseURL: string, workflowBundle: { code: string }): Promise<RecordWorker> {
+async function startRecordWorker(name: string, baseURL: string, workflowBundle: { code: string }, mcpServers?: CreateWorkerOptions['mcpServers']): Promise<RecordWorker> {
   const t = await testConnection();
   const store = new FileTranscriptStore(await fs.mkdtemp(path.join(os.tmpdir(), 'fh-record-store-')));
   const taskQueue = `${name}-${process.pid}`;
@@ -228,6 +252,7 @@ async function startRecordWorker(name: string, baseURL: string, workflowBundle: 
     model: { apiKey: 'test-key', baseURL },
     store,
     workflowBundle,
+    ...(mcpServers ? { mcpServers } : {}),
   });
   const client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [new FabricHarnessPlugin({ store })] });
   const running = worker.run();

@@ -35,6 +35,12 @@ const ECOSYSTEM_NAMES = ['mcp-call', 'sub-agent-run', 'sub-agent-child'];
  * failed branch.
  */
 const FLOW_NAMES = ['flow-release', 'flow-branch-failed'];
+/**
+ * Recorded from 0.6.7 on, by test/histories/record-worktrees.ts: a session forked into a child with its
+ * own git worktree (the child's history), an agent whose sub-agent works in its own worktree (and the
+ * sub-agent's child workflow), and both ends of a session's MCP pin carried across continue-as-new.
+ */
+const WORKTREE_NAMES = ['worktree-session-child', 'worktree-sub-agent-run', 'worktree-sub-agent-child', 'mcp-pin-continued-first-run', 'mcp-pin-continued-later-run'];
 /** A flow names its branch workflows after its own id: its histories replay under the ids they ran with. */
 const RECORDED_IDS: Record<string, string> = { 'flow-release': 'recorded-flow', 'flow-branch-failed': 'recorded-flow/b-1' };
 const replayId = (id: string) => RECORDED_IDS[id.split('/').at(-1)!] ?? `recorded-${id}`;
@@ -49,14 +55,26 @@ const namesOf = (release: string) => [
   ...(since(release, '0.3.0') ? SESSION_NAMES : []),
   ...(since(release, '0.4.0') ? CONTEXT_NAMES : []),
   ...(since(release, '0.5.0') ? [...ECOSYSTEM_NAMES, ...FLOW_NAMES] : []),
+  ...(since(release, '0.6.7') ? WORKTREE_NAMES : []),
 ];
 /** The release folders (test/histories/support holds the recorder's agents, not histories). */
 const RELEASES = readdirSync(HISTORIES, { withFileTypes: true })
   .filter((d) => d.isDirectory() && /^\d+\.\d+\.\d+$/.test(d.name))
   .map((d) => d.name)
   .sort(byVersion);
+const VERSION = (require('../../package.json') as { version: string }).version;
+/**
+ * A folder past package.json's version is the next release's, recorded in part so far (a group recorded
+ * with FH_RECORD_ONLY): it holds some of that release's names, and all of them once it is released.
+ */
+const unreleased = (release: string) => byVersion(release, VERSION) > 0;
+const filesOf = (release: string) => readdirSync(path.join(HISTORIES, release)).filter((f) => f.endsWith('.json')).map((f) => f.replace(/\.json$/, ''));
+/** The histories a release holds: all of its names; the next release's, those recorded so far. */
+const heldBy = (release: string) => (unreleased(release) ? namesOf(release).filter((n) => filesOf(release).includes(n)) : namesOf(release));
+/** The releases that hold a history of this name (a released one must: the first test checks). */
+const holding = (name: string) => RELEASES.filter((r) => heldBy(r).includes(name));
 /** Every recorded history, as `<release>/<name>`. */
-const ALL = RELEASES.flatMap((release) => namesOf(release).map((name) => `${release}/${name}`));
+const ALL = RELEASES.flatMap((release) => heldBy(release).map((name) => `${release}/${name}`));
 
 async function recorded(id: string) {
   return { workflowId: replayId(id), history: historyFromJSON(JSON.parse(await fs.readFile(path.join(HISTORIES, `${id}.json`), 'utf8'))) };
@@ -81,15 +99,17 @@ describe('recorded histories replay against the current workflow code', () => {
   it('every history recorded by every release replays without a determinism error', async () => {
     expect(RELEASES).toEqual(expect.arrayContaining(['0.1.0', '0.2.0', '0.3.0', '0.4.0']));
     for (const release of RELEASES) {
-      const files = (await fs.readdir(path.join(HISTORIES, release))).filter((f) => f.endsWith('.json')).map((f) => f.replace(/\.json$/, ''));
-      expect(files.sort()).toEqual(namesOf(release).sort());
+      const files = filesOf(release);
+      if (unreleased(release)) expect([release, files.filter((f) => !namesOf(release).includes(f))]).toEqual([release, []]);
+      else expect([release, files.sort()]).toEqual([release, namesOf(release).sort()]);
+      expect(heldBy(release).length).toBeGreaterThan(0);
     }
     const results = await replayAll(await historyBundle(), names);
     expect(results.map((r) => [r.workflowId, r.error?.message])).toEqual(names.map((n) => [replayId(n), undefined]));
   });
 
   it('each context-management history holds what it was recorded for (so replaying it exercises that code)', async () => {
-    const release = RELEASES.filter((r) => since(r, '0.4.0'));
+    const release = holding('ladder-purge-tool-results');
     expect(release.length).toBeGreaterThan(0);
     for (const r of release) {
       const h = async (name: string) => (await recorded(`${r}/${name}`)).history;
@@ -109,7 +129,7 @@ describe('recorded histories replay against the current workflow code', () => {
   });
 
   it('the session approvals history holds the approval in its memo since 0.6.5 (set at the request, removed at the decision)', async () => {
-    for (const r of RELEASES.filter((x) => since(x, '0.3.0'))) {
+    for (const r of holding('session-approvals')) {
       const h = (await recorded(`${r}/session-approvals`)).history;
       const memo = h.events!.filter((e) => e.workflowPropertiesModifiedEventAttributes).map((e) => Object.keys(e.workflowPropertiesModifiedEventAttributes!.upsertedMemo?.fields ?? {}));
       expect([r, memo]).toEqual([r, since(r, '0.6.5') ? [['fh.session.approvals'], ['fh.session.approvals']] : []]);
@@ -117,12 +137,7 @@ describe('recorded histories replay against the current workflow code', () => {
   });
 
   it('the continued session runs read the history-limit rule since 0.6.6 (its patch marker in each run)', async () => {
-    const patchIds = (h: Awaited<ReturnType<typeof recorded>>['history']) =>
-      h.events!
-        .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
-        .flatMap((e) => e.markerRecordedEventAttributes!.details?.['patch-data']?.payloads ?? [])
-        .map((p) => (JSON.parse(Buffer.from(p.data!).toString('utf8')) as { id: string }).id);
-    for (const r of RELEASES.filter((x) => since(x, '0.3.0'))) {
+    for (const r of holding('session-continued-first-run')) {
       for (const name of ['session-continued-first-run', 'session-continued-last-run']) {
         const ids = patchIds((await recorded(`${r}/${name}`)).history);
         expect([r, name, ids.includes('fh-session-limit-after-turn')]).toEqual([r, name, since(r, '0.6.6')]);
@@ -131,7 +146,7 @@ describe('recorded histories replay against the current workflow code', () => {
   });
 
   it('each flow history holds what it was recorded for (so replaying it exercises that code)', async () => {
-    for (const r of RELEASES.filter((x) => since(x, '0.5.0'))) {
+    for (const r of holding('flow-release')) {
       const flow = (await recorded(`${r}/flow-release`)).history;
       expect(activities(flow)).toEqual(expect.arrayContaining(['fhFlowCommit', 'fhTool', 'fhModel']));
       expect(updates(flow)).toEqual(['fh.flow.gate']);
@@ -148,7 +163,7 @@ describe('recorded histories replay against the current workflow code', () => {
   });
 
   it('the ecosystem histories hold what they were recorded for', async () => {
-    for (const r of RELEASES.filter((x) => since(x, '0.5.0'))) {
+    for (const r of holding('mcp-call')) {
       const mcp = (await recorded(`${r}/mcp-call`)).history;
       expect(activities(mcp).filter((a) => a === 'fhMcpList')).toHaveLength(1);
       expect(payloadText(mcp)).toContain('"name":"count"');
@@ -156,6 +171,52 @@ describe('recorded histories replay against the current workflow code', () => {
       const sub = (await recorded(`${r}/sub-agent-run`)).history;
       expect(sub.events!.filter((e) => e.startChildWorkflowExecutionInitiatedEventAttributes)).toHaveLength(1);
       expect(payloadText(await recorded(`${r}/sub-agent-child`).then((x) => x.history))).toContain('"fhSubAgent"');
+    }
+  });
+
+  it('the worktree histories hold what they were recorded for: the worktree activities around the work, the child workflow', async () => {
+    const worktreeReleases = holding('worktree-session-child');
+    expect(worktreeReleases.length).toBeGreaterThan(0);
+    for (const r of worktreeReleases) {
+      // The forked session: its worktree made on its first run, its tool run there, the worktree finished at its end.
+      const child = (await recorded(`${r}/worktree-session-child`)).history;
+      expect(activities(child).filter((a) => ['fhWorktreeCreate', 'fhTool', 'fhWorktreeFinish'].includes(a))).toEqual(['fhWorktreeCreate', 'fhTool', 'fhWorktreeFinish']);
+      expect(updates(child)).toEqual(['fh.session.prompt', 'fh.session.end']);
+      const childText = payloadText(child);
+      expect(childText).toContain('"isolation":"worktree"');
+      expect(childText).toMatch(/"branch":"fh\/session-[^"]+"/);
+      expect(childText).toContain('from the child');
+
+      // The sub-agent: a worktree made before its child workflow starts and finished after it ends.
+      const run = (await recorded(`${r}/worktree-sub-agent-run`)).history;
+      const order = (run.events ?? []).flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? (e.startChildWorkflowExecutionInitiatedEventAttributes ? 'child' : []));
+      expect(order.filter((a) => a !== 'fhModel' && a !== 'fhResolveModel' && a !== 'fhStorePrelude')).toEqual(['fhWorktreeCreate', 'child', 'fhWorktreeFinish']);
+      expect(childWorkflows(run)).toEqual(['eco-helper']);
+      expect(payloadText(run)).toMatch(/committed on branch fh\/eco-helper-[^\s]+ \(commit [0-9a-f]{12}\)/);
+      const sub = (await recorded(`${r}/worktree-sub-agent-child`)).history;
+      expect(payloadText(sub)).toMatch(/"fhSubAgent":\{[^]*"cwd":"[^"]+"/);
+      expect(activities(sub)).toContain('fhTool');
+      expect(payloadText(sub)).toContain('from the sub-agent');
+    }
+  });
+
+  it("the carried-pin histories: the first run pins the MCP server; a later run lists and calls it on the carried queue, with the patch's marker and no fhMcpPin", async () => {
+    const pinReleases = holding('mcp-pin-continued-first-run');
+    expect(pinReleases.length).toBeGreaterThan(0);
+    for (const r of pinReleases) {
+      const first = (await recorded(`${r}/mcp-pin-continued-first-run`)).history;
+      const later = (await recorded(`${r}/mcp-pin-continued-later-run`)).history;
+      expect(activities(first).filter((a) => a === 'fhMcpPin')).toHaveLength(1);
+      expect(patchIds(first)).toContain('fh-mcp-pin');
+      expect(patchIds(first)).not.toContain('fh-mcp-pin-carried');
+      expect(patchIds(later)).toEqual(expect.arrayContaining(['fh-mcp-pin', 'fh-mcp-pin-carried']));
+      expect(activities(later)).not.toContain('fhMcpPin');
+      // Both runs continued as new, and the later one's list and call went to the queue the first run pinned.
+      for (const h of [first, later]) expect(h.events!.at(-1)!.workflowExecutionContinuedAsNewEventAttributes).toBeTruthy();
+      const pinned = queuesOf(first, 'fhMcpList')[0]!;
+      expect(pinned).toContain(':mcp-');
+      expect(queuesOf(later, 'fhMcpList')).toEqual([pinned]);
+      expect(queuesOf(later, 'fhTool')).toEqual([pinned]);
     }
   });
 
@@ -178,13 +239,13 @@ describe('recorded histories replay against the current workflow code', () => {
 
   it('changing the workflow command order makes replay fail', async () => {
     const changed = await bundleAgents([path.resolve(__dirname, '../fixtures/replay-variants.ts')], { logger: quiet });
-    const [result] = await replayAll(changed, [`${RELEASES.at(-1)}/calculator-tools`]);
+    const [result] = await replayAll(changed, [`${holding('calculator-tools').at(-1)}/calculator-tools`]);
     expect(result.error).toBeInstanceOf(DeterminismViolationError);
   });
 
   it('a history recorded under one compaction setting replays under another', async () => {
     const changed = await bundleAgents([path.resolve(__dirname, '../fixtures/replay-variants.ts')], { logger: quiet });
-    const ids = RELEASES.flatMap((r) => [`${r}/threshold-compaction`, `${r}/overflow-compaction`]);
+    const ids = holding('threshold-compaction').flatMap((r) => [`${r}/threshold-compaction`, `${r}/overflow-compaction`]);
     const results = await replayAll(changed, ids);
     expect(results.map((r) => r.error?.message)).toEqual(ids.map(() => undefined));
   });
@@ -208,6 +269,16 @@ function payloadText(history: History): string {
 const ladderSteps = (history: History) => [...payloadText(history).matchAll(/"ladderStep":"([a-z-]+)"/g)].map((m) => m[1]);
 const updates = (history: History) => (history.events ?? []).flatMap((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name ?? []);
 const activities = (history: History) => (history.events ?? []).flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+/** The task queues the history scheduled activities of this type on. */
+const queuesOf = (history: History, type: string) =>
+  (history.events ?? []).flatMap((e) => (e.activityTaskScheduledEventAttributes?.activityType?.name === type ? [e.activityTaskScheduledEventAttributes.taskQueue!.name!] : []));
+const childWorkflows = (history: History) => (history.events ?? []).flatMap((e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowType?.name ?? []);
+/** The patch ids of a history's patch markers, in order. */
+const patchIds = (history: History) =>
+  (history.events ?? [])
+    .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
+    .flatMap((e) => e.markerRecordedEventAttributes!.details?.['patch-data']?.payloads ?? [])
+    .map((p) => (JSON.parse(Buffer.from(p.data!).toString('utf8')) as { id: string }).id);
 
 /** The real plugin, with the `fabric.event` sink it registers for replay wrapped to record every call. */
 class SinkObservingPlugin extends FabricHarnessPlugin {
