@@ -85,7 +85,12 @@ export const ERROR_CODES = {
   FLOW_NOT_RESUMABLE: { in: 'client/flows', means: 'only a failed flow run resumes' },
   FLOW_NOT_FOUND: { in: 'board/flow-source', means: 'the board was asked for a flow run that its namespace does not have', exit: 'not-found' },
   // The Node edge: stores, sandbox, worker modules
-  STORE_BLOB_MISSING: { in: 'edge/store-errors', means: 'a stored transcript, tool result or payload is gone from the store' },
+  STORE_BLOB_MISSING: {
+    in: 'edge/store-errors',
+    means: 'a stored transcript, tool result or payload is gone from the store (its "not found" proves it)',
+    hint: 'restore the blob or point the worker at the store that has it; lost for good: terminate the run (docs/deploying.md, "When a blob is missing")',
+  },
+  STORE_UNREACHABLE: { in: 'edge/store-errors', means: 'the store did not answer for a blob (network, timeout): the task is retried until it does' },
   STORE_INTEGRITY: { in: 'edge/store-errors', means: 'a stored blob does not hash to its name (it was altered)' },
   STORE_UNSAFE: { in: 'edge/store-errors', means: 'the store directory is not private to this user' },
   STORE_NOT_COLLECTABLE: { in: 'edge/store-gc', means: 'this store cannot list its blobs, so garbage cannot be collected' },

@@ -28,11 +28,20 @@ export class TokenCountCache {
     this.counts = new Lru(size, 'tokenCounts cache size');
   }
 
-  async count(client: Anthropic, params: Anthropic.MessageCountTokensParams, signal?: AbortSignal): Promise<number> {
-    const key = hashString(canonicalJson(params));
+  /**
+   * The exact count of `call`'s request. With context management it goes to the beta surface with the
+   * call's betas: `context_management` exists only there, and without them the API refuses it
+   * ("context_management: Extra inputs are not permitted"), which left every such count to the heuristic.
+   */
+  async count(client: Anthropic, call: MessagesCall, signal?: AbortSignal): Promise<number> {
+    const params = countTokensParams(call);
+    const betas = call.contextManagement?.betas ?? [];
+    const key = hashString(canonicalJson(betas.length ? { params, betas } : params));
     const hit = this.counts.get(key);
     if (hit !== undefined) return hit;
-    const res = await client.messages.countTokens(params, { signal });
+    const res = betas.length
+      ? await client.beta.messages.countTokens({ ...(params as Anthropic.Beta.MessageCountTokensParams), betas: [...betas] }, { signal })
+      : await client.messages.countTokens(params, { signal });
     this.counts.set(key, res.input_tokens);
     return res.input_tokens;
   }

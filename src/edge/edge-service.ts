@@ -17,7 +17,7 @@ import type { ToolContext, ToolExecute } from '../core/tools';
 import type { ResolveModelResult } from '../wire/activity-contract';
 import { callMessages, createAnthropicClient, lookupModelFacts, verifyModel, type MessagesCall, type ModelConnection, type ModelFacts } from './anthropic';
 import { offloadToolResult, type OffloadedResult } from './artifacts';
-import { countTokensParams, decideWithExactCount, TokenCountCache, wantsExactCount } from './count-tokens';
+import { decideWithExactCount, TokenCountCache, wantsExactCount } from './count-tokens';
 import { runToolImplementation, type ToolRunOptions } from './tool-runner';
 import type { ToolResultStore } from './tool-results';
 
@@ -101,7 +101,7 @@ export class EdgeService {
     if (decision && actsBeforeCall(decision)) return { decision };
     const call = await request();
     if (exact) {
-      decision = await around(() => decideWithExactCount(facts, () => this.counts.count(this.anthropic(), countTokensParams(call), signal())));
+      decision = await around(() => decideWithExactCount(facts, () => this.counts.count(this.anthropic(), call, signal())));
       if (actsBeforeCall(decision)) return { decision, call };
     }
     const result = invoke ? await invoke(call) : await this.callModel(call, signal(), around);

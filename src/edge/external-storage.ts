@@ -8,7 +8,8 @@ import {
   type StorageDriverStoreContext,
 } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import { StoreBlobMissingError, StoreIntegrityError } from './store-errors';
+import { encodeFailure } from '../wire/failures';
+import { StoreBlobMissingError, StoreIntegrityError, StoreUnreachableError } from './store-errors';
 import type { TranscriptStore } from './transcript-store';
 
 /**
@@ -18,8 +19,12 @@ import type { TranscriptStore } from './transcript-store';
  *
  * A claim also records who offloaded it (workflow id and run, or activity id): Temporal gives the
  * driver no workflow identity when it retrieves, so this is what lets a missing-blob failure name its
- * origin. A missing blob fails the workflow task with STORE_BLOB_MISSING (the failure is recorded in
- * that run's history and shown by `describe`); a blob that does not hash to its key, STORE_INTEGRITY.
+ * origin. A blob the store proves absent is STORE_BLOB_MISSING, a non-retryable failure: an activity whose
+ * input it was fails for good (workflow code then ends the run, or answers the session's message with it);
+ * a workflow task that needs it fails, is recorded in the run's history and shown by `describe`, and is
+ * retried (Temporal decodes a task before any workflow code runs: nothing there can end the run). A store
+ * that does not answer is STORE_UNREACHABLE, retried until it does. A blob that does not hash to its key
+ * is STORE_INTEGRITY.
  */
 export class TranscriptStoreDriver implements StorageDriver {
   readonly name = 'fh-store';
@@ -44,8 +49,17 @@ export class TranscriptStoreDriver implements StorageDriver {
     return Promise.all(
       claims.map(async (claim) => {
         const key = claim.claimData.key;
-        const bytes = await this.blobs.get(key);
-        if (!bytes) throw new StoreBlobMissingError(key, this.blobs.location ?? 'the configured store', describeOrigin(claim.claimData));
+        const location = this.blobs.location ?? 'the configured store';
+        let bytes: Uint8Array | undefined;
+        try {
+          bytes = await this.blobs.get(key);
+        } catch (err) {
+          // Nothing is known of the blob: a retryable failure, so the task runs again once the store answers.
+          throw encodeFailure(new StoreUnreachableError(key, location, err instanceof Error ? err.message : String(err)));
+        }
+        // Proven absent (the store answered "not found"): final. Where an activity's input needed it, the
+        // activity fails for good and workflow code ends the run or the session's turn with this error.
+        if (!bytes) throw encodeFailure(new StoreBlobMissingError(key, location, describeOrigin(claim.claimData)));
         const actual = sha256(bytes);
         if (payloadKey(actual) !== key) throw new StoreIntegrityError(key, `its sha256 is ${actual}`);
         return temporal.api.common.v1.Payload.decode(bytes) as Payload;

@@ -20,6 +20,21 @@ export class StoreUnsafeError extends FabricError {
   }
 }
 
+/**
+ * The store could not answer (a network error, a timeout, a refused connection, a permission error):
+ * nothing is known of the blob, so the task that needs it is retried until the store is back. Only a
+ * store's "not found" (file: ENOENT; S3: NoSuchKey / 404) proves a blob absent ({@link StoreBlobMissingError}).
+ */
+export class StoreUnreachableError extends FabricError {
+  constructor(
+    readonly key: string,
+    readonly location: string,
+    reason: string,
+  ) {
+    super('STORE_UNREACHABLE', `store ${location} did not answer for ${key} (${reason}); retrying until it does`);
+  }
+}
+
 /** A blob a history refers to is gone from the store: the run cannot replay until it is restored. */
 export class StoreBlobMissingError extends FabricError {
   constructor(
@@ -30,7 +45,8 @@ export class StoreBlobMissingError extends FabricError {
     super(
       'STORE_BLOB_MISSING',
       `STORE_BLOB_MISSING: offloaded payload ${key} (${origin}) is missing from the store ${location}. ` +
-        'The run whose history holds this claim cannot continue until the blob is restored (from a backup of the store directory, ' +
+        'An activity that needed it as input has failed for good (the run, or the session turn, ends with this error); ' +
+        'a workflow task that needs it is retried until the blob is restored (from a backup of the store directory, ' +
         "or by pointing the worker's FH_STORE_DIR / store at the right one); if it is lost for good, terminate the run. " +
         'The store must outlive every history that refers to it (the namespace retention).',
     );

@@ -3,6 +3,7 @@
  * and request validation with the real API's error wording.
  */
 import type Anthropic from '@anthropic-ai/sdk';
+import { checkTopLevelFields } from './fake-anthropic-fields';
 import { checkCacheControl, checkContextManagement, checkThinkingBlocks, checkThinkingConfig, COMPACTION_BETA } from './fake-anthropic-features';
 
 type ContentBlock = Anthropic.ContentBlock;
@@ -269,6 +270,10 @@ export function validateMessagesRequest(body: unknown, opts: ValidateMessagesOpt
     const tail = blocks[blocks.length - 1];
     if (tail?.type === 'text' && /\s$/.test(tail.text)) return 'messages: final assistant content cannot end with trailing whitespace';
   }
+
+  // -- unknown top-level fields (a misspelt parameter), reported after the fields' own errors as pydantic does
+  const unknownField = checkTopLevelFields(body, generation, betas.length > 0);
+  if (unknownField) return unknownField;
 
   // -- roles: consecutive same-role messages are merged into one turn (the API does this too).
   if (msgs[0].role !== 'user') return 'messages: first message must use the "user" role';

@@ -14,13 +14,17 @@ function fieldsOf(err: FabricError): Fields {
   return Object.fromEntries(Object.entries(err).filter(([k]) => k !== 'message' && k !== 'stack' && k !== 'cause'));
 }
 
+/** Codes of transient conditions, retried like a retryable model error (a store that did not answer). */
+const RETRYABLE_CODES: readonly string[] = ['STORE_UNREACHABLE'];
+
 /**
  * A FabricError as an ApplicationFailure (other values pass through unchanged). Retryable model errors
- * stay retryable, with the provider's `retry-after` as the next retry delay; everything else is final.
+ * stay retryable, with the provider's `retry-after` as the next retry delay, and so does STORE_UNREACHABLE;
+ * everything else is final.
  */
 export function encodeFailure(err: unknown): unknown {
   if (!(err instanceof FabricError)) return err;
-  const retryable = err instanceof ModelCallError && err.retryable;
+  const retryable = (err instanceof ModelCallError && err.retryable) || RETRYABLE_CODES.includes(err.code);
   return ApplicationFailure.create({
     type: err.code,
     message: err.message,

@@ -106,7 +106,14 @@ describe('sessions', () => {
     const s = await start({ title: 'My own title' });
     fake.enqueue(say('hi'));
     expect(await s.prompt('hello there')).toBe('hi');
-    await new Promise((r) => setTimeout(r, 500));
+    // Whether to generate a title is decided as the first turn starts, in the workflow task that
+    // schedules the turn's model call: by the reply, a title request would be in history. There is none
+    // (so nothing can overwrite the user's title later), and the title is the user's.
+    const history = await s.workflow.fetchHistory();
+    const scheduled = history.events!.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
+    expect(scheduled).toContain('fhModel');
+    expect(scheduled).not.toContain('fhSummarize');
+    expect(fake.messageRequests().filter((r) => isTitleRequest(r) && JSON.stringify(r.body.messages).includes('hello there'))).toEqual([]);
     expect((await s.info()).title).toBe('My own title');
 
     expect((await rejection(s.setStatus('nonsense'))).code).toBe('INVALID_STATUS');

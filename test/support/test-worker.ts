@@ -33,10 +33,12 @@ export async function startTestWorker(opts: {
   taskQueue?: string;
   /** MCP servers the worker registers. */
   mcpServers?: CreateWorkerOptions['mcpServers'];
+  /** The worker's (and its client's) store: a file store in a new directory unless given. */
+  store?: FileTranscriptStore;
 }): Promise<TestWorker> {
   const t = await testConnection();
-  const storeDir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-store-'));
-  const store = new FileTranscriptStore(storeDir);
+  const store = opts.store ?? new FileTranscriptStore(await fs.mkdtemp(path.join(os.tmpdir(), 'fh-store-')));
+  const storeDir = store.dir;
   const taskQueue = opts.taskQueue ?? `${opts.name}-${process.pid}-${Date.now()}`;
   const events: AgentEvent[] = [];
   const worker = await createWorker({

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { init, type AgentEvent } from '@fabric-harness/sdk';
 import { FakeAnthropicServer, say } from '@fabric-harness/sdk/testing';
 import { createAnthropicClient } from '../../src/edge/anthropic';
-import { countTokensParams, decideWithExactCount, TokenCountCache } from '../../src/edge/count-tokens';
+import { decideWithExactCount, TokenCountCache } from '../../src/edge/count-tokens';
 import { decisionFacts } from '../../src/core/context/compaction/decide';
 import { resolveCompactionSettings } from '../../src/core/context/settings';
 import type { Entry } from '../../src/core/entries';
@@ -69,13 +69,13 @@ describe("compaction.estimator 'count-tokens'", () => {
   it('the cache asks once for the same request', async () => {
     const client = createAnthropicClient({ apiKey: 'k', baseURL: fake.url });
     const cache = new TokenCountCache();
-    const params = countTokensParams({ model: 'claude-test', maxTokens: 100, tools: [], entries });
+    const call = { model: 'claude-test', maxTokens: 100, tools: [], entries };
     const before = countRequests(fake).length;
-    const a = await cache.count(client, params);
-    const b = await cache.count(client, params);
+    const a = await cache.count(client, call);
+    const b = await cache.count(client, call);
     expect(b).toBe(a);
     expect(countRequests(fake).length - before).toBe(1);
-    const decision = await decideWithExactCount(facts, () => cache.count(client, params));
+    const decision = await decideWithExactCount(facts, () => cache.count(client, call));
     expect(decision).toMatchObject({ countedTokens: a, estimatedTokens: a, estimator: 'count-tokens', compact: true });
     expect(countRequests(fake).length - before).toBe(1);
   });
@@ -92,8 +92,8 @@ describe("compaction.estimator 'count-tokens'", () => {
     await new Promise<void>((r) => broken.listen(0, '127.0.0.1', r));
     try {
       const client = createAnthropicClient({ apiKey: 'k', baseURL: `http://127.0.0.1:${(broken.address() as AddressInfo).port}` });
-      const params = countTokensParams({ model: 'claude-test', maxTokens: 100, tools: [], entries });
-      const decision = await decideWithExactCount(facts, () => new TokenCountCache().count(client, params));
+      const call = { model: 'claude-test', maxTokens: 100, tools: [], entries };
+      const decision = await decideWithExactCount(facts, () => new TokenCountCache().count(client, call));
       expect(decision.estimator).toBe('heuristic-fallback');
       expect(decision.countedTokens).toBeUndefined();
       expect(decision.estimatedTokens).toBe(facts.estimatedTokens);

@@ -1,10 +1,11 @@
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { StorageDriverClaim } from '@temporalio/common';
+import { ApplicationFailure, StorageDriverClaim } from '@temporalio/common';
 import { createActivities } from '../../src/edge/activities';
 import { TranscriptStoreDriver } from '../../src/edge/external-storage';
-import { StoreBlobMissingError, StoreIntegrityError, StoreUnsafeError } from '../../src/edge/store-errors';
+import { StoreIntegrityError, StoreUnsafeError } from '../../src/edge/store-errors';
+import { decodeFailure } from '../../src/wire/failures';
 import { defaultStoreDir, FileTranscriptStore } from '../../src/edge/transcript-store';
 import { Transcripts, segmentKey } from '../../src/edge/transcripts';
 import { ToolResultStore } from '../../src/edge/tool-results';
@@ -118,11 +119,31 @@ describe('the file store is private and verified', () => {
     await fs.writeFile(file, Buffer.concat([good, Buffer.from('!')]));
     await expect(driver.retrieve({}, [claim])).rejects.toThrow(StoreIntegrityError);
     await fs.rm(file);
+    // Proven absent (ENOENT): a final failure, so an activity that needs the blob fails for good.
     const err = await driver.retrieve({}, [new StorageDriverClaim(claim.claimData)]).catch((e) => e);
-    expect(err).toBeInstanceOf(StoreBlobMissingError);
+    expect(err).toBeInstanceOf(ApplicationFailure);
+    expect(err).toMatchObject({ type: 'STORE_BLOB_MISSING', nonRetryable: true });
     expect(err.message).toContain(claim.claimData.key);
     expect(err.message).toContain('workflow wf-1 run run-1');
     expect(err.message).toContain(store.dir);
+    expect(decodeFailure(err)?.code).toBe('STORE_BLOB_MISSING');
+  });
+
+  it('a store that does not answer is not proof of absence: STORE_UNREACHABLE, retryable', async () => {
+    const store = new FileTranscriptStore(path.join(base, 's'));
+    const driver = new TranscriptStoreDriver(store);
+    const [claim] = await driver.store(undefined, [{ metadata: {}, data: new TextEncoder().encode('payload bytes') }]);
+    const down = Object.assign(Object.create(store), {
+      get: async () => {
+        throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9000'), { code: 'ECONNREFUSED' });
+      },
+    });
+    const err = await new TranscriptStoreDriver(down).retrieve({}, [claim]).catch((e) => e);
+    expect(err).toBeInstanceOf(ApplicationFailure);
+    expect(err).toMatchObject({ type: 'STORE_UNREACHABLE', nonRetryable: false });
+    expect(err.message).toContain(claim.claimData.key);
+    expect(err.message).toContain('ECONNREFUSED');
+    expect(await driver.retrieve({}, [claim])).toHaveLength(1); // the blob was there all along
   });
 
   it('a tampered prelude fails the model activity (non-retryable STORE_INTEGRITY), and no model is called', async () => {
