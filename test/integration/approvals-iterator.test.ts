@@ -2,7 +2,8 @@
  * Approvals as events: `for await (const req of session.approvals())` on the real dev server. The call
  * already waiting when the loop starts is yielded; approve() lets the turn finish and deny(reason)
  * reaches the model; each call is yielded once, and not at all when another client decided it first;
- * an abort ends the loop at once, the session's end ends it too; a worker killed mid-wait changes nothing.
+ * an abort ends the loop at once, the session's end ends it too; a continue-as-new or a worker killed
+ * mid-wait changes nothing.
  */
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
@@ -144,6 +145,42 @@ describe('session.approvals()', () => {
     // An iterator made with an aborted signal yields nothing.
     expect(await s.approvals({ signal: ctl.signal })[Symbol.asyncIterator]().next()).toEqual({ done: true, value: undefined });
     await s.end();
+  });
+
+  it('goes on across continue-as-new: the call carried into the next run is not yielded again, the next one is', async () => {
+    const s = await startSession(w.client, 'gated-assistant', {
+      id: sid('appr-can'),
+      title: 'Continued',
+      historyLimit: 20,
+      settings: { permissionMode: 'execute' },
+      taskQueue: w.taskQueue,
+    });
+    const it = s.approvals()[Symbol.asyncIterator]();
+    fake.enqueue(callTools({ name: 'deploy', input: { service: 'x' } }), say('x deployed'));
+    fake.enqueue(callTools({ name: 'deploy', input: { service: 'y' } }), say('y deployed'));
+    for (let i = 1; i < 12; i++) fake.enqueue(say(`queued ${i} answered`));
+    const { messageId } = await s.send('deploy x');
+    const x = (await nextOf(it))!;
+    expect(x.input).toEqual({ service: 'x' });
+    const runBefore = (await s.info()).runId;
+    // Messages queued behind the waiting call take the run past its history limit: it continues as new while x waits.
+    const queued: string[] = [];
+    for (let i = 0; i < 12; i++) queued.push((await s.send(`queued ${i}`)).messageId);
+    const moved = await until('a continue-as-new while x waits', async () => {
+      const i = await s.info();
+      return i.runId !== runBefore ? i : undefined;
+    });
+    expect(moved.pendingApprovals.map((p) => p.callId)).toEqual([x.callId]);
+    const next = nextOf(it);
+    await x.approve();
+    expect(await s.reply(messageId)).toBe('x deployed');
+    const y = (await next)!;
+    expect(y.input).toEqual({ service: 'y' });
+    await y.approve();
+    for (const id of queued) expect(await s.reply(id)).toMatch(/deployed|answered/);
+    const after = nextOf(it);
+    await s.end();
+    expect(await after).toBeUndefined();
   });
 
   it('AgentHandle.approvals(): the same requests for a plain agent run', async () => {
