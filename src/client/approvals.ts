@@ -110,7 +110,8 @@ async function* follow(source: ApprovalSource, outer: AbortSignal | undefined): 
       yield request(c);
     }
     for await (const env of source.stream(from, stop.signal)) {
-      // A sub-agent's approval is its own run's to decide (its handle), not this one's.
+      // A call that still waits holds its turn, so its event cannot drop off the stream's kept window
+      // before the reader reaches it. A sub-agent's approval is its own run's to decide (its handle), not this one's.
       if (env.subAgent || env.event.type !== 'approval_requested' || yielded.has(env.event.callId ?? '')) continue;
       for (let c = await next(); c && !stop.signal.aborted; c = await next()) {
         yielded.add(c.callId);
