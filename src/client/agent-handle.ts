@@ -6,6 +6,7 @@ import type { CompactionState, CompactResult } from '../core/conversation';
 import { typedFailure } from '../wire/failures';
 import { NotServingError } from '../core/errors';
 import type { StreamEnvelope } from '../wire/stream';
+import { approvalRequests, approvalSource, type ApprovalRequest, type ApprovalsOptions } from './approvals';
 import { startPromptStream, streamOf, type StreamOptions } from './stream/handles';
 import type { PromptStream } from './stream/prompt-stream';
 import {
@@ -136,6 +137,11 @@ export class AgentHandle<O = unknown> {
   /** Refuses a waiting call: it does not run, and the model reads the note. */
   deny(callId: string, note?: string): Promise<void> {
     return typed(this.workflow.executeUpdate(decideApprovalUpdate, { args: [note === undefined ? { callId, approved: false } : { callId, approved: false, note }] }));
+  }
+
+  /** Each call waiting for a decision, once, as it comes (those waiting already first), as SessionHandle.approvals. */
+  approvals(options: ApprovalsOptions = {}): AsyncIterable<ApprovalRequest> {
+    return approvalRequests(approvalSource(this, this.client, this.workflowId), options);
   }
 
   /** The run's stream (see SessionHandle.stream): deltas, tool calls, decisions, replies, in order from `from`. */

@@ -62,6 +62,7 @@ export { StoreNotCollectableError, type SweepReport } from '../edge/store-gc';
 export { FileTranscriptStore, type TranscriptStore, type CollectableStore, type StoredBlob } from '../edge/transcript-store';
 export { S3Store, S3StoreRequestError, S3ClientMissingError, type S3StoreOptions } from '../edge/s3-store';
 export { SessionClosedError, SessionNotFoundError, UnknownMessageError, UnknownToolCallError, InvalidForkPointError, IdempotencyKeyReusedError } from '../core/sessions/host-errors';
+export type { ApprovalRequest, ApprovalsOptions } from './approvals';
 export { UpdateWaitEndedError, type WaitLimits } from './session-updates';
 export type { SessionInfo, SessionEdit, PendingApproval, WaitingApproval, QueuedMessage, SessionRecord, SessionWorktree } from '../wire/session-messages';
 export { streamEventSchema, streamEnvelopeSchema, type StreamEvent, type StreamEnvelope, type StreamEventOf, type StreamEventType, type StreamPage, type StreamBlock } from '../wire/stream';

@@ -50,6 +50,7 @@ import {
   type SessionResetResult,
   type SessionStart,
 } from '../wire/session-messages';
+import { approvalRequests, approvalSource, type ApprovalRequest, type ApprovalsOptions } from './approvals';
 import { collectStoreGarbage, type CollectGarbageReport } from './collect-garbage';
 import { collectableStore } from '../edge/store-gc';
 import { startPromptStream, streamOf, type StreamOptions } from './stream/handles';
@@ -346,6 +347,11 @@ export class SessionHandle {
 
   async pendingApprovals(): Promise<PendingApproval[]> {
     return (await this.info()).pendingApprovals;
+  }
+
+  /** Each tool call waiting for a decision, once, as it comes (those waiting already first): see ./approvals. */
+  approvals(options: ApprovalsOptions = {}): AsyncIterable<ApprovalRequest> {
+    return approvalRequests(approvalSource(this, this.client, this.id), options);
   }
 
   info(): Promise<SessionInfo> {
