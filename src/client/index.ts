@@ -60,7 +60,7 @@ export { collectStoreGarbage, type CollectGarbageOptions, type CollectGarbageRep
 export { StoreNotCollectableError, type SweepReport } from '../edge/store-gc';
 // The stores, for clients that resolve offloaded payloads or collect garbage (neither loads the worker).
 export { FileTranscriptStore, type TranscriptStore, type CollectableStore, type StoredBlob } from '../edge/transcript-store';
-export { S3Store, S3StoreRequestError, S3ClientMissingError, type S3StoreOptions } from '../edge/s3-store';
+export { S3Store, S3StoreRequestError, S3ClientMissingError, type S3StoreOptions, type S3ClientLike } from '../edge/s3-store';
 export { SessionClosedError, SessionNotFoundError, UnknownMessageError, UnknownToolCallError, InvalidForkPointError, IdempotencyKeyReusedError } from '../core/sessions/host-errors';
 export type { ApprovalRequest, ApprovalsOptions } from './approvals';
 export { UpdateWaitEndedError, type WaitLimits } from './session-updates';

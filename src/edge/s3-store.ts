@@ -18,12 +18,21 @@ import type { StoredBlob, TranscriptStore } from './transcript-store';
  * 403 instead of 404, which this store cannot tell from a real refusal and reports as an error);
  * garbage collection (`fh store gc`) also needs s3:DeleteObject.
  */
+/**
+ * What S3Store needs of a client: `send(command)`, which an `S3Client` of @aws-sdk/client-s3 v3 has.
+ * Our own structural type, not `S3Client`, because @aws-sdk/client-s3 is an optional peer: a public
+ * declaration naming it would not compile (skipLibCheck: false) in an app that does not install it.
+ */
+export interface S3ClientLike {
+  send(command: object): Promise<unknown>;
+}
+
 export interface S3StoreOptions {
   bucket: string;
   /** Key prefix, e.g. `fh/prod`: objects are `<prefix>/transcripts/…`. Default none. */
   prefix?: string;
-  /** A configured client; the options below are then ignored. */
-  client?: S3Client;
+  /** A configured `S3Client` (any object with its `send`); the options below are then ignored. */
+  client?: S3ClientLike;
   region?: string;
   /** An S3-compatible server's URL, e.g. `http://127.0.0.1:9000`. */
   endpoint?: string;
@@ -74,7 +83,7 @@ const optionsSchema = z.object({
     .regex(/^[A-Za-z0-9_\-/.]*$/, 'may hold only letters, digits and _-/.')
     .refine((p) => !p.startsWith('/') && !p.includes('..') && !p.includes('//'), 'must not start with / or hold .. or //')
     .optional(),
-  client: z.custom<S3Client>((v) => typeof (v as { send?: unknown } | null)?.send === 'function', 'must be an S3Client from @aws-sdk/client-s3').optional(),
+  client: z.custom<S3ClientLike>((v) => typeof (v as { send?: unknown } | null)?.send === 'function', 'must be an S3Client from @aws-sdk/client-s3').optional(),
   region: z.string().min(1).optional(),
   endpoint: z.url().optional(),
   forcePathStyle: z.boolean().optional(),
@@ -105,13 +114,16 @@ export class S3StoreRequestError extends Error {
 export class S3Store implements TranscriptStore {
   readonly bucket: string;
   readonly prefix: string;
-  readonly client: S3Client;
+  readonly client: S3ClientLike;
+  /** The same client, typed as the AWS SDK's, for this file's calls (never in a public declaration). */
+  private readonly s3: S3Client;
 
   constructor(options: S3StoreOptions) {
     const opts = parseWith(optionsSchema, options, 'S3Store options') as S3StoreOptions;
     this.bucket = opts.bucket;
     this.prefix = opts.prefix ? opts.prefix.replace(/\/?$/, '/') : '';
-    this.client = opts.client ?? new (aws().S3Client)(clientConfig(opts));
+    this.s3 = (opts.client as S3Client | undefined) ?? new (aws().S3Client)(clientConfig(opts));
+    this.client = this.s3;
   }
 
   get location(): string {
@@ -121,7 +133,7 @@ export class S3Store implements TranscriptStore {
   async get(key: string): Promise<Uint8Array | undefined> {
     const Key = this.key(key);
     try {
-      const res = await this.client.send(new (aws().GetObjectCommand)({ Bucket: this.bucket, Key }));
+      const res = await this.s3.send(new (aws().GetObjectCommand)({ Bucket: this.bucket, Key }));
       if (!res.Body) return new Uint8Array();
       return await res.Body.transformToByteArray();
     } catch (err) {
@@ -134,7 +146,7 @@ export class S3Store implements TranscriptStore {
     const Key = this.key(key);
     try {
       // A PUT replaces the object atomically: readers see the old blob or the new one, never half.
-      await this.client.send(new (aws().PutObjectCommand)({ Bucket: this.bucket, Key, Body: data, ContentType: 'application/octet-stream' }));
+      await this.s3.send(new (aws().PutObjectCommand)({ Bucket: this.bucket, Key, Body: data, ContentType: 'application/octet-stream' }));
     } catch (err) {
       throw new S3StoreRequestError('PutObject', `s3://${this.bucket}/${Key}`, err);
     }
@@ -148,7 +160,7 @@ export class S3Store implements TranscriptStore {
   async touch(key: string): Promise<void> {
     const Key = this.key(key);
     try {
-      await this.client.send(
+      await this.s3.send(
         new (aws().CopyObjectCommand)({
           Bucket: this.bucket,
           Key,
@@ -172,7 +184,7 @@ export class S3Store implements TranscriptStore {
     do {
       let page: import('@aws-sdk/client-s3').ListObjectsV2CommandOutput;
       try {
-        page = await this.client.send(new (aws().ListObjectsV2Command)({ Bucket: this.bucket, Prefix, ContinuationToken }));
+        page = await this.s3.send(new (aws().ListObjectsV2Command)({ Bucket: this.bucket, Prefix, ContinuationToken }));
       } catch (err) {
         throw new S3StoreRequestError('ListObjectsV2', `s3://${this.bucket}/${Prefix}`, err);
       }
@@ -191,7 +203,7 @@ export class S3Store implements TranscriptStore {
       const batch = Keys.slice(i, i + DELETE_BATCH);
       let errors: Array<{ Key?: string; Code?: string; Message?: string }>;
       try {
-        const res = await this.client.send(
+        const res = await this.s3.send(
           new (aws().DeleteObjectsCommand)({ Bucket: this.bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }),
         );
         errors = res.Errors ?? [];

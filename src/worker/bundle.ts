@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, type BundleOptions, type WorkflowBundle } from '@temporalio/worker';
 import { hashString } from '../core/hash';
 
@@ -27,9 +28,14 @@ function temporalNodeModules(): string {
   return path.resolve(path.dirname(require.resolve('@temporalio/workflow/package.json')), '..', '..');
 }
 
-/** Resolves agent module paths to absolute files (so the generated entry can require them). */
-export function resolveAgentModules(agents: string | string[]): string[] {
-  return (Array.isArray(agents) ? agents : [agents]).map((p) => require.resolve(path.resolve(p)));
+/**
+ * Resolves agent modules to absolute files (so the generated entry can require them): a path (relative
+ * to the working directory) or a `file:` URL, which is how an ES module names a file next to it
+ * (`new URL('./agents.js', import.meta.url)`: it has no `require.resolve`).
+ */
+export function resolveAgentModules(agents: string | URL | Array<string | URL>): string[] {
+  const files = Array.isArray(agents) ? agents : [agents];
+  return files.map((p) => require.resolve(p instanceof URL || p.startsWith('file:') ? fileURLToPath(p) : path.resolve(p)));
 }
 
 /**
@@ -82,12 +88,12 @@ export function configureAgentBundler(options: BundleOptions): BundleOptions {
  * A `workflowsPath` for `Worker.create` with the FabricHarnessPlugin: the generated entry that turns
  * these agent modules into workflow types.
  */
-export async function workflowsPathFor(agents: string | string[]): Promise<string> {
+export async function workflowsPathFor(agents: string | URL | Array<string | URL>): Promise<string> {
   return writeWorkflowEntry(resolveAgentModules(agents));
 }
 
 /** Bundles workflow code for these agent modules once (for tests, replay, or several workers). */
-export async function bundleAgents(agents: string | string[], options: Partial<BundleOptions> = {}): Promise<WorkflowBundle> {
+export async function bundleAgents(agents: string | URL | Array<string | URL>, options: Partial<BundleOptions> = {}): Promise<WorkflowBundle> {
   const workflowsPath = await workflowsPathFor(agents);
   return bundleWorkflowCode(configureAgentBundler({ ...options, workflowsPath }));
 }

@@ -20,8 +20,12 @@ export { DEFAULT_TASK_QUEUE };
 
 export interface CreateWorkerOptions
   extends Omit<WorkerOptions, 'connection' | 'taskQueue' | 'workflowsPath' | 'workflowBundle' | 'activities'> {
-  /** Module path(s) whose exports are agent definitions (default export, named exports or arrays). */
-  agents: string | string[];
+  /**
+   * Module(s) whose exports are agent definitions (default export, named exports or arrays): a path
+   * (relative to the working directory), or a `file:` URL, e.g. `new URL('./agents.js', import.meta.url)`
+   * in an ES module (`require.resolve('./agents')` in CommonJS).
+   */
+  agents: string | URL | Array<string | URL>;
   /**
    * Tool code: implement() results, tools with execute, or paths of modules that export them. Tools
    * with execute that the agent modules export (or list in agent({ tools })) are found without this.

@@ -5,7 +5,7 @@ export { FabricHarnessPlugin, type FabricHarnessPluginOptions } from './plugin';
 export { bundleAgents, workflowsPathFor } from './bundle';
 export { FileTranscriptStore, MemoryTranscriptStore, type TranscriptStore, type CollectableStore, type StoredBlob } from '../edge/transcript-store';
 export { StoreNotCollectableError } from '../edge/store-gc';
-export { S3Store, S3StoreRequestError, type S3StoreOptions } from '../edge/s3-store';
+export { S3Store, S3StoreRequestError, type S3StoreOptions, type S3ClientLike } from '../edge/s3-store';
 export { TranscriptStoreDriver, externalStorageFor } from '../edge/external-storage';
 export { createActivities, type WorkerCacheSizes } from '../edge/activities';
 export { implement, type ToolImplementation } from '../core/tools';

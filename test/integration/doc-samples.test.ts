@@ -1,7 +1,8 @@
 /**
  * Every code sample of README.md and docs/*.md compiles and runs as written (see
  * test/support/doc-samples.ts for the annotations). TypeScript samples are compiled with tsc in
- * projects of their own (CommonJS, or ES modules for `*-esm`) against the built package, and the runnable
+ * projects of their own (CommonJS, or ES modules for `*-esm`) against the built package, with the
+ * tsconfig docs/typescript.md gives for that module system, and the runnable
  * ones run with Node against a scripted fake Anthropic server and the integration run's Temporal dev
  * server. Bash blocks may only use npm scripts that exist, `node scripts/<x>.js <sub>` as the script documents it,
  * and `fh` commands and options the CLI accepts.
@@ -74,11 +75,9 @@ const SCRIPTS: Record<string, () => FakeStep[]> = {
     // enhance.ts: the small model's rewrite
     say('Make the retry in fetchOrders (src/orders.ts) try longer before giving up.'),
   ],
-  'calc-esm': () => [
-    // client.ts (on Temporal)
-    callTools({ name: 'add', input: { a: 2, b: 3 } }),
-    say('5'),
-  ],
+  // The README's samples in an ES module project (docs/typescript.md): the same answers as in CommonJS.
+  'calc-esm': () => SCRIPTS['calc-cjs']!(),
+  'sessions-esm': () => SCRIPTS['sessions-cjs']!(),
 };
 
 /**

@@ -10,6 +10,13 @@
  * annotated `<!-- quickstart: … -->`, command by command, in the installed project; and `fh fake` serves
  * a plain JavaScript agent the way the README's "Without an API key" shows.
  *
+ * A TypeScript consumer of every entry point compiles there too, in a CommonJS and an ES module project,
+ * with the tsconfig docs/typescript.md gives for each, as written and with `skipLibCheck: false` (`strict`,
+ * `declaration`), this repository's TypeScript and @types/node, and without @aws-sdk/client-s3 (an
+ * optional peer) installed: the package's declarations stand alone. For Temporal's own declarations
+ * the skipLibCheck: false build does what docs/typescript.md says: @types/ms installed,
+ * exactOptionalPropertyTypes off.
+ *
  * One `npm install` serves both projects (each has its own package.json with its own "type"; Node finds
  * the packages in the parent's node_modules): the install does not depend on the module system, and a
  * second one would double the ~20 s this test costs.
@@ -21,6 +28,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { findTemporalCli } from '../../src/testing/temporal-cli';
 import { codeBlocks } from '../support/markdown-blocks';
+import { documentedTsconfig } from '../support/doc-samples';
 
 const ROOT = path.resolve(__dirname, '../..');
 const run = promisify(execFile);
@@ -102,6 +110,25 @@ import { add, calculator } from './agents.js';
 ${body('esm', "fileURLToPath(new URL('./agents.js', import.meta.url))")}`,
 };
 
+/**
+ * Every entry point, named in values a `declaration: true` build must write out (their types reach into
+ * each entry's declarations), and S3Store given a client of its own, as an app without the AWS SDK can.
+ */
+const CONSUMER = `import * as root from '@fabric-harness/sdk';
+import * as strict from '@fabric-harness/sdk/strict';
+import * as client from '@fabric-harness/sdk/client';
+import * as audit from '@fabric-harness/sdk/audit';
+import * as worker from '@fabric-harness/sdk/worker';
+import * as board from '@fabric-harness/sdk/board';
+import * as testing from '@fabric-harness/sdk/testing';
+
+export const entries = { root, strict, client, audit, worker, board, testing };
+export const calculator = root.agent({ name: 'calculator', input: root.schema.object({ task: root.schema.string() }), run: async ({ input }) => input.task });
+const s3: worker.S3ClientLike = { send: async () => ({}) };
+export const store = new worker.S3Store({ bucket: 'fh-bucket', client: s3 });
+export const startWorker = (agents: URL) => worker.createWorker({ agents });
+`;
+
 describe('the packed tarball, installed in fresh projects', () => {
   let dir: string;
   const timings: Record<string, number> = {};
@@ -115,7 +142,8 @@ describe('the packed tarball, installed in fresh projects', () => {
     timings.pack = Date.now() - t;
     await fs.writeFile(path.join(dir, 'package.json'), JSON.stringify({ name: 'fh-tarball-check', private: true }));
     t = Date.now();
-    await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', tarball], { cwd: dir, timeout: 300_000 });
+    const typesNode = `@types/node@${require('@types/node/package.json').version}`; // the one this repository compiles with
+    await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', tarball, typesNode, '@types/ms@2'], { cwd: dir, timeout: 300_000 });
     timings.install = Date.now() - t;
     for (const kind of ['cjs', 'esm'] as const) {
       await fs.mkdir(path.join(dir, kind));
@@ -144,6 +172,32 @@ describe('the packed tarball, installed in fresh projects', () => {
       stderr: '',
     });
   });
+
+  it.each(['cjs', 'esm'] as const)(
+    'a TypeScript consumer of every entry point compiles in a %s project, as documented and with skipLibCheck: false, without the optional AWS SDK',
+    async (kind) => {
+      expect(existsSync(path.join(dir, 'node_modules/@aws-sdk/client-s3'))).toBe(false);
+      const work = path.join(dir, `types-${kind}`);
+      await fs.mkdir(path.join(work, 'src'), { recursive: true });
+      await fs.writeFile(path.join(work, 'package.json'), JSON.stringify({ name: `fh-types-${kind}`, private: true, type: kind === 'esm' ? 'module' : 'commonjs' }));
+      await fs.writeFile(path.join(work, 'src/consumer.ts'), CONSUMER);
+      const documented = documentedTsconfig(kind);
+      expect(documented.compilerOptions).toMatchObject({ strict: true, declaration: true });
+      const tsc = path.join(ROOT, 'node_modules/.bin/tsc');
+      const errors: Record<string, string> = {};
+      // skipLibCheck: false as docs/typescript.md says: with exactOptionalPropertyTypes off, which
+      // Temporal's schedule-client.d.ts does not compile under.
+      const strictLibs = { skipLibCheck: false, exactOptionalPropertyTypes: false };
+      for (const [name, changes] of [['documented', {}], ['skipLibCheck-false', strictLibs]] as const) {
+        const config = { ...documented, compilerOptions: { ...documented.compilerOptions, ...changes } };
+        await fs.writeFile(path.join(work, `tsconfig.${name}.json`), JSON.stringify(config, null, 2));
+        const r = await run(tsc, ['-p', `tsconfig.${name}.json`, '--pretty', 'false'], { cwd: work, timeout: 120_000 }).catch((err) => err);
+        errors[name] = `${r.stdout ?? ''}${r.stderr ?? ''}`.trim();
+      }
+      expect(errors).toEqual({ documented: '', 'skipLibCheck-false': '' });
+      expect(existsSync(path.join(work, 'dist/consumer.d.ts'))).toBe(true);
+    },
+  );
 
   it('the installed `fh` bin runs', async () => {
     const { stdout } = await run(path.join(dir, 'node_modules/.bin/fh'), ['--help'], { cwd: dir });

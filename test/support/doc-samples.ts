@@ -19,7 +19,9 @@
  *        test/seeds/ (compiled by `npm run typecheck`, run by test/integration/seeds.test.ts)
  *
  * A project named `*-esm` is an ES module package ("type": "module": top-level await, import.meta.url,
- * `./x.js` imports); any other is CommonJS. Projects live in test/.doc-samples/<project>/ with the package
+ * `./x.js` imports); any other is CommonJS. Each compiles with the tsconfig docs/typescript.md gives for
+ * its module system (see documentedTsconfig); a README sample that can be written for both is in a
+ * project of each (`project=calc-cjs,calc-esm`). Projects live in test/.doc-samples/<project>/ with the package
  * linked as node_modules/@fabric-harness/sdk → this repository (its package.json exports → dist/).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -159,34 +161,17 @@ export async function writeProject(p: Project): Promise<string> {
     path.join(dir, 'package.json'),
     JSON.stringify({ name: `sample-${p.name}`, private: true, type: p.esm ? 'module' : 'commonjs' }, null, 2),
   );
-  const write = (name: string, compilerOptions: Record<string, unknown>) =>
-    fs.writeFile(path.join(dir, name), JSON.stringify({ compilerOptions, include: ['src'] }, null, 2));
-  await write('tsconfig.json', {
-    target: 'ES2022',
-    module: 'nodenext',
-    moduleResolution: 'nodenext',
-    strict: true,
-    skipLibCheck: true,
-    esModuleInterop: true,
-    sourceMap: true,
-    types: ['node'],
-    rootDir: 'src',
-    outDir: 'out',
-  });
-  for (const [name, options] of Object.entries(STRICTER_SETTINGS)) {
-    // Declarations are emitted (to a directory of their own) because their errors, like TS2883 for a
-    // type the package does not export, are reported only when they are written.
-    // preserveSymlinks: the package is seen at node_modules/@fabric-harness/sdk, as an installed one is,
-    // so a declaration may name only what its `exports` expose (through the link to this repository it
-    // could name any dist/ file by a relative path and hide an unexported type).
-    await write(`tsconfig.${name}.json`, {
-      ...options(p.esm),
-      preserveSymlinks: true,
-      rootDir: 'src',
-      outDir: `out-${name}`,
-      emitDeclarationOnly: true,
-    });
-  }
+  // The tsconfig docs/typescript.md gives for the project's module system, as written, but for where
+  // it reads and writes. Declarations are emitted (the documented config has declaration: true) because
+  // their errors, like TS2883 for a type the package does not export, are reported only when written.
+  // preserveSymlinks: the package is seen at node_modules/@fabric-harness/sdk, as an installed one is,
+  // so a declaration may name only what its `exports` expose (through the link to this repository it
+  // could name any dist/ file by a relative path and hide an unexported type).
+  const { compilerOptions } = documentedTsconfig(p.esm ? 'esm' : 'cjs');
+  await fs.writeFile(
+    path.join(dir, 'tsconfig.json'),
+    JSON.stringify({ compilerOptions: { ...compilerOptions, rootDir: 'src', outDir: 'out', preserveSymlinks: true }, include: ['src'] }, null, 2),
+  );
   for (const f of p.files) await fs.writeFile(path.join(dir, 'src', f.name), [...f.prelude, f.block.code].join('\n'));
   return dir;
 }
@@ -225,65 +210,33 @@ export interface Outcome {
   stderr: string;
 }
 
-/**
- * The stricter settings every sample also compiles under (declarations only):
- * - `tsc-init`: what `tsc --init` writes today (module nodenext, strict, declaration,
- *   noUncheckedIndexedAccess, exactOptionalPropertyTypes, verbatimModuleSyntax, isolatedModules, …), with
- *   `types: ['node']` where it writes `types: []` (a Node program needs Node's types);
- * - `strict-declaration`: strict with declaration, noUncheckedIndexedAccess and verbatimModuleSyntax.
- * In a CommonJS project verbatimModuleSyntax forbids `import` syntax altogether (TS1286: it must be
- * `import x = require()`), so CommonJS projects compile with everything but that one option; ES module
- * projects with all of it.
- */
-export const STRICTER_SETTINGS: Record<string, (esm: boolean) => Record<string, unknown>> = {
-  'tsc-init': (esm) => ({
-    module: 'nodenext',
-    target: 'esnext',
-    types: ['node'],
-    sourceMap: true,
-    declaration: true,
-    declarationMap: true,
-    noUncheckedIndexedAccess: true,
-    exactOptionalPropertyTypes: true,
-    strict: true,
-    jsx: 'react-jsx',
-    verbatimModuleSyntax: esm,
-    isolatedModules: true,
-    noUncheckedSideEffectImports: true,
-    moduleDetection: 'force',
-    skipLibCheck: true,
-  }),
-  'strict-declaration': (esm) => ({
-    target: 'ES2022',
-    module: 'nodenext',
-    strict: true,
-    declaration: true,
-    noUncheckedIndexedAccess: true,
-    verbatimModuleSyntax: esm,
-    types: ['node'],
-    skipLibCheck: true, // @temporalio/common's .d.ts import 'ms', whose types Temporal does not depend on
-  }),
-};
+export interface Tsconfig {
+  compilerOptions: Record<string, unknown>;
+  include?: string[];
+}
 
-/** Type-checks and emits the project with the repository's tsc, then type-checks it under {@link STRICTER_SETTINGS}. */
+/**
+ * The tsconfig docs/typescript.md gives for an ES module or a CommonJS project (the ```json block after
+ * `<!-- tsconfig: esm -->` / `<!-- tsconfig: cjs -->`): the samples compile with it, and
+ * test/integration/tarball.test.ts compiles a consumer of the installed package with it.
+ */
+export function documentedTsconfig(kind: 'esm' | 'cjs'): Tsconfig {
+  const file = 'docs/typescript.md';
+  const blocks = codeBlocks(readFileSync(path.join(ROOT, file), 'utf8'), file).filter(
+    (b) => b.annotation?.kind === 'tsconfig' && b.annotation.attrs.value === kind,
+  );
+  if (blocks.length !== 1 || blocks[0]!.lang !== 'json') throw new Error(`${file} must have one \`\`\`json block after <!-- tsconfig: ${kind} --> (found ${blocks.length})`);
+  return JSON.parse(blocks[0]!.code) as Tsconfig;
+}
+
+/** Type-checks and emits the project with the repository's tsc and the documented tsconfig. */
 export async function compileProject(p: Project): Promise<Outcome> {
   const tsc = path.join(ROOT, 'node_modules/.bin/tsc');
-  const one = (config: string) =>
-    new Promise<Outcome>((resolve) => {
-      execFile(tsc, ['-p', config, '--pretty', 'false'], { cwd: projectDir(p), timeout: 120_000 }, (err, stdout, stderr) =>
-        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-      );
-    });
-  const outcomes = [await one('tsconfig.json')];
-  for (const name of Object.keys(STRICTER_SETTINGS)) {
-    const r = await one(`tsconfig.${name}.json`);
-    outcomes.push({ ...r, stdout: r.stdout ? `under tsconfig.${name}.json:\n${r.stdout}` : '' });
-  }
-  return {
-    code: outcomes.find((o) => o.code !== 0)?.code ?? 0,
-    stdout: outcomes.map((o) => o.stdout).join(''),
-    stderr: outcomes.map((o) => o.stderr).join(''),
-  };
+  return new Promise<Outcome>((resolve) => {
+    execFile(tsc, ['-p', 'tsconfig.json', '--pretty', 'false'], { cwd: projectDir(p), timeout: 120_000 }, (err, stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -34,6 +34,12 @@ export interface Unnamable {
 const ident = /[A-Za-z_$][\w$]*/;
 const key = (file: string, name: string) => `${file}#${name}`;
 
+/** The module specifiers a .d.ts loads: imports, re-exports and `import("…")` types. */
+function moduleSpecifiers(text: string): string[] {
+  const specs = [...text.matchAll(/(?:[}\s]from\s*|\bimport\s*\(\s*|^\s*import\s+)['"]([^'"]+)['"]/gm)].map((m) => m[1]!);
+  return [...new Set(specs)];
+}
+
 export class DeclarationGraph {
   private readonly texts = new Map<string, string>();
   constructor(private readonly dist: string) {}
@@ -139,6 +145,39 @@ export class DeclarationGraph {
     const withoutImports = text.replace(/import\(\s*["'][^"']+["']\s*\)\.[\w$]+/g, ' ');
     for (const m of withoutImports.matchAll(new RegExp(`(?<![.\\w$])${ident.source}`, 'g'))) {
       if (/^[A-Z]/.test(m[0])) out.push({ file: d.file, name: m[0] });
+    }
+    return out;
+  }
+
+  /** Every .d.ts of ours an entry's declarations load, following relative imports and re-exports. */
+  reachableFiles(entries = ENTRIES): string[] {
+    const seen = new Set<string>();
+    const queue = entries.map((e) => path.join(this.dist, `${e}.d.ts`));
+    while (queue.length > 0) {
+      const file = queue.shift()!;
+      if (seen.has(file) || !existsSync(file)) continue;
+      seen.add(file);
+      for (const spec of moduleSpecifiers(this.read(file))) {
+        const target = this.resolveModule(file, spec);
+        if (target) queue.push(target);
+      }
+    }
+    return [...seen];
+  }
+
+  /**
+   * The other packages our reachable declarations name (`from 'x'`, `import('x')`), each with the .d.ts
+   * that names it: a consumer's compiler loads every one of them (with skipLibCheck: false it reports a
+   * missing one, TS2307), so each must be a package an install always brings.
+   */
+  packagesNamed(entries = ENTRIES): Array<{ pkg: string; file: string }> {
+    const out: Array<{ pkg: string; file: string }> = [];
+    for (const file of this.reachableFiles(entries)) {
+      for (const spec of moduleSpecifiers(this.read(file))) {
+        if (spec.startsWith('.')) continue;
+        const pkg = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!;
+        out.push({ pkg, file: path.relative(this.dist, file) });
+      }
     }
     return out;
   }

@@ -7,7 +7,8 @@
  * finds. The doc-samples test compiles the samples with `declaration: true` as well, as an installed
  * package is seen.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import * as path from 'node:path';
 import { DeclarationGraph, ENTRIES } from '../support/public-types';
 
@@ -22,6 +23,22 @@ describe('public types', () => {
   it('every type reached from an entry is exported by an entry', () => {
     const missing = new DeclarationGraph(DIST).unnamable().map((u) => `${u.file}: ${u.name} (reached from ${u.entry})`);
     expect(missing).toEqual([]);
+  });
+
+  it('the declarations name only packages every install brings (dependencies, required peers, Node), not an optional peer', () => {
+    // An optional peer (@aws-sdk/client-s3) named in a public .d.ts fails to compile with skipLibCheck:
+    // false in every app that does not install it (TS2307), whether or not the app uses it.
+    const pkg = JSON.parse(readFileSync(path.resolve(__dirname, '../../package.json'), 'utf8'));
+    const optional = new Set(Object.keys(pkg.peerDependenciesMeta ?? {}).filter((n) => pkg.peerDependenciesMeta[n].optional));
+    const installed = new Set([...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.peerDependencies ?? {}).filter((n) => !optional.has(n))]);
+    const entries = Object.keys(pkg.exports)
+      .filter((k) => pkg.exports[k].types)
+      .map((k) => pkg.exports[k].types.replace(/^\.\/dist\//, '').replace(/\.d\.ts$/, ''));
+    expect(entries).toEqual(expect.arrayContaining([...ENTRIES, 'board/index']));
+    const named = new DeclarationGraph(DIST).packagesNamed(entries);
+    expect(named.length).toBeGreaterThan(0);
+    const builtin = (p: string) => p.startsWith('node:') || builtinModules.includes(p);
+    expect(named.filter((n) => !installed.has(n.pkg) && !builtin(n.pkg)).map((n) => `${n.file} names ${n.pkg}`)).toEqual([]);
   });
 
   it('the walk finds a reached type that is not exported (a declaration made up for the check)', () => {
