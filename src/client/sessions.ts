@@ -293,15 +293,21 @@ export class SessionHandle {
    * replies), in order, from offset `from` (a reconnecting client passes its last offset + 1).
    */
   stream(options: StreamOptions = {}): AsyncIterable<StreamEnvelope> {
-    return streamOf(this.client, this.id, options);
+    return streamOf(this.client, this.id, options, this.typed);
   }
 
   /** Sends a message and streams its turn; `.reply` resolves to the reply (as `prompt` does). */
   promptStream(text: string, options: SessionPromptOptions & Pick<StreamOptions, 'transport' | 'livePollMs'> = {}): Promise<PromptStream> {
     // The prompt update itself (one update in history, as prompt() has), sent through prompt() so it keeps
     // one update id across RPC timeouts and follows the session across continue-as-new.
-    return startPromptStream(this.client, this.id, async (messageId) => ({ reply: this.prompt(text, { ...options, messageId }) }), options);
+    return startPromptStream(this.client, this.id, async (messageId) => ({ reply: this.prompt(text, { ...options, messageId }) }), options, this.typed);
   }
+
+  /**
+   * The one mapping of a Temporal failure to this session's typed error (SESSION_NOT_FOUND, SESSION_CLOSED,
+   * a FabricError the session sent): updates and queries get it in session-updates, streams through this.
+   */
+  private readonly typed = (err: unknown): unknown => typedSessionError(err, this.id);
 
   /** Queues a message and returns at once with its id (`reply(id)` waits for the answer; position -1: answered already). */
   send(text: string, options: SessionPromptOptions = {}): Promise<{ messageId: string; position: number }> {
