@@ -15,7 +15,7 @@ import type { UpdateDefinition } from '@temporalio/common';
 import { parseAgentInput, type AgentDefinition } from '../core/agent';
 import type { ContextBudget } from '../core/budget';
 import type { Entry } from '../core/entries';
-import { FabricError, UnknownAgentError } from '../core/errors';
+import { FabricError } from '../core/errors';
 import type { AgentEvent } from '../core/events';
 import type { CompactionState } from '../core/conversation';
 import { parseSessionId, sessionSlug } from '../core/sessions/ids';
@@ -53,7 +53,7 @@ import {
 import { collectStoreGarbage, type CollectGarbageReport } from './collect-garbage';
 import { collectableStore } from '../edge/store-gc';
 import { startPromptStream, streamOf, type StreamOptions } from './stream/handles';
-import { checkFirstTask } from './unknown-agent';
+import { refuseUnknownAgent } from './unknown-agent';
 import type { PromptStream } from './stream/prompt-stream';
 import type { StreamEnvelope } from '../wire/stream';
 import type { TranscriptStore } from '../edge/transcript-store';
@@ -129,20 +129,6 @@ async function startSessionWith(
       if (chosen) throw new SessionExistsError(id);
       if (attempt + 1 >= SLUG_ATTEMPTS) throw new SessionExistsError(id);
     }
-  }
-}
-
-/**
- * A session of an agent the polling worker does not know is refused at once (UNKNOWN_AGENT, naming the
- * agents that worker has) and ended: no message reached it, and left open it would wait for a worker that
- * may never come. With no worker polling yet, the session waits for one (nothing can be told).
- */
-async function refuseUnknownAgent(handle: WorkflowHandle, agent: string, taskQueue: string): Promise<void> {
-  try {
-    await checkFirstTask(handle, agent, taskQueue);
-  } catch (err) {
-    if (err instanceof UnknownAgentError) await handle.terminate(`unknown agent '${agent}' on task queue '${taskQueue}'`).catch(() => undefined);
-    throw err;
   }
 }
 
