@@ -23,6 +23,7 @@ import {
   type GateDecision,
 } from '../wire/flow-messages';
 import { DEFAULT_TASK_QUEUE } from './start';
+import { guardClose, untilClosed } from './connection-close';
 import { streamOf, type StreamOptions } from './stream/handles';
 import type { StreamEnvelope } from '../wire/stream';
 
@@ -106,7 +107,9 @@ export class FlowHandle {
   constructor(
     readonly workflow: WorkflowHandle,
     readonly client: Client,
-  ) {}
+  ) {
+    guardClose(client.connection);
+  }
 
   get workflowId(): string {
     return this.workflow.workflowId;
@@ -154,10 +157,10 @@ export class FlowHandle {
     return ended;
   }
 
-  /** The run's result; a failed run rejects with our typed error (FLOW_STAGE_FAILED, …). */
+  /** The run's result; a failed run rejects with our typed error (FLOW_STAGE_FAILED, …), a closed connection with CONNECTION_CLOSED. */
   async result(): Promise<FlowResult> {
     try {
-      return (await this.workflow.result()) as FlowResult;
+      return (await untilClosed(this.client, this.workflowId, () => this.workflow.result())) as FlowResult;
     } catch (err) {
       throw typedFailure(err);
     }

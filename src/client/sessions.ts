@@ -54,6 +54,7 @@ import { collectStoreGarbage, type CollectGarbageReport } from './collect-garbag
 import { collectableStore } from '../edge/store-gc';
 import { startPromptStream, streamOf, type StreamOptions } from './stream/handles';
 import { refuseUnknownAgent } from './unknown-agent';
+import { guardClose } from './connection-close';
 import type { PromptStream } from './stream/prompt-stream';
 import type { StreamEnvelope } from '../wire/stream';
 import type { TranscriptStore } from '../edge/transcript-store';
@@ -261,6 +262,7 @@ export class SessionHandle {
     private agentName?: string,
   ) {
     this.workflow = client.workflow.getHandle(id);
+    guardClose(client.connection);
   }
 
   /**
