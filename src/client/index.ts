@@ -63,6 +63,8 @@ export { FileTranscriptStore, type TranscriptStore, type CollectableStore, type 
 export { S3Store, S3StoreRequestError, S3ClientMissingError, type S3StoreOptions } from '../edge/s3-store';
 export { SessionClosedError, SessionNotFoundError, UnknownMessageError, UnknownToolCallError, InvalidForkPointError, IdempotencyKeyReusedError } from '../core/sessions/host-errors';
 export { UpdateWaitEndedError, type WaitLimits } from './session-updates';
+export { ConnectionClosedError } from './connection-close';
+export { terminateRun, RunNotFoundError, RunClosedError } from './terminate';
 export type { SessionInfo, SessionEdit, PendingApproval, WaitingApproval, QueuedMessage, SessionRecord, SessionWorktree } from '../wire/session-messages';
 export { streamEventSchema, streamEnvelopeSchema, type StreamEvent, type StreamEnvelope, type StreamEventOf, type StreamEventType, type StreamPage, type StreamBlock } from '../wire/stream';
 export { TemporalStreamTransport, type StreamTransport, type StreamSnapshot } from './stream/transport';

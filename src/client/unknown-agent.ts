@@ -85,7 +85,7 @@ export async function checkFirstTask(handle: WorkflowHandle, agent: string, task
     const events = (await handle.fetchHistory().catch(() => undefined))?.events ?? [];
     if (events.some((e) => e.workflowTaskCompletedEventAttributes)) return;
     const message = unknownAgentMessage(events);
-    if (message) throw new UnknownAgentError(agent, knownAgents(message), taskQueue);
+    if (message) throw new UnknownAgentError(agent, knownAgents(message), taskQueue, true);
     await new Promise((r) => setTimeout(r, wait));
   }
 }
