@@ -2,7 +2,8 @@
  * Closing a client's connection right after a public call, or while result() waits, is safe: no
  * uncaught "Channel has been shut down" from @temporalio/client's retry timer (a call made in the same
  * tick as the close used to be ended UNAVAILABLE by gRPC and retried on the closed channel), and the
- * waiting result() rejects with CONNECTION_CLOSED instead of hanging 20 s on its long poll.
+ * waiting result() rejects with CONNECTION_CLOSED at once instead of hanging 20 s on its long poll and
+ * failing with a bare "Unexpected error while making gRPC request".
  */
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
@@ -48,6 +49,7 @@ describe('closing the connection after a call', () => {
       close: each,
       result: each,
       'pending result': { CONNECTION_CLOSED: ROUNDS },
+      'result waiting a while': { CONNECTION_CLOSED: ROUNDS },
     });
   }, 180_000);
 });
