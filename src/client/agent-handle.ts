@@ -8,6 +8,7 @@ import { NotServingError } from '../core/errors';
 import type { StreamEnvelope } from '../wire/stream';
 import { approvalRequests, approvalSource, type ApprovalRequest, type ApprovalsOptions } from './approvals';
 import { startPromptStream, streamOf, type StreamOptions } from './stream/handles';
+import { guardClose, untilClosed } from './connection-close';
 import type { PromptStream } from './stream/prompt-stream';
 import {
   closeSignal,
@@ -45,15 +46,20 @@ export class AgentHandle<O = unknown> {
   constructor(
     readonly workflow: WorkflowHandle,
     readonly client: Client,
-  ) {}
+  ) {
+    guardClose(client.connection);
+  }
 
   get workflowId(): string {
     return this.workflow.workflowId;
   }
 
-  /** The run's result. A failed run rejects with Temporal's WorkflowFailedError: `decodeFailure(err)` gives our typed error. */
+  /**
+   * The run's result. A failed run rejects with Temporal's WorkflowFailedError: `decodeFailure(err)` gives
+   * our typed error. Closing the client's connection while it waits rejects it with CONNECTION_CLOSED.
+   */
   result(): Promise<O> {
-    return this.workflow.result() as Promise<O>;
+    return untilClosed(this.client, this.workflowId, () => this.workflow.result() as Promise<O>);
   }
 
   /** The entries of a conversation (default: the run's first), as the model sees them now. */

@@ -16,6 +16,7 @@ import * as net from 'node:net';
 import { Client, Connection, type ClientPlugin } from '@temporalio/client';
 import type { TranscriptStore } from '../edge/transcript-store';
 import { FabricHarnessClientPlugin } from './plugin';
+import { guardClose } from './connection-close';
 
 export const DEFAULT_ADDRESS = 'localhost:7233';
 export const DEFAULT_NAMESPACE = 'default';
@@ -302,6 +303,7 @@ export async function connectClient(
   } catch (err) {
     throw new ServerUnreachableError(resolved.address, err instanceof Error ? err.message : String(err), resolved.sources.address);
   }
+  guardClose(connection); // closing it is safe for calls made in the same tick (client/connection-close)
   return new Client({
     connection,
     namespace: resolved.namespace,

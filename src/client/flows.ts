@@ -3,10 +3,11 @@
  * anything starts), the state query, gate answers (an update: a refused one is a typed error at
  * once and the gate keeps waiting), and resuming a failed run from its saved context.
  */
-import type { Client, WorkflowHandle } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { checkUserContext, type FlowContext } from '../core/flows/context';
 import { parseFlow } from '../core/flows/dot';
 import { FabricError } from '../core/errors';
+import { FlowNotWaitingError } from '../core/flows/errors';
 import { flowGraphSchema, type FlowGraph } from '../core/flows/graph';
 import { validateFlow } from '../core/flows/validate';
 import { parseWith } from '../core/validate';
@@ -22,6 +23,7 @@ import {
   type GateDecision,
 } from '../wire/flow-messages';
 import { DEFAULT_TASK_QUEUE } from './start';
+import { guardClose, untilClosed } from './connection-close';
 import { streamOf, type StreamOptions } from './stream/handles';
 import type { StreamEnvelope } from '../wire/stream';
 
@@ -105,7 +107,9 @@ export class FlowHandle {
   constructor(
     readonly workflow: WorkflowHandle,
     readonly client: Client,
-  ) {}
+  ) {
+    guardClose(client.connection);
+  }
 
   get workflowId(): string {
     return this.workflow.workflowId;
@@ -136,14 +140,27 @@ export class FlowHandle {
     try {
       return await this.workflow.executeUpdate(flowGateUpdate, updateId === undefined ? { args } : { args, updateId });
     } catch (err) {
-      throw typedFailure(err);
+      throw (await this.endedRun(err)) ?? typedFailure(err);
     }
   }
 
-  /** The run's result; a failed run rejects with our typed error (FLOW_STAGE_FAILED, …). */
+  /**
+   * The server refuses an update to a closed run as "workflow not found": a run that exists but has ended
+   * waits at no gate (FLOW_NOT_WAITING, naming its status); a run it does not know stays not found.
+   */
+  private async endedRun(err: unknown): Promise<FlowNotWaitingError | undefined> {
+    if (!(err instanceof WorkflowNotFoundError)) return undefined;
+    const status = await this.workflow.describe().then((d) => d.status.name, () => undefined);
+    if (status === undefined || status === 'RUNNING') return undefined;
+    const ended = new FlowNotWaitingError(undefined, undefined, { workflowId: this.workflowId, status: status.toLowerCase().replace(/_/g, ' ') });
+    (ended as { cause?: unknown }).cause = err;
+    return ended;
+  }
+
+  /** The run's result; a failed run rejects with our typed error (FLOW_STAGE_FAILED, …), a closed connection with CONNECTION_CLOSED. */
   async result(): Promise<FlowResult> {
     try {
-      return (await this.workflow.result()) as FlowResult;
+      return (await untilClosed(this.client, this.workflowId, () => this.workflow.result())) as FlowResult;
     } catch (err) {
       throw typedFailure(err);
     }

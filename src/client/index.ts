@@ -64,6 +64,8 @@ export { S3Store, S3StoreRequestError, S3ClientMissingError, type S3StoreOptions
 export { SessionClosedError, SessionNotFoundError, UnknownMessageError, UnknownToolCallError, InvalidForkPointError, IdempotencyKeyReusedError } from '../core/sessions/host-errors';
 export type { ApprovalRequest, ApprovalsOptions } from './approvals';
 export { UpdateWaitEndedError, type WaitLimits } from './session-updates';
+export { ConnectionClosedError } from './connection-close';
+export { terminateRun, RunNotFoundError, RunClosedError } from './terminate';
 export type { SessionInfo, SessionEdit, PendingApproval, WaitingApproval, QueuedMessage, SessionRecord, SessionWorktree } from '../wire/session-messages';
 export { streamEventSchema, streamEnvelopeSchema, type StreamEvent, type StreamEnvelope, type StreamEventOf, type StreamEventType, type StreamPage, type StreamBlock } from '../wire/stream';
 export { TemporalStreamTransport, type StreamTransport, type StreamSnapshot } from './stream/transport';

@@ -15,7 +15,7 @@ import type { UpdateDefinition } from '@temporalio/common';
 import { parseAgentInput, type AgentDefinition } from '../core/agent';
 import type { ContextBudget } from '../core/budget';
 import type { Entry } from '../core/entries';
-import { FabricError, UnknownAgentError } from '../core/errors';
+import { FabricError } from '../core/errors';
 import type { AgentEvent } from '../core/events';
 import type { CompactionState } from '../core/conversation';
 import { parseSessionId, sessionSlug } from '../core/sessions/ids';
@@ -54,7 +54,8 @@ import { approvalRequests, approvalSource, type ApprovalRequest, type ApprovalsO
 import { collectStoreGarbage, type CollectGarbageReport } from './collect-garbage';
 import { collectableStore } from '../edge/store-gc';
 import { startPromptStream, streamOf, type StreamOptions } from './stream/handles';
-import { checkFirstTask } from './unknown-agent';
+import { refuseUnknownAgent } from './unknown-agent';
+import { guardClose } from './connection-close';
 import type { PromptStream } from './stream/prompt-stream';
 import type { StreamEnvelope } from '../wire/stream';
 import type { TranscriptStore } from '../edge/transcript-store';
@@ -130,20 +131,6 @@ async function startSessionWith(
       if (chosen) throw new SessionExistsError(id);
       if (attempt + 1 >= SLUG_ATTEMPTS) throw new SessionExistsError(id);
     }
-  }
-}
-
-/**
- * A session of an agent the polling worker does not know is refused at once (UNKNOWN_AGENT, naming the
- * agents that worker has) and ended: no message reached it, and left open it would wait for a worker that
- * may never come. With no worker polling yet, the session waits for one (nothing can be told).
- */
-async function refuseUnknownAgent(handle: WorkflowHandle, agent: string, taskQueue: string): Promise<void> {
-  try {
-    await checkFirstTask(handle, agent, taskQueue);
-  } catch (err) {
-    if (err instanceof UnknownAgentError) await handle.terminate(`unknown agent '${agent}' on task queue '${taskQueue}'`).catch(() => undefined);
-    throw err;
   }
 }
 
@@ -276,6 +263,7 @@ export class SessionHandle {
     private agentName?: string,
   ) {
     this.workflow = client.workflow.getHandle(id);
+    guardClose(client.connection);
   }
 
   /**
@@ -294,15 +282,21 @@ export class SessionHandle {
    * replies), in order, from offset `from` (a reconnecting client passes its last offset + 1).
    */
   stream(options: StreamOptions = {}): AsyncIterable<StreamEnvelope> {
-    return streamOf(this.client, this.id, options);
+    return streamOf(this.client, this.id, options, this.typed);
   }
 
   /** Sends a message and streams its turn; `.reply` resolves to the reply (as `prompt` does). */
   promptStream(text: string, options: SessionPromptOptions & Pick<StreamOptions, 'transport' | 'livePollMs'> = {}): Promise<PromptStream> {
     // The prompt update itself (one update in history, as prompt() has), sent through prompt() so it keeps
     // one update id across RPC timeouts and follows the session across continue-as-new.
-    return startPromptStream(this.client, this.id, async (messageId) => ({ reply: this.prompt(text, { ...options, messageId }) }), options);
+    return startPromptStream(this.client, this.id, async (messageId) => ({ reply: this.prompt(text, { ...options, messageId }) }), options, this.typed);
   }
+
+  /**
+   * The one mapping of a Temporal failure to this session's typed error (SESSION_NOT_FOUND, SESSION_CLOSED,
+   * a FabricError the session sent): updates and queries get it in session-updates, streams through this.
+   */
+  private readonly typed = (err: unknown): unknown => typedSessionError(err, this.id);
 
   /** Queues a message and returns at once with its id (`reply(id)` waits for the answer; position -1: answered already). */
   send(text: string, options: SessionPromptOptions = {}): Promise<{ messageId: string; position: number }> {

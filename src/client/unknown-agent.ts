@@ -2,11 +2,46 @@
  * An unknown agent fails the workflow TASK, not the run (src/workflows/agent-workflow.ts): Temporal
  * retries it until a worker that has the agent takes it, so a client that only waits would wait in
  * silence. These read that failure from the run's history (a task failure carries no failure type: its
- * message is what there is).
+ * message is what there is): startAgent and startSession refuse such a run at start, and `fh close`
+ * says when a run is not being served at all.
  */
 import type { WorkflowHandle } from '@temporalio/client';
 import { UnknownAgentError } from '../core/errors';
 import { idleQueue } from './session-updates';
+
+/**
+ * A new run (an agent run or a session) of an agent the polling worker does not know is refused at once
+ * (UNKNOWN_AGENT, naming the agents that worker has) and terminated: left open it would wait for a
+ * worker that may never come, its failing task retried into the worker's log. With no worker polling
+ * yet, the run waits for one (nothing can be told).
+ */
+export async function refuseUnknownAgent(handle: WorkflowHandle, agent: string, taskQueue: string): Promise<void> {
+  try {
+    await checkFirstTask(handle, agent, taskQueue);
+  } catch (err) {
+    if (err instanceof UnknownAgentError) await handle.terminate(`unknown agent '${agent}' on task queue '${taskQueue}'`).catch(() => undefined);
+    throw err;
+  }
+}
+
+/**
+ * Why no worker serves a running run now, in a few words, or undefined when one does (or may: a first
+ * task not yet taken while a worker polls). Not served: its workflow task keeps failing (an agent the
+ * polling workers do not have, a bug), or no worker polls its task queue.
+ */
+export async function notServedReason(handle: WorkflowHandle): Promise<string | undefined> {
+  const described = await handle.describe();
+  const attempt = described.raw.pendingWorkflowTask?.attempt ?? 0;
+  if (attempt >= 2) {
+    const events = (await handle.fetchHistory().catch(() => undefined))?.events ?? [];
+    const unknown = unknownAgentMessage(events);
+    if (unknown) return `no worker polling task queue '${described.taskQueue}' has its agent (its workflow task fails: ${unknown.split('\n')[0]})`;
+    const last = events.map((e) => e.workflowTaskFailedEventAttributes?.failure?.message).filter(Boolean).pop();
+    return `its workflow task keeps failing (attempt ${attempt}${last ? `: ${last.split('\n')[0]}` : ''})`;
+  }
+  const idle = await idleQueue(handle);
+  return idle ? `no worker polls task queue '${idle.taskQueue}'` : undefined;
+}
 
 /** How UnknownAgentError's message starts. */
 const UNKNOWN_AGENT_MESSAGE = "Unknown agent '";
@@ -50,7 +85,7 @@ export async function checkFirstTask(handle: WorkflowHandle, agent: string, task
     const events = (await handle.fetchHistory().catch(() => undefined))?.events ?? [];
     if (events.some((e) => e.workflowTaskCompletedEventAttributes)) return;
     const message = unknownAgentMessage(events);
-    if (message) throw new UnknownAgentError(agent, knownAgents(message), taskQueue);
+    if (message) throw new UnknownAgentError(agent, knownAgents(message), taskQueue, true);
     await new Promise((r) => setTimeout(r, wait));
   }
 }

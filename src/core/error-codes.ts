@@ -30,7 +30,7 @@ export const ERROR_CODES = {
     in: 'core/errors',
     means: 'no registered agent has this name',
     exit: 'usage',
-    hint: "a session runs an agent its task queue's workers serve (`fh worker --agents <module>` prints them)",
+    hint: "a run or session runs an agent its task queue's workers serve (`fh worker --agents <module>` prints them)",
   },
   OUTPUT_PARSE: { in: 'core/errors', means: "the model's final reply is not JSON matching the prompt's output schema" },
   // Runs and their conversations
@@ -42,6 +42,9 @@ export const ERROR_CODES = {
   UNKNOWN_MODEL: { in: 'core/errors', means: 'the provider does not know this model (checked when a session switches to it)' },
   UNKNOWN_SESSION: { in: 'core/errors', means: 'a prompt or compaction named a conversation the run does not have' },
   NOT_SERVING: { in: 'core/errors', means: 'a prompt reached a run that does not answer prompts (now, or any more)' },
+  RUN_NOT_FOUND: { in: 'client/terminate', means: 'no run has this workflow id in the namespace', exit: 'not-found', hint: 'list runs with `fh list`' },
+  CONNECTION_CLOSED: { in: 'client/connection-close', means: "the client's connection was closed while a call (a run's result()) waited; the run goes on" },
+  RUN_CLOSED: { in: 'client/terminate', means: 'the run has ended already (completed, failed, terminated, …): it cannot be terminated', hint: '`fh history <id>` shows how it ended' },
   PAYLOAD_TOO_LARGE: { in: 'core/errors', means: 'a value is over the size a Temporal payload may carry' },
   PROMPT_TOO_LARGE: { in: 'core/errors', means: 'a prompt is over the size a workflow update may carry' },
   INTERRUPTED: { in: 'core/errors', means: 'the user interrupted the running turn' },

@@ -32,12 +32,17 @@ export class UnknownAgentError extends FabricError {
     readonly known: string[],
     /** On Temporal: the task queue of the run, whose workers lack the agent. */
     readonly taskQueue?: string,
+    /** The client refused the run as it started (startAgent, startSession) and terminated it: nothing waits. */
+    readonly refusedAtStart?: boolean,
   ) {
     super(
       'UNKNOWN_AGENT',
       taskQueue === undefined
         ? `Unknown agent '${agent}'. Registered agents: ${known.length ? known.join(', ') : '(none)'}.`
-        : `Unknown agent '${agent}' on task queue '${taskQueue}': this worker registers ${known.length ? known.join(', ') : '(none)'}. ` +
+        : refusedAtStart
+          ? `Unknown agent '${agent}' on task queue '${taskQueue}': the worker polling it registers ${known.length ? known.join(', ') : '(none)'}. ` +
+            `The run was refused as it started (terminated): start one of those, or first a worker that has '${agent}'.`
+          : `Unknown agent '${agent}' on task queue '${taskQueue}': this worker registers ${known.length ? known.join(', ') : '(none)'}. ` +
             `The workflow task is retried, so a worker on '${taskQueue}' that has '${agent}' takes the run; start one (or terminate the run).`,
     );
   }

@@ -7,6 +7,7 @@ import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { getFlowHandle } from '@fabric-harness/sdk/client';
 import { FakeAnthropicServer } from '@fabric-harness/sdk/testing';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
 import { until } from '../support/waiting';
@@ -103,6 +104,16 @@ describe('fh flow', () => {
     const audit = JSON.parse((await fh('flow', 'history', id, '--json')).stdout) as Array<{ kind: string; node?: string; updates?: Record<string, unknown> }>;
     expect(audit.filter((e) => e.kind === 'stage').map((e) => e.node)).toEqual(['start', 'build', 'review', 'ship', 'exit']);
     expect(audit.filter((e) => e.updates?.['command.output'] === 'shipped\n').map((e) => e.node)).toEqual(['ship']);
+
+    // The run has ended: a gate answer is a named refusal naming its status (not "no workflow").
+    const flow = getFlowHandle(w.client, id);
+    await flow.result();
+    const refused = await flow.gate('A').then(() => undefined, (e: unknown) => e);
+    expect(refused).toMatchObject({ code: 'FLOW_NOT_WAITING', ended: { workflowId: id, status: 'completed' } });
+    expect((refused as Error).message).toBe(`Flow run '${id}' has ended (completed): it waits at no gate.`);
+    const late = await fh('flow', 'gate', id, 'A');
+    expect(late.code).toBe(2); // FLOW_NOT_WAITING is exit 2 (the error registry), as while the run waits elsewhere
+    expect(late.stderr).toBe(`fh: Flow run '${id}' has ended (completed): it waits at no gate [FLOW_NOT_WAITING]\n`);
   });
 
   it('gate --branch answers a gate inside a parallel branch; show lists each waiting gate with its branch', async () => {

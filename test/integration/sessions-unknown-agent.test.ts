@@ -1,9 +1,9 @@
 /**
  * A session of an agent no polling worker knows is refused when it starts (UNKNOWN_AGENT, naming the
  * agents that worker has), and ended rather than left waiting; with no worker polling, nothing can be
- * told yet and the session is started to wait for one.
+ * told yet and the session is started to wait for one. An agent run (startAgent) is refused the same way.
  */
-import { startSession } from '@fabric-harness/sdk/client';
+import { startAgent, startSession } from '@fabric-harness/sdk/client';
 import { FakeAnthropicServer } from '@fabric-harness/sdk/testing';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
 
@@ -31,6 +31,18 @@ describe('startSession with an agent the workers do not know', () => {
     expect(known.length).toBeGreaterThan(1);
     expect(known).toEqual(expect.arrayContaining(['calculator', 'assistant']));
     expect((await w.client.workflow.getHandle(id).describe()).status.name).toBe('TERMINATED');
+  });
+
+  it('startAgent of an agent the workers do not know: UNKNOWN_AGENT at start, the run terminated (not a result that never comes)', async () => {
+    const workflowId = `unknown-run-${process.pid}-${Date.now()}`;
+    const err = await startAgent(w.client, 'no-such-agent', {}, { workflowId, taskQueue: w.taskQueue }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toMatchObject({ code: 'UNKNOWN_AGENT', agent: 'no-such-agent', taskQueue: w.taskQueue });
+    expect((err as { known: string[] }).known).toEqual(expect.arrayContaining(['calculator', 'assistant']));
+    const desc = await w.client.workflow.getHandle(workflowId).describe();
+    expect(desc.status.name).toBe('TERMINATED');
   });
 
   it('a known agent starts as before', async () => {

@@ -1,8 +1,10 @@
-/** fh prompt, fh compact, fh close: talk to a running agent (workflow updates and a signal). */
+/** fh prompt, fh compact, fh close: talk to a running agent (workflow updates and a signal); fh terminate ends any run. */
 import { promises as fs } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import { idleQueue } from '../../client/session-updates';
+import { terminateRun } from '../../client/terminate';
+import { notServedReason } from '../../client/unknown-agent';
 import { getAgentHandle, type AgentHandle } from '../../client';
 import { PROMPT_UPDATE } from '../../client/agent-handle';
 import type { PromptRequest } from '../../workflows/agent-workflow';
@@ -54,11 +56,28 @@ export const closeCommand: Command = {
   name: 'close',
   summary: 'tell a serving agent to finish once prompts in flight are answered',
   usage: ['close <workflow-id>'],
-  description: 'Signals fh.close: harness.serve() returns and the run goes on to its end.',
+  description:
+    'Signals fh.close: harness.serve() returns and the run goes on to its end. A run no worker serves (its workflow task keeps\n' +
+    'failing, e.g. an agent no worker has, or no worker polls its task queue) would never act on it: nothing is sent, it says\n' +
+    'why and exits 1 (end such a run with `fh terminate <id>`).',
   connects: true,
   options: {},
   examples: ['fh close support-7'],
   run: (p, io) => runClose(p, io),
+};
+
+export const terminateCommand: Command = {
+  name: 'terminate',
+  summary: 'end a run now (Temporal terminate), e.g. one no worker can serve',
+  usage: ['terminate <workflow-id> [--reason <text>]'],
+  description:
+    'Terminates the run\'s current execution: it stops at once, nothing of it runs again, and the reason is in its history.\n' +
+    'For a run that cannot end by itself (an agent no worker has, a task that keeps failing); a serving agent ends cleanly\n' +
+    'with `fh close`. An unknown id exits 3 [RUN_NOT_FOUND], a run that has ended already 1 [RUN_CLOSED].',
+  connects: true,
+  options: { reason: { type: 'string', value: '<text>', help: 'why (recorded in the run\'s history)', default: 'terminated with fh terminate' }, ...JSON_OPTION },
+  examples: ['fh terminate calc-7', "fh terminate calc-7 --reason 'misspelt agent name'"],
+  run: (p, io) => runTerminate(p, io),
 };
 
 /** What each command asks of a run, for the message when the run has ended. */
@@ -144,8 +163,29 @@ async function runCompact(p: Parsed, io: Io): Promise<number> {
 async function runClose(p: Parsed, io: Io): Promise<number> {
   if (p.positionals.length > 1) throw usage(`unexpected argument '${p.positionals[1]}'`);
   return withHandle(p, 'close', async (handle, workflowId) => {
+    // A close request only acts through a worker running the run: with none that can, saying "asked" would mislead.
+    const notServed = await notServedReason(handle.workflow);
+    if (notServed) throw failure(`run ${workflowId} is not being served: ${notServed}; a close request would never be acted on (nothing was sent). End it with \`fh terminate ${workflowId}\``);
     await handle.close();
     io.out(`${workflowId}: asked to close; \`fh history ${workflowId}\` shows the run`);
     return EXIT.OK;
   });
+}
+
+async function runTerminate(p: Parsed, io: Io): Promise<number> {
+  const [workflowId, ...extra] = p.positionals;
+  if (!workflowId) throw usage('fh terminate needs a workflow id (find one with `fh list`)');
+  if (extra.length > 0) throw usage(`unexpected argument '${extra[0]}' (quote the --reason text)`);
+  const reason = str(p, 'reason') ?? 'terminated with fh terminate';
+  const conn = await connect(p);
+  try {
+    const { runId } = await terminateRun(conn.client, workflowId, reason).catch((err: unknown) => {
+      throw asCliError(err, { settings: conn.settings, workflowId });
+    });
+    if (flag(p, 'json')) printJson(io, { workflowId, runId, status: 'TERMINATED', reason });
+    else io.out(`${workflowId}: terminated (${reason}); \`fh history ${workflowId}\` shows the run`);
+    return EXIT.OK;
+  } finally {
+    await conn.close();
+  }
 }

@@ -14,9 +14,21 @@ export interface StreamOptions extends ReadStreamOptions {
   transport?: StreamTransport;
 }
 
-export function streamOf(client: Client, workflowId: string, options: StreamOptions = {}): AsyncIterable<StreamEnvelope> {
+/** How a handle names a failure of its own (a session: SESSION_NOT_FOUND for Temporal's WorkflowNotFoundError). */
+export type ErrorMapper = (err: unknown) => unknown;
+
+export function streamOf(client: Client, workflowId: string, options: StreamOptions = {}, typed?: ErrorMapper): AsyncIterable<StreamEnvelope> {
   const transport = options.transport ?? new TemporalStreamTransport(client, workflowId);
-  return { [Symbol.asyncIterator]: () => readStream(transport, options) };
+  return { [Symbol.asyncIterator]: () => (typed ? typedErrors(readStream(transport, options), typed) : readStream(transport, options)) };
+}
+
+/** The reader's events as they are; its failure as the handle names it. */
+async function* typedErrors<T>(events: AsyncGenerator<T>, typed: ErrorMapper): AsyncGenerator<T> {
+  try {
+    yield* events;
+  } catch (err) {
+    throw typed(err);
+  }
 }
 
 /** Where a session's stream is now (what happens from here on is at or after it). */
@@ -39,11 +51,14 @@ export async function startPromptStream(
   workflowId: string,
   send: (messageId: string) => Promise<{ reply: Promise<string> }>,
   options: { messageId?: string; transport?: StreamTransport; livePollMs?: number } = {},
+  typed?: ErrorMapper,
 ): Promise<PromptStream> {
   const messageId = options.messageId ?? randomUUID();
-  const from = await position(client, workflowId, options.transport);
+  const from = await position(client, workflowId, options.transport).catch((err: unknown) => {
+    throw typed ? typed(err) : err;
+  });
   const { reply } = await send(messageId);
   return promptStream(messageId, reply, (signal) =>
-    streamOf(client, workflowId, { from, signal, ...(options.transport ? { transport: options.transport } : {}), ...(options.livePollMs ? { livePollMs: options.livePollMs } : {}) }),
+    streamOf(client, workflowId, { from, signal, ...(options.transport ? { transport: options.transport } : {}), ...(options.livePollMs ? { livePollMs: options.livePollMs } : {}) }, typed),
   );
 }

@@ -64,18 +64,24 @@ export class UnknownGateChoiceError extends FabricError {
   }
 }
 
-/** A gate answer sent when the run waits at no gate (or at another one than named). */
+/**
+ * A gate answer sent when the run waits at no gate (or at another one than named), or when the run has
+ * ended (`ended`: its id and status, e.g. completed, failed, terminated).
+ */
 export class FlowNotWaitingError extends FabricError {
   declare readonly code: 'FLOW_NOT_WAITING';
   constructor(
     readonly gate: string | undefined,
     readonly waitingAt: string | undefined,
+    readonly ended?: { workflowId: string; status: string },
   ) {
     super(
       'FLOW_NOT_WAITING',
-      waitingAt === undefined
-        ? 'The flow is not waiting at a gate.'
-        : `The flow waits at gate '${waitingAt}', not '${gate}'.`,
+      ended
+        ? `Flow run '${ended.workflowId}' has ended (${ended.status}): it waits at no gate.`
+        : waitingAt === undefined
+          ? 'The flow is not waiting at a gate.'
+          : `The flow waits at gate '${waitingAt}', not '${gate}'.`,
     );
   }
 }
