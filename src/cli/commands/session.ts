@@ -16,6 +16,7 @@ import { noWorkerMessage, workerPolls } from '../waiting';
 import { enhanceCommand, shareCommand } from './session-extras';
 import { archiveCommand, endCommand, interruptCommand, labelCommand, resetCommand, statusCommand, titleCommand } from './session-edits';
 import { args, handleOf, NOTE_OPTION, out, sessions, sessionsList, sub, withClient } from '../session-command-kit';
+import { messageIdFor, withReattachHint } from '../reattach';
 export { idleTaskQueue } from '../session-command-kit';
 
 // ---------------------------------------------------------------------------------------------------------
@@ -174,7 +175,7 @@ const promptCommand = sub('prompt', {
     const { named, rest } = args(p, 'session prompt', ['id'], { rest: 'text', restRequired: true });
     const text = rest.join(' ');
     if (!text.trim()) throw usage('the message is empty (fh session prompt <id> <text…>)');
-    const messageId = str(p, 'message-id');
+    const messageId = messageIdFor(str(p, 'message-id'));
     const agent = str(p, 'start');
     if (agent !== undefined && flag(p, 'no-wait')) throw usage('--start and --no-wait do not go together (fh session prompt)');
     const waitTimeout = str(p, 'timeout') !== undefined;
@@ -182,21 +183,19 @@ const promptCommand = sub('prompt', {
       p,
       async (conn) => {
         if (agent !== undefined) {
-          const { session, reply } = await sessions().sendPrompt(conn.client, agent, text, {
-            id: named[0]!,
-            taskQueue: str(p, 'task-queue') ?? DEFAULT_TASK_QUEUE,
-            ...(messageId !== undefined ? { messageId } : {}),
-          });
-          return out(io, p, { id: session.id, reply }, reply);
+          const started = await sessions()
+            .sendPrompt(conn.client, agent, text, { id: named[0]!, taskQueue: str(p, 'task-queue') ?? DEFAULT_TASK_QUEUE, messageId })
+            .catch((err: unknown) => Promise.reject(withReattachHint(err, named[0]!, messageId, conn.settings)));
+          return out(io, p, { id: started.session.id, reply: started.reply }, started.reply);
         }
         const s = handleOf(conn, named[0]!);
         if (flag(p, 'no-wait')) {
-          const sent = await s.send(text, messageId !== undefined ? { messageId } : {});
+          const sent = await s.send(text, { messageId });
           return out(io, p, { id: s.id, ...sent }, sent.messageId);
         }
         const note = approvalNote(s, io);
         try {
-          const reply = await s.prompt(text, messageId !== undefined ? { messageId } : {});
+          const reply = await s.prompt(text, { messageId }).catch((err: unknown) => Promise.reject(withReattachHint(err, s.id, messageId, conn.settings)));
           return out(io, p, { id: s.id, reply }, reply);
         } finally {
           note.stop();
