@@ -94,6 +94,8 @@ describe('web chat (useChat against sessionChatHandler, in Chromium)', () => {
       { ...reply({ content: [first, { name: 'deploy', input: { service: 'web' } }], stopReason: 'tool_use' }), stream: { chunkChars: 6, pauseAfterDeltas: 2, gate: 'wc-first' } } as FakeStep,
       say(final, { stream: { chunkChars: 5, pauseAfterDeltas: 4, gate: 'wc-final' } }),
     );
+    const posts: string[] = [];
+    page.on('request', (r) => void (r.method() === 'POST' && r.url().endsWith('/api/chat') && posts.push(r.postData() ?? '')));
     await page.goto(`${chat.url}/?chat=${id}`);
     await page.locator('#prompt').fill('Deploy the web service.');
     await page.locator('#send').click();
@@ -140,6 +142,17 @@ describe('web chat (useChat against sessionChatHandler, in Chromium)', () => {
     const entries = await session.messages();
     const last = [...entries].reverse().find((e) => e.type === 'assistant') as { content: Array<{ type: string; text?: string }> };
     expect(last.content.filter((b) => b.type === 'text').map((b) => b.text)).toEqual([final]);
+
+    // The approval's POST sent again (a retry, after the call ran): the same rest of the turn, nothing run twice.
+    const answer = posts.find((p) => p.includes('approval-responded'))!;
+    const asked = fake.messageRequests().length;
+    const again = await fetch(`${chat.url}/api/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: answer });
+    expect(again.status).toBe(200);
+    const chunks = (await again.text()).split('\n').filter((l) => l.startsWith('data: {')).map((l) => JSON.parse(l.slice(6)) as { type: string; delta?: string; output?: unknown });
+    expect(chunks.filter((c) => c.type === 'text-delta').map((c) => c.delta).join('')).toBe(final);
+    expect(chunks.filter((c) => c.type === 'tool-output-available').map((c) => c.output)).toEqual(['deployed web']);
+    expect(fake.messageRequests()).toHaveLength(asked);
+    expect((await session.messages()).length).toBe(entries.length);
   }, 120_000);
 
   it('a retried POST (the same UI message) is one message: the model is asked once', async () => {
