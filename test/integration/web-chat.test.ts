@@ -71,7 +71,9 @@ describe('web chat (useChat against sessionChatHandler, in Chromium)', () => {
   beforeAll(async () => {
     fake = await startSessionFake();
     w = await startTestWorker({ name: 'web-chat', baseURL: fake.url });
-    chat = await serveChat(sessionChatHandler({ client: w.client, agent: 'gated-assistant', taskQueue: w.taskQueue, livePollMs: 50 }));
+    // A chat id the app refuses gets the app's answer (a real app checks the caller here).
+    const sessionIdFrom = (chatId: string) => (chatId.startsWith('forbidden-') ? new Response(JSON.stringify({ error: 'not yours' }), { status: 403 }) : chatId);
+    chat = await serveChat(sessionChatHandler({ client: w.client, agent: 'gated-assistant', taskQueue: w.taskQueue, livePollMs: 50, sessionIdFrom }));
     browser = await launchChromium();
     page = await browser.context.newPage();
   });
@@ -203,5 +205,9 @@ describe('web chat (useChat against sessionChatHandler, in Chromium)', () => {
       expect({ body, status: res.status, code: res.body.error.code, field: res.body.error.field }).toEqual({ body, status: 400, code: 'INVALID_INPUT', field });
     }
     expect((await fetch(`${chat.url}/api/chat/no-such-chat/stream`)).status).toBe(204);
+    // sessionIdFrom's refusal is the answer, for a send and a resume alike; no session is started.
+    expect((await post(JSON.stringify({ id: 'forbidden-chat', messages: [user] }))).status).toBe(403);
+    expect((await fetch(`${chat.url}/api/chat/forbidden-chat/stream`)).status).toBe(403);
+    expect(await getSession(w.client, 'forbidden-chat').info().catch((e: { code?: string }) => e.code)).toBe('SESSION_NOT_FOUND');
   });
 });

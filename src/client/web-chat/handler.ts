@@ -27,10 +27,11 @@ export interface SessionChatHandlerOptions {
   agent: AgentDefinition | string;
   taskQueue?: string;
   /**
-   * The session id of a chat: the place to check that the caller may use it (throw to refuse).
-   * Default: the chat id itself, which must then be a session id (lower-case letters, digits, '-').
+   * The session id of a chat, and the place to check that the caller may use it: a `Response` (a 403,
+   * say) is answered instead. Default: the chat id itself, which must then be a session id (lower-case
+   * letters, digits, '-').
    */
-  sessionIdFrom?: (chatId: string, request: Request) => string | Promise<string>;
+  sessionIdFrom?: (chatId: string, request: Request) => string | Response | Promise<string | Response>;
   /** How a new chat's session starts (its settings, title, labels, …). */
   session?: Omit<StartSessionOptions, 'id' | 'taskQueue'>;
   /** How often live deltas are looked for while the model streams (default 100 ms). */
@@ -44,8 +45,11 @@ export interface SessionChatHandler {
 
 export function sessionChatHandler(options: SessionChatHandlerOptions): SessionChatHandler {
   const { client } = options;
-  const sessionId = async (chatId: string, request: Request): Promise<string> =>
-    options.sessionIdFrom ? parseSessionId(await options.sessionIdFrom(chatId, request)) : parseSessionId(chatId);
+  /** The chat's session, or the answer `sessionIdFrom` gave instead. */
+  const sessionOf = async (chatId: string, request: Request): Promise<SessionHandle | Response> => {
+    const id = options.sessionIdFrom ? await options.sessionIdFrom(chatId, request) : chatId;
+    return id instanceof Response ? id : getSession(client, parseSessionId(id));
+  };
 
   /** The turn of `messageId` from offset `from`, as a response that stops reading when the client goes. */
   const streamTurn = (session: SessionHandle, request: Request, messageId: string, replyId: string, from: number, extra: { continuing?: boolean; knownApprovals?: Map<string, string> } = {}): Response => {
@@ -66,7 +70,8 @@ export function sessionChatHandler(options: SessionChatHandlerOptions): SessionC
     try {
       const body = parseWith(chatRequestSchema, raw, 'chat request');
       if (body.trigger === 'regenerate-message') return badRequest('trigger', 'a durable session keeps its replies: regenerate is not supported');
-      const session = getSession(client, await sessionId(body.id, request));
+      const session = await sessionOf(body.id, request);
+      if (session instanceof Response) return session;
       const index = body.messages.length - 1;
       const last = body.messages[index]!;
       if (last.role === 'assistant') return await answerApprovals(request, session, body, index);
@@ -107,7 +112,8 @@ export function sessionChatHandler(options: SessionChatHandlerOptions): SessionC
     const match = /\/([^/]+)\/stream\/?$/.exec(new URL(request.url).pathname);
     if (!match) return badRequest('id', 'expected a path ending in /<chat id>/stream');
     try {
-      const session = getSession(client, await sessionId(decodeURIComponent(match[1]!), request));
+      const session = await sessionOf(decodeURIComponent(match[1]!), request);
+      if (session instanceof Response) return session;
       const info = await session.info().catch((err: unknown) => {
         if (err instanceof FabricError && err.code === 'SESSION_NOT_FOUND') return undefined;
         throw err;
