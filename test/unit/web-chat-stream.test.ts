@@ -114,6 +114,18 @@ describe('web chat stream (read by the AI SDK)', () => {
     expect(message.parts.filter((p) => p.type === 'dynamic-tool')).toHaveLength(1);
   });
 
+  it('a denied call is a denied part: the denial, not an error output', async () => {
+    const denied = turn().map((e) =>
+      e.type === 'approval_decided' ? { ...e, approved: false, note: 'not today' } : e.type === 'tool_ended' ? { ...e, isError: true, content: 'denied: not today' } : e,
+    ).filter((e) => e.type !== 'tool_started');
+    const { message, parsed } = await readWithAiSdk(turnChunks(envelopes(denied), { messageId: M, replyId: `${M}-reply`, isPending: notPending }));
+    expect(parsed.filter((c) => c.type.startsWith('tool-output') || c.type === 'tool-approval-response')).toEqual([
+      { type: 'tool-approval-response', approvalId: approvalId(12, 'toolu_1'), approved: false, reason: 'not today' },
+      { type: 'tool-output-denied', toolCallId: 'toolu_1' },
+    ]);
+    expect(message.parts.find((p) => p.type === 'dynamic-tool')).toMatchObject({ state: 'output-denied', approval: { approved: false, reason: 'not today' } });
+  });
+
   it('the same turn mapped twice (a resume replays it) gives the same chunks: stable message and part ids', async () => {
     const a = await collect(turnChunks(envelopes(turn()), { messageId: M, replyId: `${M}-reply`, isPending: notPending }));
     const b = await collect(turnChunks(envelopes(turn()), { messageId: M, replyId: `${M}-reply`, isPending: notPending }));
