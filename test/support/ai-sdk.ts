@@ -37,6 +37,8 @@ export function loadAiSdk(): Promise<AiSdk> {
       logLevel: 'silent',
     });
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return require(out) as AiSdk;
+    const sdk = require(out) as AiSdk;
+    await fs.rm(dir, { recursive: true, force: true }); // loaded: the file is not needed again
+    return sdk;
   })());
 }
