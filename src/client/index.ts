@@ -81,3 +81,4 @@ export { enhancePrompt, type EnhanceOptions, type EnhanceResult } from './enhanc
 export { startFlow, getFlowHandle, resumeFlow, loadFlow, FlowHandle, FlowNotResumableError, type StartFlowOptions } from './flows';
 export type { FlowState, FlowResult, GateDecision, NodeState, WaitingGate } from '../wire/flow-messages';
 export * from './reachable-types';
+export { sessionChatHandler, toNodeHandler, turnChunks, UI_MESSAGE_STREAM_HEADERS, type SessionChatHandler, type SessionChatHandlerOptions, type OffsetChunk, type TurnChunksOptions, type UIMessageChunk } from './web-chat/index';

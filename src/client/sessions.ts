@@ -167,7 +167,8 @@ export async function sendPrompt(
   }
 }
 
-function sessionStartPlan(agent: AgentDefinition | string, options: StartSessionOptions, carried: CarriedSession | undefined) {
+/** How a session of `agent` is started (its workflow type and start options); sendPrompt and the web chat handler start with it. */
+export function sessionStartPlan(agent: AgentDefinition | string, options: StartSessionOptions, carried: CarriedSession | undefined) {
   const name = typeof agent === 'string' ? agent : agent.name;
   const input = typeof agent === 'string' || options.input === undefined && !agent.input ? options.input : parseAgentInput(agent, options.input);
   const settings = applySettingsPatch(defaultSessionSettings(), options.settings ?? {}, { started: false });
@@ -542,7 +543,7 @@ export class SessionHandle {
 const endOptionsSchema = z.object({ keepWorktree: z.boolean().optional(), deleteBranch: z.boolean().optional() }).strict();
 
 /** The update id of a message: the same message (id and text) is the same update, so a retry reattaches to it. */
-function messageUpdateId(kind: 'prompt' | 'send', messageId: string, text: string): string {
+export function messageUpdateId(kind: 'prompt' | 'send', messageId: string, text: string): string {
   return `${kind}:${messageId}:${hashString(text)}`;
 }
 
