@@ -164,6 +164,10 @@ describe('README and docs samples', () => {
       const errors = toMarkdownLocations(project, `${r.stdout}${r.stderr}`).trim();
       expect(errors).toBe('');
       expect(r.code).toBe(0);
+      // And with skipLibCheck: false (TypeScript's own default), with the two changes docs/typescript.md
+      // names for Temporal's declarations there (@types/ms installed; exactOptionalPropertyTypes off).
+      const checked = await compileProject(project, ['--skipLibCheck', 'false', '--exactOptionalPropertyTypes', 'false', '--noEmit']);
+      expect(toMarkdownLocations(project, `${checked.stdout}${checked.stderr}`).trim()).toBe('');
       compiled = true;
     });
 

@@ -229,11 +229,11 @@ export function documentedTsconfig(kind: 'esm' | 'cjs'): Tsconfig {
   return JSON.parse(blocks[0]!.code) as Tsconfig;
 }
 
-/** Type-checks and emits the project with the repository's tsc and the documented tsconfig. */
-export async function compileProject(p: Project): Promise<Outcome> {
+/** Type-checks and emits the project with the repository's tsc and the documented tsconfig (`args` override it). */
+export async function compileProject(p: Project, args: string[] = []): Promise<Outcome> {
   const tsc = path.join(ROOT, 'node_modules/.bin/tsc');
   return new Promise<Outcome>((resolve) => {
-    execFile(tsc, ['-p', 'tsconfig.json', '--pretty', 'false'], { cwd: projectDir(p), timeout: 120_000 }, (err, stdout, stderr) =>
+    execFile(tsc, ['-p', 'tsconfig.json', '--pretty', 'false', ...args], { cwd: projectDir(p), timeout: 120_000 }, (err, stdout, stderr) =>
       resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
