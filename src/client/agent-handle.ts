@@ -50,7 +50,7 @@ export class AgentHandle<O = unknown> {
     return this.workflow.workflowId;
   }
 
-  /** The run's result. A failed run rejects with Temporal's WorkflowFailedError: `decodeFailure(err)` gives our typed error. */
+  /** The run's result. A failed run (or one the worker terminated with one of our codes, e.g. STORE_BLOB_MISSING) rejects with Temporal's WorkflowFailedError: `decodeFailure(err)` gives our typed error. */
   result(): Promise<O> {
     return this.workflow.result() as Promise<O>;
   }

@@ -49,13 +49,16 @@ export class MissingBlobReaper {
 
   constructor(private readonly options: MissingBlobReaperOptions) {}
 
-  /** A blob the store proved absent: the run its claim names is looked at shortly (once per run and blob at a time). */
-  report(missing: MissingBlob): void {
-    if (this.stopped) return;
-    if (missing.namespace !== undefined && missing.namespace !== this.options.namespace) return; // never another namespace's run
+  /**
+   * A blob the store proved absent: the run its claim names is looked at shortly (once per run and blob
+   * at a time). false when it will not be: a claim of another namespace, or a stopped reaper.
+   */
+  report(missing: MissingBlob): boolean {
+    if (this.stopped) return false;
+    if (missing.namespace !== undefined && missing.namespace !== this.options.namespace) return false; // never another namespace's run
     const id = `${missing.workflowId}\u0000${missing.runId ?? ''}\u0000${missing.key}`;
-    if (this.pending.has(id)) return;
-    this.schedule(id, missing, 1);
+    if (!this.pending.has(id)) this.schedule(id, missing, 1);
+    return true;
   }
 
   stop(): void {

@@ -11,6 +11,7 @@ import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { startAgent, startSession } from '@fabric-harness/sdk/client';
 import { callTools, fail, say, type FakeAnthropicServer } from '@fabric-harness/sdk/testing';
 import { FileTranscriptStore } from '../../src/edge/transcript-store';
+import { MissingBlobReaper } from '../../src/worker/missing-blob-reaper';
 import { decodeFailure } from '../../src/wire/failures';
 import { workbench } from '../fixtures/payload-agents';
 import { assistant } from '../fixtures/session-agents';
@@ -159,6 +160,26 @@ describe('a lost offloaded payload', () => {
       expect(modelCalls()).toBe(asked); // the run never got further
     } finally {
       await lw.stop();
+    }
+  }, 60_000);
+
+  it('the reaper leaves a run whose workflow task fails of something else, and never looks at another namespace', async () => {
+    // An agent no worker on the queue has: its workflow task fails (UNKNOWN_AGENT), retried, the run RUNNING.
+    const handle = await w.client.workflow.start('no-such-agent', { taskQueue: w.taskQueue, workflowId: id('other-failure'), args: [{}] });
+    const failures = await until('its workflow task failed', async () => {
+      const f = await taskFailures({ workflow: handle });
+      return f.length > 0 ? f : undefined;
+    });
+    expect(failures[0]!.applicationFailureInfo?.type).not.toBe('STORE_BLOB_MISSING');
+    const reaper = new MissingBlobReaper({ workflowService: w.t.nativeConnection.workflowService, namespace: w.t.namespace, store: new FileTranscriptStore(dir) });
+    const missing = { key: `payloads/${'0'.repeat(64)}`, location: dir, origin: 'test', workflowId: handle.workflowId, runId: handle.firstExecutionRunId, namespace: w.t.namespace };
+    try {
+      expect(await reaper.check(missing)).toBe('left'); // the blob is absent, but that is not why its task fails
+      expect(reaper.report({ ...missing, namespace: `${w.t.namespace}-elsewhere` })).toBe(false);
+      expect((await handle.describe()).status.name).toBe('RUNNING');
+    } finally {
+      reaper.stop();
+      await handle.terminate('test done').catch(() => undefined); // (ended already if the reaper got it wrong)
     }
   }, 60_000);
 
