@@ -48,7 +48,8 @@ export class TranscriptStoreDriver implements StorageDriver {
         const key = payloadKey(sha256(bytes));
         if (!(await this.blobs.get(key))) await this.blobs.put(key, bytes);
         else await this.blobs.touch?.(key); // a new reference to an old blob: keep it from a running gc
-        return new StorageDriverClaim({ key, ...origin });
+        // Which store holds it: a worker that later finds it absent in another store proves nothing.
+        return new StorageDriverClaim({ key, ...origin, ...(this.blobs.location ? { storedIn: this.blobs.location } : {}) });
       }),
     );
   }
@@ -90,6 +91,7 @@ export class TranscriptStoreDriver implements StorageDriver {
         workflowId: claim.originId,
         ...(claim.originRunId ? { runId: claim.originRunId } : {}),
         ...(claim.originNamespace ? { namespace: claim.originNamespace } : {}),
+        ...(claim.storedIn ? { storedIn: claim.storedIn } : {}),
       });
     } catch {
       // The reaper is best effort: the task still fails with the named error and is visible in history.
@@ -108,6 +110,8 @@ export interface MissingBlob {
   runId?: string;
   /** Absent in claims written before 0.6.7. */
   namespace?: string;
+  /** The store the blob was put in (its location), as the claim recorded it; absent before 0.6.7. */
+  storedIn?: string;
 }
 
 export function payloadKey(hash: string): string {

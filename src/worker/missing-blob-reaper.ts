@@ -12,7 +12,9 @@
  * - its latest workflow task outcome in history is a WorkflowTaskFailed whose failure is STORE_BLOB_MISSING
  *   naming this very blob (an activity-input absence fails no workflow task: workflow code answers it);
  * - the task has failed again since (its attempt count is at least `minAttempts`);
- * - the store, asked again, still answers "not found" (a store that does not answer proves nothing).
+ * - the store, asked again, still answers "not found" (a store that does not answer proves nothing);
+ * - it is the store the claim says the blob was put in (same location): a worker pointed at another
+ *   directory or bucket finds every blob absent, and must not end the runs it picks up for that.
  *
  * The reason starts with `STORE_BLOB_MISSING:`, which clients decode back into that error.
  */
@@ -93,6 +95,15 @@ export class MissingBlobReaper {
     const failure = await lastWorkflowTaskFailure(svc, namespace, missing.workflowId, runId);
     if (failure === 'none') return 'later'; // its failed task is not in history yet, or the run moved on
     if (!namesMissingBlob(failure, missing.key)) return 'left'; // it fails of something else
+    if (!missing.storedIn || missing.storedIn !== this.options.store.location) {
+      this.options.log?.('missing-blob reaper: the blob was put in another store than this worker reads; not proof it is lost, the run is left to retry', {
+        workflowId: missing.workflowId,
+        key: missing.key,
+        storedIn: missing.storedIn ?? '(not recorded)',
+        thisStore: this.options.store.location ?? '(no location)',
+      });
+      return 'left';
+    }
     if ((described.pendingWorkflowTask?.attempt ?? 0) < (this.options.minAttempts ?? 2)) return 'later';
     let bytes: Uint8Array | undefined;
     try {

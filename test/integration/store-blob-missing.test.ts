@@ -121,9 +121,9 @@ describe('a lost offloaded payload', () => {
   }, 60_000);
 
   /** A worker of its own whose store loses (or stops answering for) the payloads it is given. */
-  async function losingWorker(name: string): Promise<{ store: LosingStore; lw: TestWorker }> {
+  async function losingWorker(name: string, options: { missingBlobReaper?: false } = {}): Promise<{ store: LosingStore; lw: TestWorker }> {
     const store = new LosingStore(await fs.mkdtemp(path.join(os.tmpdir(), `fh-store-${name}-`)));
-    return { store, lw: await startTestWorker({ name, baseURL: fake.url, store }) };
+    return { store, lw: await startTestWorker({ name, baseURL: fake.url, store, ...options }) };
   }
 
   /** The run's WorkflowTaskFailed failures, oldest first. */
@@ -158,6 +158,39 @@ describe('a lost offloaded payload', () => {
       const failures = await taskFailures(handle);
       expect(failures.some((f) => f.applicationFailureInfo?.type === 'STORE_BLOB_MISSING' && f.message?.includes(store.lost[0]!))).toBe(true);
       expect(modelCalls()).toBe(asked); // the run never got further
+    } finally {
+      await lw.stop();
+    }
+  }, 60_000);
+
+  it('a worker whose store is not the one the blob was put in never ends the run: absence there proves nothing', async () => {
+    const { store, lw } = await losingWorker('blob-wrong-store', { missingBlobReaper: false });
+    try {
+      store.losing = true;
+      fake.enqueue(callTools({ name: 'big_output', input: { kb: 200 } }));
+      const handle = await startAgent(lw.client, workbench, { task: 'report', dir }, { workflowId: id('wrong-store'), taskQueue: lw.taskQueue });
+      await until('the workflow task failed twice of the lost blob', async () => {
+        const f = await taskFailures(handle);
+        return f.filter((x) => x.applicationFailureInfo?.type === 'STORE_BLOB_MISSING').length >= 2 ? f : undefined;
+      }, 30_000);
+      const missing = {
+        key: store.lost[0]!,
+        location: store.dir,
+        origin: 'test',
+        workflowId: handle.workflowId,
+        namespace: lw.t.namespace,
+        storedIn: store.location, // as the claim records it
+      };
+      const svc = lw.t.nativeConnection.workflowService;
+      // A worker pointed at another directory (a misconfigured store) finds the blob absent too.
+      const elsewhere = new MissingBlobReaper({ workflowService: svc, namespace: lw.t.namespace, store: new FileTranscriptStore(dir) });
+      expect(await elsewhere.check(missing)).toBe('left');
+      expect(await elsewhere.check({ ...missing, storedIn: undefined })).toBe('left'); // a claim that names no store proves nothing either
+      expect((await handle.workflow.describe()).status.name).toBe('RUNNING');
+      // The store it was put in, still without it: the run is ended.
+      const own = new MissingBlobReaper({ workflowService: svc, namespace: lw.t.namespace, store });
+      expect(await own.check(missing)).toBe('terminated');
+      expect((await handle.workflow.describe()).status.name).toBe('TERMINATED');
     } finally {
       await lw.stop();
     }
