@@ -55,8 +55,9 @@ export class AgentHandle<O = unknown> {
   }
 
   /**
-   * The run's result. A failed run rejects with Temporal's WorkflowFailedError: `decodeFailure(err)` gives
-   * our typed error. Closing the client's connection while it waits rejects it with CONNECTION_CLOSED.
+   * The run's result. A failed run (or one the worker terminated with one of our codes, e.g.
+   * STORE_BLOB_MISSING) rejects with Temporal's WorkflowFailedError: `decodeFailure(err)` gives our typed
+   * error. Closing the client's connection while it waits rejects it with CONNECTION_CLOSED.
    */
   result(): Promise<O> {
     return untilClosed(this.client, this.workflowId, () => this.workflow.result() as Promise<O>);

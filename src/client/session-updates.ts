@@ -22,7 +22,7 @@ import {
 import type { UpdateDefinition } from '@temporalio/common';
 import { FabricError } from '../core/errors';
 import { SessionClosedError, SessionNotFoundError } from '../core/sessions/host-errors';
-import { typedFailure } from '../wire/failures';
+import { errorOfTermination, typedFailure } from '../wire/failures';
 import { SESSION_RESTORING } from '../wire/session-messages';
 
 /** How long a caller waits: its own bound, or its abort signal (both optional). */
@@ -113,7 +113,7 @@ export async function runSessionUpdate<Ret, Args extends unknown[]>(call: Sessio
           await new Promise((r) => setTimeout(r, Math.min(50 * hops, 500)));
           continue;
         }
-        throw sessionGone(err, sessionId, status);
+        throw (await terminatedWith(handle, status, err)) ?? sessionGone(err, sessionId, status);
       }
       throw typedSessionError(err, sessionId);
     }
@@ -143,7 +143,7 @@ export async function runSessionQuery<T>(handle: WorkflowHandle, sessionId: stri
       }
       if (!isRunGone(err) || hops >= MAX_RUN_HOPS) throw typedSessionError(err, sessionId);
       const status = await currentStatus(handle);
-      if (status !== 'RUNNING' && status !== 'CONTINUED_AS_NEW') throw sessionGone(err, sessionId, status);
+      if (status !== 'RUNNING' && status !== 'CONTINUED_AS_NEW') throw (await terminatedWith(handle, status, err)) ?? sessionGone(err, sessionId, status);
       await new Promise((r) => setTimeout(r, Math.min(50 * (hops + 1), 500)));
     }
   }
@@ -231,6 +231,20 @@ function isRpcTimeout(err: unknown): boolean {
 }
 
 /** The status of the session's current run; undefined when the server knows no run of it. */
+/**
+ * A session terminated with one of our codes as the reason (the worker's missing-blob reaper ends a
+ * session whose message it can no longer read with `STORE_BLOB_MISSING: …`): that error, for the calls
+ * that were waiting on it; undefined for any other end.
+ */
+async function terminatedWith(handle: WorkflowHandle, status: string | undefined, cause: unknown): Promise<FabricError | undefined> {
+  if (status !== 'TERMINATED') return undefined;
+  const res = await handle.client.workflowService
+    .getWorkflowExecutionHistoryReverse({ namespace: handle.client.options.namespace, execution: { workflowId: handle.workflowId }, maximumPageSize: 1 })
+    .catch(() => undefined);
+  const typed = errorOfTermination(res?.history?.events?.[0]?.workflowExecutionTerminatedEventAttributes?.reason);
+  return typed ? withCause(typed, cause) : undefined;
+}
+
 async function currentStatus(handle: WorkflowHandle): Promise<string | undefined> {
   try {
     return (await handle.describe()).status.name;

@@ -91,7 +91,7 @@ export const ERROR_CODES = {
   STORE_BLOB_MISSING: {
     in: 'edge/store-errors',
     means: 'a stored transcript, tool result or payload is gone from the store (its "not found" proves it)',
-    hint: 'restore the blob or point the worker at the store that has it; lost for good: terminate the run (docs/deploying.md, "When a blob is missing")',
+    hint: 'the run (or session turn) has ended with it; a worker pointed at the wrong store is the usual cause: give every worker and client the same one, then start again (docs/deploying.md, "When a blob is missing")',
   },
   STORE_UNREACHABLE: { in: 'edge/store-errors', means: 'the store did not answer for a blob (network, timeout): the task is retried until it does' },
   STORE_INTEGRITY: { in: 'edge/store-errors', means: 'a stored blob does not hash to its name (it was altered)' },

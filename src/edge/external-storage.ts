@@ -17,20 +17,28 @@ import type { TranscriptStore } from './transcript-store';
  * tool output, a large file) are stored by content hash and history holds only a claim. Equal payloads
  * (the same tool output as activity result and as the next model call's input) are stored once.
  *
- * A claim also records who offloaded it (workflow id and run, or activity id): Temporal gives the
- * driver no workflow identity when it retrieves, so this is what lets a missing-blob failure name its
- * origin. A blob the store proves absent is STORE_BLOB_MISSING, a non-retryable failure: an activity whose
- * input it was fails for good (workflow code then ends the run, or answers the session's message with it);
- * a workflow task that needs it fails, is recorded in the run's history and shown by `describe`, and is
- * retried (Temporal decodes a task before any workflow code runs: nothing there can end the run). A store
- * that does not answer is STORE_UNREACHABLE, retried until it does. A blob that does not hash to its key
- * is STORE_INTEGRITY.
+ * A claim also records who offloaded it (namespace, workflow id and run, or a standalone activity's id):
+ * Temporal gives the driver no workflow identity when it retrieves, so this is what lets a missing-blob
+ * failure name its origin and the run it belongs to. (A workflow's activity result is stored with the
+ * workflow as its target, so its claim names the run too; a client's start, signal or update argument
+ * names the workflow id, and the run when the client knew it.)
+ *
+ * A blob the store proves absent is STORE_BLOB_MISSING, a non-retryable failure: an activity whose input
+ * it was fails for good (workflow code then ends the run, or answers the session's message with it). A
+ * workflow task that needs it fails before any workflow code runs, so nothing in the run can end it:
+ * `onMissing` tells the worker (its missing-blob reaper, src/worker/missing-blob-reaper.ts), which ends
+ * such a run. A store that does not answer is STORE_UNREACHABLE, retried until it does, and never
+ * reported. A blob that does not hash to its key is STORE_INTEGRITY.
  */
 export class TranscriptStoreDriver implements StorageDriver {
   readonly name = 'fh-store';
   readonly type = 'fabric-harness.transcript-store';
 
-  constructor(private readonly blobs: TranscriptStore) {}
+  constructor(
+    private readonly blobs: TranscriptStore,
+    /** Told of every blob the store proved absent (never of one it could not reach), with the run its claim names. */
+    private readonly onMissing?: (missing: MissingBlob) => void,
+  ) {}
 
   async store(ctx: StorageDriverStoreContext | undefined, payloads: Payload[]): Promise<StorageDriverClaim[]> {
     const origin = originOf(ctx);
@@ -40,7 +48,8 @@ export class TranscriptStoreDriver implements StorageDriver {
         const key = payloadKey(sha256(bytes));
         if (!(await this.blobs.get(key))) await this.blobs.put(key, bytes);
         else await this.blobs.touch?.(key); // a new reference to an old blob: keep it from a running gc
-        return new StorageDriverClaim({ key, ...origin });
+        // Which store holds it: a worker that later finds it absent in another store proves nothing.
+        return new StorageDriverClaim({ key, ...origin, ...(this.blobs.location ? { storedIn: this.blobs.location } : {}) });
       }),
     );
   }
@@ -59,13 +68,50 @@ export class TranscriptStoreDriver implements StorageDriver {
         }
         // Proven absent (the store answered "not found"): final. Where an activity's input needed it, the
         // activity fails for good and workflow code ends the run or the session's turn with this error.
-        if (!bytes) throw encodeFailure(new StoreBlobMissingError(key, location, describeOrigin(claim.claimData)));
+        if (!bytes) {
+          const error = new StoreBlobMissingError(key, location, describeOrigin(claim.claimData));
+          this.report(claim.claimData, error);
+          throw encodeFailure(error);
+        }
         const actual = sha256(bytes);
         if (payloadKey(actual) !== key) throw new StoreIntegrityError(key, `its sha256 is ${actual}`);
         return temporal.api.common.v1.Payload.decode(bytes) as Payload;
       }),
     );
   }
+
+  /** A listener's own failure must not replace the STORE_BLOB_MISSING failure the task reports. */
+  private report(claim: Record<string, string>, error: StoreBlobMissingError): void {
+    if (!this.onMissing || claim.originKind !== 'workflow' || !claim.originId) return;
+    try {
+      this.onMissing({
+        key: error.key,
+        location: error.location,
+        origin: error.origin,
+        workflowId: claim.originId,
+        ...(claim.originRunId ? { runId: claim.originRunId } : {}),
+        ...(claim.originNamespace ? { namespace: claim.originNamespace } : {}),
+        ...(claim.storedIn ? { storedIn: claim.storedIn } : {}),
+      });
+    } catch {
+      // The reaper is best effort: the task still fails with the named error and is visible in history.
+    }
+  }
+}
+
+/** A blob the store proved absent, and the workflow run whose claim it was (as the claim recorded it). */
+export interface MissingBlob {
+  key: string;
+  location: string;
+  /** What offloaded it, in words (as the failure says). */
+  origin: string;
+  workflowId: string;
+  /** Absent for an argument a client offloaded before the run existed (a start argument). */
+  runId?: string;
+  /** Absent in claims written before 0.6.7. */
+  namespace?: string;
+  /** The store the blob was put in (its location), as the claim recorded it; absent before 0.6.7. */
+  storedIn?: string;
 }
 
 export function payloadKey(hash: string): string {
@@ -80,6 +126,7 @@ function originOf(ctx: StorageDriverStoreContext | undefined): Record<string, st
   const t = ctx?.target;
   if (!t) return {};
   const out: Record<string, string> = { originKind: t.kind };
+  if (t.namespace) out.originNamespace = t.namespace;
   if (t.id) out.originId = t.id;
   if (t.runId) out.originRunId = t.runId;
   if (t.type) out.originType = t.type;
@@ -95,6 +142,10 @@ function describeOrigin(claim: Record<string, string>): string {
 /** Payloads above this go to the store (Temporal's hard limit is 2 MB per payload). */
 export const DEFAULT_OFFLOAD_THRESHOLD_BYTES = 128 * 1024;
 
-export function externalStorageFor(store: TranscriptStore, payloadSizeThreshold = DEFAULT_OFFLOAD_THRESHOLD_BYTES): ExternalStorage {
-  return new ExternalStorage({ drivers: [new TranscriptStoreDriver(store)], payloadSizeThreshold });
+export function externalStorageFor(
+  store: TranscriptStore,
+  payloadSizeThreshold = DEFAULT_OFFLOAD_THRESHOLD_BYTES,
+  onMissing?: (missing: MissingBlob) => void,
+): ExternalStorage {
+  return new ExternalStorage({ drivers: [new TranscriptStoreDriver(store, onMissing)], payloadSizeThreshold });
 }

@@ -35,7 +35,11 @@ export class StoreUnreachableError extends FabricError {
   }
 }
 
-/** A blob a history refers to is gone from the store: the run cannot replay until it is restored. */
+/**
+ * A blob a history refers to is gone from the store (the store answered "not found"). An activity that
+ * needed it fails for good; a run whose workflow task needs it is terminated by the worker's missing-blob
+ * reaper with a reason that starts with this code (docs/deploying.md, "When a blob is missing").
+ */
 export class StoreBlobMissingError extends FabricError {
   constructor(
     readonly key: string,
@@ -46,9 +50,10 @@ export class StoreBlobMissingError extends FabricError {
       'STORE_BLOB_MISSING',
       `STORE_BLOB_MISSING: offloaded payload ${key} (${origin}) is missing from the store ${location}. ` +
         'An activity that needed it as input has failed for good (the run, or the session turn, ends with this error); ' +
-        'a workflow task that needs it is retried until the blob is restored (from a backup of the store directory, ' +
-        "or by pointing the worker's FH_STORE_DIR / store at the right one); if it is lost for good, terminate the run. " +
-        'The store must outlive every history that refers to it (the namespace retention).',
+        'a run whose workflow task needs it cannot go on, and the worker terminates it with this error. ' +
+        'A worker pointed at the wrong store is the usual cause: every worker and client must use the same one ' +
+        "(FH_STORE_DIR / store), and the store must outlive every history that refers to it (the namespace retention). " +
+        'See docs/deploying.md, "When a blob is missing".',
     );
   }
 }

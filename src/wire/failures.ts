@@ -5,7 +5,8 @@
  * chain (WorkflowFailedError → ActivityFailure → ApplicationFailure, WorkflowUpdateFailedError → …).
  * Workflow-safe: imports only @temporalio/common.
  */
-import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
+import { ApplicationFailure, TemporalFailure, TerminatedFailure } from '@temporalio/common';
+import { errorCodeInfo } from '../core/error-codes';
 import { FabricError, ModelCallError, RETRYABLE_MODEL_ERRORS, type ModelErrorKind } from '../core/errors';
 
 type Fields = Record<string, unknown>;
@@ -72,7 +73,8 @@ export function innermostApplicationFailure(err: unknown): ApplicationFailure | 
 export function decodeFailure(err: unknown): FabricError | undefined {
   if (err instanceof FabricError) return err;
   const failure = innermostApplicationFailure(err);
-  if (!failure?.type || !/^[A-Z][A-Z0-9_]*$/.test(failure.type)) return undefined;
+  if (!failure) return terminatedRun(err);
+  if (!failure.type || !/^[A-Z][A-Z0-9_]*$/.test(failure.type)) return undefined;
   const fields = (failure.details?.[0] ?? {}) as Fields;
   const kind = fields.kind as ModelErrorKind | undefined;
   if (failure.type.startsWith('MODEL_') && kind && isModelErrorKind(kind)) {
@@ -82,6 +84,28 @@ export function decodeFailure(err: unknown): FabricError | undefined {
   const { name, ...rest } = fields;
   Object.assign(revived, rest);
   if (typeof name === 'string') revived.name = name;
+  return revived;
+}
+
+/**
+ * A run terminated with a reason that starts with one of our codes (`STORE_BLOB_MISSING: …`, as the
+ * worker's missing-blob reaper ends a run): that error. A termination carries only its reason, so the
+ * code is read from there. Only a client's WorkflowFailedError whose cause is the termination counts:
+ * workflow code (a child's termination) decodes as before, so no run takes another path on replay.
+ */
+function terminatedRun(err: unknown): FabricError | undefined {
+  if (!(err instanceof Error) || err.name !== 'WorkflowFailedError') return undefined;
+  const cause = (err as { cause?: unknown }).cause;
+  return cause instanceof TerminatedFailure ? errorOfTermination(cause.message) : undefined;
+}
+
+/** The error a termination reason names (`CODE: …`, CODE registered), else undefined. */
+export function errorOfTermination(reason: string | null | undefined): FabricError | undefined {
+  const code = /^([A-Z][A-Z0-9_]*):/.exec(reason ?? '')?.[1];
+  if (!code || !errorCodeInfo(code)) return undefined;
+  const revived = new FabricError(code, reason!);
+  const key = /payloads\/[0-9a-f]{64}/.exec(reason!)?.[0];
+  if (key) Object.assign(revived, { key });
   return revived;
 }
 

@@ -56,6 +56,8 @@ export interface CreateWorkerOptions
    */
   caches?: WorkerCacheSizes;
   offloadThresholdBytes?: number;
+  /** What happens to a run whose workflow task needs a blob the store proved absent: see FabricHarnessPluginOptions.missingBlobReaper. */
+  missingBlobReaper?: FabricHarnessPluginOptions['missingBlobReaper'];
   onEvent?: EventListener;
   /** A bundle made earlier with bundleAgents() for the same agent modules (skips bundling, ~seconds). */
   workflowBundle?: WorkflowBundle;
@@ -78,6 +80,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     model,
     store,
     offloadThresholdBytes,
+    missingBlobReaper,
     onEvent,
     workflowBundle,
     bundlerLogLevel,
@@ -93,7 +96,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   ensureQuietRuntime('INFO'); // one line per entry, as `fh worker` prints; an application's own runtime wins
   const agentFiles = resolveAgentModules(agents);
   const toolCode = collectToolCode(agentFiles, tools ?? []);
-  const plugin = new FabricHarnessPlugin({ tools: toolCode, model, store, offloadThresholdBytes, onEvent, toolSandbox, mcpServers, caches, agents: agentFiles });
+  const plugin = new FabricHarnessPlugin({ tools: toolCode, model, store, offloadThresholdBytes, missingBlobReaper, onEvent, toolSandbox, mcpServers, caches, agents: agentFiles });
   const allPlugins = [plugin, ...(telemetry ? [telemetry.plugin] : []), ...(plugins ?? [])];
   // Bundled here rather than by Worker.create so the bundler gets its own, quiet logger.
   const bundle =

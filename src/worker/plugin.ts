@@ -1,6 +1,6 @@
 import type { DataConverter } from '@temporalio/common';
 import { SimplePlugin } from '@temporalio/plugin';
-import { type Worker, type BundleOptions, type ReplayWorkerOptions, type WorkerOptions, type InjectedSinks } from '@temporalio/worker';
+import { Runtime, type Worker, type BundleOptions, type ReplayWorkerOptions, type WorkerOptions, type InjectedSinks } from '@temporalio/worker';
 import { createActivities } from '../edge/activities';
 import type { ModelConnection } from '../edge/anthropic';
 import { externalStorageFor } from '../edge/external-storage';
@@ -18,6 +18,7 @@ import { configureAgentBundler } from './bundle';
 import { loadSources } from './load-modules';
 import { toolQueueOf, startToolWorker, type ToolQueuePlan } from './tool-queue-worker';
 import { McpPinQueues } from './mcp-pin-worker';
+import { MissingBlobReaper, type MissingBlobReaperOptions } from './missing-blob-reaper';
 
 export interface FabricHarnessPluginOptions {
   /**
@@ -50,6 +51,12 @@ export interface FabricHarnessPluginOptions {
   agents?: string | string[];
   /** In-memory cache sizes of the harness on this worker (transcripts, token counts); see WorkerCacheSizes. */
   caches?: WorkerCacheSizes;
+  /**
+   * A run whose workflow task needs an offloaded payload the store proved absent is terminated with
+   * STORE_BLOB_MISSING (src/worker/missing-blob-reaper.ts; docs/deploying.md, "When a blob is missing").
+   * `false` leaves such runs RUNNING, their task retried until the blob is put back. Default on.
+   */
+  missingBlobReaper?: false | Pick<MissingBlobReaperOptions, 'delayMs' | 'minAttempts' | 'maxChecks'>;
 }
 
 /**
@@ -65,10 +72,13 @@ export class FabricHarnessPlugin extends SimplePlugin {
   /** The options each worker configured here runs with, by its task queue (for its pinned MCP queue). */
   private readonly configured = new Map<string, WorkerOptions>();
   private readonly pins: McpPinQueues;
+  /** The reapers of the workers running with this plugin: the store driver reports absent blobs to them. */
+  private readonly reapers: Set<MissingBlobReaper>;
 
   constructor(options: FabricHarnessPluginOptions = {}) {
     const store = options.store ?? new FileTranscriptStore();
-    const externalStorage = externalStorageFor(store, options.offloadThresholdBytes);
+    const reapers = new Set<MissingBlobReaper>();
+    const externalStorage = externalStorageFor(store, options.offloadThresholdBytes, (missing) => reapers.forEach((r) => r.report(missing)));
     const mcp = new McpConnections({ servers: parseMcpServers(options.mcpServers), sandbox: resolveToolSandbox(options.toolSandbox) });
     const pins = new McpPinQueues();
     super({
@@ -96,6 +106,7 @@ export class FabricHarnessPlugin extends SimplePlugin {
     this.store = store;
     this.harness = options;
     this.pins = pins;
+    this.reapers = reapers;
   }
 
   configureWorker(options: WorkerOptions): WorkerOptions {
@@ -121,13 +132,32 @@ export class FabricHarnessPlugin extends SimplePlugin {
     const served = [worker.options.taskQueue, ...(plan ? [plan.taskQueue] : [])];
     if (base) this.pins.serve(served, withInterceptors(base), stopWorker);
     const tools = plan ? await startToolWorker({ ...plan, options: withInterceptors(plan.options) }, stopWorker) : undefined;
+    const reaper = this.reaperFor(worker);
     try {
       await super.runWorker(worker, next);
     } finally {
+      reaper?.stop();
+      if (reaper) this.reapers.delete(reaper);
       await tools?.stop();
       await this.pins.stop(served);
     }
     tools?.rethrow();
+  }
+
+  /** The worker's missing-blob reaper, on its own connection and namespace (none when turned off). */
+  private reaperFor(worker: Worker): MissingBlobReaper | undefined {
+    const settings = this.harness.missingBlobReaper;
+    if (settings === false || !worker.connection) return undefined;
+    const reaper = new MissingBlobReaper({
+      ...settings,
+      workflowService: worker.connection.workflowService,
+      namespace: worker.options.namespace,
+      store: this.store,
+      identity: `${worker.options.identity} (missing-blob reaper)`,
+      log: (message, attrs) => Runtime.instance().logger.warn(message, attrs),
+    });
+    this.reapers.add(reaper);
+    return reaper;
   }
 
   configureReplayWorker(options: ReplayWorkerOptions): ReplayWorkerOptions {

@@ -35,6 +35,8 @@ export async function startTestWorker(opts: {
   mcpServers?: CreateWorkerOptions['mcpServers'];
   /** The worker's (and its client's) store: a file store in a new directory unless given. */
   store?: FileTranscriptStore;
+  /** The worker's missing-blob reaper (on unless false). */
+  missingBlobReaper?: CreateWorkerOptions['missingBlobReaper'];
 }): Promise<TestWorker> {
   const t = await testConnection();
   const store = opts.store ?? new FileTranscriptStore(await fs.mkdtemp(path.join(os.tmpdir(), 'fh-store-')));
@@ -53,6 +55,7 @@ export async function startTestWorker(opts: {
     onEvent: (e) => events.push(e),
     workflowBundle: await testBundle(),
     ...(opts.mcpServers ? { mcpServers: opts.mcpServers } : {}),
+    ...(opts.missingBlobReaper !== undefined ? { missingBlobReaper: opts.missingBlobReaper } : {}),
   });
   const client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [new FabricHarnessPlugin({ store })] });
   const running = worker.run();

@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ApplicationFailure, StorageDriverClaim } from '@temporalio/common';
 import { createActivities } from '../../src/edge/activities';
-import { TranscriptStoreDriver } from '../../src/edge/external-storage';
+import { TranscriptStoreDriver, type MissingBlob } from '../../src/edge/external-storage';
 import { StoreIntegrityError, StoreUnsafeError } from '../../src/edge/store-errors';
 import { decodeFailure } from '../../src/wire/failures';
 import { defaultStoreDir, FileTranscriptStore } from '../../src/edge/transcript-store';
@@ -109,10 +109,11 @@ describe('the file store is private and verified', () => {
 
   it('a tampered or missing payload blob is refused with a named error', async () => {
     const store = new FileTranscriptStore(path.join(base, 's'));
-    const driver = new TranscriptStoreDriver(store);
+    const reported: MissingBlob[] = [];
+    const driver = new TranscriptStoreDriver(store, (m) => reported.push(m));
     const target = { kind: 'workflow' as const, namespace: 'default', id: 'wf-1', runId: 'run-1', type: 'agent' };
     const [claim] = await driver.store({ target }, [{ metadata: {}, data: new TextEncoder().encode('payload bytes') }]);
-    expect(claim.claimData).toMatchObject({ originKind: 'workflow', originId: 'wf-1', originRunId: 'run-1' });
+    expect(claim.claimData).toMatchObject({ originKind: 'workflow', originNamespace: 'default', originId: 'wf-1', originRunId: 'run-1' });
     const file = path.join(store.dir, claim.claimData.key);
     const good = await fs.readFile(file);
     expect(await driver.retrieve({}, [claim])).toHaveLength(1);
@@ -127,20 +128,25 @@ describe('the file store is private and verified', () => {
     expect(err.message).toContain('workflow wf-1 run run-1');
     expect(err.message).toContain(store.dir);
     expect(decodeFailure(err)?.code).toBe('STORE_BLOB_MISSING');
+    // The worker's missing-blob reaper is told, with the run the claim names (only of a proven absence).
+    expect(reported).toEqual([{ key: claim.claimData.key, location: store.dir, origin: 'offloaded by workflow wf-1 run run-1', workflowId: 'wf-1', runId: 'run-1', namespace: 'default' }]);
   });
 
   it('a store that does not answer is not proof of absence: STORE_UNREACHABLE, retryable', async () => {
     const store = new FileTranscriptStore(path.join(base, 's'));
     const driver = new TranscriptStoreDriver(store);
-    const [claim] = await driver.store(undefined, [{ metadata: {}, data: new TextEncoder().encode('payload bytes') }]);
+    const target = { kind: 'workflow' as const, namespace: 'default', id: 'wf-2', runId: 'run-2' };
+    const [claim] = await driver.store({ target }, [{ metadata: {}, data: new TextEncoder().encode('payload bytes') }]);
     const down = Object.assign(Object.create(store), {
       get: async () => {
         throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9000'), { code: 'ECONNREFUSED' });
       },
     });
-    const err = await new TranscriptStoreDriver(down).retrieve({}, [claim]).catch((e) => e);
+    const reported: MissingBlob[] = [];
+    const err = await new TranscriptStoreDriver(down, (m) => reported.push(m)).retrieve({}, [claim]).catch((e) => e);
     expect(err).toBeInstanceOf(ApplicationFailure);
     expect(err).toMatchObject({ type: 'STORE_UNREACHABLE', nonRetryable: false });
+    expect(reported).toEqual([]); // nothing proven: the missing-blob reaper is never told
     expect(err.message).toContain(claim.claimData.key);
     expect(err.message).toContain('ECONNREFUSED');
     expect(await driver.retrieve({}, [claim])).toHaveLength(1); // the blob was there all along
