@@ -370,10 +370,20 @@ describe('fh board', () => {
     // The bar is drawn (its widths are set through the CSSOM, which the CSP allows): history fills most of it.
     const after = (await s.contextBudget())!;
     // The bar and its segments in one read: a live update redraws the gauge, and two reads could straddle it.
-    const { widths, barWidth } = await page.locator('#gauge .bar').evaluate((bar) => ({
-      barWidth: bar.getBoundingClientRect().width,
-      widths: [...bar.querySelectorAll(':scope > span')].map((el) => [el.className, el.getBoundingClientRect().width] as const),
-    }));
+    // Read in the page from the gauge drawn at that moment: a locator resolves its element first, and a live
+    // redraw in between leaves it detached, all widths 0 (CI saw 0 / 0).
+    const readBar = () =>
+      page.evaluate(() => {
+        const bar = document.querySelector('#gauge .bar');
+        return {
+          barWidth: bar?.getBoundingClientRect().width ?? 0,
+          widths: [...(bar?.querySelectorAll(':scope > span') ?? [])].map((el) => [el.className, el.getBoundingClientRect().width] as const),
+        };
+      });
+    const { widths, barWidth } = await until('the gauge bar drawn', async () => {
+      const read = await readBar();
+      return read.barWidth > 0 ? read : undefined;
+    }, 15_000);
     const conversation = widths.find(([c]) => c === 'seg-conversation')![1];
     expect(conversation / barWidth).toBeCloseTo(after.layers.history / after.contextWindowTokens, 1);
     expect(widths.find(([c]) => c === 'thr')).toBeDefined();
