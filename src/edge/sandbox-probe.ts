@@ -66,7 +66,7 @@ export function requireSeatbelt(probe = probeSeatbelt()): void {
 /** One line for a user whose machine has no confinement: what to do about it. */
 export function confinementHint(reason: string): string {
   return (
-    `No confinement for bash here (${reason}): on Linux install bubblewrap (apt-get install bubblewrap, or your distro's package); ` +
+    `No confinement for bash here (${reason.replace(/\s+/g, ' ')}): on Linux install bubblewrap (apt-get install bubblewrap, or your distro's package); ` +
     "on macOS sandbox-exec is built in; or set toolSandbox: { wrapper: 'none' } to run tools unconfined."
   );
 }
