@@ -76,6 +76,7 @@ const DARWIN_SYSTEM: PolicyEntry[] = [
   { kind: 'read', path: '/Library' },
   ...ETC_FILES.map((name): PolicyEntry => ({ kind: 'read', path: `/private/etc/${name}`, optional: true })),
   { kind: 'read', path: '/private/var/db/timezone', optional: true },
+  { kind: 'read', path: '/private/var/db/dyld', optional: true }, // the dyld shared cache before macOS 13 (later under /System)
   { kind: 'read', path: '/private/var/run/resolv.conf', optional: true },
   { kind: 'read', path: '/dev' },
   { kind: 'link', path: '/etc', target: 'private/etc' },
