@@ -138,7 +138,7 @@ export function confinementArgv(confinement: Confinement, root: string, options:
     requireSeatbelt();
     // Seatbelt matches resolved paths (macOS's /tmp and /var are links into /private).
     const real = fs.realpathSync(root);
-    fs.mkdirSync(privateTmp(real, 'darwin'), { recursive: true });
+    makePrivateTmp(privateTmp(real, 'darwin'));
     const readOnly = (options.readOnly ?? []).map((p) => realpathOr(p));
     return [seatbeltProgram(), ...seatbeltArgs(sandboxPolicy(real, { ...options, readOnly }, 'darwin'))];
   }
@@ -148,6 +148,19 @@ export function confinementArgv(confinement: Confinement, root: string, options:
 /** bubblewrap's arguments (without the leading 'bwrap') for a process confined to `root`: the Linux policy, rendered. */
 export function bwrapArgs(root: string, options: PolicyOptions = {}): string[] {
   return renderBwrap(sandboxPolicy(root, options, 'linux'));
+}
+
+/**
+ * Makes `<root>/.tmp`, ignored by git (`*` in its own .gitignore): in a worktree, the worker's finishing
+ * `git add -A` would otherwise commit a tool's temporary files.
+ */
+function makePrivateTmp(dir: string): void {
+  fs.mkdirSync(dir, { recursive: true });
+  try {
+    fs.writeFileSync(path.join(dir, '.gitignore'), '*\n', { flag: 'wx' });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
 }
 
 function realpathOr(p: string): string {

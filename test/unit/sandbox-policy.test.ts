@@ -14,6 +14,7 @@ import { renderBwrap } from '../../src/edge/sandbox-bwrap';
 import { allEntries, sandboxPolicy, type SandboxPolicy } from '../../src/edge/sandbox-policy';
 import { renderSeatbelt, seatbeltArgs, type SeatbeltProfile } from '../../src/edge/sandbox-seatbelt';
 import { confinedSpawn, confinementArgv, defaultConfinement, probeSeatbelt, sandboxEnv, SandboxUnavailableError } from '../../src/edge/sandbox';
+import { resolveToolSandbox } from '../../src/edge/tool-env';
 import { createWorktree } from '../../src/edge/worktrees';
 import { bwrapAccess, readSexps, sbplAccess, sbplDecide, writeRulePaths, type Access } from './sandbox-policy-helpers';
 
@@ -174,6 +175,9 @@ describe('choosing the confinement by platform', () => {
     expect(probeSeatbelt()).toEqual({ ok: false, reason: 'sandbox-exec (macOS Seatbelt) is not available at /usr/bin/sandbox-exec' });
     expect(() => confinementArgv('seatbelt', '/tmp')).toThrow(SandboxUnavailableError);
     expect(() => confinementArgv('seatbelt', '/tmp')).toThrow(/macOS has sandbox-exec built in.*wrapper: 'none'/s);
+    // Asked for by name, it fails at worker start (as 'bwrap' does), not at the first bash call.
+    expect(() => resolveToolSandbox({ wrapper: 'seatbelt' })).toThrow(SandboxUnavailableError);
+    expect(resolveToolSandbox({}).confinement).toBe(defaultConfinement());
   });
 
   it("'seatbelt' runs the command as sandbox-exec -p <profile> -D… -- bash -c … (a recording stand-in for sandbox-exec)", async () => {
@@ -194,7 +198,7 @@ describe('choosing the confinement by platform', () => {
       const argv = JSON.parse((await fs.readFile(log, 'utf8')).trim().split('\n').at(-1)!) as string[];
       const policy = sandboxPolicy(root, {}, 'darwin');
       expect(argv).toEqual([...seatbeltArgs(policy), 'bash', '-c', 'echo "tmp=$TMPDIR"']);
-      expect((await fs.stat(path.join(root, '.tmp'))).isDirectory()).toBe(true);
+      expect(await fs.readFile(path.join(root, '.tmp', '.gitignore'), 'utf8')).toBe('*\n'); // a worktree's finishing git add -A skips it
     } finally {
       delete process.env.FH_SANDBOX_EXEC_PATH;
       await fs.rm(dir, { recursive: true, force: true });
