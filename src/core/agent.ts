@@ -55,7 +55,7 @@ export interface InvokeOptions {
   mcpServers?: Record<string, McpServerConfig>;
   /**
    * How bash runs in this process, as a worker's `toolSandbox`: `{ env, passEnv, wrapper, network }`.
-   * Default: bubblewrap with a minimal environment; `wrapper: 'none'` runs it unconfined (docs/security.md).
+   * Default: bubblewrap (Linux) or Seatbelt (macOS) with a minimal environment; `wrapper: 'none'` runs it unconfined (docs/security.md).
    */
   toolSandbox?: ToolSandboxSettings;
 }
@@ -64,7 +64,7 @@ export interface InvokeOptions {
 export interface ToolSandboxSettings {
   env?: Record<string, string>;
   passEnv?: string[];
-  wrapper?: 'bwrap' | 'none' | string[];
+  wrapper?: 'bwrap' | 'seatbelt' | 'none' | string[];
   network?: boolean;
 }
 

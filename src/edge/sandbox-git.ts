@@ -1,7 +1,7 @@
 /**
  * What git needs inside the sandbox when the sandbox root is in one of our worktrees (worktrees.ts):
  * the worktree's `.git` file points at its admin dir in the repository's common git dir, which the
- * bubblewrap sandbox would otherwise not have, so a sub-agent, child session or flow branch could not
+ * sandbox (bubblewrap or Seatbelt: these are policy entries, sandbox-policy.ts) would otherwise not have, so a sub-agent, child session or flow branch could not
  * `git status`, `diff`, `log` or `commit` its own work. Bound, at the same paths:
  *
  * - read-write: the worktree's admin dir `<common>/worktrees/<id>` (HEAD, index, logs/HEAD, ORIG_HEAD);
@@ -25,19 +25,22 @@ import { ownWorktreeOf, writableGitDirs } from './worktree-layout';
 /** The 256 loose-object directories (git makes them as needed; the sandbox cannot, so they are made first). */
 const OBJECT_DIRS = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 
-/** bubblewrap arguments that let git work in the worktree `root` is in (empty when it is not one of ours). */
-export function gitBindArgs(root: string): string[] {
+/** A path git needs, read-only or read-write (a sandbox-policy.ts entry). */
+export type GitEntry = { kind: 'read'; path: string; optional?: boolean } | { kind: 'write'; path: string };
+
+/** Policy entries that let git work in the worktree `root` is in (none when it is not one of ours). */
+export function gitEntries(root: string): GitEntry[] {
   const wt = ownWorktreeOf(root);
   if (!wt) return [];
   const { common, top } = wt;
   const writable = writableGitDirs(wt); // the admin dir, the branch's ref and reflog directories
   for (const dir of [...writable, ...OBJECT_DIRS.map((d) => path.join(common, 'objects', d))]) fs.mkdirSync(dir, { recursive: true });
-  const args: string[] = [];
-  for (const name of ['HEAD', 'config', 'packed-refs', 'shallow', 'info']) args.push('--ro-bind-try', path.join(common, name), path.join(common, name));
-  args.push('--ro-bind', path.join(common, 'refs'), path.join(common, 'refs'));
-  args.push('--ro-bind', path.join(common, 'objects'), path.join(common, 'objects'));
-  for (const d of OBJECT_DIRS) args.push('--bind', path.join(common, 'objects', d), path.join(common, 'objects', d));
-  for (const dir of writable) args.push('--bind', dir, dir);
-  if (top !== path.resolve(root)) args.push('--ro-bind', top, top);
-  return args;
+  const entries: GitEntry[] = [];
+  for (const name of ['HEAD', 'config', 'packed-refs', 'shallow', 'info']) entries.push({ kind: 'read', path: path.join(common, name), optional: true });
+  entries.push({ kind: 'read', path: path.join(common, 'refs') });
+  entries.push({ kind: 'read', path: path.join(common, 'objects') });
+  for (const d of OBJECT_DIRS) entries.push({ kind: 'write', path: path.join(common, 'objects', d) });
+  for (const dir of writable) entries.push({ kind: 'write', path: dir });
+  if (top !== path.resolve(root)) entries.push({ kind: 'read', path: top });
+  return entries;
 }

@@ -11,31 +11,43 @@
  *   /dev of its own, no network unless `network: true`, and nothing else: no $HOME, no project tree, no
  *   other process's /proc. A root in one of our git worktrees also gets what git needs for that
  *   worktree (sandbox-git.ts). Aborting `signal` kills its whole process group (and bubblewrap takes the
- *   sandbox's processes with it).
+ *   sandbox's processes with it). On macOS the same policy (sandbox-policy.ts) is a Seatbelt profile
+ *   for sandbox-exec (sandbox-seatbelt.ts).
  *
- * Where bubblewrap is missing or cannot create its namespaces, confinedSpawn throws
+ * Where the platform's confinement is missing or cannot run, confinedSpawn throws
  * SandboxUnavailableError instead of running unconfined: running without confinement is an explicit
  * choice (`confinement: 'none'`), never a silent fallback.
  */
-import { spawn, spawnSync, type ChildProcess, type StdioOptions } from 'node:child_process';
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { FabricError } from '../core/errors';
-import { gitBindArgs } from './sandbox-git';
+import { renderBwrap } from './sandbox-bwrap';
+import { bwrapProgram, requireBwrap, requireSeatbelt, seatbeltProgram } from './sandbox-probe';
+import { sandboxPolicy, type PolicyOptions } from './sandbox-policy';
+import { seatbeltArgs } from './sandbox-seatbelt';
 
-export class SandboxUnavailableError extends FabricError {
-  constructor(message: string) {
-    super('SANDBOX_UNAVAILABLE', message);
-  }
+export { SandboxUnavailableError, probeBwrap, probeSeatbelt, requireBwrap, requireSeatbelt, probeConfinement, confinementHint } from './sandbox-probe';
+
+/**
+ * How a process is confined: 'bwrap' (bubblewrap, the default on Linux), 'seatbelt' (macOS's
+ * sandbox-exec, the default there), 'none' (runs as the worker's user with the worker's view of the file
+ * system: an explicit opt-out), or an argv prefix of your own wrapper, with `{cwd}` in an argument
+ * replaced by the sandbox root.
+ */
+export type Confinement = 'bwrap' | 'seatbelt' | 'none' | readonly string[];
+
+/** The platform's own confinement: Seatbelt on macOS, bubblewrap elsewhere (where it is missing, SANDBOX_UNAVAILABLE says so). */
+export function defaultConfinement(platform: NodeJS.Platform = process.platform): 'bwrap' | 'seatbelt' {
+  return platform === 'darwin' ? 'seatbelt' : 'bwrap';
 }
 
 /**
- * How a process is confined: 'bwrap' (bubblewrap, the default), 'none' (runs as the worker's user with
- * the worker's view of the file system: an explicit opt-out), or an argv prefix of your own wrapper, with
- * `{cwd}` in an argument replaced by the sandbox root.
+ * The private temporary directory: /tmp under bubblewrap (a tmpfs of its own); on macOS, where Seatbelt
+ * cannot give a process its own /tmp, `<root>/.tmp` (inside the one writable directory).
  */
-export type Confinement = 'bwrap' | 'none' | readonly string[];
+export function privateTmp(root: string, platform: NodeJS.Platform = process.platform): string {
+  return platform === 'darwin' ? path.join(root, '.tmp') : '/tmp';
+}
 
 /** The PATH inside the sandbox: system directories only (a worker PATH may name directories under $HOME). */
 export const SANDBOX_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -49,16 +61,16 @@ export interface SandboxEnvOptions {
 
 /**
  * The whole environment a sandboxed process gets: PATH (system directories), HOME = the sandbox root,
- * LANG, TERM=dumb, TMPDIR=/tmp, then the named pass-through variables and the set ones. Nothing else of
- * `process.env`.
+ * LANG, TERM=dumb, TMPDIR (the private one, `privateTmp`), then the named pass-through variables and the
+ * set ones. Nothing else of `process.env`, whichever the confinement.
  */
-export function sandboxEnv(root: string, options: SandboxEnvOptions = {}): Record<string, string> {
+export function sandboxEnv(root: string, options: SandboxEnvOptions = {}, platform: NodeJS.Platform = process.platform): Record<string, string> {
   const passed: Record<string, string> = {};
   for (const name of options.passEnv ?? []) {
     const value = process.env[name];
     if (value !== undefined) passed[name] = value;
   }
-  return { PATH: SANDBOX_PATH, HOME: root, LANG: process.env.LANG || 'C.UTF-8', TERM: 'dumb', TMPDIR: '/tmp', ...passed, ...options.env };
+  return { PATH: SANDBOX_PATH, HOME: root, LANG: process.env.LANG || 'C.UTF-8', TERM: 'dumb', TMPDIR: privateTmp(root, platform), ...passed, ...options.env };
 }
 
 export interface ConfinedSpawnOptions {
@@ -72,7 +84,7 @@ export interface ConfinedSpawnOptions {
   env?: Record<string, string>;
   /** Extra paths the process may read (bound read-only at the same path), e.g. an MCP server's install directory. */
   readOnly?: readonly string[];
-  /** Default 'bwrap'. */
+  /** Default: the platform's (`defaultConfinement()`). */
   confinement?: Confinement;
   /** Default ['ignore', 'pipe', 'pipe']; an MCP stdio server wants ['pipe', 'pipe', 'pipe']. */
   stdio?: StdioOptions;
@@ -84,7 +96,7 @@ export interface ConfinedSpawnOptions {
  * confinement cannot be had.
  */
 export function confinedSpawn(command: string, args: readonly string[], options: ConfinedSpawnOptions): ChildProcess {
-  const confinement = options.confinement ?? 'bwrap';
+  const confinement = options.confinement ?? defaultConfinement();
   const root = path.resolve(options.root);
   const argv = [...confinementArgv(confinement, root, options), command, ...args];
   const child = spawn(argv[0]!, argv.slice(1), {
@@ -116,98 +128,45 @@ export function killConfined(child: ChildProcess): void {
 }
 
 /** The argv prefix that confines a command (empty for 'none'). Throws SandboxUnavailableError. */
-export function confinementArgv(confinement: Confinement, root: string, options: Pick<ConfinedSpawnOptions, 'network' | 'readOnly'> = {}): string[] {
+export function confinementArgv(confinement: Confinement, root: string, options: PolicyOptions = {}): string[] {
   if (confinement === 'none') return [];
   if (confinement === 'bwrap') {
     requireBwrap();
-    return ['bwrap', ...bwrapArgs(root, options)];
+    return [bwrapProgram(), ...bwrapArgs(root, options)];
+  }
+  if (confinement === 'seatbelt') {
+    requireSeatbelt();
+    // Seatbelt matches resolved paths (macOS's /tmp and /var are links into /private).
+    const real = fs.realpathSync(root);
+    makePrivateTmp(privateTmp(real, 'darwin'));
+    const readOnly = (options.readOnly ?? []).map((p) => realpathOr(p));
+    return [seatbeltProgram(), ...seatbeltArgs(sandboxPolicy(real, { ...options, readOnly }, 'darwin'))];
   }
   return confinement.map((a) => a.split('{cwd}').join(root));
 }
 
-/** /bin, /lib, … are links into /usr on merged-/usr systems (Debian 12): recreate the link, else bind the directory. */
-const ROOT_DIRS = ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32'];
-
-/** What of /etc programs commonly need: the linker cache, Debian's alternatives (awk, …), name service, TLS roots, time zone. */
-const ETC_FILES = [
-  'alternatives',
-  'ld.so.cache',
-  'ld.so.conf',
-  'ld.so.conf.d',
-  'localtime',
-  'passwd',
-  'group',
-  'nsswitch.conf',
-  'hosts',
-  'resolv.conf',
-  'ssl',
-  'ca-certificates',
-  'ca-certificates.conf',
-];
-
-/** bubblewrap's arguments (without the leading 'bwrap') for a process confined to `root`. */
-export function bwrapArgs(root: string, options: Pick<ConfinedSpawnOptions, 'network' | 'readOnly'> = {}): string[] {
-  const args = ['--unshare-all', ...(options.network ? ['--share-net'] : []), '--die-with-parent', '--new-session', '--cap-drop', 'ALL'];
-  args.push('--ro-bind', '/usr', '/usr');
-  for (const dir of ROOT_DIRS) {
-    const host = `/${dir}`;
-    const link = readLink(host);
-    if (link !== undefined) args.push('--symlink', link, host);
-    else if (fs.existsSync(host)) args.push('--ro-bind', host, host);
-  }
-  for (const name of ETC_FILES) args.push('--ro-bind-try', `/etc/${name}`, `/etc/${name}`);
-  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
-  for (const p of options.readOnly ?? []) args.push('--ro-bind', path.resolve(p), path.resolve(p));
-  // In one of our worktrees: what git needs for that worktree and no more (sandbox-git.ts).
-  args.push(...gitBindArgs(root));
-  // After /tmp, so a root under /tmp is bound over the private /tmp rather than hidden by it. Then the
-  // sandbox's own top level goes read-only: the root and the private /tmp are all that can be written.
-  args.push('--bind', root, root, '--chdir', root, '--remount-ro', '/');
-  return args;
+/** bubblewrap's arguments (without the leading 'bwrap') for a process confined to `root`: the Linux policy, rendered. */
+export function bwrapArgs(root: string, options: PolicyOptions = {}): string[] {
+  return renderBwrap(sandboxPolicy(root, options, 'linux'));
 }
-
-function readLink(p: string): string | undefined {
-  try {
-    return fs.readlinkSync(p);
-  } catch {
-    return undefined;
-  }
-}
-
-let bwrapProbe: { ok: true } | { ok: false; reason: string } | undefined;
 
 /**
- * Whether bubblewrap runs here: installed, and able to make its namespaces (a container without user
- * namespaces, or a seccomp profile that forbids them, fails here). Probed once per process, by running
- * `true` under the real profile.
+ * Makes `<root>/.tmp`, ignored by git (`*` in its own .gitignore): in a worktree, the worker's finishing
+ * `git add -A` would otherwise commit a tool's temporary files.
  */
-export function probeBwrap(program = 'bwrap'): { ok: true } | { ok: false; reason: string } {
-  if (program !== 'bwrap') return runProbe(program);
-  return (bwrapProbe ??= runProbe(program));
-}
-
-function runProbe(program: string): { ok: true } | { ok: false; reason: string } {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fh-bwrap-probe-'));
+function makePrivateTmp(dir: string): void {
+  fs.mkdirSync(dir, { recursive: true });
   try {
-    const res = spawnSync(program, [...bwrapArgs(fs.realpathSync(dir)), 'true'], { env: { PATH: SANDBOX_PATH }, encoding: 'utf8', timeout: 10_000 });
-    if (res.error) {
-      const missing = (res.error as NodeJS.ErrnoException).code === 'ENOENT';
-      return { ok: false, reason: missing ? 'bubblewrap (bwrap) is not installed' : `bwrap could not be started: ${res.error.message}` };
-    }
-    if (res.status !== 0) return { ok: false, reason: `bwrap cannot create its sandbox here: ${(res.stderr || `exit code ${res.status}`).trim()}` };
-    return { ok: true };
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
+    fs.writeFileSync(path.join(dir, '.gitignore'), '*\n', { flag: 'wx' });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }
 }
 
-/** Throws SandboxUnavailableError (saying how to fix it) unless bubblewrap works here. */
-export function requireBwrap(probe = probeBwrap()): void {
-  if (probe.ok) return;
-  throw new SandboxUnavailableError(
-    `${probe.reason}. Tool processes (bash) run confined by bubblewrap by default and are refused without it: ` +
-      'install it (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), ' +
-      "or run them unconfined, as the worker's user with its view of the file system, by setting toolSandbox: { wrapper: 'none' } " +
-      '(createWorker / FabricHarnessPlugin; invoke() and openSession() take the same toolSandbox option).',
-  );
+function realpathOr(p: string): string {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return path.resolve(p);
+  }
 }

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import { z } from 'zod';
 import { parseWith } from '../core/validate';
 import * as path from 'node:path';
-import { confinementArgv, requireBwrap, sandboxEnv, SandboxUnavailableError, type Confinement } from './sandbox';
+import { confinementArgv, defaultConfinement, requireBwrap, requireSeatbelt, sandboxEnv, SandboxUnavailableError, type Confinement } from './sandbox';
 
 export { SandboxUnavailableError };
 
@@ -13,9 +13,9 @@ export { SandboxUnavailableError };
  * workflow history, and isolation is a property of the machine (does bubblewrap run here?), not of the
  * workflow code.
  *
- * Default: the minimal environment of sandbox.ts and bubblewrap confinement (the sandbox directory the
- * only one writable, no network). Where bubblewrap does not run, bash calls fail with SANDBOX_UNAVAILABLE
- * unless `wrapper: 'none'` says to run unconfined.
+ * Default: the minimal environment of sandbox.ts and the platform's confinement, bubblewrap on Linux and
+ * Seatbelt on macOS (the sandbox directory the only one writable, no network). Where it does not run,
+ * bash calls fail with SANDBOX_UNAVAILABLE unless `wrapper: 'none'` says to run unconfined.
  */
 export const toolSandboxSchema = z
   .object({
@@ -24,12 +24,13 @@ export const toolSandboxSchema = z
     /** Names of the worker's own variables to pass through as they are (e.g. ['HTTPS_PROXY']). */
     passEnv: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).optional(),
     /**
-     * 'bwrap' (default): bubblewrap, see sandbox.ts. 'none': unconfined (bash can read and write whatever
+     * Default: the platform's. 'bwrap': bubblewrap (Linux), see sandbox.ts. 'seatbelt': macOS's
+     * sandbox-exec, the same policy. 'none': unconfined (bash can read and write whatever
      * the worker's user can). An argv prefix: your own wrapper, then `bash -c <command>`; `{cwd}` in an
      * argument is replaced by the sandbox directory.
      */
-    wrapper: z.union([z.literal('bwrap'), z.literal('none'), z.array(z.string().min(1)).min(1)]).optional(),
-    /** Let bash reach the network (default false). Applies to 'bwrap'. */
+    wrapper: z.union([z.literal('bwrap'), z.literal('seatbelt'), z.literal('none'), z.array(z.string().min(1)).min(1)]).optional(),
+    /** Let bash reach the network (default false). Applies to 'bwrap' and 'seatbelt'. */
     network: z.boolean().optional(),
   })
   .strict();
@@ -49,17 +50,18 @@ export interface ToolSandbox {
 }
 
 /**
- * Validates the settings. A wrapper asked for by name ('bwrap', or an argv whose program is not on PATH)
- * that cannot run fails here, at worker start; the default 'bwrap' is checked on first use, so a worker
- * whose agents never run bash starts on a machine without bubblewrap.
+ * Validates the settings. A wrapper asked for by name ('bwrap', 'seatbelt', or an argv whose program is
+ * not on PATH) that cannot run fails here, at worker start; the default is checked on first use, so a
+ * worker whose agents never run bash starts on a machine without confinement.
  */
 export function resolveToolSandbox(options: ToolSandboxOptions = {}, onPath: (cmd: string) => boolean = commandExists): ToolSandbox {
   const opts = parseWith(toolSandboxSchema, options, 'toolSandbox') as ToolSandboxOptions;
-  const confinement: Confinement = opts.wrapper ?? 'bwrap';
+  const confinement: Confinement = opts.wrapper ?? defaultConfinement();
   if (opts.wrapper === 'bwrap') requireBwrap();
+  if (opts.wrapper === 'seatbelt') requireSeatbelt();
   if (Array.isArray(opts.wrapper) && !onPath(opts.wrapper[0]!)) {
     throw new SandboxUnavailableError(
-      `toolSandbox.wrapper: '${opts.wrapper[0]}' is not installed on this worker; install it, or use 'bwrap' (the default) or 'none' (unconfined)`,
+      `toolSandbox.wrapper: '${opts.wrapper[0]}' is not installed on this worker; install it, or use 'bwrap' (Linux), 'seatbelt' (macOS) or 'none' (unconfined)`,
     );
   }
   const network = opts.network ?? false;
@@ -71,7 +73,7 @@ export function resolveToolSandbox(options: ToolSandboxOptions = {}, onPath: (cm
   };
 }
 
-/** Default: minimal environment, bubblewrap (checked when bash first runs). */
+/** Default: minimal environment, the platform's confinement (checked when bash first runs). */
 export const defaultToolSandbox: ToolSandbox = resolveToolSandbox({});
 
 function commandExists(cmd: string): boolean {

@@ -35,7 +35,7 @@ export interface FabricHarnessPluginOptions {
   offloadThresholdBytes?: number;
   /** Agent events, in the worker process (never re-emitted on replay). */
   onEvent?: EventListener;
-  /** How bash runs: extra env, passed-through env, wrapper ('bwrap', the default; 'none'), network. */
+  /** How bash runs: extra env, passed-through env, wrapper (the platform's by default: 'bwrap' on Linux, 'seatbelt' on macOS; 'none'), network. */
   toolSandbox?: ToolSandboxOptions;
   /**
    * MCP servers this worker registers, by name: agents name them in `init({ mcp: ['github'] })`. Their

@@ -44,7 +44,8 @@ async function runDemo(p: Parsed, io: Io = stdio): Promise<number> {
   const { FakeAnthropicServer } = require('../../testing/fake-anthropic') as typeof import('../../testing/fake-anthropic');
   const { startDevServer, TemporalCliError } = require('../../testing/temporal-cli') as typeof import('../../testing/temporal-cli');
   const { FH_SEARCH_ATTRIBUTES } = require('../../wire/search-attributes') as typeof import('../../wire/search-attributes');
-  const { DEMO_AGENT, DEMO_AGENT_MODULE, DEMO_TASK, demoScript } = require('../demo/script') as typeof import('../demo/script');
+  const { DEMO_AGENT, DEMO_AGENT_MODULE, demoTask, demoScript } = require('../demo/script') as typeof import('../demo/script');
+  const { confinementHint, defaultConfinement, probeConfinement } = require('../../edge/sandbox') as typeof import('../../edge/sandbox');
   const { sideRequestRoute } = require('../fake-script') as typeof import('../fake-script');
   /* eslint-enable @typescript-eslint/no-require-imports */
   Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -58,6 +59,13 @@ async function runDemo(p: Parsed, io: Io = stdio): Promise<number> {
   const sandbox = path.join(work, 'sandbox');
   await fs.mkdir(sandbox);
 
+  // bash runs confined or not at all: where this machine has no confinement, say what to do in one
+  // line and run the demo with the file tools only (the worker's default would refuse every bash call).
+  const confinement = probeConfinement(defaultConfinement());
+  const bash = confinement.ok;
+  if (!confinement.ok) io.out(`${confinementHint(confinement.reason)} The demo goes on without bash.`);
+  const task = demoTask(bash);
+
   const cleanups: Array<() => Promise<unknown>> = [() => fs.rm(work, { recursive: true, force: true })];
   try {
     let model: { apiKey?: string; baseURL?: string } = {};
@@ -65,7 +73,7 @@ async function runDemo(p: Parsed, io: Io = stdio): Promise<number> {
       io.out(`Model: Claude via the Anthropic API (${process.env.ANTHROPIC_MODEL ?? 'the SDK default model'}).`);
     } else {
       let fake: Awaited<ReturnType<typeof FakeAnthropicServer.start>> | undefined;
-      fake = await FakeAnthropicServer.start({ script: demoScript(), route: sideRequestRoute(() => fake?.remaining() ?? 0) });
+      fake = await FakeAnthropicServer.start({ script: demoScript(bash), route: sideRequestRoute(() => fake?.remaining() ?? 0) });
       const started = fake;
       cleanups.unshift(() => started.stop());
       model = { apiKey: 'scripted-demo', baseURL: fake.url };
@@ -99,9 +107,9 @@ async function runDemo(p: Parsed, io: Io = stdio): Promise<number> {
     const client = new Client({ connection: server.env.connection, namespace: server.namespace, plugins: [new FabricHarnessPlugin({ store })] });
     const workflowId = `demo-notes-keeper-${Date.now()}`;
     const result = await worker.runUntil(async () => {
-      const handle = await startAgent(client, DEMO_AGENT, { task: DEMO_TASK, dir: sandbox }, { workflowId, taskQueue });
+      const handle = await startAgent(client, DEMO_AGENT, { task, dir: sandbox, bash }, { workflowId, taskQueue });
       io.out(`\nStarted workflow ${workflowId} (agent ${DEMO_AGENT}, sandbox ${sandbox})`);
-      io.out(`Task: ${DEMO_TASK}\n`);
+      io.out(`Task: ${task}\n`);
       return (await handle.result()) as { reply: string; usage: { modelCalls: number; inputTokens: number; outputTokens: number } };
     });
     io.out(`\nResult: ${result.reply}`);

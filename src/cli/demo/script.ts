@@ -13,11 +13,12 @@ const { agent, schema } = require('@fabric-harness/sdk');
 exports.notesKeeper = agent({
   name: ${JSON.stringify(DEMO_AGENT)},
   description: 'Writes, checks and fixes a small notes file in its sandbox directory.',
-  input: schema.object({ task: schema.string(), dir: schema.string() }),
+  // bash: false where this machine cannot confine it (no bubblewrap, no sandbox-exec): the file tools only.
+  input: schema.object({ task: schema.string(), dir: schema.string(), bash: schema.boolean() }),
   run: async ({ init, input }) => {
     const fabric = await init({
       system: 'You are a careful engineer. Work only in the sandbox directory, using the tools. Be brief.',
-      tools: ['write_file', 'bash', 'edit_file', 'read_file'],
+      tools: input.bash ? ['write_file', 'bash', 'edit_file', 'read_file'] : ['write_file', 'edit_file', 'read_file'],
       sandbox: { type: 'local', cwd: input.dir },
     });
     const session = await fabric.session();
@@ -27,12 +28,14 @@ exports.notesKeeper = agent({
 });
 `;
 
-export const DEMO_TASK =
-  'Create notes.md with three bullet points on why durable execution matters for agents, count its lines with bash, ' +
+/** The task; without bash (no confinement here) it skips counting the lines. */
+export const demoTask = (bash = true): string =>
+  'Create notes.md with three bullet points on why durable execution matters for agents, ' +
+  (bash ? 'count its lines with bash, ' : '') +
   'fix the typo "reliabel" with edit_file, then read the file back and report.';
 
-/** One canned reply per model call, in order. */
-export const demoScript = (): FakeStep[] => [
+/** One canned reply per model call, in order (the bash step only when bash is there). */
+export const demoScript = (bash = true): FakeStep[] => [
   callTools({
     name: 'write_file',
     input: {
@@ -41,8 +44,8 @@ export const demoScript = (): FakeStep[] => [
         '# Durable agents\n- A crash mid-task resumes where it stopped, not from scratch\n- Every model and tool call is recorded, so runs are reliabel and auditable\n- Long sessions survive deploys and restarts\n',
     },
   }),
-  callTools({ name: 'bash', input: { command: 'wc -l notes.md' } }),
+  ...(bash ? [callTools({ name: 'bash', input: { command: 'wc -l notes.md' } })] : []),
   callTools({ name: 'edit_file', input: { path: 'notes.md', old_string: 'reliabel', new_string: 'reliable' } }),
   callTools({ name: 'read_file', input: { path: 'notes.md' } }),
-  say('notes.md has a heading and three bullet points (4 lines); I fixed "reliabel" → "reliable" and read it back to confirm.'),
+  say(`notes.md has a heading and three bullet points${bash ? ' (4 lines)' : ''}; I fixed "reliabel" → "reliable" and read it back to confirm.`),
 ];

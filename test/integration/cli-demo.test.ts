@@ -1,0 +1,44 @@
+/**
+ * `fh demo --exit` from the built binary, on a machine with confinement for bash (bubblewrap here) and
+ * on one without (FH_BWRAP_PATH names a program that does not exist, as on a machine without
+ * bubblewrap): without it the demo says what to do in one line and still reaches its result with the
+ * file tools; with it, bash runs as before. A real Temporal dev server, the scripted fake model.
+ */
+import * as path from 'node:path';
+import { findTemporalCli } from '../../src/testing/temporal-cli';
+import { ensureBuilt, runFh } from '../support/fh-cli';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+function demoEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
+  for (const k of ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'ANTHROPIC_MODEL', 'TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE']) delete env[k];
+  const cli = findTemporalCli({ projectDir: ROOT });
+  if (cli) env.TEMPORAL_CLI_PATH = cli;
+  return env;
+}
+
+describe('fh demo and the confinement of bash', () => {
+  beforeAll(() => ensureBuilt(), 120_000);
+
+  it('without confinement: one line says what to do, and the demo still reaches its result with the file tools', async () => {
+    const r = await runFh(['demo', '--exit'], demoEnv({ FH_BWRAP_PATH: '/nonexistent/fh-bwrap', FH_SANDBOX_EXEC_PATH: '/nonexistent/sandbox-exec' }), { timeoutMs: 150_000 });
+    expect({ code: r.code, stderr: r.code ? r.stderr : '' }).toEqual({ code: 0, stderr: '' });
+    const hint = r.stdout.split('\n').filter((l) => /confinement/i.test(l));
+    expect(hint).toHaveLength(1);
+    expect(hint[0]).toMatch(/^No confinement for bash here \(bubblewrap \(bwrap\) is not installed\): .*apt-get install bubblewrap.*sandbox-exec is built in.*toolSandbox: \{ wrapper: 'none' \}.*The demo goes on without bash\.$/);
+    expect(r.stdout).not.toContain('→ tool bash');
+    expect(r.stdout).not.toContain('SANDBOX_UNAVAILABLE');
+    expect(r.stdout).toMatch(/→ tool write_file[\s\S]*→ tool edit_file[\s\S]*→ tool read_file/);
+    expect(r.stdout).toMatch(/Result: notes\.md has a heading and three bullet points; I fixed/);
+    expect(r.stdout).toContain('runs are reliable and auditable'); // the file the agent wrote and fixed
+  }, 160_000);
+
+  it('with bubblewrap: no such line, and bash counts the lines', async () => {
+    const r = await runFh(['demo', '--exit'], demoEnv(), { timeoutMs: 150_000 });
+    expect({ code: r.code, stderr: r.code ? r.stderr : '' }).toEqual({ code: 0, stderr: '' });
+    expect(r.stdout).not.toMatch(/No confinement/);
+    expect(r.stdout).toMatch(/→ tool bash \{"command":"wc -l notes\.md"\}\n {2}← ok: exit code 0 .*4 notes\.md/);
+    expect(r.stdout).toMatch(/Result: notes\.md has a heading and three bullet points \(4 lines\)/);
+  }, 160_000);
+});
