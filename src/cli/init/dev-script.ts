@@ -16,7 +16,9 @@ const env = { ...process.env };
 
 /** Starts a process, prefixes its output, resolves with the first match of \`ready\` in its output. */
 function start(name, args, ready) {
-  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Each in its own process group: Ctrl-C reaches them once, from stop(), not also from the terminal (a
+  // second SIGINT makes \`fh server\` exit without waiting for the Temporal server to stop).
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   children.push(child);
   return new Promise((resolve, reject) => {
     let seen = '';
@@ -50,9 +52,9 @@ try {
   if (env.TEMPORAL_ADDRESS) {
     console.log(\`dev: using the Temporal server at \${env.TEMPORAL_ADDRESS}\`);
   } else {
-    const [, address] = await start('server', [fh, 'server'], /address:\\s+(\\S+)/);
+    const [, address, ui] = await start('server', [fh, 'server'], /address:\\s+(\\S+)[\\s\\S]*web UI:\\s+(\\S+)/);
     env.TEMPORAL_ADDRESS = address;
-    console.log(\`dev: started a Temporal dev server at \${address} (Web UI: http://localhost:8233)\`);
+    console.log(\`dev: started a Temporal dev server at \${address} (Web UI: \${ui}; state in .fh/temporal.db)\`);
   }
   if (env.ANTHROPIC_API_KEY) {
     console.log('dev: the model is Claude (ANTHROPIC_API_KEY is set)');
