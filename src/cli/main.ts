@@ -37,10 +37,12 @@ const COMMANDS: Record<string, () => Command> = {
   flow: () => (require('./commands/flow') as typeof import('./commands/flow')).flowCommand,
   demo: () => (require('./commands/demo') as typeof import('./commands/demo')).demoCommand,
   fake: () => (require('./commands/fake') as typeof import('./commands/fake')).fakeCommand,
+  init: () => (require('./commands/init') as typeof import('./commands/init')).initCommand,
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 const SUMMARY_LINES: Array<[string, string]> = [
+  ['init [dir] [--cjs]', 'create a project: an agent with a tool, a worker, a client, a test, `npm run dev`'],
   ['demo', 'first run: an agent as a durable workflow on a local dev server (no API key needed)'],
   ['fake [--script <file>]', 'run the scripted fake Anthropic server (not a model) for your agents'],
   ['server', 'start a local Temporal dev server with the Web UI (state in .fh/temporal.db)'],

@@ -29,6 +29,7 @@ import { promisify } from 'node:util';
 import { findTemporalCli } from '../../src/testing/temporal-cli';
 import { codeBlocks } from '../support/markdown-blocks';
 import { documentedTsconfig } from '../support/doc-samples';
+import { npmInstall, packTarball, typesNodeSpec } from '../support/packed-package';
 
 const ROOT = path.resolve(__dirname, '../..');
 const run = promisify(execFile);
@@ -137,13 +138,11 @@ describe('the packed tarball, installed in fresh projects', () => {
     expect(existsSync(path.join(ROOT, 'dist/index.js'))).toBe(true); // `npm test` builds first (pretest)
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-tarball-'));
     let t = Date.now();
-    const { stdout } = await run('npm', ['pack', '--silent', '--pack-destination', dir], { cwd: ROOT });
-    const tarball = path.join(dir, stdout.trim().split('\n').at(-1)!);
+    const tarball = await packTarball(dir);
     timings.pack = Date.now() - t;
     await fs.writeFile(path.join(dir, 'package.json'), JSON.stringify({ name: 'fh-tarball-check', private: true }));
     t = Date.now();
-    const typesNode = `@types/node@${require('@types/node/package.json').version}`; // the one this repository compiles with
-    await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', tarball, typesNode, '@types/ms@2'], { cwd: dir, timeout: 300_000 });
+    await npmInstall(dir, [tarball, typesNodeSpec(), '@types/ms@2']);
     timings.install = Date.now() - t;
     for (const kind of ['cjs', 'esm'] as const) {
       await fs.mkdir(path.join(dir, kind));
