@@ -8,15 +8,13 @@
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { ChildProcess } from 'node:child_process';
 import { Client } from '@temporalio/client';
 import { getSession, startAgent, startSession, FabricHarnessPlugin, FileTranscriptStore, type ApprovalRequest, type SessionHandle } from '@fabric-harness/sdk/client';
 import { callTools, type FakeAnthropicServer, say } from '@fabric-harness/sdk/testing';
 import { isTitleRequest, startSessionFake } from '../support/session-fake';
 import { gatekeeper } from '../fixtures/agents';
-import { testConnection, type TestConnection } from '../support/temporal';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
-import { killHard, startWorkerProcess } from '../support/worker-process-control';
+import { killableWorkers, killHard } from '../support/worker-process-control';
 import { until } from '../support/waiting';
 
 let n = 0;
@@ -199,25 +197,13 @@ describe('session.approvals()', () => {
 });
 
 describe('session.approvals() across a worker killed mid-wait', () => {
-  let t: TestConnection;
-  let fake: FakeAnthropicServer;
-  const children: ChildProcess[] = [];
-
-  beforeAll(async () => {
-    t = await testConnection();
-    fake = await startSessionFake();
-  });
-  afterAll(async () => {
-    await Promise.all(children.map(killHard));
-    await fake?.stop();
-    await t?.close();
-  });
+  const workers = killableWorkers();
 
   it('yields each call once: the one waiting through the restart, then the next', async () => {
     const taskQueue = sid('appr-kill');
     const storeDir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-store-'));
-    const first = await startWorkerProcess({ taskQueue, fakeUrl: fake.url, storeDir });
-    children.push(first);
+    const { t, fake } = workers;
+    const first = await workers.start({ taskQueue, fakeUrl: fake.url, storeDir });
     const client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [new FabricHarnessPlugin({ store: new FileTranscriptStore(storeDir) })] });
     const s = await startSession(client, 'gated-assistant', { id: sid('appr-kill'), title: 'Restart', settings: { permissionMode: 'execute' }, taskQueue });
     const it = s.approvals()[Symbol.asyncIterator]();
@@ -228,7 +214,7 @@ describe('session.approvals() across a worker killed mid-wait', () => {
     // The loop waits for the next call while its worker dies and another takes over.
     const next = nextOf(it);
     await killHard(first);
-    children.push(await startWorkerProcess({ taskQueue, fakeUrl: fake.url, storeDir }));
+    await workers.start({ taskQueue, fakeUrl: fake.url, storeDir });
     await one.approve();
     const two = (await next)!;
     expect(two.input).toEqual({ service: 'two' });

@@ -6,7 +6,6 @@
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { ChildProcess } from 'node:child_process';
 import { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { NativeConnection, type Worker } from '@temporalio/worker';
@@ -19,34 +18,21 @@ import { DEFAULT_MODEL } from '../../src/core/models';
 import { startDelayProxy, type DelayProxy } from '../support/delay-proxy';
 import { testConnection, type TestConnection } from '../support/temporal';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
-import { killHard, startWorkerProcess } from '../support/worker-process-control';
+import { killableWorkers, killHard } from '../support/worker-process-control';
 import { rejection, until } from '../support/waiting';
-
 
 
 const sid = (p: string) => `${p}-${process.pid}-${Date.now() % 1_000_000}`;
 
 describe('a session whose worker process is SIGKILLed', () => {
-  let t: TestConnection;
-  let fake: FakeAnthropicServer;
-  const children: ChildProcess[] = [];
-
-  beforeAll(async () => {
-    t = await testConnection();
-    fake = await startSessionFake();
-  });
-  afterAll(async () => {
-    await Promise.all(children.map(killHard));
-    await fake?.stop();
-    await t?.close();
-  });
+  const workers = killableWorkers();
 
   it('while a call waits for approval (which holds no worker slot): approved on a new worker', async () => {
     const taskQueue = sid('approve-kill');
     const storeDir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-store-'));
     const cwd = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-cwd-'));
-    const first = await startWorkerProcess({ taskQueue, fakeUrl: fake.url, storeDir });
-    children.push(first);
+    const { t, fake } = workers;
+    const first = await workers.start({ taskQueue, fakeUrl: fake.url, storeDir });
     const client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [new FabricHarnessPlugin({ store: new FileTranscriptStore(storeDir) })] });
     const s = await startSession(client, assistant, { id: sid('approval'), taskQueue, settings: { permissionMode: 'ask', workingDirectory: cwd } });
     fake.enqueue(callTools({ name: 'write_file', input: { path: 'after-kill.txt', content: 'survived' } }), say('written after the restart'));
@@ -57,8 +43,7 @@ describe('a session whose worker process is SIGKILLed', () => {
     expect(desc.raw.pendingActivities ?? []).toHaveLength(0);
 
     await killHard(first);
-    const second = await startWorkerProcess({ taskQueue, fakeUrl: fake.url, storeDir });
-    children.push(second);
+    await workers.start({ taskQueue, fakeUrl: fake.url, storeDir });
     expect((await s.info()).pendingApprovals.map((p) => p.callId)).toEqual([pending.callId]);
     await s.approve(pending.callId);
     expect(await reply).toBe('written after the restart');
@@ -71,8 +56,8 @@ describe('a session whose worker process is SIGKILLed', () => {
     const storeDir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-store-'));
     const signal = path.join(await fs.mkdtemp(path.join(os.tmpdir(), 'fh-hang-')), 'hung');
     // The first worker's store never answers inside fhLoadTranscript: the next run's first activity.
-    const first = await startWorkerProcess({ taskQueue, fakeUrl: fake.url, storeDir, hangIn: { activity: 'fhLoadTranscript', signal } });
-    children.push(first);
+    const { t, fake } = workers;
+    const first = await workers.start({ taskQueue, fakeUrl: fake.url, storeDir, hangIn: { activity: 'fhLoadTranscript', signal } });
     const client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [new FabricHarnessPlugin({ store: new FileTranscriptStore(storeDir) })] });
     const s = await startSession(client, assistant, { id: sid('load-kill'), taskQueue, historyLimit: 20 });
     // Prompts until a turn takes the run past its history limit: the next run hangs loading the transcript.
@@ -91,8 +76,7 @@ describe('a session whose worker process is SIGKILLed', () => {
     await hung;
     const hungRun = (await s.workflow.describe()).runId;
     await killHard(first);
-    const second = await startWorkerProcess({ taskQueue, fakeUrl: fake.url, storeDir });
-    children.push(second);
+    await workers.start({ taskQueue, fakeUrl: fake.url, storeDir });
 
     fake.enqueue(say('after the kill'));
     replies.push(s.prompt('after the kill'));

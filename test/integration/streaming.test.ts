@@ -7,7 +7,6 @@
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { ChildProcess } from 'node:child_process';
 import { Client } from '@temporalio/client';
 import {
   CallAssembly,
@@ -24,8 +23,7 @@ import { assistant } from '../fixtures/session-agents';
 import { chatter } from '../fixtures/compaction-agents';
 import { isTitleRequest, startSessionFake } from '../support/session-fake';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
-import { testConnection, type TestConnection } from '../support/temporal';
-import { killHard, startWorkerProcess } from '../support/worker-process-control';
+import { killableWorkers, killHard } from '../support/worker-process-control';
 
 /** Reads `it` until `stop` says so (inclusive); returns what was read. */
 async function readUntil(it: AsyncIterator<StreamEnvelope>, stop: (e: StreamEnvelope) => boolean): Promise<StreamEnvelope[]> {
@@ -265,21 +263,10 @@ describe('streaming', () => {
 });
 
 describe('streaming, a worker killed mid-stream', () => {
-  let t: TestConnection;
-  let fake: FakeAnthropicServer;
-  const children: ChildProcess[] = [];
-
-  beforeAll(async () => {
-    t = await testConnection();
-    fake = await startSessionFake();
-  });
-  afterAll(async () => {
-    await Promise.all(children.map(killHard));
-    await fake?.stop();
-    await t?.close();
-  });
+  const workers = killableWorkers();
 
   it('leaves the assembled reply equal to the reply in history, once', async () => {
+    const { t, fake } = workers;
     const storeDir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-stream-kill-'));
     const taskQueue = `stream-kill-${process.pid}-${Date.now()}`;
     // The first attempt streams part of a reply and hangs; the retry (on the second worker) answers in full.
@@ -287,8 +274,7 @@ describe('streaming, a worker killed mid-stream', () => {
       say('PARTIAL text of an attempt whose worker dies', { stream: { pauseAfterDeltas: 3, gate: 'never' } }),
       say('The reply the second worker gave.'),
     );
-    const first = await startWorkerProcess({ taskQueue, fakeUrl: fake.url, storeDir });
-    children.push(first);
+    const first = await workers.start({ taskQueue, fakeUrl: fake.url, storeDir });
     const client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [new FabricHarnessPlugin({ store: new FileTranscriptStore(storeDir) })] });
     const s = await startSession(client, assistant, { id: `stream-kill-${process.pid}-${Date.now()}`, taskQueue });
     const p = await s.promptStream('Say something.');
@@ -296,7 +282,7 @@ describe('streaming, a worker killed mid-stream', () => {
     // The client has seen the doomed attempt's partial text before the worker dies.
     const before = await readUntil(it, (e) => e.event.type === 'text_delta' && e.event.attempt === 1);
     await killHard(first);
-    children.push(await startWorkerProcess({ taskQueue, fakeUrl: fake.url, storeDir }));
+    await workers.start({ taskQueue, fakeUrl: fake.url, storeDir });
     const after = await readUntil(it, isType('turn_ended'));
     const all = [...before, ...after];
     expect(all.some((e) => e.event.type === 'text_delta' && (e.event as { text: string }).text.startsWith('PARTIAL'))).toBe(true);

@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
+import type { FakeAnthropicServer } from '@fabric-harness/sdk/testing';
+import { startSessionFake } from './session-fake';
+import { testConnection, type TestConnection } from './temporal';
 
 /** Starts test/support/worker-process.ts in a child process; resolves once it polls. */
 export function startWorkerProcess(env: {
@@ -43,4 +46,41 @@ export function killHard(child: ChildProcess): Promise<void> {
     child.once('exit', () => resolve());
     child.kill('SIGKILL');
   });
+}
+
+/**
+ * A describe's worker processes (each SIGKILLable) against the run's dev server, with the session fake
+ * they share; registers its own beforeAll / afterAll (killing every process it started). Read `t` and
+ * `fake` inside tests, after beforeAll ran.
+ */
+export function killableWorkers(): {
+  readonly t: TestConnection;
+  readonly fake: FakeAnthropicServer;
+  start(env: Parameters<typeof startWorkerProcess>[0]): Promise<ChildProcess>;
+} {
+  let t: TestConnection | undefined;
+  let fake: FakeAnthropicServer | undefined;
+  const children: ChildProcess[] = [];
+  beforeAll(async () => {
+    t = await testConnection();
+    fake = await startSessionFake();
+  });
+  afterAll(async () => {
+    await Promise.all(children.map(killHard));
+    await fake?.stop();
+    await t?.close();
+  });
+  return {
+    get t() {
+      return t!;
+    },
+    get fake() {
+      return fake!;
+    },
+    start: async (env) => {
+      const child = await startWorkerProcess(env);
+      children.push(child);
+      return child;
+    },
+  };
 }
