@@ -26,8 +26,10 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { promises as fs, readdirSync, readFileSync } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { codeBlocks, type CodeBlock } from './markdown-blocks';
+import { packTarball } from './packed-package';
 
 export const ROOT = path.resolve(__dirname, '../..');
 export const SAMPLES_DIR = path.join(ROOT, 'test/.doc-samples');
@@ -148,15 +150,35 @@ export function collectSamples(files: string[]): Collected {
 const projectDir = (p: Project): string => path.join(SAMPLES_DIR, p.name);
 const emitted = (f: SampleFile): string => f.name.replace(/\.ts$/, '.js').replace(/\.mts$/, '.mjs').replace(/\.cts$/, '.cjs');
 
-/** Writes the project's files, its package.json and tsconfig, and links the package to this repository. */
+let installed: Promise<void> | undefined;
+
+/**
+ * The package as `npm pack` makes it, unpacked where the sample projects import it from
+ * (test/.doc-samples/node_modules/@fabric-harness/sdk): the samples compile and run against the packed
+ * files and nothing else of this repository (its dependencies resolve from the repository's node_modules,
+ * one folder further up, as an app's would from its own). Once per run.
+ */
+function installPackedPackage(): Promise<void> {
+  installed ??= (async () => {
+    const target = path.join(SAMPLES_DIR, 'node_modules/@fabric-harness/sdk');
+    await fs.rm(target, { force: true, recursive: true });
+    await fs.mkdir(target, { recursive: true });
+    const packDir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-doc-samples-pack-'));
+    const tarball = await packTarball(packDir);
+    await new Promise<void>((resolve, reject) =>
+      execFile('tar', ['-xzf', tarball, '-C', target, '--strip-components=1'], (err) => (err ? reject(err) : resolve())),
+    );
+    await fs.rm(packDir, { recursive: true, force: true });
+  })();
+  return installed;
+}
+
+/** Writes the project's files, its package.json and tsconfig, over the packed package (installPackedPackage). */
 export async function writeProject(p: Project): Promise<string> {
   const dir = projectDir(p);
   await fs.rm(dir, { recursive: true, force: true });
   await fs.mkdir(path.join(dir, 'src'), { recursive: true });
-  const link = path.join(SAMPLES_DIR, 'node_modules/@fabric-harness/sdk');
-  await fs.mkdir(path.dirname(link), { recursive: true });
-  await fs.rm(link, { force: true, recursive: true });
-  await fs.symlink(path.relative(path.dirname(link), ROOT), link);
+  await installPackedPackage();
   await fs.writeFile(
     path.join(dir, 'package.json'),
     JSON.stringify({ name: `sample-${p.name}`, private: true, type: p.esm ? 'module' : 'commonjs' }, null, 2),
@@ -164,13 +186,12 @@ export async function writeProject(p: Project): Promise<string> {
   // The tsconfig docs/typescript.md gives for the project's module system, as written, but for where
   // it reads and writes. Declarations are emitted (the documented config has declaration: true) because
   // their errors, like TS2883 for a type the package does not export, are reported only when written.
-  // preserveSymlinks: the package is seen at node_modules/@fabric-harness/sdk, as an installed one is,
-  // so a declaration may name only what its `exports` expose (through the link to this repository it
-  // could name any dist/ file by a relative path and hide an unexported type).
+  // The package is the packed one at node_modules/@fabric-harness/sdk, so a declaration may name only what
+  // its `exports` expose.
   const { compilerOptions } = documentedTsconfig(p.esm ? 'esm' : 'cjs');
   await fs.writeFile(
     path.join(dir, 'tsconfig.json'),
-    JSON.stringify({ compilerOptions: { ...compilerOptions, rootDir: 'src', outDir: 'out', preserveSymlinks: true }, include: ['src'] }, null, 2),
+    JSON.stringify({ compilerOptions: { ...compilerOptions, rootDir: 'src', outDir: 'out' }, include: ['src'] }, null, 2),
   );
   for (const f of p.files) await fs.writeFile(path.join(dir, 'src', f.name), [...f.prelude, f.block.code].join('\n'));
   return dir;
