@@ -1,0 +1,93 @@
+/**
+ * Runs the gate on a finished compaction (before its summary replaces history): the facts of the
+ * replaced slice, the check (recorded through the runtime's `checkSummaryGate` port where it has one:
+ * on Temporal a local activity, so replay follows the recorded answer), at most one re-ask, the
+ * restated block, the pinned text and the resume block. Workflow code calls it only behind the patch
+ * `fh-compaction-gate`: a history recorded before it replays with none of this.
+ */
+import type { Entry, SummaryEntry } from '../../entries';
+import type { RuntimePorts } from '../../ports';
+import { historyTokens, type CompactOutcome } from './compact';
+import { factsToKeep, type Fact, type FactKind } from './facts';
+import { checkSummary, gateResult, reaskText, restatedBlock, type GateCheck, type GateMode, type GateResult } from './gate';
+import { resumeBlock } from './resume';
+import { renderSummaryEntry } from '../../entries';
+import { SUMMARIZER_SYSTEM_PROMPT, stripFileOperationsSection } from './summary-prompt';
+import type { CompactionSettings } from '../settings';
+
+export const COMPACTION_GATE_PATCH = 'fh-compaction-gate';
+
+export interface ResolvedGate {
+  kinds: readonly FactKind[] | undefined;
+  mode: GateMode;
+}
+
+/** The gate's settings, or undefined when it is off (default entry: on unless disabled; /strict: off unless enabled). */
+export function resolveGate(settings: CompactionSettings | undefined, enabledByDefault: boolean): ResolvedGate | undefined {
+  const g = settings?.gate;
+  if (!(g?.enabled ?? enabledByDefault)) return undefined;
+  return { kinds: g?.kinds, mode: g?.mode ?? 'restate' };
+}
+
+export interface GateStepInput {
+  /** The history the compaction replaced part of (as it was before). */
+  entries: readonly Entry[];
+  outcome: CompactOutcome;
+  /** undefined: the gate is off; only pinned text and the resume block are added. */
+  gate: ResolvedGate | undefined;
+  pinned: readonly string[] | undefined;
+  sessionId: string;
+  model: string;
+  summaryMaxTokens: number;
+  fixedTokens: number;
+}
+
+export interface GateStepResult {
+  outcome: CompactOutcome;
+  gate?: GateResult;
+}
+
+export async function gateCompaction(ports: RuntimePorts, input: GateStepInput): Promise<GateStepResult> {
+  const { entries, outcome, gate } = input;
+  let entry: SummaryEntry = {
+    ...outcome.summaryEntry,
+    ...(input.pinned && input.pinned.length > 0 ? { pinned: [...input.pinned] } : {}),
+  };
+  let result: GateResult | undefined;
+  if (gate) {
+    const all = factsToKeep(entries.slice(0, outcome.cut), { kept: entries.slice(outcome.cut) });
+    const facts = gate.kinds ? all.filter((f) => gate.kinds!.includes(f.kind)) : all;
+    const check = (e: SummaryEntry) => recordedCheck(ports, { facts, text: renderSummaryEntry(e) });
+    let found = await check(entry);
+    let reasked = false;
+    if (gate.mode === 'reask' && found.missing.length > 0 && !entry.fallback) {
+      reasked = true;
+      const res = await ports.summarize({
+        sessionId: input.sessionId,
+        model: input.model,
+        system: SUMMARIZER_SYSTEM_PROMPT,
+        userText: reaskText(entry.summary, facts, found),
+        maxTokens: input.summaryMaxTokens,
+      });
+      const again = { ...entry, summary: stripFileOperationsSection(res.text) };
+      found = await check(again);
+      entry = again;
+    }
+    const block = restatedBlock(facts, found);
+    // Carried, so the next compaction checks them again (the restated ones included).
+    entry = { ...entry, summary: block ? `${entry.summary.trim()}\n\n${block}` : entry.summary, facts: all };
+    result = gateResult(facts, found, { mode: gate.mode, reasked });
+  }
+  const resume = resumeBlock(entries);
+  if (resume) entry = { ...entry, resume };
+  const next = [entry, ...outcome.entries.slice(1)];
+  return {
+    outcome: { ...outcome, summaryEntry: entry, entries: next, tokensAfter: input.fixedTokens + historyTokens(next) },
+    ...(result ? { gate: result } : {}),
+  };
+}
+
+/** The runtime's recorded check where it has one, else the pure check. */
+function recordedCheck(ports: RuntimePorts, input: { facts: Fact[]; text: string }): Promise<GateCheck> {
+  return ports.checkSummaryGate ? ports.checkSummaryGate(input) : Promise.resolve(checkSummary(input));
+}
