@@ -73,10 +73,12 @@ describe('checkSummary', () => {
     { kind: 'rule', source: 0, text: 'Never touch the migrations folder.' },
   ];
   it('paths verbatim, messages by their first line, rules by content', () => {
-    expect(checkSummary({ facts, text: 'Edited src/ledger/import.ts. Open: FAIL  test/ledger.test.ts. Rule: never touch the migrations folder' }).missing).toEqual([]);
+    const missing = (text: string) => checkSummary({ facts, text, mode: 'restate', reasked: false }).missing.map((f) => f.kind);
+    expect(missing('Edited src/ledger/import.ts. Open: FAIL  test/ledger.test.ts. Rule: never touch the migrations folder')).toEqual([]);
     // A path paraphrased is not kept; a rule reworded with most of its words is.
-    expect(checkSummary({ facts, text: 'Edited the ledger importer. FAIL test/ledger.test.ts. The migrations folder: never touch it.' }).missing).toEqual([0]);
-    expect(checkSummary({ facts, text: '' }).missing).toEqual([0, 1, 2]);
+    expect(missing('Edited the ledger importer. FAIL test/ledger.test.ts. The migrations folder: never touch it.')).toEqual(['file']);
+    expect(missing('')).toEqual(['rule', 'error', 'file']);
+    expect(checkSummary({ facts, text: '', mode: 'restate', reasked: false })).toMatchObject({ checked: 3, found: 0, restated: 3, byKind: { file: { checked: 1, found: 0, restated: 1 } } });
   });
 });
 
@@ -138,7 +140,10 @@ describe('gateCompaction', () => {
 
   it('a gated summary fails against a deliberately broken gate (one that skips a kind)', async () => {
     // The broken check never reports a missing error: the open error is neither found nor restated.
-    const broken = async (input: GateCheckInput) => ({ missing: checkSummary(input).missing.filter((i) => input.facts[i]!.kind !== 'error') });
+    const broken = async (input: GateCheckInput) => {
+      const real = checkSummary(input);
+      return { ...real, missing: real.missing.filter((f) => f.kind !== 'error') };
+    };
     const { seen, facts } = await gated('## Goal\nNot recorded.', { check: broken });
     const lost = facts.filter((f) => !factKept(f, seen));
     expect(lost.map((f) => f.kind)).toEqual(['error']);

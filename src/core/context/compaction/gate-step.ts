@@ -8,8 +8,8 @@
 import type { Entry, SummaryEntry } from '../../entries';
 import type { RuntimePorts } from '../../ports';
 import { historyTokens, type CompactOutcome } from './compact';
-import { factsToKeep, type Fact, type FactKind } from './facts';
-import { checkSummary, gateResult, reaskText, restatedBlock, type GateCheck, type GateMode, type GateResult } from './gate';
+import { factsToKeep, type FactKind } from './facts';
+import { checkSummary, gateResult, reaskText, restatedBlock, type GateCheck, type GateCheckInput, type GateMode, type GateResult } from './gate';
 import { resumeBlock } from './resume';
 import { renderSummaryEntry } from '../../entries';
 import { SUMMARIZER_SYSTEM_PROMPT, stripFileOperationsSection } from './summary-prompt';
@@ -57,26 +57,25 @@ export async function gateCompaction(ports: RuntimePorts, input: GateStepInput):
   if (gate) {
     const all = factsToKeep(entries.slice(0, outcome.cut), { kept: entries.slice(outcome.cut) });
     const facts = gate.kinds ? all.filter((f) => gate.kinds!.includes(f.kind)) : all;
-    const check = (e: SummaryEntry) => recordedCheck(ports, { facts, text: renderSummaryEntry(e) });
-    let found = await check(entry);
-    let reasked = false;
-    if (gate.mode === 'reask' && found.missing.length > 0 && !entry.fallback) {
-      reasked = true;
+    const check = (e: SummaryEntry, reasked: boolean) => recordedCheck(ports, { facts, text: renderSummaryEntry(e), mode: gate.mode, reasked });
+    let found = await check(entry, false);
+    // The recorded mode, not today's settings: a replay under other gate settings re-asks as the run did.
+    if (found.mode === 'reask' && found.missing.length > 0 && !entry.fallback) {
       const res = await ports.summarize({
         sessionId: input.sessionId,
         model: input.model,
         system: SUMMARIZER_SYSTEM_PROMPT,
-        userText: reaskText(entry.summary, facts, found),
+        userText: reaskText(entry.summary, found.missing),
         maxTokens: input.summaryMaxTokens,
       });
-      const again = { ...entry, summary: stripFileOperationsSection(res.text) };
-      found = await check(again);
-      entry = again;
+      entry = { ...entry, summary: stripFileOperationsSection(res.text) };
+      found = await check(entry, true);
     }
-    const block = restatedBlock(facts, found);
+    // What the recorded check says is missing is restated, whatever the facts are computed as today.
+    const block = restatedBlock(found.missing);
     // Carried, so the next compaction checks them again (the restated ones included).
     entry = { ...entry, summary: block ? `${entry.summary.trim()}\n\n${block}` : entry.summary, facts: all };
-    result = gateResult(facts, found, { mode: gate.mode, reasked });
+    result = gateResult(found);
   }
   const resume = resumeBlock(entries);
   if (resume) entry = { ...entry, resume };
@@ -88,6 +87,6 @@ export async function gateCompaction(ports: RuntimePorts, input: GateStepInput):
 }
 
 /** The runtime's recorded check where it has one, else the pure check. */
-function recordedCheck(ports: RuntimePorts, input: { facts: Fact[]; text: string }): Promise<GateCheck> {
+function recordedCheck(ports: RuntimePorts, input: GateCheckInput): Promise<GateCheck> {
   return ports.checkSummaryGate ? ports.checkSummaryGate(input) : Promise.resolve(checkSummary(input));
 }

@@ -12,24 +12,26 @@ export type GateMode = 'restate' | 'reask';
 /** Per kind: how many facts were checked, found in the summary, and restated under the gate's heading. */
 export type GateCounts = { checked: number; found: number; restated: number };
 
-/** What one gate check found: the indexes (into the facts it was given) the summary misses. */
-export interface GateCheck {
-  missing: number[];
-}
-
 /** The gate's result, as recorded in history and shown (`fh history`, the board, `fh chat`, the state query). */
 export interface GateResult extends GateCounts {
+  /** 'reask' with something missing and `reasked` false: the summariser is asked once more next. */
   mode: GateMode;
-  /** The summariser was asked once more, naming what it left out (mode 'reask', something missing). */
+  /** This check is of the summariser's second answer (mode 'reask'). */
   reasked: boolean;
   byKind: Partial<Record<FactKind, GateCounts>>;
 }
 
-/** What the gate's recording local activity is given (and what a check reads when inline). */
+/** One check as recorded (on Temporal the local activity fhCheckSummaryGate's result): the counts and the facts the summary misses. */
+export interface GateCheck extends GateResult {
+  missing: Fact[];
+}
+
+/** What a check is given: the facts, the summary entry as the model will read it, and where in the gate it is. */
 export interface GateCheckInput {
   facts: Fact[];
-  /** The summary entry as the model will read it. */
   text: string;
+  mode: GateMode;
+  reasked: boolean;
 }
 
 export const RESTATED_HEADING = '## Facts Restated (verbatim: the summary left them out)';
@@ -51,16 +53,33 @@ const FIRST_LINE: ReadonlySet<FactKind> = new Set(['error', 'decision', 'task'])
 const CONTENT_SHARE = 0.8;
 const STOP = new Set(['the', 'and', 'for', 'that', 'this', 'with', 'you', 'are', 'was', 'will', 'then', 'from', 'have', 'has', 'not', 'but', 'all', 'any', 'its', 'into', 'our']);
 
-/** The facts `text` misses (by index). */
+/** Checks `text` against the facts: what it misses, and the counts by kind. Pure, so the recording activity and inline runs agree. */
 export function checkSummary(input: GateCheckInput): GateCheck {
   const text = input.text;
   const flat = normalise(text);
   const words = new Set(wordsOf(text));
-  const missing: number[] = [];
-  input.facts.forEach((f, i) => {
-    if (!kept(f, text, flat, words)) missing.push(i);
-  });
-  return { missing };
+  const missing: Fact[] = [];
+  const byKind: Partial<Record<FactKind, GateCounts>> = {};
+  for (const k of FACT_KINDS) {
+    for (const f of input.facts) {
+      if (f.kind !== k) continue;
+      const c = (byKind[k] ??= { checked: 0, found: 0, restated: 0 });
+      c.checked += 1;
+      if (kept(f, text, flat, words)) c.found += 1;
+      else {
+        c.restated += 1;
+        missing.push(f);
+      }
+    }
+  }
+  const checked = input.facts.length;
+  return { checked, found: checked - missing.length, restated: missing.length, mode: input.mode, reasked: input.reasked, byKind, missing };
+}
+
+/** The recorded check without its facts: what events, state and the audit show. */
+export function gateResult(check: GateCheck): GateResult {
+  const { missing: _missing, ...result } = check;
+  return result;
 }
 
 export function factKept(fact: Fact, text: string): boolean {
@@ -77,26 +96,10 @@ function kept(f: Fact, text: string, flat: string, words: ReadonlySet<string>): 
   return own.filter((w) => words.has(w)).length / own.length >= CONTENT_SHARE;
 }
 
-/** The counts of a check, by kind. */
-export function gateResult(facts: readonly Fact[], check: GateCheck, opts: { mode: GateMode; reasked: boolean; foundBeforeReask?: number }): GateResult {
-  const missing = new Set(check.missing);
-  const byKind: Partial<Record<FactKind, GateCounts>> = {};
-  facts.forEach((f, i) => {
-    const c = (byKind[f.kind] ??= { checked: 0, found: 0, restated: 0 });
-    c.checked += 1;
-    if (missing.has(i)) c.restated += 1;
-    else c.found += 1;
-  });
-  const ordered: Partial<Record<FactKind, GateCounts>> = {};
-  for (const k of FACT_KINDS) if (byKind[k]) ordered[k] = byKind[k];
-  return { checked: facts.length, found: facts.length - missing.size, restated: missing.size, mode: opts.mode, reasked: opts.reasked, byKind: ordered };
-}
-
 /** The missing facts, verbatim, under the gate's heading (empty when nothing is missing). */
-export function restatedBlock(facts: readonly Fact[], check: GateCheck): string {
-  if (check.missing.length === 0) return '';
-  const lines = check.missing.map((i) => {
-    const f = facts[i]!;
+export function restatedBlock(missing: readonly Fact[]): string {
+  if (missing.length === 0) return '';
+  const lines = missing.map((f) => {
     const text = VERBATIM.has(f.kind) ? `\`${f.text}\`` : f.text;
     return `- ${KIND_LABEL[f.kind]}: ${text}${f.note ? ` (${f.note})` : ''}`;
   });
@@ -104,8 +107,8 @@ export function restatedBlock(facts: readonly Fact[], check: GateCheck): string 
 }
 
 /** The second request of mode 'reask': the summary so far and what it left out. */
-export function reaskText(summary: string, facts: readonly Fact[], check: GateCheck): string {
-  const list = check.missing.map((i) => `- ${KIND_LABEL[facts[i]!.kind]}: ${facts[i]!.text}`).join('\n');
+export function reaskText(summary: string, missing: readonly Fact[]): string {
+  const list = missing.map((f) => `- ${KIND_LABEL[f.kind]}: ${f.text}`).join('\n');
   return (
     `Your summary below left out facts the conversation still depends on. Rewrite the whole summary, same sections, ` +
     `and include each of these (paths, identifiers and error lines exactly as written):\n${list}\n\n<summary>\n${summary}\n</summary>`
