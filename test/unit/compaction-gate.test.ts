@@ -56,6 +56,22 @@ describe('factsToKeep', () => {
     expect(factsToKeep(h).filter((f) => f.kind === 'error')).toEqual([]);
   });
 
+  it('errors by their telling lines: a test run supersedes the last one, a one-off command’s failures add up until it succeeds', () => {
+    const jest = (id: string, out: string): Entry[] => [call([[id, 'bash', { command: 'npm test' }]]), results([[id, out, true]])];
+    const seed = (id: string, out: string, isError = true): Entry[] => [call([[id, 'bash', { command: 'node seed.js' }]]), results([[id, out, isError]])];
+    const errors = (h: Entry[]) => factsToKeep(h).filter((f) => f.kind === 'error').map((f) => f.text);
+    const run1 = '> jest\nFAIL test/a.test.ts\n  ● a › rounds\n  ● a › sorts\nTests:       2 failed, 9 passed, 11 total';
+    const run2 = '> jest\nFAIL test/a.test.ts\n  ● a › sorts\nTests:       1 failed, 10 passed, 11 total';
+    expect(errors([...jest('j1', run1), ...jest('j2', run2)])).toEqual(['FAIL test/a.test.ts', '● a › sorts']);
+    expect(errors([...seed('s1', "Error: ENOENT: open 'a.json'\n    at x"), ...seed('s2', 'Error: connect ECONNREFUSED 127.0.0.1:5400')])).toEqual([
+      "Error: ENOENT: open 'a.json'",
+      'Error: connect ECONNREFUSED 127.0.0.1:5400',
+    ]);
+    expect(errors([...seed('s1', 'Error: x'), ...seed('s2', 'Seeded 10 rows', false)])).toEqual([]);
+    // Another command's success closes nothing.
+    expect(errors([...jest('j1', run2), ...seed('s2', 'Seeded 10 rows', false)])).toEqual(['FAIL test/a.test.ts', '● a › sorts']);
+  });
+
   it('carries an earlier summary’s facts (minus its superseded task and next step)', () => {
     const earlier: SummaryEntry = {
       type: 'summary', summary: 'x', userMessages: [], files: { read: [], modified: ['a.ts'] }, compactedEntries: 3, fallback: false,
@@ -130,7 +146,7 @@ describe('gateCompaction', () => {
     expect(gate).toMatchObject({ reasked: true });
     expect(gate!.byKind.file).toEqual({ checked: 1, found: 1, restated: 0 });
     expect(seen).toContain('editing src/ledger/import.ts');
-    expect(seen).toContain('- Open error: FAIL test/ledger.test.ts (bash)');
+    expect(seen).toContain('- Open error: FAIL test/ledger.test.ts (bash: npm test)');
   });
 
   it('kinds narrow what is checked', async () => {

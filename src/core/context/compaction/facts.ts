@@ -16,10 +16,14 @@ const FACT_CHARS = 300;
 /** Facts per kind (newest kept): long sessions must not turn the restated block into the history. */
 const MAX_PER_KIND = 40;
 
-const RULE_WORDS = /\b(always|never|must|mustn't|do not|don't|dont|only|make sure|rule|required?|forbidden|avoid|prefer|no more than|at most|at least)\b/i;
+const RULE_WORDS = /\b(always|never|must|mustn't|do not|don't|dont|only|make sure|rule|required?|forbidden|avoid|prefer|no more than|at most|at least|every|keep|before you|instead of)\b|, not /i;
 const DECISION_START = /^(yes|no|ok|okay|sure|approved?|deny|denied|reject(ed)?|go (ahead|with)|use|let's|lets|pick|choose|option|keep|drop|proceed|don't|do not)\b/i;
 const NEXT_WORDS = /\b(next|i'll|i will|i am going to|i'm going to|going to|let me|then i|now i|plan is|still need to|remaining)\b/i;
-const TEST_OR_BUILD = /\b(test|jest|vitest|pytest|npm|tsc|build|lint|check|make|cargo|go test)\b/i;
+/** Lines that name an error in a failed result (a failing test, a type error, a thrown error). */
+const ERROR_LINE = /^\s*(●\s.*|.*\berror TS\d+.*|\w*Error\b.*|FAIL\s.*)$/;
+/** A run that reports the whole current state (a test or type-check summary): it supersedes the last run's errors. */
+const VERDICT = /^(Tests?:|Test Suites:|Found \d+ errors?\.|\d+ (passing|failing))/m;
+const MAX_ERROR_LINES = 20;
 /** Code-like tokens: paths, dotted names, snake_case, camelCase, CONSTANT_CASE, long hex ids, backticked spans. */
 const IDENTIFIER = /`([^`\n]{2,80})`|\b([A-Za-z_][\w-]*(?:[./][\w-]+)+|[a-z]+[A-Z][A-Za-z0-9]+|[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+|[A-Z]{2,}[0-9]+|[0-9a-f]{8,})\b/g;
 
@@ -34,9 +38,9 @@ export interface FactOptions {
  */
 export function factsToKeep(replaced: readonly Entry[], opts: FactOptions = {}): Fact[] {
   const out: Fact[] = [];
-  const toolNames = new Map<string, string>();
-  /** tool name (or 'test') → the open error fact, closed by a later success of the same. */
-  const openErrors = new Map<string, Fact>();
+  const calls = new Map<string, string>();
+  /** A call's key (tool and command or path) → its open errors, closed by a later success of the same call. */
+  const openErrors = new Map<string, Fact[]>();
   const files = new Map<string, Fact>();
   let lastUser: Fact | undefined;
   let lastAssistant: { index: number; text: string } | undefined;
@@ -59,7 +63,7 @@ export function factsToKeep(replaced: readonly Entry[], opts: FactOptions = {}):
       if (text) lastAssistant = { index, text };
       for (const b of e.content) {
         if (b.type !== 'tool_use') continue;
-        toolNames.set(b.id, b.name);
+        calls.set(b.id, callKey(b.name, b.input));
         const path = pathOf(b.input);
         if (path && /write|edit|patch|create|apply|move|delete/i.test(b.name)) {
           files.set(path, { kind: 'file', source: index, text: path, note: `${b.name} (last change)` });
@@ -68,18 +72,19 @@ export function factsToKeep(replaced: readonly Entry[], opts: FactOptions = {}):
       return;
     }
     for (const r of e.results) {
-      const name = toolNames.get(r.tool_use_id) ?? 'tool';
-      const key = errorKey(name, r.content);
-      if (r.is_error || looksFailed(r.content)) {
-        const line = firstLine(r.content) || `${name} failed`;
-        openErrors.set(key, { kind: 'error', source: index, text: cut(line), note: name });
-      } else {
+      const key = calls.get(r.tool_use_id) ?? 'tool';
+      if (!(r.is_error || looksFailed(r.content))) {
         openErrors.delete(key);
+        continue;
       }
+      const lines = errorLines(r.content);
+      const found = (lines.length > 0 ? lines : [firstLine(r.content) || `${key} failed`]).map((l): Fact => ({ kind: 'error', source: index, text: cut(l), note: key }));
+      // A test or type-check run lists every error still there; another failure of a one-off command adds to the last.
+      openErrors.set(key, VERDICT.test(r.content) ? found : [...(openErrors.get(key) ?? []), ...found]);
     }
   });
 
-  out.push(...openErrors.values(), ...files.values());
+  out.push(...[...openErrors.values()].flat(), ...files.values());
   if (lastUser) out.push(lastUser);
   if (lastAssistant) {
     const step = nextStep(lastAssistant.text);
@@ -96,11 +101,11 @@ export function newestFact(facts: readonly Fact[], kind: FactKind): Fact | undef
   return best;
 }
 
-function carriedFacts(e: SummaryEntry, out: Fact[], files: Map<string, Fact>, openErrors: Map<string, Fact>): void {
+function carriedFacts(e: SummaryEntry, out: Fact[], files: Map<string, Fact>, openErrors: Map<string, Fact[]>): void {
   for (const f of e.facts ?? []) {
     const carried = { ...f, source: -1 };
     if (f.kind === 'file') files.set(f.text, carried);
-    else if (f.kind === 'error') openErrors.set(errorKey(f.note ?? 'tool', f.text), carried);
+    else if (f.kind === 'error') openErrors.set(f.note ?? 'tool', [...(openErrors.get(f.note ?? 'tool') ?? []), carried]);
     // An earlier task and next step are superseded by this slice's; rules, decisions and identifiers stay.
     else if (f.kind !== 'task' && f.kind !== 'next_step') out.push(carried);
   }
@@ -108,9 +113,22 @@ function carriedFacts(e: SummaryEntry, out: Fact[], files: Map<string, Fact>, op
   for (const p of e.files.modified) if (!files.has(p)) files.set(p, { kind: 'file', source: -1, text: p, note: 'modified' });
 }
 
-/** A test run's failure is closed by a later passing test run, whatever tool ran it. */
-function errorKey(tool: string, content: string): string {
-  return TEST_OR_BUILD.test(content.slice(0, 200)) && /bash|shell|run|exec|test/i.test(tool) ? 'test-run' : tool;
+/** What makes two calls "the same" for closing an error: the tool and its command (or path). */
+function callKey(name: string, input: unknown): string {
+  const o = input !== null && typeof input === 'object' ? (input as Record<string, unknown>) : {};
+  const what = o.command ?? o.cmd ?? o.path ?? o.file_path;
+  return typeof what === 'string' ? `${name}: ${what.slice(0, 120)}` : name;
+}
+
+function errorLines(content: string): string[] {
+  const out: string[] = [];
+  for (const line of content.split('\n')) {
+    if (!ERROR_LINE.test(line)) continue;
+    const t = line.trim();
+    if (!out.includes(t)) out.push(t);
+    if (out.length >= MAX_ERROR_LINES) break;
+  }
+  return out;
 }
 
 function looksFailed(content: string): boolean {
@@ -130,14 +148,24 @@ function identifiers(replaced: readonly Entry[], kept: readonly Entry[], already
   const known = new Set(already.filter((f) => f.kind === 'file').map((f) => f.text));
   const seen = new Map<string, Fact>();
   replaced.forEach((e, index) => {
-    if (e.type === 'summary') return;
-    for (const m of entryText(e).matchAll(IDENTIFIER)) {
+    // What was said or done names identifiers; tool output is re-readable and mostly noise.
+    if (e.type === 'summary' || e.type === 'tool_results') return;
+    for (const m of saidText(e).matchAll(IDENTIFIER)) {
       const id = (m[1] ?? m[2] ?? '').trim();
       if (id.length < 4 || known.has(id) || seen.has(id) || !later.includes(id)) continue;
       seen.set(id, { kind: 'identifier', source: index, text: id });
     }
   });
   return [...seen.values()];
+}
+
+/** What an entry said or asked for: user and assistant text, and a tool call's short arguments (not a whole file's content). */
+function saidText(e: Entry): string {
+  if (e.type === 'user') return e.text;
+  if (e.type !== 'assistant') return '';
+  return e.content
+    .map((b) => (b.type === 'text' ? b.text : b.type === 'tool_use' && b.input !== null && typeof b.input === 'object' ? Object.values(b.input as Record<string, unknown>).filter((v): v is string => typeof v === 'string' && v.length <= 200).join('\n') : ''))
+    .join('\n');
 }
 
 function entryText(e: Entry): string {

@@ -83,7 +83,14 @@ export function gateResult(check: GateCheck): GateResult {
 }
 
 export function factKept(fact: Fact, text: string): boolean {
-  return kept(fact, text, normalise(text), new Set(wordsOf(text)));
+  return keptIn(text)(fact);
+}
+
+/** A check of many facts against one text (the text read once). */
+export function keptIn(text: string): (fact: Fact) => boolean {
+  const flat = normalise(text);
+  const words = new Set(wordsOf(text));
+  return (f) => kept(f, text, flat, words);
 }
 
 function kept(f: Fact, text: string, flat: string, words: ReadonlySet<string>): boolean {
