@@ -6,7 +6,7 @@
 import type { Entry, SummaryEntry } from '../../src/core/entries';
 import { renderSummaryEntry } from '../../src/core/entries';
 import { factsToKeep, FACT_KINDS, type Fact } from '../../src/core/context/compaction/facts';
-import { checkSummary, describeGate, factKept, RESTATED_HEADING, type GateCheckInput } from '../../src/core/context/compaction/gate';
+import { checkSummary, describeGate, factKept, restatable, RESTATED_HEADING, type GateCheckInput } from '../../src/core/context/compaction/gate';
 import { gateCompaction, resolveGate } from '../../src/core/context/compaction/gate-step';
 import { RESUME_HEADING } from '../../src/core/context/compaction/resume';
 import { parseCompactionSettings } from '../../src/core/context/settings';
@@ -166,6 +166,17 @@ describe('gateCompaction', () => {
     // The real gate keeps it.
     const real = await gated('## Goal\nNot recorded.');
     expect(real.facts.filter((f) => !factKept(f, real.seen))).toEqual([]);
+  });
+});
+
+describe('restatable', () => {
+  it('fills the budget with rules, errors and the next step before identifiers', () => {
+    const fact = (kind: Fact['kind'], i: number): Fact => ({ kind, source: i, text: `${kind} number ${i} ${'x'.repeat(60)}` });
+    const missing = [...Array.from({ length: 50 }, (_, i) => fact('identifier', i)), fact('rule', 1), fact('error', 2), fact('next_step', 3)];
+    const kept = restatable(missing, 400);
+    expect(kept.slice(0, 3).map((f) => f.kind)).toEqual(['rule', 'error', 'next_step']);
+    expect(kept.length).toBeLessThan(missing.length);
+    expect(restatable(missing).length).toBe(missing.length);
   });
 });
 

@@ -9,7 +9,7 @@ import type { Entry, SummaryEntry } from '../../entries';
 import type { RuntimePorts } from '../../ports';
 import { historyTokens, type CompactOutcome } from './compact';
 import { factsToKeep, type FactKind } from './facts';
-import { checkSummary, gateResult, reaskText, restatedBlock, type GateCheck, type GateCheckInput, type GateMode, type GateResult } from './gate';
+import { checkSummary, gateResult, reaskText, restatable, restatedBlock, type GateCheck, type GateCheckInput, type GateMode, type GateResult } from './gate';
 import { resumeBlock } from './resume';
 import { renderSummaryEntry } from '../../entries';
 import { SUMMARIZER_SYSTEM_PROMPT, stripFileOperationsSection } from './summary-prompt';
@@ -72,10 +72,12 @@ export async function gateCompaction(ports: RuntimePorts, input: GateStepInput):
       found = await check(entry, true);
     }
     // What the recorded check says is missing is restated, whatever the facts are computed as today.
-    const block = restatedBlock(found.missing);
+    const fitting = restatable(found.missing);
+    const block = restatedBlock(fitting);
     // Carried, so the next compaction checks them again (the restated ones included).
     entry = { ...entry, summary: block ? `${entry.summary.trim()}\n\n${block}` : entry.summary, facts: all };
-    result = gateResult(found);
+    const over = found.missing.length - fitting.length;
+    result = over > 0 ? { ...gateResult(found), restated: fitting.length, overBudget: over } : gateResult(found);
   }
   const resume = resumeBlock(entries);
   if (resume) entry = { ...entry, resume };

@@ -14,6 +14,8 @@ export type GateCounts = { checked: number; found: number; restated: number };
 
 /** The gate's result, as recorded in history and shown (`fh history`, the board, `fh chat`, the state query). */
 export interface GateResult extends GateCounts {
+  /** Missing facts left out of the restated block because it was full (absent: none). */
+  overBudget?: number;
   /** 'reask' with something missing and `reasked` false: the summariser is asked once more next. */
   mode: GateMode;
   /** This check is of the summariser's second answer (mode 'reask'). */
@@ -101,6 +103,30 @@ function kept(f: Fact, text: string, flat: string, words: ReadonlySet<string>): 
   const own = [...new Set(wordsOf(f.text))];
   if (own.length === 0) return true;
   return own.filter((w) => words.has(w)).length / own.length >= CONTENT_SHARE;
+}
+
+/**
+ * The restated block's budget: a summary that dropped everything must not come back larger than the
+ * history it replaced (an overflow compaction is there to shrink it). ~3,000 tokens.
+ */
+export const RESTATE_MAX_CHARS = 12_000;
+/** What is restated first when not everything fits: identifiers, the most numerous and the easiest to re-read, last. */
+const RESTATE_ORDER: readonly FactKind[] = ['rule', 'error', 'next_step', 'task', 'decision', 'file', 'identifier'];
+
+/** The missing facts that fit the restated block's budget, most important kinds first (stable within a kind). */
+export function restatable(missing: readonly Fact[], maxChars = RESTATE_MAX_CHARS): Fact[] {
+  const out: Fact[] = [];
+  let used = 0;
+  for (const kind of RESTATE_ORDER) {
+    for (const f of missing) {
+      if (f.kind !== kind) continue;
+      const cost = f.text.length + (f.note?.length ?? 0) + 24;
+      if (used + cost > maxChars) continue;
+      used += cost;
+      out.push(f);
+    }
+  }
+  return out;
 }
 
 /** The missing facts, verbatim, under the gate's heading (empty when nothing is missing). */
