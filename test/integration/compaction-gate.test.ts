@@ -48,7 +48,7 @@ describe('the compaction gate on Temporal', () => {
     const last = firstText(requests.at(-1)!);
     expect(last).toContain('## Facts Restated');
     expect(last).toContain(GATE_RULE);
-    expect(last.trimEnd()).toMatch(/## Resume Here\n- You were working on: [^\n]+\n- Your next step: [^\n]+\n- Continue from that step\.[^\n]*$/);
+    expect(last.trimEnd()).toMatch(/## Resume Here\n- You were working on: [^\n]+\n- Your next step: [^\n]+\n- Continue from there; do not redo finished work\.$/);
   });
 
   it('each check is a local activity in history, and the audit transcript shows its counts and what was restated', async () => {

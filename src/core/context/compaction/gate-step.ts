@@ -9,7 +9,7 @@ import type { Entry, SummaryEntry } from '../../entries';
 import type { RuntimePorts } from '../../ports';
 import { historyTokens, type CompactOutcome } from './compact';
 import { factsToKeep, type FactKind } from './facts';
-import { checkSummary, gateResult, reaskText, restatable, restatedBlock, type GateCheck, type GateCheckInput, type GateMode, type GateResult } from './gate';
+import { checkSummary, gateResult, reaskText, RESTATE_MAX_CHARS, restatable, restatedBlock, type GateCheck, type GateCheckInput, type GateMode, type GateResult } from './gate';
 import { resumeBlock } from './resume';
 import { renderSummaryEntry } from '../../entries';
 import { SUMMARIZER_SYSTEM_PROMPT, stripFileOperationsSection } from './summary-prompt';
@@ -40,6 +40,8 @@ export interface GateStepInput {
   model: string;
   summaryMaxTokens: number;
   fixedTokens: number;
+  /** The restated block's budget in characters (default RESTATE_MAX_CHARS; the runner gives less for a small window). */
+  restateMaxChars?: number;
 }
 
 export interface GateStepResult {
@@ -49,9 +51,13 @@ export interface GateStepResult {
 
 export async function gateCompaction(ports: RuntimePorts, input: GateStepInput): Promise<GateStepResult> {
   const { entries, outcome, gate } = input;
+  const budget = input.restateMaxChars ?? RESTATE_MAX_CHARS;
+  // The resume block first: it is part of what the model reads, so the check sees it too.
+  const resume = resumeBlock(entries, budget);
   let entry: SummaryEntry = {
     ...outcome.summaryEntry,
     ...(input.pinned && input.pinned.length > 0 ? { pinned: [...input.pinned] } : {}),
+    ...(resume ? { resume } : {}),
   };
   let result: GateResult | undefined;
   if (gate) {
@@ -72,15 +78,13 @@ export async function gateCompaction(ports: RuntimePorts, input: GateStepInput):
       found = await check(entry, true);
     }
     // What the recorded check says is missing is restated, whatever the facts are computed as today.
-    const fitting = restatable(found.missing);
+    const fitting = restatable(found.missing, Math.max(0, budget - (resume?.length ?? 0)));
     const block = restatedBlock(fitting);
     // Carried, so the next compaction checks them again (the restated ones included).
     entry = { ...entry, summary: block ? `${entry.summary.trim()}\n\n${block}` : entry.summary, facts: all };
     const over = found.missing.length - fitting.length;
     result = over > 0 ? { ...gateResult(found), restated: fitting.length, overBudget: over } : gateResult(found);
   }
-  const resume = resumeBlock(entries);
-  if (resume) entry = { ...entry, resume };
   const next = [entry, ...outcome.entries.slice(1)];
   return {
     outcome: { ...outcome, summaryEntry: entry, entries: next, tokensAfter: input.fixedTokens + historyTokens(next) },

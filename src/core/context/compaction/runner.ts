@@ -14,6 +14,7 @@ import type { ContextMemory } from '../memory';
 import { memoryBlock } from '../memory-extract';
 import type { StrategyDecision } from '../strategy';
 import { COMPACTION_GATE_PATCH, gateCompaction, resolveGate, type GateStepResult } from './gate-step';
+import { RESTATE_MAX_CHARS } from './gate';
 import { isPatched, type RuntimePorts } from '../../ports';
 import { resetConversation, transferSummary, TRANSFER_SUMMARY_MAX_TOKENS } from '../reset';
 
@@ -328,7 +329,9 @@ export class CompactionRunner {
     const pinned = this.ctx.settings?.pinned;
     if ((!gate && !pinned?.length) || !isPatched(this.ports, COMPACTION_GATE_PATCH)) return { outcome };
     const summaryMaxTokens = Math.min(SUMMARY_MAX_TOKENS, Math.floor((window ?? 100_000) / 4));
-    return gateCompaction(this.countingPorts, { entries, outcome, gate, pinned, sessionId: this.ctx.sessionId, model: this.ctx.model, summaryMaxTokens, fixedTokens: this.fixedTokens() });
+    // Like the user's words: what is restated must not undo the compaction in a small window.
+    const restateMaxChars = Math.min(RESTATE_MAX_CHARS, Math.floor((window ?? 100_000) * USER_MESSAGE_WINDOW_SHARE) * 4);
+    return gateCompaction(this.countingPorts, { entries, outcome, gate, pinned, sessionId: this.ctx.sessionId, model: this.ctx.model, summaryMaxTokens, fixedTokens: this.fixedTokens(), restateMaxChars });
   }
 
   /** Asks afterCompact for text to inject; it goes into the summary entry, so the history stays valid. */
