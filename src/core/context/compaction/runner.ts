@@ -14,7 +14,7 @@ import type { ContextMemory } from '../memory';
 import { memoryBlock } from '../memory-extract';
 import type { StrategyDecision } from '../strategy';
 import { COMPACTION_GATE_PATCH, gateCompaction, resolveGate, type GateStepResult } from './gate-step';
-import { RESTATE_MAX_CHARS } from './gate';
+import { RESTATE_MAX_CHARS, type GateResult } from './gate';
 import { isPatched, type RuntimePorts } from '../../ports';
 import { resetConversation, transferSummary, TRANSFER_SUMMARY_MAX_TOKENS } from '../reset';
 
@@ -30,7 +30,7 @@ export interface CompactionRecord {
   fallback: boolean;
   ineffective: boolean;
   /** The compaction gate's result (absent: gate off, or recorded before it). */
-  gate?: GateStepResult['gate'];
+  gate?: GateResult;
 }
 
 export interface CompactionState {
