@@ -41,10 +41,28 @@ export interface SessionTruth {
   lastEvidence: Evidence | undefined;
 }
 
+/** The truth as it stood after the first `entries` entries (what a probe after a compaction there asks about). */
+export interface TruthCheckpoint {
+  entries: number;
+  instructions: string[];
+  /** Paths written or edited so far. */
+  modified: string[];
+  openErrors: OpenError[];
+}
+
 export interface ScriptedSession {
   entries: Entry[];
   truth: SessionTruth;
   modelCalls: number;
+  /** After every model call, oldest first. */
+  checkpoints: TruthCheckpoint[];
+}
+
+/** The newest checkpoint at or before `entries` entries. */
+export function truthAt(session: ScriptedSession, entries: number): TruthCheckpoint {
+  let at: TruthCheckpoint = { entries: 0, instructions: [], modified: [], openErrors: [] };
+  for (const c of session.checkpoints) if (c.entries <= entries) at = c;
+  return at;
 }
 
 export const DEFAULT_MODEL_CALLS = 300;
@@ -155,9 +173,20 @@ interface State {
   commandErrors: Array<{ id: string; signature: string }>;
   lastEvidence: Evidence | undefined;
   errorSerial: number;
+  modified: Set<string>;
+  checkpoints: TruthCheckpoint[];
 }
 
-function toolCall(s: State, name: string, input: Record<string, unknown>, result: string, isError = false, text = ''): void {
+function openErrorsOf(s: State): OpenError[] {
+  return [...s.failingTests.map((f) => ({ id: f.id, signature: `● ${f.name}` })), ...s.typeErrors.map((e) => ({ id: e.id, signature: e.line })), ...s.commandErrors];
+}
+
+/** Recorded after each model call's entries: draws nothing from the generator, so sessions are unchanged. */
+function checkpoint(s: State): void {
+  s.checkpoints.push({ entries: s.entries.length, instructions: [...s.instructions], modified: [...s.modified].sort(), openErrors: openErrorsOf(s) });
+}
+
+function pushToolCall(s: State, name: string, input: Record<string, unknown>, result: string, isError = false, text = ''): void {
   const id = `toolu_${String(s.nextId++).padStart(4, '0')}`;
   const content: Array<TextBlock | ToolUseBlock> = [];
   if (text) content.push({ type: 'text', text });
@@ -168,11 +197,19 @@ function toolCall(s: State, name: string, input: Record<string, unknown>, result
   s.calls += 1;
   const path = input.path;
   if (typeof path === 'string') s.files.add(path);
+  if (typeof path === 'string' && (name === 'write_file' || name === 'edit_file')) s.modified.add(path);
 }
 
 function reply(s: State, text: string): void {
   s.entries.push({ type: 'assistant', content: [{ type: 'text', text }], stopReason: 'end_turn' });
   s.calls += 1;
+  checkpoint(s);
+}
+
+/** A tool call, then the truth after it. */
+function toolCall(s: State, name: string, input: Record<string, unknown>, result: string, isError = false, text = ''): void {
+  pushToolCall(s, name, input, result, isError, text);
+  checkpoint(s);
 }
 
 function readFile(s: State, path: string): void {
@@ -312,6 +349,8 @@ export function generateSession(options: ScriptedSessionOptions): ScriptedSessio
     commandErrors: [],
     lastEvidence: undefined,
     errorSerial: 0,
+    modified: new Set(),
+    checkpoints: [],
   };
   // Two standing instructions up front; the others arrive between tasks, spread over the session.
   const pending = [...STANDING_INSTRUCTIONS];
@@ -334,14 +373,10 @@ export function generateSession(options: ScriptedSessionOptions): ScriptedSessio
   s.callBudget = modelCalls;
   docsTail(s);
 
-  const openErrors: OpenError[] = [
-    ...s.failingTests.map((f) => ({ id: f.id, signature: `● ${f.name}` })),
-    ...s.typeErrors.map((e) => ({ id: e.id, signature: e.line })),
-    ...s.commandErrors,
-  ];
   return {
     entries: s.entries,
-    truth: { instructions: s.instructions, files: [...s.files].sort(), openErrors, lastEvidence: s.lastEvidence },
+    truth: { instructions: s.instructions, files: [...s.files].sort(), openErrors: openErrorsOf(s), lastEvidence: s.lastEvidence },
     modelCalls: s.calls,
+    checkpoints: s.checkpoints,
   };
 }

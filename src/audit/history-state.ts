@@ -7,7 +7,8 @@
  */
 import type { History } from './history-file';
 import { auditTranscript, type AuditOptions } from './collect';
-import type { AuditRun, CompactionDecisionRecord, ModelCallRecord, ModelResolvedRecord, SummaryRecord } from './records';
+import type { AuditRun, CompactionDecisionRecord, CompactionGateRecord, ModelCallRecord, ModelResolvedRecord, SummaryRecord } from './records';
+import type { GateResult } from '../core/context/compaction/gate';
 
 /** Run statuses as Temporal names them (and as `fh list` prints them). */
 export type WorkflowStatusName = 'RUNNING' | 'COMPLETED' | 'FAILED' | 'TERMINATED' | 'CANCELED' | 'TIMED_OUT' | 'CONTINUED_AS_NEW';
@@ -36,6 +37,8 @@ export interface HistoryRunState {
     compactions: number;
     lastDecision?: Omit<CompactionDecisionRecord, 'n' | 'type'>;
     lastSummary?: { eventId: number; at?: string; trigger: SummaryRecord['trigger']; text?: string };
+    /** The last compaction gate check recorded (absent: the gate was off, or the run predates it). */
+    lastGate?: GateResult & { eventId: number };
   };
 }
 
@@ -61,6 +64,7 @@ export async function stateFromHistory(history: History, opts: AuditOptions & { 
   const lastDecision = decisions.filter((d) => d.recorded).at(-1);
   const lastCall = records.filter((r): r is ModelCallRecord => r.type === 'model_call' && r.status === 'completed' && !!r.usage).at(-1);
   const lastSummary = records.filter((r): r is SummaryRecord => r.type === 'summary' && r.status === 'completed').at(-1);
+  const lastGate = records.filter((r): r is CompactionGateRecord => r.type === 'compaction_gate' && r.recorded).at(-1);
   // A decision states the window the session compacted against: the best evidence of the one it used.
   const window = lastDecision?.contextWindowTokens ?? resolved?.contextWindowTokens;
   const { n: _n, type: _t, ...decision } = lastDecision ?? ({} as CompactionDecisionRecord);
@@ -100,6 +104,12 @@ export async function stateFromHistory(history: History, opts: AuditOptions & { 
             },
           }
         : {}),
+      ...(lastGate?.checked !== undefined ? { lastGate: gateOf(lastGate) } : {}),
     },
   };
+}
+
+function gateOf(r: CompactionGateRecord): GateResult & { eventId: number } {
+  const { checked = 0, found = 0, restated = 0, mode = 'restate', reasked = false, byKind = {}, overBudget } = r;
+  return { eventId: r.eventId, checked, found, restated, mode, reasked, byKind, ...(overBudget !== undefined ? { overBudget } : {}) };
 }

@@ -27,6 +27,7 @@ export type {
   AuditTranscript,
   CancelRequestRecord,
   CompactionDecisionRecord,
+  CompactionGateRecord,
   EndRecord,
   InputRecord,
   ModelCallRecord,

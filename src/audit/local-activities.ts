@@ -6,7 +6,8 @@ import type { CompactionDecision } from '../core/context/compaction/decide';
 import { failureText } from './history-fields';
 import { describeValue } from './markdown';
 import { isOffloaded, isPlain } from './payloads';
-import type { ActivityRecord, AuditRecord, CompactionDecisionRecord } from './records';
+import type { ActivityRecord, AuditRecord, CompactionDecisionRecord, CompactionGateRecord } from './records';
+import type { GateCheck } from '../core/context/compaction/gate';
 import type { Attributes, EventRef, Walk } from './walk';
 
 export async function markerRecorded(w: Walk, m: Attributes<'markerRecordedEventAttributes'>, ev: EventRef): Promise<void> {
@@ -14,6 +15,7 @@ export async function markerRecorded(w: Walk, m: Attributes<'markerRecordedEvent
   const data = (await w.reader.value(m.details?.data?.payloads?.[0])) as { activity_type?: string; seq?: number } | undefined;
   const result = await w.reader.value(m.details?.result?.payloads?.[0]);
   if (data?.activity_type === 'fhDecideCompaction') compactionDecision(w, m, result, ev);
+  else if (data?.activity_type === 'fhCheckSummaryGate') gateChecked(w, m, result, ev);
   else {
     w.push<ActivityRecord>({
       type: 'activity',
@@ -39,6 +41,16 @@ function compactionDecision(w: Walk, m: Attributes<'markerRecordedEventAttribute
     return;
   }
   decisionRecorded(w, result as unknown as CompactionDecision, ev);
+}
+
+/** The compaction gate's check: facts checked, found and restated, by kind, and the facts the summary missed. */
+function gateChecked(w: Walk, m: Attributes<'markerRecordedEventAttributes'>, result: unknown, ev: EventRef): void {
+  if (!isPlain(result)) {
+    const error = m.failure ? failureText(m.failure) : isOffloaded(result) ? describeValue(result, w.truncateAt) : 'the check was not recorded';
+    w.push<CompactionGateRecord>({ type: 'compaction_gate', ...ev, recorded: false, error });
+    return;
+  }
+  w.push<CompactionGateRecord>({ type: 'compaction_gate', ...ev, recorded: true, ...(result as unknown as GateCheck) });
 }
 
 /**

@@ -1,11 +1,13 @@
 /** The Markdown view of an audit (what `fh history <id>` prints): a header for the run, a section per record. */
 import { isOffloaded } from './payloads';
 import { cacheText } from './cache';
+import { describeGate } from '../core/context/compaction/gate';
 import type {
   ActivityRecord,
   AuditRecord,
   AuditRun,
   CompactionDecisionRecord,
+  CompactionGateRecord,
   EndRecord,
   ModelCallRecord,
   ModelResolvedRecord,
@@ -66,6 +68,8 @@ function renderRecord(r: AuditRecord, n: number): string[] {
       return renderToolCall(r, n);
     case 'compaction_decision':
       return renderCompactionDecision(r);
+    case 'compaction_gate':
+      return renderGate(r, n);
     case 'summary':
       return renderSummary(r, n);
     case 'update':
@@ -136,6 +140,18 @@ function renderCompactionDecision(r: CompactionDecisionRecord): string[] {
       `- Cut: ${r.cut} of ${r.entriesBefore} entries (${r.keptEntries} kept)${r.warn ? ' · context window warning' : ''}${r.ineffectiveSkip ? ' · skipped: the last compaction was ineffective' : ''}`,
     ].join('\n'),
   ];
+}
+
+function renderGate(r: CompactionGateRecord, n: number): string[] {
+  if (!r.recorded || r.checked === undefined) return [heading(r, 'Compaction gate: not recorded'), `- ${r.error ?? 'the check failed'}`];
+  const reask = r.mode === 'reask' && !r.reasked && (r.restated ?? 0) > 0;
+  const title = `Compaction gate: ${describeGate({ checked: r.checked, restated: r.restated ?? 0, reasked: r.reasked ?? false })}${reask ? ' — re-asking the summariser' : ''}`;
+  const kinds = Object.entries(r.byKind ?? {}).map(([k, c]) => `${k} ${c.found}/${c.checked}`);
+  const lines = [`- Found in the summary, by kind: ${kinds.join(', ') || 'no facts'}${r.reasked ? ' (the summariser’s second answer)' : ''}`];
+  const out = [heading(r, title), lines.join('\n')];
+  // The facts are the conversation's words (user and model text): quoted, never rendered as Markdown.
+  if (r.missing && r.missing.length > 0) out.push(quote(truncate(r.missing.map((f) => `${f.kind}: ${f.text}`).join('\n'), n * 2)));
+  return out;
 }
 
 function renderSummary(r: SummaryRecord, n: number): string[] {

@@ -1,5 +1,7 @@
 /** The shapes of an audit: one record per thing the run did or was sent, the run's summary, the transcript. */
 import type { CompactionDecision } from '../core/context/compaction/decide';
+import type { GateResult } from '../core/context/compaction/gate';
+import type { Fact } from '../core/entries';
 import type { Usage } from '../core/entries';
 import type { AppliedContextEdit } from '../core/context/strategy';
 import type { CacheAccount } from './cache';
@@ -96,6 +98,16 @@ export interface CompactionDecisionRecord extends RecordBase, Partial<Compaction
   error?: string;
 }
 
+/** The compaction gate's recorded check of a summary (local activity fhCheckSummaryGate). */
+export interface CompactionGateRecord extends RecordBase, Partial<GateResult> {
+  type: 'compaction_gate';
+  /** Whether the check could be read; false for a failed one. */
+  recorded: boolean;
+  /** The facts the summary missed: restated verbatim (or, first check of mode 'reask', named in the re-ask). */
+  missing?: Fact[];
+  error?: string;
+}
+
 export interface SummaryRecord extends RecordBase {
   type: 'summary';
   /** What caused the compaction this summary belongs to. */
@@ -178,6 +190,7 @@ export type AuditRecord =
   | ModelCallRecord
   | ToolCallRecord
   | CompactionDecisionRecord
+  | CompactionGateRecord
   | SummaryRecord
   | UpdateRecord
   | SignalRecord

@@ -175,6 +175,7 @@ const ACTIVITY_WORDS: Record<string, string> = {
   fhSummarize: 'a compaction summary',
   fhResolveModel: 'a model lookup',
   fhDecideCompaction: 'a compaction decision',
+  fhCheckSummaryGate: 'a compaction gate check',
   fhStorePrelude: 'storing the system prompt and tools',
 };
 

@@ -1,4 +1,5 @@
 /** Plain-text rendering for `fh`: tables, bars, times. No colours (output is often piped or logged). */
+import { describeGate } from '../core/context/compaction/gate';
 import type { ContextBudget } from '../core/budget';
 import type { HistoryRunState } from '../audit/history-state';
 import type { CompactionState } from '../core/conversation';
@@ -85,6 +86,7 @@ export function formatCompactionState(workflowId: string, s: CompactionState): s
     );
     const summary = l.summary.replace(/\s+/g, ' ').trim();
     row('summary', summary.length > 160 ? `${summary.slice(0, 160)}…` : summary);
+    if (l.gate) row('gate', `${describeGate(l.gate)}; found by kind: ${Object.entries(l.gate.byKind).map(([k, c]) => `${k} ${c!.found}/${c!.checked}`).join(', ')}`);
   } else {
     row('last', 'none yet');
   }
@@ -113,6 +115,7 @@ export function formatHistoryState(workflowId: string, s: HistoryRunState): stri
     const summary = c.lastSummary.text.replace(/\s+/g, ' ').trim();
     row('last summary', `${c.lastSummary.trigger} at ${formatTime(c.lastSummary.at)}: ${summary.length > 160 ? `${summary.slice(0, 160)}…` : summary}`);
   }
+  if (c.lastGate) row('last gate', `${describeGate(c.lastGate)} (event ${c.lastGate.eventId})`);
   if (s.lastModelCall) row('last call', `${s.lastModelCall.inputTokens} input tokens as the provider reported (event ${s.lastModelCall.eventId})`);
   row('usage', usageText(s));
   return lines.join('\n');

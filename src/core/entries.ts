@@ -107,6 +107,26 @@ export interface SummaryEntry {
    * summary in the same user-side message; not carried into the next compaction (its hook injects anew).
    */
   injected?: string;
+  /**
+   * The facts the compaction gate checked this summary against (../context/compaction/facts), carried
+   * so the next compaction checks them again. Absent: a summary made before the gate, or with it off.
+   */
+  facts?: Fact[];
+  /** Text the settings pin (compaction.pinned): never summarised, shown verbatim after every compaction. */
+  pinned?: string[];
+  /** What the agent was doing and its next step, shown last so the model continues instead of restarting. */
+  resume?: string;
+}
+
+/** A fact a compaction must keep (see core/context/compaction/facts.ts, which computes them). */
+export interface Fact {
+  kind: 'rule' | 'error' | 'file' | 'decision' | 'identifier' | 'task' | 'next_step';
+  /** Index of the entry it came from in the compacted history (-1: carried from an earlier summary). */
+  source: number;
+  /** What a summary must contain to keep it. */
+  text: string;
+  /** Shown beside the text when it is restated (a file's last change, an error's tool). */
+  note?: string;
 }
 
 export type Entry = UserEntry | AssistantEntry | ToolResultsEntry | SummaryEntry;
@@ -132,7 +152,10 @@ export function renderSummaryEntry(entry: SummaryEntry): string {
   if (entry.files.read.length > 0 || entry.files.modified.length > 0) {
     parts.push(renderFileOperations(entry.files));
   }
+  if (entry.pinned && entry.pinned.length > 0) parts.push('## Pinned (verbatim, always in force)\n' + entry.pinned.map((p) => `- ${p.replace(/\n/g, '\n  ')}`).join('\n'));
   if (entry.injected?.trim()) parts.push(entry.injected.trim());
+  // Last, so the request ends with where the agent was: it continues instead of restarting.
+  if (entry.resume?.trim()) parts.push(entry.resume.trim());
   return parts.join('\n\n');
 }
 

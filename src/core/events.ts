@@ -4,6 +4,8 @@
  * by a sink that does not fire on replay.
  */
 
+import type { GateResult } from './context/compaction/gate';
+
 export type CompactionReason = 'threshold' | 'overflow' | 'manual';
 
 export interface EventPayloads {
@@ -14,6 +16,8 @@ export interface EventPayloads {
     messagesAfter: number;
     tokensBefore: number;
     tokensAfter: number;
+    /** The compaction gate's result (absent: the gate was off, or the run was recorded before it). */
+    gate?: GateResult;
   };
   /** Stale tool results (in entries before `before`) were replaced by one-line placeholders. */
   masking: {

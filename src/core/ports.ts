@@ -5,6 +5,7 @@ import type { ToolSpec } from './tools-spec';
 import type { McpServerRef, McpToolInfo } from './mcp';
 import type { CompactionDecision, DecisionFacts } from './context/compaction/decide';
 import type { MemoryPort } from './context/memory';
+import type { GateCheck, GateCheckInput } from './context/compaction/gate';
 import type { Eventually } from './pending';
 import type { AppliedContextEdit, CompactionStrategySetting, ContextManagementParams, StrategyDecision } from './context/strategy';
 
@@ -118,6 +119,12 @@ export interface RuntimePorts {
   runTool(call: ToolCallRequest, def: ToolDefinition): Eventually<ToolCallResult>;
   /** On Temporal a local activity, so the decision is recorded in history before it is acted on. */
   decideCompaction(facts: DecisionFacts): Promise<CompactionDecision>;
+  /**
+   * Checks a summary against the facts it must keep (the compaction gate). On Temporal a local
+   * activity, so the answer is in history and a replay under other gate settings restates the same.
+   * Absent: the pure check runs in place.
+   */
+  checkSummaryGate?(input: GateCheckInput): Promise<GateCheck>;
   /**
    * Resolves the model (undefined: the runtime's default) and its input window from the Models API
    * (undefined when the API cannot tell). Looked up once per model and cached; not at all when

@@ -2,6 +2,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { encodeFailure } from '../wire/failures';
 import { decideFromFacts, isQuiet } from '../core/context/compaction/decide';
+import { checkSummary } from '../core/context/compaction/gate';
 import { ToolRegistry, type ToolSource } from '../core/tool-registry';
 import { isReadArtifact } from '../core/context/artifacts';
 import { offloadToolResult, readArtifact } from './artifacts';
@@ -205,6 +206,10 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
 
     async fhDecideCompaction(facts) {
       return decideFromFacts(facts);
+    },
+
+    async fhCheckSummaryGate(input) {
+      return checkSummary(input);
     },
 
     // The store calls a workflow makes with a heartbeat timeout heartbeat while they run (see heartbeating).

@@ -10,12 +10,14 @@ export type { CompactionDecision, DecisionFacts, LadderStep, LastCompaction } fr
 export { LADDER_STEPS } from '../core/context/compaction/decision';
 export type { SummarizerUsage } from '../core/context/compaction/runner';
 export type { SummaryPlan } from '../core/context/compaction/summary-plan';
+export type { GateCheck, GateCheckInput, GateCounts, GateMode, GateResult } from '../core/context/compaction/gate';
+export type { FactKind } from '../core/context/compaction/facts';
 export type { ContextMemory, MemoryFile, MemoryFlushRequest, MemoryPort } from '../core/context/memory';
 export type { PromptCompactionOverrides } from '../core/context/settings';
 export type { CompactionStrategy, ContextEdit, ContextManagementParams, ServerContextCapabilities, ServerContextUsage, StrategyDecision } from '../core/context/strategy';
 export type { PreserveSettings } from '../core/context/tool-result-settings';
 export type { ConversationConfig, ConversationUsage, ResetOptions, ResetResult, SuspendedTurn, ToolAuthorizer, ToolCall, ToolVerdict } from '../core/conversation-types';
-export type { AssistantBlock, CompactionBlock, FileOperations, RedactedThinkingBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock } from '../core/entries';
+export type { AssistantBlock, CompactionBlock, Fact, FileOperations, RedactedThinkingBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock } from '../core/entries';
 export type { ModelErrorKind } from '../core/errors';
 export type { Flavour, PromptHost } from '../core/harness';
 export type { DecidedModelCall, ModelCallRequest, ModelCallResult, PromptCache, ResolveModelOptions, ResolvedModel, RuntimePorts, SummarizeRequest, ThinkingBudget, ToolCallRequest, ToolCallResult } from '../core/ports';

@@ -4,6 +4,7 @@
  */
 import type { Entry, Usage, AssistantEntry } from '../core/entries';
 import type { CompactionDecision, DecisionFacts } from '../core/context/compaction/decide';
+import type { GateCheck, GateCheckInput } from '../core/context/compaction/gate';
 import type { ToolSpec } from '../core/tools-spec';
 import type { ReplyArchiveChunk, StoredReply } from '../core/sessions/reply-archive';
 import type { StreamSlot } from './stream';
@@ -159,6 +160,8 @@ export interface FabricActivities {
   /** With `contextWindowTokens` (the window the agent set) it only resolves the model name. */
   fhResolveModel(input: { model?: string; contextWindowTokens?: number; verify?: boolean; strategy?: CompactionStrategySetting }): Promise<ResolveModelResult>;
   fhDecideCompaction(facts: DecisionFacts): Promise<CompactionDecision>;
+  /** The compaction gate's check of a summary (a local activity, so its answer is in history: patch fh-compaction-gate). */
+  fhCheckSummaryGate(input: GateCheckInput): Promise<GateCheck>;
   /**
    * Stores a prelude (system prompt and tool specs) by its hash before the first model call that uses
    * it, so no model call's input carries it (since the 'fh-prelude-first' patch).

@@ -67,6 +67,10 @@ const local = proxyLocalActivities<Pick<FabricActivities, 'fhDecideCompaction'>>
   startToCloseTimeout: '30s',
   summary: 'compaction decision',
 });
+const gateCheck = proxyLocalActivities<Pick<FabricActivities, 'fhCheckSummaryGate'>>({
+  startToCloseTimeout: '30s',
+  summary: 'compaction gate check',
+});
 
 /**
  * Ports for workflow code: every model call, summary and tool call is an activity; the compaction
@@ -228,6 +232,9 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
     },
 
     decideCompaction: (facts) => local.fhDecideCompaction(facts),
+
+    // Reached only behind the patch fh-compaction-gate (core's gate step asks it first).
+    checkSummaryGate: (input) => gateCheck.fhCheckSummaryGate(input),
 
     // Only runs that list MCP servers schedule it: histories recorded before MCP never reach it, so no patch.
     // A stateful server is pinned first (patch fh-mcp-pin): its list opens the connection on the owning worker.

@@ -3,7 +3,8 @@
  * suite replays them against the current workflow code in CI, so a change that breaks replay of runs
  * recorded by an earlier version fails CI. Re-record only when such a break is intended (and say so).
  * `FH_RECORD_RELEASE=0.6.7` records into another release's folder; `FH_RECORD_ONLY=worktrees` (or
- * `npm run histories:record -- worktrees`; names comma-separated) records only those groups.
+ * `npm run histories:record -- worktrees`; names comma-separated) records only those groups (`gate`: the
+ * gated-compaction history alone).
  */
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
@@ -29,6 +30,7 @@ import { testConnection } from '../support/temporal';
 import { masker } from './support/history-agents';
 import { recordEcosystem } from './record-ecosystem';
 import { recordWorktrees } from './record-worktrees';
+import { recordGate } from './record-gate';
 import { HISTORY_AGENT_MODULES } from './support/modules';
 
 const MARKER = '[fabric-harness:summarize]';
@@ -40,9 +42,10 @@ const RELEASE_DIR = path.join(__dirname, process.env.FH_RECORD_RELEASE ?? (requi
 
 /**
  * The groups of histories: `core` (agent runs, compaction, sessions, context management), `ecosystem`
- * (0.5.0: MCP, sub-agents), `worktrees` (0.6.7: worktree sessions and sub-agents, carried MCP pins).
+ * (0.5.0: MCP, sub-agents), `worktrees` (0.6.7: worktree sessions and sub-agents, carried MCP pins),
+ * `gate` (0.6.7: a compaction checked by the compaction gate).
  */
-const GROUPS = ['core', 'ecosystem', 'worktrees'] as const;
+const GROUPS = ['core', 'ecosystem', 'worktrees', 'gate'] as const;
 type Group = (typeof GROUPS)[number];
 /** The groups asked for (FH_RECORD_ONLY or the command line, comma-separated); all when none is named. */
 function selectedGroups(): Set<Group> {
@@ -79,6 +82,7 @@ async function main(): Promise<void> {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-record-'));
     if (groups.has('ecosystem')) await recordEcosystem(w, fake, dir, saveHistory);
     if (groups.has('worktrees')) await recordWorktrees((name, url, mcpServers) => startRecordWorker(name, url, bundle, mcpServers), saveHistory);
+    if (groups.has('gate')) await recordGate((name, url) => startRecordWorker(name, url, bundle), saveHistory);
     if (groups.has('core')) await recordCore(w, fake, dir, cw, cm, (r) => (route = r));
     console.log(`recorded ${[...groups].join(', ')} in ${Math.round((Date.now() - started) / 1000)} s`);
   } finally {

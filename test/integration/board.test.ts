@@ -393,7 +393,7 @@ describe('fh board', () => {
     await shot('gauge');
   });
 
-  it('shows a compaction summary where it replaced the older entries, with its reason', async () => {
+  it('shows a compaction summary where it replaced the older entries, with its reason and the gate result', async () => {
     const s = await start({}, longAssistant);
     for (const n of ['one', 'two', 'three']) {
       fake.enqueue(say(`Answer ${n}.`));
@@ -404,7 +404,8 @@ describe('fh board', () => {
     await open(s.id);
     const decision = page.locator('.decision', { hasText: 'Compaction summary' });
     await decision.waitFor({ timeout: 30_000 });
-    expect(await decision.textContent()).toMatch(/reason: manual · \d+ → \d+ tokens/);
+    // The compaction gate's result on the marker (the default entry gates every compaction).
+    expect(await decision.textContent()).toMatch(/reason: manual · \d+ → \d+ tokens · gate: \d+ facts?, \d+ restated/);
     expect(await decision.textContent()).toContain('Answered one and two.');
     // Where it happened: before the entries it kept, after nothing (it replaced everything older).
     const order = await page.locator('#convo > *').evaluateAll((els) => els.map((e) => (e.classList.contains('decision') ? 'summary' : (e.textContent ?? '').slice(0, 40))));

@@ -41,6 +41,11 @@ const FLOW_NAMES = ['flow-release', 'flow-branch-failed'];
  * sub-agent's child workflow), and both ends of a session's MCP pin carried across continue-as-new.
  */
 const WORKTREE_NAMES = ['worktree-session-child', 'worktree-sub-agent-run', 'worktree-sub-agent-child', 'mcp-pin-continued-first-run', 'mcp-pin-continued-later-run'];
+/**
+ * Recorded from 0.6.7 on, by test/histories/record-gate.ts: threshold compactions whose summaries the
+ * compaction gate checked (a local activity each, patch fh-compaction-gate) and restated facts into.
+ */
+const GATE_NAMES = ['gated-compaction'];
 /** A flow names its branch workflows after its own id: its histories replay under the ids they ran with. */
 const RECORDED_IDS: Record<string, string> = { 'flow-release': 'recorded-flow', 'flow-branch-failed': 'recorded-flow/b-1' };
 const replayId = (id: string) => RECORDED_IDS[id.split('/').at(-1)!] ?? `recorded-${id}`;
@@ -55,7 +60,7 @@ const namesOf = (release: string) => [
   ...(since(release, '0.3.0') ? SESSION_NAMES : []),
   ...(since(release, '0.4.0') ? CONTEXT_NAMES : []),
   ...(since(release, '0.5.0') ? [...ECOSYSTEM_NAMES, ...FLOW_NAMES] : []),
-  ...(since(release, '0.6.7') ? WORKTREE_NAMES : []),
+  ...(since(release, '0.6.7') ? [...WORKTREE_NAMES, ...GATE_NAMES] : []),
 ];
 /** The release folders (test/histories/support holds the recorder's agents, not histories). */
 const RELEASES = readdirSync(HISTORIES, { withFileTypes: true })
@@ -171,6 +176,20 @@ describe('recorded histories replay against the current workflow code', () => {
       const sub = (await recorded(`${r}/sub-agent-run`)).history;
       expect(sub.events!.filter((e) => e.startChildWorkflowExecutionInitiatedEventAttributes)).toHaveLength(1);
       expect(payloadText(await recorded(`${r}/sub-agent-child`).then((x) => x.history))).toContain('"fhSubAgent"');
+    }
+  });
+
+  it('the gated-compaction history holds what it was recorded for: the patch marker, a gate check per compaction, the rule restated', async () => {
+    const releases = holding('gated-compaction');
+    expect(releases.length).toBeGreaterThan(0);
+    for (const r of releases) {
+      const history = (await recorded(`${r}/gated-compaction`)).history;
+      const text = payloadText(history);
+      expect(text).toContain('fh-compaction-gate');
+      const checks = text.match(/"activity_type":"fhCheckSummaryGate"/g) ?? [];
+      expect(checks.length).toBeGreaterThanOrEqual(1);
+      expect(text).toContain('"missing":[{"kind":"rule"');
+      expect(text).toContain('## Facts Restated');
     }
   });
 

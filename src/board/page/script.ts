@@ -502,7 +502,8 @@ function boardPage(): void {
         // Events are kept for the current run only: the newest compactions match the newest summaries.
         const ev = compactions[compactions.length - (totalSummaries - summaries)];
         summaries++;
-        const why = ev ? 'reason: ' + ev.data.reason + ' · ' + ev.data.tokensBefore + ' → ' + ev.data.tokensAfter + ' tokens' : '';
+        const gate = ev && ev.data.gate ? ' · gate: ' + ev.data.gate.checked + ' facts, ' + ev.data.gate.restated + ' restated' + (ev.data.gate.reasked ? ' (re-asked once)' : '') : '';
+        const why = ev ? 'reason: ' + ev.data.reason + ' · ' + ev.data.tokensBefore + ' → ' + ev.data.tokensAfter + ' tokens' + gate : '';
         box.appendChild(decision('Compaction summary (' + e.compactedEntries + ' entries)' + (e.fallback ? ' · fallback' : ''), why, e.summary + (e.injected ? '\n\n' + e.injected : '')));
       }
     });

@@ -1,8 +1,9 @@
 /**
  * Small pieces of `fh chat` kept apart from the chat loop: the earlier conversation a reopened session
- * shows, and which approval answers are for calls that no longer wait.
+ * shows, which approval answers are for calls that no longer wait, and the line a compaction prints.
  */
 import type { Entry } from '../../core/entries';
+import { describeGate, type GateResult } from '../../core/context/compaction/gate';
 import { FabricError } from '../../core/errors';
 import { conversationText } from '../session-text';
 
@@ -21,4 +22,11 @@ export function earlierLines(messages: Entry[], sessionId: string): string[] {
 /** An approval answer refused because the call stopped waiting (its turn interrupted, or decided elsewhere). */
 export function isStaleApproval(err: unknown): boolean {
   return err instanceof FabricError && (err.code === 'UNKNOWN_TOOL_CALL' || err.code === 'ALREADY_DECIDED');
+}
+
+/** The line a compaction decision prints: "(compacted: 40 → 21 messages; 12 facts, 2 restated)" when the gate ran. */
+export function compactionLine(data: Record<string, unknown>): string {
+  const gate = data.gate as GateResult | undefined;
+  const checked = gate && typeof gate.checked === 'number' && typeof gate.restated === 'number' ? `; ${describeGate(gate)}` : '';
+  return `(compacted: ${String(data.messagesBefore)} → ${String(data.messagesAfter)} messages${checked})`;
 }

@@ -10,7 +10,7 @@ import { FabricError } from '../../core/errors';
 import { asCliError } from '../context';
 import { EXIT, usage } from '../errors';
 import { PERMISSION_MODES } from '../../core/sessions/settings';
-import { earlierLines, isStaleApproval } from './extras';
+import { compactionLine, earlierLines, isStaleApproval } from './extras';
 import { compactJson, styles } from './styles';
 import { subAgentLines } from './sub-agent-lines';
 
@@ -313,7 +313,7 @@ export class Chat {
       case 'warning':
         return this.print(this.s.yellow(`! ${e.message}`));
       case 'decision':
-        if (e.kind === 'compaction') return this.print(this.s.dim(`(compacted: ${String(e.data.messagesBefore)} → ${String(e.data.messagesAfter)} messages)`));
+        if (e.kind === 'compaction') return this.print(this.s.dim(compactionLine(e.data)));
         return;
       default:
         return;
@@ -393,3 +393,4 @@ export class Chat {
     this.print(this.s.red(`! ${asCliError(err).message}`));
   }
 }
+

@@ -7,6 +7,23 @@ import { InvalidCompactionSettingsError } from './compaction/errors';
 import { toolResultSettingsSchema } from './tool-result-settings';
 import { memorySettingsSchema } from './memory-settings';
 import { artifactSettingsSchema } from './artifacts';
+import { FACT_KINDS } from './compaction/facts';
+
+/**
+ * The compaction gate (compaction/gate.ts): every summary is checked against the facts of what it
+ * replaces before it replaces them. On by default in the default entry; in /strict only when enabled.
+ */
+export const compactionGateSettingsSchema = z
+  .object({
+    enabled: z.boolean().optional(),
+    /** The kinds of fact checked (default: all). */
+    kinds: z.array(z.enum(FACT_KINDS)).min(1).optional(),
+    /** 'restate' (default): missing facts are restated verbatim, no model call. 'reask': the summariser is asked once more, naming them; what it still leaves out is restated. */
+    mode: z.enum(['restate', 'reask']).optional(),
+  })
+  .strict();
+
+export type CompactionGateSettings = z.infer<typeof compactionGateSettingsSchema>;
 
 export const compactionSettingsSchema = z
   .object({
@@ -33,6 +50,9 @@ export const compactionSettingsSchema = z
      * the model supports it). Decided once per model and recorded (src/core/context/strategy.ts).
      */
     strategy: z.enum(['client', 'server', 'auto']).optional(),
+    gate: compactionGateSettingsSchema.optional(),
+    /** Text never summarised: shown verbatim in every summary (the project's rules, say). */
+    pinned: z.array(z.string().min(1)).optional(),
   })
   .strict();
 

@@ -1,7 +1,6 @@
 import type { Entry } from '../../entries';
 import { makeEvent, type AgentEventType, type CompactionReason, type EventPayloads } from '../../events';
 import { InterruptedError, UnknownContextWindowError } from '../../errors';
-import type { RuntimePorts } from '../../ports';
 import { resolveCompactionSettings, type CompactionSettings, type PromptCompactionOverrides, type ResolvedCompactionSettings } from '../settings';
 import { anchoredEstimate, estimateContextTokens, estimateTextTokens, type UsageAnchor } from '../../tokens';
 import type { ToolSpec } from '../../tools-spec';
@@ -14,6 +13,9 @@ import { runAfterCompact, runBeforeCompact, type CompactionHooks } from './hooks
 import type { ContextMemory } from '../memory';
 import { memoryBlock } from '../memory-extract';
 import type { StrategyDecision } from '../strategy';
+import { COMPACTION_GATE_PATCH, gateCompaction, resolveGate, type GateStepResult } from './gate-step';
+import { RESTATE_MAX_CHARS, type GateResult } from './gate';
+import { isPatched, type RuntimePorts } from '../../ports';
 import { resetConversation, transferSummary, TRANSFER_SUMMARY_MAX_TOKENS } from '../reset';
 
 export interface CompactionRecord {
@@ -27,6 +29,8 @@ export interface CompactionRecord {
   summary: string;
   fallback: boolean;
   ineffective: boolean;
+  /** The compaction gate's result (absent: gate off, or recorded before it). */
+  gate?: GateResult;
 }
 
 export interface CompactionState {
@@ -280,8 +284,9 @@ export class CompactionRunner {
       instructions: said && 'instructions' in said ? said.instructions : undefined,
     });
     if (!attempt.ok) return undefined;
-    await this.flushMemory(entries, attempt.outcome.cut, reason);
-    const outcome = await this.withInjection(reason, attempt.outcome);
+    const gated = await this.gateNow(entries, attempt.outcome, window);
+    await this.flushMemory(entries, gated.outcome.cut, reason);
+    const outcome = await this.withInjection(reason, gated.outcome);
     this.anchor = undefined; // the provider's count described a history that no longer exists
     this.compactionCount += 1;
     const threshold = settings?.compactAtTokens;
@@ -296,6 +301,7 @@ export class CompactionRunner {
       summary: outcome.summaryEntry.summary,
       fallback: outcome.summaryEntry.fallback,
       ineffective: threshold !== undefined && isIneffective(outcome.tokensAfter, threshold),
+      ...(gated.gate ? { gate: gated.gate } : {}),
     };
     this.emit('compaction', {
       reason,
@@ -303,6 +309,7 @@ export class CompactionRunner {
       messagesAfter: outcome.messagesAfter,
       tokensBefore: outcome.tokensBefore,
       tokensAfter: outcome.tokensAfter,
+      ...(gated.gate ? { gate: gated.gate } : {}),
     });
     this.emit('compaction_completed', {
       originalTurnCount: outcome.messagesBefore,
@@ -311,6 +318,20 @@ export class CompactionRunner {
       trackedFileCount: outcome.trackedFileCount,
     });
     return outcome;
+  }
+
+  /**
+   * The compaction gate, pinned text and resume block (./gate-step), behind their patch: a history
+   * recorded before it replays exactly as it ran (no check, no re-ask, nothing restated).
+   */
+  protected async gateNow(entries: readonly Entry[], outcome: CompactOutcome, window: number | undefined): Promise<GateStepResult> {
+    const gate = resolveGate(this.ctx.settings, this.ctx.enabledByDefault);
+    const pinned = this.ctx.settings?.pinned;
+    if ((!gate && !pinned?.length) || !isPatched(this.ports, COMPACTION_GATE_PATCH)) return { outcome };
+    const summaryMaxTokens = Math.min(SUMMARY_MAX_TOKENS, Math.floor((window ?? 100_000) / 4));
+    // Like the user's words: what is restated must not undo the compaction in a small window.
+    const restateMaxChars = Math.min(RESTATE_MAX_CHARS, Math.floor((window ?? 100_000) * USER_MESSAGE_WINDOW_SHARE) * 4);
+    return gateCompaction(this.countingPorts, { entries, outcome, gate, pinned, sessionId: this.ctx.sessionId, model: this.ctx.model, summaryMaxTokens, fixedTokens: this.fixedTokens(), restateMaxChars });
   }
 
   /** Asks afterCompact for text to inject; it goes into the summary entry, so the history stays valid. */
