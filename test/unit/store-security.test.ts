@@ -129,7 +129,9 @@ describe('the file store is private and verified', () => {
     expect(err.message).toContain(store.dir);
     expect(decodeFailure(err)?.code).toBe('STORE_BLOB_MISSING');
     // The worker's missing-blob reaper is told, with the run the claim names (only of a proven absence).
-    expect(reported).toEqual([{ key: claim.claimData.key, location: store.dir, origin: 'offloaded by workflow wf-1 run run-1', workflowId: 'wf-1', runId: 'run-1', namespace: 'default' }]);
+    // The claim also names the store the blob was put in: the reaper acts only when its own store is that one.
+    expect(claim.claimData.storedIn).toBe(store.dir);
+    expect(reported).toEqual([{ key: claim.claimData.key, location: store.dir, origin: 'offloaded by workflow wf-1 run run-1', workflowId: 'wf-1', runId: 'run-1', namespace: 'default', storedIn: store.dir }]);
   });
 
   it('a store that does not answer is not proof of absence: STORE_UNREACHABLE, retryable', async () => {
