@@ -10,8 +10,8 @@
  * So a connection our handles use closes one macrotask later (calls made this tick are sent by then, and
  * finish on their own), after the waits registered here (result()) are cancelled (gRPC CANCELLED is never
  * retried): they reject with CONNECTION_CLOSED at once. A call still waiting to be retried when the
- * connection closes (a poll that met a server going away, as `fh session prompt` did) ends CANCELLED at
- * its retry instead of reaching the closed channel.
+ * connection closes (a poll that met a server going away, as `fh session prompt` did) is not retried on
+ * the closed channel (see closedChannelInterceptor).
  */
 import type { Client, ConnectionLike } from '@temporalio/client';
 import { FabricError } from '../core/errors';
@@ -29,26 +29,24 @@ interface CloseGuard {
   closed: boolean;
 }
 
-/** gRPC's CANCELLED: a status @temporalio/client never retries. */
-const GRPC_CANCELLED = 1;
-
-/** The parts of a gRPC listener a call reports its end to. */
-interface StatusListener {
-  onReceiveStatus?(status: { code: number; details: string; metadata: unknown }): void;
-}
-
 /**
- * The innermost interceptor of a guarded connection: once it is closed, a call (or a retry of one, which
- * @temporalio/client starts from a timer, seconds after a server went away) never reaches the closed
- * channel, whose createCall throws out of the timer; it ends CANCELLED instead, through its own callback.
+ * The innermost interceptor of a guarded connection. @temporalio/client retries a call that ended
+ * UNAVAILABLE from a timer, seconds later (a server that went away): once the connection is closed, that
+ * retry would reach the closed channel, whose createCall throws out of the timer and kills the process.
+ * So a retry after the close gets a call that never starts and never answers: the caller's promise stays
+ * pending (nothing holds the event loop for it), as the caller asked by closing. It cannot end with a
+ * status instead: Temporal's retry interceptor then hands on a message it never received (a TypeError
+ * out of the same timer). A first attempt after the close still goes to the channel and fails at once, in
+ * the caller's own stack.
  */
 function closedChannelInterceptor(guard: CloseGuard) {
+  const attempted = new WeakSet<object>();
   return (options: unknown, nextCall: (options: unknown) => unknown): unknown => {
-    if (!guard.closed) return nextCall(options);
+    const first = typeof options !== 'object' || options === null || !attempted.has(options);
+    if (typeof options === 'object' && options !== null) attempted.add(options);
+    if (!guard.closed || first) return nextCall(options);
     return {
-      start(metadata: unknown, listener?: StatusListener) {
-        setImmediate(() => listener?.onReceiveStatus?.({ code: GRPC_CANCELLED, details: "The client's connection was closed", metadata }));
-      },
+      start: () => undefined,
       sendMessage: () => undefined,
       sendMessageWithContext: () => undefined,
       startRead: () => undefined,
