@@ -67,6 +67,17 @@ function within30s<T>(p: Promise<T>): Promise<T> {
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
+/** The run's result rejects within 30 s, a WorkflowFailedError that decodes to STORE_BLOB_MISSING: that error. */
+async function endsWithMissingBlob(handle: { result(): Promise<unknown> }): Promise<NonNullable<ReturnType<typeof decodeFailure>>> {
+  const started = Date.now();
+  const failed = await rejection(within30s(handle.result()));
+  expect(Date.now() - started).toBeLessThan(30_000);
+  expect(failed).toBeInstanceOf(WorkflowFailedError);
+  const err = decodeFailure(failed)!;
+  expect(err.code).toBe('STORE_BLOB_MISSING');
+  return err;
+}
+
 describe('a lost offloaded payload', () => {
   let fake: FakeAnthropicServer;
   let w: TestWorker;
@@ -106,14 +117,9 @@ describe('a lost offloaded payload', () => {
     const handle = await startAgent(w.client, workbench, { task: BIG_TASK, dir }, { workflowId: id('lost-run'), taskQueue: w.taskQueue });
     await until('the refused model call', async () => modelCalls() - requests >= 1);
     const lost = await loseBlobsSince(before);
-    const started = Date.now();
     const asked = modelCalls();
 
-    const failed = await rejection(within30s(handle.result()));
-    expect(Date.now() - started).toBeLessThan(30_000);
-    expect(failed).toBeInstanceOf(WorkflowFailedError);
-    const err = decodeFailure(failed)!;
-    expect(err.code).toBe('STORE_BLOB_MISSING');
+    const err = await endsWithMissingBlob(handle);
     expect(lost.some((b) => err.message.includes(`payloads/${b}`))).toBe(true); // names the missing hash
     expect(err.message).toContain(w.storeDir); // and where it was looked for
     expect((await handle.workflow.describe()).status.name).toBe('FAILED');
@@ -141,14 +147,9 @@ describe('a lost offloaded payload', () => {
       fake.enqueue(callTools({ name: 'big_output', input: { kb: 200 } })); // nothing after it: the run never gets there
       const handle = await startAgent(lw.client, workbench, { task: 'report', dir }, { workflowId: id('lost-result'), taskQueue: lw.taskQueue });
       await until('the tool result stored and lost', async () => store.lost.length > 0);
-      const started = Date.now();
       const asked = modelCalls();
 
-      const failed = await rejection(within30s(handle.result()));
-      expect(Date.now() - started).toBeLessThan(30_000);
-      expect(failed).toBeInstanceOf(WorkflowFailedError);
-      const err = decodeFailure(failed)!;
-      expect(err.code).toBe('STORE_BLOB_MISSING'); // the typed error, from the termination's reason
+      const err = await endsWithMissingBlob(handle); // the typed error, from the termination's reason
       expect(err.message).toContain(store.lost[0]!); // names the missing hash
       expect((err as unknown as { key: string }).key).toBe(store.lost[0]);
       expect(err.message).toContain(store.dir); // where it was looked for
