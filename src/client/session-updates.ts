@@ -255,10 +255,22 @@ async function currentStatus(handle: WorkflowHandle): Promise<string | undefined
 }
 
 /** The run's task queue when no worker has polled it lately (why a wait can end with no answer). */
+/**
+ * A run's task queue and its pending workflow task's attempt, read from the service directly: the SDK's
+ * own checks (is a worker serving it? does it know the agent?) are not the user's operations, and through
+ * the client's interceptors each made a DescribeWorkflow span of its own, a second trace beside the run's.
+ */
+export async function describeQuietly(handle: WorkflowHandle): Promise<{ taskQueue: string; workflowTaskAttempt: number }> {
+  const res = await handle.client.workflowService.describeWorkflowExecution({
+    namespace: handle.client.options.namespace,
+    execution: { workflowId: handle.workflowId },
+  });
+  return { taskQueue: res.workflowExecutionInfo?.taskQueue ?? res.executionConfig?.taskQueue?.name ?? '', workflowTaskAttempt: res.pendingWorkflowTask?.attempt ?? 0 };
+}
+
 export async function idleQueue(handle: WorkflowHandle): Promise<{ taskQueue: string } | undefined> {
   try {
-    const desc = await handle.describe();
-    const taskQueue = desc.taskQueue;
+    const { taskQueue } = await describeQuietly(handle);
     const res = await handle.client.workflowService.describeTaskQueue({
       namespace: handle.client.options.namespace,
       taskQueue: { name: taskQueue },

@@ -7,7 +7,7 @@
  */
 import type { WorkflowHandle } from '@temporalio/client';
 import { UnknownAgentError } from '../core/errors';
-import { idleQueue } from './session-updates';
+import { describeQuietly, idleQueue } from './session-updates';
 
 /**
  * A new run (an agent run or a session) of an agent the polling worker does not know is refused at once
@@ -30,8 +30,8 @@ export async function refuseUnknownAgent(handle: WorkflowHandle, agent: string, 
  * polling workers do not have, a bug), or no worker polls its task queue.
  */
 export async function notServedReason(handle: WorkflowHandle): Promise<string | undefined> {
-  const described = await handle.describe();
-  const attempt = described.raw.pendingWorkflowTask?.attempt ?? 0;
+  const described = await describeQuietly(handle);
+  const attempt = described.workflowTaskAttempt;
   if (attempt >= 2) {
     const events = (await handle.fetchHistory().catch(() => undefined))?.events ?? [];
     const unknown = unknownAgentMessage(events);
@@ -57,8 +57,8 @@ function unknownAgentMessage(events: Array<{ workflowTaskFailedEventAttributes?:
  */
 export async function unknownAgentTaskFailure(handle: WorkflowHandle, signal: AbortSignal, everyMs = 1_000): Promise<string> {
   while (!signal.aborted) {
-    const described = await handle.describe().catch(() => undefined);
-    if ((described?.raw.pendingWorkflowTask?.attempt ?? 0) >= 2) {
+    const described = await describeQuietly(handle).catch(() => undefined);
+    if ((described?.workflowTaskAttempt ?? 0) >= 2) {
       const message = unknownAgentMessage((await handle.fetchHistory().catch(() => undefined))?.events ?? []);
       if (message) return message;
     }
