@@ -15,7 +15,7 @@
  */
 import type { Client } from '@temporalio/client';
 import type { StreamEnvelope } from '../wire/stream';
-import { streamOf, streamPosition } from './stream/handles';
+import { streamOf, streamPosition, type ErrorMapper } from './stream/handles';
 
 /** A tool call waiting for a decision, as `approvals()` hands it over. */
 export interface ApprovalRequest {
@@ -71,11 +71,12 @@ interface DecidingHandle {
 const LIVE_POLL_MS = 250;
 
 /** The source of a handle on workflow `workflowId` (its stream through Temporal, its own list and decisions). */
-export function approvalSource(handle: DecidingHandle, client: Client, workflowId: string): ApprovalSource {
+export function approvalSource(handle: DecidingHandle, client: Client, workflowId: string, typed?: ErrorMapper): ApprovalSource {
   return {
-    position: () => streamPosition({ client, id: workflowId }),
+    // The handle's own error names (a session that does not exist: SESSION_NOT_FOUND), as its stream() has.
+    position: () => streamPosition({ client, id: workflowId }).catch((err: unknown) => Promise.reject(typed ? typed(err) : err)),
     pending: () => handle.pendingApprovals(),
-    stream: (from, signal) => streamOf(client, workflowId, { from, signal, livePollMs: LIVE_POLL_MS }),
+    stream: (from, signal) => streamOf(client, workflowId, { from, signal, livePollMs: LIVE_POLL_MS }, typed),
     decide: (callId, approved, note) => (approved ? handle.approve(callId, note) : handle.deny(callId, note)),
   };
 }

@@ -346,7 +346,7 @@ export class SessionHandle {
 
   /** Each tool call waiting for a decision, once, as it comes (those waiting already first): see ./approvals. */
   approvals(options: ApprovalsOptions = {}): AsyncIterable<ApprovalRequest> {
-    return approvalRequests(approvalSource(this, this.client, this.id), options);
+    return approvalRequests(approvalSource(this, this.client, this.id, this.typed), options);
   }
 
   info(): Promise<SessionInfo> {

@@ -12,6 +12,9 @@ const CALLS: Record<string, (s: SessionHandle) => Promise<unknown>> = {
   stream: async (s) => {
     for await (const _ of s.stream()) break;
   },
+  approvals: async (s) => {
+    for await (const _ of s.approvals()) break;
+  },
   promptStream: async (s) => {
     const ps = await s.promptStream('hello?');
     for await (const _ of ps) break;
