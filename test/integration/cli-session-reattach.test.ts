@@ -15,7 +15,7 @@ import { getFreePort, startDevServer, type DevServer } from '../../src/testing/t
 import { FH_SEARCH_ATTRIBUTES } from '../../src/wire/search-attributes';
 import { ensureBuilt, runFh } from '../support/fh-cli';
 import { isTitleRequest, lastUserText, startSessionFake } from '../support/session-fake';
-import { killHard, startTsProcess } from '../support/worker-process-control';
+import { killHard, startWorkerProcess } from '../support/worker-process-control';
 import { until } from '../support/waiting';
 
 describe('fh session prompt when the server goes away', () => {
@@ -42,13 +42,7 @@ describe('fh session prompt when the server goes away', () => {
     const storeDir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-reattach-store-'));
     const taskQueue = `reattach-${process.pid}`;
     const startWorker = () =>
-      startTsProcess(path.join(__dirname, '../support/worker-process.ts'), {
-        FH_TEST_TEMPORAL_ADDRESS: server!.address,
-        FH_TEST_TEMPORAL_NAMESPACE: 'default',
-        FH_TASK_QUEUE: taskQueue,
-        FH_FAKE_URL: fake.url,
-        FH_STORE_DIR: storeDir,
-      }).then((c) => (worker = c));
+      startWorkerProcess({ address: server!.address, taskQueue, fakeUrl: fake.url, storeDir }).then((c) => (worker = c));
     await startWorker();
     connection = await Connection.connect({ address: server.address });
     const client = new Client({ connection, namespace: 'default', plugins: [new FabricHarnessPlugin({ store: new FileTranscriptStore(storeDir) })] });

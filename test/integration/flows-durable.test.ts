@@ -18,7 +18,7 @@ import { getFlowHandle, startFlow } from '../../src/client/flows';
 import { parseArtifactPointer } from '../../src/core/flows/context';
 import { ToolResultStore } from '../../src/edge/tool-results';
 import { getFreePort, startDevServer, type DevServer } from '../../src/testing/temporal-cli';
-import { killHard, startTsProcess } from '../support/worker-process-control';
+import { killHard, startWorkerProcess } from '../support/worker-process-control';
 import { rejection, until } from '../support/waiting';
 
 const RELEASE = `digraph Release {
@@ -71,13 +71,7 @@ describe('a flow survives a killed worker and a restarted server', () => {
     const workDir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-flow-work-'));
     const taskQueue = `flows-durable-${process.pid}`;
     const worker = () =>
-      startTsProcess(path.join(__dirname, '../support/worker-process.ts'), {
-        FH_TEST_TEMPORAL_ADDRESS: server!.address,
-        FH_TEST_TEMPORAL_NAMESPACE: 'default',
-        FH_TASK_QUEUE: taskQueue,
-        FH_FAKE_URL: fake.url,
-        FH_STORE_DIR: storeDir,
-      }).then((c) => (children.push(c), c));
+      startWorkerProcess({ address: server!.address, taskQueue, fakeUrl: fake.url, storeDir }).then((c) => (children.push(c), c));
     const clientFor = async () => {
       const connection = await Connection.connect({ address: server!.address });
       connections.push(connection);

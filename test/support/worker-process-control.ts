@@ -13,8 +13,11 @@ export function startWorkerProcess(env: {
   mcpCounter?: string;
   /** Activities of this type never finish on this worker (a hung store); it writes `signal` when one starts. */
   hangIn?: { activity: string; signal: string };
+  /** A Temporal server of the test's own (namespace `default`), instead of the run's dev server. */
+  address?: string;
 }): Promise<ChildProcess> {
   return startTsProcess(path.join(__dirname, 'worker-process.ts'), {
+    ...(env.address ? { FH_TEST_TEMPORAL_ADDRESS: env.address, FH_TEST_TEMPORAL_NAMESPACE: 'default' } : {}),
     FH_TASK_QUEUE: env.taskQueue,
     FH_FAKE_URL: env.fakeUrl,
     FH_STORE_DIR: env.storeDir,
