@@ -6,7 +6,7 @@
  * the heuristic for entries added since). One growing conversation per kind of content.
  */
 const { FakeAnthropicServer, say } = require('../dist/testing');
-const { createAnthropicClient, callMessages } = require('../dist/edge/anthropic');
+const { createAnthropicClient, callMessages } = require('../dist/activities/models/anthropic/messages');
 const { estimateContextTokens, anchoredEstimate, usageAnchor } = require('../dist/core/tokens');
 
 const prose = (i) => `Turn ${i}. The build failed because the cache key ignored the lockfile; I changed it and reran the pipeline. `.repeat(6);

@@ -30,8 +30,8 @@ const { S3Client, CreateBucketCommand } = require('@aws-sdk/client-s3');
 const { FileTranscriptStore, S3Store } = require('../dist/worker/index.js');
 require('../test/support/swc-register.js');
 const { startMinio } = require('../test/support/provision/minio.ts');
-const { Transcripts, ToolResultStore, transcriptHead, segmentKey, loadJson, saveJson } = require('../dist/edge/transcripts.js');
-const { preludeKey } = require('../dist/edge/activities.js');
+const { Transcripts, ToolResultStore, transcriptHead, segmentKey, loadJson, saveJson } = require('../dist/activities/stores/transcripts.js');
+const { preludeKey } = require('../dist/activities/create-activities.js');
 const { canonicalJson, hashString } = require('../dist/core/hash.js');
 
 const encoder = new TextEncoder();

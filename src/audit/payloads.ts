@@ -9,8 +9,8 @@ import {
   ExternalStorageRunner,
   isReferencePayload,
 } from '@temporalio/common/lib/internal-non-workflow';
-import { externalStorageFor } from '../edge/external-storage';
-import type { TranscriptStore } from '../edge/transcript-store';
+import { externalStorageFor } from '../activities/stores/external-storage';
+import type { TranscriptStore } from '../activities/stores/transcript-store';
 import type { OffloadedValue } from './records';
 
 /** Where the payloads of a history are decoded and fetched from. */

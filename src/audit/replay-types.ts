@@ -1,7 +1,7 @@
 /** The shapes replayHistory takes and gives, apart so replay-explain can use them without importing replay. */
 import type { Client } from '@temporalio/client';
 import type { WorkflowBundle } from '@temporalio/worker';
-import type { TranscriptStore } from '../edge/transcript-store';
+import type { TranscriptStore } from '../activities/stores/transcript-store';
 import type { LoadedHistory } from './history-file';
 import type { ModelInputMismatch } from './replay-inputs';
 

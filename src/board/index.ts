@@ -4,7 +4,7 @@
  * URL. `fh board` is the same from the command line. See docs/board.md.
  */
 import type { Client } from '@temporalio/client';
-import type { TranscriptStore } from '../edge/transcript-store';
+import type { TranscriptStore } from '../activities/stores/transcript-store';
 import { startBoardServer, type BoardServer } from './server';
 import { temporalBoardSource, type BoardSource } from './source';
 import { temporalFlowSource, type BoardFlowSource } from './flow-source';

@@ -13,7 +13,7 @@ import type { AgentEvent } from '../core/events';
 import type { CompactionState } from '../core/conversation';
 import { PERMISSION_MODES, THINKING_LEVELS } from '../core/sessions/settings';
 import { auditTranscript } from '../audit/collect';
-import type { TranscriptStore } from '../edge/transcript-store';
+import type { TranscriptStore } from '../activities/stores/transcript-store';
 import { listSessions, type SessionSummary } from '../client/sessions-list';
 import { getSession } from '../client/sessions';
 import type { AgentUsage } from '../wire/messages';

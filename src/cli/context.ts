@@ -12,7 +12,7 @@ import {
   type ConnectionSettings,
 } from '../client/connection';
 import { HistoryFormatError } from '../audit/history-file';
-import { FileTranscriptStore, defaultStoreDir } from '../edge/transcript-store';
+import { FileTranscriptStore, defaultStoreDir } from '../activities/stores/transcript-store';
 import type { Options, Parsed } from './args';
 import { connectionFlags, str } from './args';
 import { FabricError } from '../core/errors';

@@ -9,7 +9,7 @@ import { promises as fs } from 'node:fs';
 import { z } from 'zod';
 import { SUMMARIZE_MARKER } from '../core/context/compaction/summary-prompt';
 import { MEMORY_COMPACT_MARKER, MEMORY_EXTRACT_MARKER } from '../core/context/memory-extract';
-import { callTools, say, type FakeRoute, type FakeStep } from '../testing/fake-anthropic';
+import { callTools, say, type FakeRoute, type FakeStep } from '../testing/anthropic/fake-anthropic';
 import { CliError, EXIT } from './errors';
 
 const toolCall = z.object({ name: z.string().min(1), input: z.record(z.string(), z.unknown()).default({}) }).strict();

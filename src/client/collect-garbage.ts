@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
-import { collectableStore, decodedText, StoreReferences, sweepStore, type SweepReport } from '../edge/store-gc';
-import type { TranscriptStore } from '../edge/transcript-store';
+import { collectableStore, decodedText, StoreReferences, sweepStore, type SweepReport } from '../activities/stores/store-gc';
+import type { TranscriptStore } from '../activities/stores/transcript-store';
 
 export interface CollectGarbageOptions {
   /** The workers' store; it must list and delete (FileTranscriptStore, S3Store). Or `dir`. */

@@ -14,7 +14,7 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { Client, Connection, type ClientPlugin } from '@temporalio/client';
-import type { TranscriptStore } from '../edge/transcript-store';
+import type { TranscriptStore } from '../activities/stores/transcript-store';
 import { FabricHarnessClientPlugin } from './plugin';
 import { guardClose } from './connection-close';
 

@@ -57,10 +57,10 @@ export {
   type EndSessionOptions,
 } from './sessions';
 export { collectStoreGarbage, type CollectGarbageOptions, type CollectGarbageReport } from './collect-garbage';
-export { StoreNotCollectableError, type SweepReport } from '../edge/store-gc';
+export { StoreNotCollectableError, type SweepReport } from '../activities/stores/store-gc';
 // The stores, for clients that resolve offloaded payloads or collect garbage (neither loads the worker).
-export { FileTranscriptStore, type TranscriptStore, type CollectableStore, type StoredBlob } from '../edge/transcript-store';
-export { S3Store, S3StoreRequestError, S3ClientMissingError, type S3StoreOptions, type S3ClientLike } from '../edge/s3-store';
+export { FileTranscriptStore, type TranscriptStore, type CollectableStore, type StoredBlob } from '../activities/stores/transcript-store';
+export { S3Store, S3StoreRequestError, S3ClientMissingError, type S3StoreOptions, type S3ClientLike } from '../activities/stores/s3-store';
 export { SessionClosedError, SessionNotFoundError, UnknownMessageError, UnknownToolCallError, InvalidForkPointError, IdempotencyKeyReusedError } from '../core/sessions/host-errors';
 export type { ApprovalRequest, ApprovalsOptions } from './approvals';
 export { UpdateWaitEndedError, type WaitLimits } from './session-updates';
@@ -73,7 +73,7 @@ export { readStream, type ReadStreamOptions } from './stream/reader';
 export { CallAssembly } from './stream/assembler';
 export type { PromptStream } from './stream/prompt-stream';
 export type { StreamOptions } from './stream/handles';
-export { createTelemetry, type Telemetry, type TelemetryOptions } from '../edge/telemetry-setup';
+export { createTelemetry, type Telemetry, type TelemetryOptions } from '../activities/telemetry/telemetry-setup';
 export { shareSession, type ShareOptions } from './share';
 export { renderSharePage, escapeHtml, type SharePageInput } from '../core/share/page';
 export { redactText, type RedactOptions } from '../core/share/redact';

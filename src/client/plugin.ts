@@ -1,7 +1,7 @@
 import type { DataConverter } from '@temporalio/common';
 import { SimplePlugin } from '@temporalio/plugin';
-import { externalStorageFor } from '../edge/external-storage';
-import { FileTranscriptStore, type TranscriptStore } from '../edge/transcript-store';
+import { externalStorageFor } from '../activities/stores/external-storage';
+import { FileTranscriptStore, type TranscriptStore } from '../activities/stores/transcript-store';
 
 export interface FabricHarnessClientPluginOptions {
   /** Where large payloads live: the store the workers use (default FH_STORE_DIR or the OS temp dir). */

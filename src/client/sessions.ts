@@ -52,13 +52,13 @@ import {
 } from '../wire/session-messages';
 import { approvalRequests, approvalSource, type ApprovalRequest, type ApprovalsOptions } from './approvals';
 import { collectStoreGarbage, type CollectGarbageReport } from './collect-garbage';
-import { collectableStore } from '../edge/store-gc';
+import { collectableStore } from '../activities/stores/store-gc';
 import { startPromptStream, streamOf, type StreamOptions } from './stream/handles';
 import { refuseUnknownAgent } from './unknown-agent';
 import { guardClose } from './connection-close';
 import type { PromptStream } from './stream/prompt-stream';
 import type { StreamEnvelope } from '../wire/stream';
-import type { TranscriptStore } from '../edge/transcript-store';
+import type { TranscriptStore } from '../activities/stores/transcript-store';
 import { AGENT_MEMO_KEY, DEFAULT_TASK_QUEUE } from './start';
 import { runSessionQuery, runSessionUpdate, typedSessionError, type WaitLimits } from './session-updates';
 import { missingSearchAttributes } from './search-attribute-errors';

@@ -60,7 +60,7 @@ export interface InvokeOptions {
   toolSandbox?: ToolSandboxSettings;
 }
 
-/** Validated where it is used (src/edge/tool-env.ts); declared here so core stays free of Node code. */
+/** Validated where it is used (src/activities/tools/tool-env.ts); declared here so core stays free of Node code. */
 export interface ToolSandboxSettings {
   env?: Record<string, string>;
   passEnv?: string[];

@@ -3,7 +3,7 @@ import type { ToolDefinition } from './tools';
 
 /**
  * The local-sandbox tools, declared here without code: their schemas are pure, so workflow code can
- * show them to the model; their implementations live in `edge/local-tools.ts` (Node only).
+ * show them to the model; their implementations live in `activities/tools/local-tools.ts` (Node only).
  */
 function builtin<S extends z.ZodType>(
   name: string,

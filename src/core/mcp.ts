@@ -7,7 +7,7 @@ export * from './mcp-config';
 
 /**
  * MCP servers as tool sources. Pure: the schemas, the names the model sees, and the tool definitions
- * made from a server's recorded tool list. Connecting and calling is Node code (src/edge/mcp/).
+ * made from a server's recorded tool list. Connecting and calling is Node code (src/activities/mcp/).
  */
 
 /** One tool as the server listed it: recorded (an activity result on Temporal) so replays never ask again. */

@@ -5,8 +5,8 @@
  */
 import type { MemoryPort } from '../core/context/memory';
 import { updateMemory, type MemoryModelCall } from '../core/context/memory-extract';
-import { MemoryFiles } from '../edge/memory-files';
-import { FileTranscriptStore, MemoryTranscriptStore } from '../edge/transcript-store';
+import { MemoryFiles } from '../activities/stores/memory-files';
+import { FileTranscriptStore, MemoryTranscriptStore } from '../activities/stores/transcript-store';
 
 const inProcess = new MemoryTranscriptStore();
 

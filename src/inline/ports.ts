@@ -2,21 +2,21 @@ import { decideFromFacts } from '../core/context/compaction/decide';
 import type { EventListener } from '../core/events';
 import { ModelCallError, RuntimeUnavailableError } from '../core/errors';
 import type { ModelCallRequest, RuntimePorts } from '../core/ports';
-import type { MessagesCall, ModelConnection } from '../edge/anthropic';
-import { createLocalTools } from '../edge/local-tools';
-import { resolveToolSandbox } from '../edge/tool-env';
+import type { MessagesCall, ModelConnection } from '../activities/models/anthropic/messages';
+import { createLocalTools } from '../activities/tools/local-tools';
+import { resolveToolSandbox } from '../activities/tools/tool-env';
 import type { ToolSandboxSettings } from '../core/agent';
-import { offloadToolResult, readArtifact } from '../edge/artifacts';
-import { MemoryTranscriptStore } from '../edge/transcript-store';
-import { ToolResultStore } from '../edge/tool-results';
+import { offloadToolResult, readArtifact } from '../activities/stores/artifacts';
+import { MemoryTranscriptStore } from '../activities/stores/transcript-store';
+import { ToolResultStore } from '../activities/stores/tool-results';
 import { isReadArtifact } from '../core/context/artifacts';
 import type { ToolRegistry } from '../core/tool-registry';
 import { inlineMemoryPort } from './memory';
 import { InlineStreamer } from './stream-calls';
 import type { McpServerConfig } from '../core/mcp';
-import type { McpConnections } from '../edge/mcp/connections';
+import type { McpConnections } from '../activities/mcp/connections';
 import type { SubAgentRunner } from './sub-agents';
-import { EdgeService, runToolWithOffload, type AroundCall } from '../edge/edge-service';
+import { ModelService, runToolWithOffload, type AroundCall } from '../activities/models/model-service';
 
 export interface InlinePortOptions extends ModelConnection {
   model?: string;
@@ -47,7 +47,7 @@ export type InlinePorts = RuntimePorts & { close(): Promise<void> };
  * here with backoff (honouring retry-after), as the Temporal retry policy does on a worker.
  */
 export function createInlinePorts(opts: InlinePortOptions): InlinePorts {
-  const edge = new EdgeService({ connection: opts, defaultModel: opts.model });
+  const models = new ModelService({ connection: opts, defaultModel: opts.model });
   // The same confinement as a worker's bash (bubblewrap by default), settings checked before the run starts.
   const sandbox = resolveToolSandbox(opts.toolSandbox);
   const local = createLocalTools(sandbox);
@@ -60,7 +60,7 @@ export function createInlinePorts(opts: InlinePortOptions): InlinePorts {
   let mcp: McpConnections | undefined;
   const mcpConnections = (): McpConnections => {
     if (!mcp) {
-      const { McpConnections: Connections } = require('../edge/mcp/connections') as typeof import('../edge/mcp/connections');
+      const { McpConnections: Connections } = require('../activities/mcp/connections') as typeof import('../activities/mcp/connections');
       mcp = new Connections({ servers: opts.mcpServers, sandbox }); // stdio servers confined as bash is
     }
     return mcp;
@@ -84,21 +84,21 @@ export function createInlinePorts(opts: InlinePortOptions): InlinePorts {
 
   // With a listener, model calls stream and their deltas reach it as `stream` events.
   const streamer = opts.onEvent ? new InlineStreamer((e) => opts.onEvent!(e)) : undefined;
-  const streamed = streamer ? (call: MessagesCall) => streamer.call(() => edge.anthropic(), call, signal, maxAttempts) : undefined;
+  const streamed = streamer ? (call: MessagesCall) => streamer.call(() => models.provider(), call, signal, maxAttempts) : undefined;
 
   return {
     runtime: 'inline',
-    callModel: (req) => (streamed ? streamed(messagesCall(req)) : edge.callModel(messagesCall(req), signal, retrying)),
+    callModel: (req) => (streamed ? streamed(messagesCall(req)) : models.callModel(messagesCall(req), signal, retrying)),
     memory: inlineMemoryPort({
       agentName: opts.agentName ?? 'default',
       dir: opts.memoryDir,
-      call: (model) => async (req) => ({ text: (await edge.text(model, req, signal, retrying)).text }),
+      call: (model) => async (req) => ({ text: (await models.text(model, req, signal, retrying)).text }),
     }),
     async decideThenCallModel(req, facts) {
-      const { decision, result } = await edge.decideThenCall(facts, async () => messagesCall(req), () => signal, retrying, streamed);
+      const { decision, result } = await models.decideThenCall(facts, async () => messagesCall(req), () => signal, retrying, streamed);
       return result ? { decision: decision!, result } : { decision: decision! };
     },
-    summarize: (req) => edge.text(req.model, req, signal, retrying),
+    summarize: (req) => models.text(req.model, req, signal, retrying),
     listMcpTools: (server, cwd) => mcpConnections().list(server, mcpScope, cwd, signal),
     close: async () => {
       await mcp?.closeAll();
@@ -120,7 +120,7 @@ export function createInlinePorts(opts: InlinePortOptions): InlinePorts {
       return contentRef ? { ...result, contentRef } : result;
     },
     decideCompaction: async (facts) => decideFromFacts(facts),
-    resolveModel: (model, options = {}) => edge.resolveModel({ model, contextWindowTokens: options.contextWindowTokens, strategy: options.strategy }, direct),
+    resolveModel: (model, options = {}) => models.resolveModel({ model, contextWindowTokens: options.contextWindowTokens, strategy: options.strategy }, direct),
     now: () => Date.now(),
     emit: (event) => opts.onEvent?.(event),
   };

@@ -4,12 +4,11 @@
  * attempt_started (a listener drops the failed attempt's partial output), and message_end with the
  * reply. Used only when the run has an onEvent listener.
  */
-import type Anthropic from '@anthropic-ai/sdk';
 import type { AgentEvent } from '../core/events';
 import { ModelCallError } from '../core/errors';
 import type { ModelCallResult } from '../core/ports';
-import { streamMessages, type MessagesCall } from '../edge/anthropic';
-import { liveEventOf } from '../edge/stream-publisher';
+import type { MessagesCall, ModelProvider } from '../activities/models/port';
+import { liveEventOf } from '../activities/stream/stream-publisher';
 import type { StreamEvent } from '../wire/stream';
 import { replyBlocks } from '../wire/stream-agent-events';
 
@@ -19,17 +18,20 @@ export class InlineStreamer {
 
   constructor(private readonly emit: (event: AgentEvent) => void) {}
 
-  async call(client: () => Anthropic, call: MessagesCall, signal: AbortSignal, maxAttempts: number): Promise<ModelCallResult> {
+  async call(provider: () => ModelProvider, call: MessagesCall, signal: AbortSignal, maxAttempts: number): Promise<ModelCallResult> {
     const callId = `m${++this.calls}`;
     for (let attempt = 1; ; attempt++) {
       const publish = (event: StreamEvent) =>
         this.emit({ type: 'stream', data: { offset: this.offset++, event: { ...event, callId, attempt, at: Date.now() } }, at: Date.now() });
       publish({ type: 'attempt_started', kind: 'model', model: call.model });
       try {
-        const result = await streamMessages(client(), call, (raw) => {
-          const e = liveEventOf(raw);
-          if (e) publish(e);
-        }, signal);
+        const result = await provider().call(call, {
+          signal,
+          onEvent: (raw) => {
+            const e = liveEventOf(raw);
+            if (e) publish(e);
+          },
+        });
         publish({ type: 'message_end', model: result.model, stopReason: result.stopReason, usage: result.usage, content: replyBlocks(result.entry.content) });
         return result;
       } catch (err) {

@@ -4,7 +4,7 @@ import { makeEvent, type AgentEvent } from '../core/events';
 import type { ToolCallRequest, ToolCallResult } from '../core/ports';
 import { SubAgentDepthError, SubAgentSlots, subAgentResultText } from '../core/sub-agents';
 import type { SubAgentSpec } from '../core/tools';
-import { createWorktree, finishWorktree } from '../edge/worktrees';
+import { createWorktree, finishWorktree } from '../activities/git/worktrees';
 
 /** invoke's options as the inline runtime passes them to a sub-agent: its depth rides along. */
 export type NestedInvokeOptions = InvokeOptions & { fhDepth?: number };

@@ -4,7 +4,7 @@
  * (The repository's own cluster provisioning — the Temporal server on PostgreSQL, MinIO — lives in
  * test/support/provision/ since 0.5.0: it is this project's test harness, not a public API.)
  */
-export * from './fake-anthropic';
+export * from './anthropic/fake-anthropic';
 export * from './temporal-cli';
 export * from './prose';
 export * from './reachable-types';

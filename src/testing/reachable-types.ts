@@ -3,4 +3,4 @@
  * exported so that code compiled with `declaration: true` can name them (TS2883 otherwise).
  * test/unit/public-types.test.ts walks the built .d.ts and fails on any such type left unexported.
  */
-export type { ContextEditType } from './fake-anthropic-features';
+export type { ContextEditType } from './anthropic/fake-anthropic-features';

@@ -1,9 +1,9 @@
 import { bundleWorkflowCode, type NativeConnection, Worker, type LogLevel, type WorkerOptions, type WorkflowBundle } from '@temporalio/worker';
-import type { ModelConnection } from '../edge/anthropic';
-import type { ToolSandboxOptions } from '../edge/tool-env';
-import type { Telemetry } from '../edge/telemetry-setup';
-import type { WorkerCacheSizes } from '../edge/activities';
-import type { TranscriptStore } from '../edge/transcript-store';
+import type { ModelConnection } from '../activities/models/anthropic/messages';
+import type { ToolSandboxOptions } from '../activities/tools/tool-env';
+import type { Telemetry } from '../activities/telemetry/telemetry-setup';
+import type { WorkerCacheSizes } from '../activities/create-activities';
+import type { TranscriptStore } from '../activities/stores/transcript-store';
 import type { EventListener } from '../core/events';
 import type { ToolSource } from '../core/tool-registry';
 import { resolveAgentModules, writeWorkflowEntry } from './bundle';
@@ -42,6 +42,8 @@ export interface CreateWorkerOptions
   taskQueue?: string;
   /** Anthropic settings for this worker (default: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, ANTHROPIC_MODEL). */
   model?: ModelConnection & { defaultModel?: string };
+  /** Model connections by name, besides the built-in ones: see FabricHarnessPluginOptions.connections. */
+  connections?: FabricHarnessPluginOptions['connections'];
   store?: TranscriptStore;
   /** How bash runs on this worker: see FabricHarnessPluginOptions.toolSandbox. */
   toolSandbox?: ToolSandboxOptions;
@@ -88,6 +90,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     mcpServers,
     telemetry,
     caches,
+    connections,
     plugins,
     bundlerOptions,
     interceptors,
@@ -96,7 +99,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   ensureQuietRuntime('INFO'); // one line per entry, as `fh worker` prints; an application's own runtime wins
   const agentFiles = resolveAgentModules(agents);
   const toolCode = collectToolCode(agentFiles, tools ?? []);
-  const plugin = new FabricHarnessPlugin({ tools: toolCode, model, store, offloadThresholdBytes, missingBlobReaper, onEvent, toolSandbox, mcpServers, caches, agents: agentFiles });
+  const plugin = new FabricHarnessPlugin({ tools: toolCode, model, ...(connections ? { connections } : {}), store, offloadThresholdBytes, missingBlobReaper, onEvent, toolSandbox, mcpServers, caches, agents: agentFiles });
   const allPlugins = [plugin, ...(telemetry ? [telemetry.plugin] : []), ...(plugins ?? [])];
   // Bundled here rather than by Worker.create so the bundler gets its own, quiet logger.
   const bundle =

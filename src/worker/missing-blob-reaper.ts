@@ -21,8 +21,8 @@
 import { defaultPayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import type { NativeConnection } from '@temporalio/worker';
-import type { MissingBlob } from '../edge/external-storage';
-import type { TranscriptStore } from '../edge/transcript-store';
+import type { MissingBlob } from '../activities/stores/external-storage';
+import type { TranscriptStore } from '../activities/stores/transcript-store';
 
 type WorkflowService = NativeConnection['workflowService'];
 type Failure = temporal.api.failure.v1.IFailure;

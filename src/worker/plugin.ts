@@ -1,16 +1,17 @@
 import type { DataConverter } from '@temporalio/common';
 import { SimplePlugin } from '@temporalio/plugin';
 import { Runtime, type Worker, type BundleOptions, type ReplayWorkerOptions, type WorkerOptions, type InjectedSinks } from '@temporalio/worker';
-import { createActivities } from '../edge/activities';
-import type { ModelConnection } from '../edge/anthropic';
-import { externalStorageFor } from '../edge/external-storage';
-import { createFlowActivities } from '../edge/flow-activities';
-import { resolveToolSandbox, type ToolSandboxOptions } from '../edge/tool-env';
-import { McpConnections } from '../edge/mcp/connections';
+import { createActivities } from '../activities/create-activities';
+import type { ModelConnection } from '../activities/models/anthropic/messages';
+import type { ModelConnectionSettings } from '../activities/models/connections';
+import { externalStorageFor } from '../activities/stores/external-storage';
+import { createFlowActivities } from '../activities/flow-activities';
+import { resolveToolSandbox, type ToolSandboxOptions } from '../activities/tools/tool-env';
+import { McpConnections } from '../activities/mcp/connections';
 import { mcpServerConfigSchema, type McpHttpServer, type McpServerConfig, type McpStdioServer } from '../core/mcp';
 import { parseWith } from '../core/validate';
-import type { WorkerCacheSizes } from '../edge/activities';
-import { FileTranscriptStore, type TranscriptStore } from '../edge/transcript-store';
+import type { WorkerCacheSizes } from '../activities/create-activities';
+import { FileTranscriptStore, type TranscriptStore } from '../activities/stores/transcript-store';
 import type { EventListener } from '../core/events';
 import { ToolRegistry, type ToolSource } from '../core/tool-registry';
 import type { FabricSinks } from '../workflows/sinks';
@@ -29,6 +30,11 @@ export interface FabricHarnessPluginOptions {
   tools?: Array<ToolSource | string> | ToolRegistry;
   /** Anthropic API key / base URL for this worker; default ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL. */
   model?: ModelConnection & { defaultModel?: string };
+  /**
+   * Model connections by name, besides the built-in ones (docs/models.md): a run names one
+   * (`connection: 'openai'`), never its credentials, which stay on this worker.
+   */
+  connections?: Record<string, ModelConnectionSettings>;
   /** Where transcripts and large payloads live; default a private local directory (FH_STORE_DIR, else ~/.local/share/fabric-harness/store). */
   store?: TranscriptStore;
   /** Offload payloads above this many bytes to the store (Temporal external storage). */
@@ -85,6 +91,7 @@ export class FabricHarnessPlugin extends SimplePlugin {
       name: 'fabric-harness',
       activities: Object.assign(createFlowActivities(store), createActivities({
         connection: options.model ?? {},
+        ...(options.connections ? { connections: options.connections } : {}),
         defaultModel: options.model?.defaultModel,
         store,
         tools: options.tools instanceof ToolRegistry ? options.tools : ToolRegistry.from(loadSources(options.tools ?? [], 'tools')),

@@ -3,16 +3,17 @@
  * exported so that code compiled with `declaration: true` can name them (TS2883 otherwise).
  * test/unit/public-types.test.ts walks the built .d.ts and fails on any such type left unexported.
  */
-export type { ActivityDeps } from '../edge/activities';
-export type { ModelConnection } from '../edge/anthropic';
-export type { ToolSandboxOptions } from '../edge/tool-env';
+export type { ActivityDeps } from '../activities/create-activities';
+export type { ModelConnection } from '../activities/models/anthropic/messages';
+export type { ModelConnectionSettings, AnthropicModelConnection } from '../activities/models/connections';
+export type { ToolSandboxOptions } from '../activities/tools/tool-env';
 export type { CompactionStrategySetting } from '../core/context/strategy';
 export type { FabricActivities, FlushMemoryActivityInput, FlushMemoryActivityResult, MemoryFilePayload, ModelActivityCompactFirst, ModelActivityInput, ModelActivityReply, ModelActivityResult, ResolveModelResult, SummarizeActivityInput, ToolActivityInput, ToolActivityResult } from '../wire/activity-contract';
-export type { McpCallResult, McpConnections, McpConnectionsOptions } from '../edge/mcp/connections';
-export type { ToolSandbox } from '../edge/tool-env';
+export type { McpCallResult, McpConnections, McpConnectionsOptions } from '../activities/mcp/connections';
+export type { ToolSandbox } from '../activities/tools/tool-env';
 export type { WorktreePayload } from '../wire/activity-contract';
 export type { ReplyArchiveChunk, StoredReply } from '../core/sessions/reply-archive';
 export type { StreamSlot } from '../wire/stream';
-export type { Confinement } from '../edge/sandbox';
+export type { Confinement } from '../activities/tools/sandbox/sandbox';
 export type { StorePreludeInput } from '../wire/activity-contract';
 export type { McpPinInput, McpPinResult } from '../wire/mcp-pin';

@@ -16,7 +16,7 @@ import { FabricHarnessPlugin, FileTranscriptStore } from '@fabric-harness/sdk/wo
 import { FakeAnthropicServer, callTools, say } from '@fabric-harness/sdk/testing';
 import { getFlowHandle, startFlow } from '../../src/client/flows';
 import { parseArtifactPointer } from '../../src/core/flows/context';
-import { ToolResultStore } from '../../src/edge/tool-results';
+import { ToolResultStore } from '../../src/activities/stores/tool-results';
 import { getFreePort, startDevServer, type DevServer } from '../../src/testing/temporal-cli';
 import { killHard, startWorkerProcess } from '../support/worker-process-control';
 import { rejection, until } from '../support/waiting';

@@ -15,7 +15,7 @@ import { createWorker, FabricHarnessPlugin, FileTranscriptStore } from '@fabric-
 import { FakeAnthropicServer, say, type RecordedRequest } from '@fabric-harness/sdk/testing';
 import { replayHistory } from '../../src/audit/replay';
 import { MEMORY_COMPACT_MARKER, MEMORY_EXTRACT_MARKER } from '../../src/core/context/memory-extract';
-import { memoryPointerKey } from '../../src/edge/memory-files';
+import { memoryPointerKey } from '../../src/activities/stores/memory-files';
 import { estimateTextTokens } from '../../src/core/tokens';
 import { rememberer } from '../fixtures/memory-agents';
 import { testConnection } from '../support/temporal';

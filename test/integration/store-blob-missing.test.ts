@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { startAgent, startSession } from '@fabric-harness/sdk/client';
 import { callTools, fail, say, type FakeAnthropicServer } from '@fabric-harness/sdk/testing';
-import { FileTranscriptStore } from '../../src/edge/transcript-store';
+import { FileTranscriptStore } from '../../src/activities/stores/transcript-store';
 import { MissingBlobReaper } from '../../src/worker/missing-blob-reaper';
 import { decodeFailure } from '../../src/wire/failures';
 import { workbench } from '../fixtures/payload-agents';

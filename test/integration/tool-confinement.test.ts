@@ -1,5 +1,5 @@
 /**
- * bash on a worker is confined by default (bubblewrap, src/edge/sandbox.ts): a prompt-injected model
+ * bash on a worker is confined by default (bubblewrap, src/activities/tools/sandbox/sandbox.ts): a prompt-injected model
  * that runs `cat ../secret` reads nothing outside its sandbox directory, writes nothing outside it, reaches
  * no network, sees none of the worker's files ($HOME, the project tree) or environment, and a cancelled run
  * leaves none of its processes behind.

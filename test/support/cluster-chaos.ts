@@ -6,7 +6,7 @@ import type { ChildProcess } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { temporal } from '@temporalio/proto';
-import { callTools, fail, say, type FakeRoute, type RecordedRequest } from '../../src/testing/fake-anthropic';
+import { callTools, fail, say, type FakeRoute, type RecordedRequest } from '../../src/testing/anthropic/fake-anthropic';
 import { CLUSTER_BIG_KB, clusterReply } from '../fixtures/cluster-agents';
 import { killHard, startTsProcess } from './worker-process-control';
 

@@ -8,8 +8,8 @@ import type { Payload } from '@temporalio/common';
 import { ExternalStorageRunner } from '@temporalio/common/lib/internal-non-workflow';
 import { auditTranscript, isOffloaded, type AuditRecord } from '../../src/audit/index';
 import { parseHistoryJSON, type History } from '../../src/audit/history-file';
-import { externalStorageFor } from '../../src/edge/external-storage';
-import { MemoryTranscriptStore } from '../../src/edge/transcript-store';
+import { externalStorageFor } from '../../src/activities/stores/external-storage';
+import { MemoryTranscriptStore } from '../../src/activities/stores/transcript-store';
 
 // Histories recorded by release 0.1.0 (the figures below are theirs).
 const HISTORIES = path.resolve(__dirname, '../histories/0.1.0');

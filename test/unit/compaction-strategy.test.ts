@@ -5,11 +5,11 @@
  */
 import { init, schema, tool, type AgentEvent } from '@fabric-harness/sdk';
 import { FakeAnthropicServer, callTools, say } from '@fabric-harness/sdk/testing';
-import { modelCapabilities } from '../../src/testing/fake-anthropic-features';
+import { modelCapabilities } from '../../src/testing/anthropic/fake-anthropic-features';
 import { chooseStrategy, contextManagementParams, serverContextCapabilities, COMPACTION_BETA, CONTEXT_MANAGEMENT_BETA } from '../../src/core/context/strategy';
 import { parseCompactionSettings } from '../../src/core/context/settings';
 import { InvalidCompactionSettingsError } from '../../src/core/context/compaction/errors';
-import { messagesParams } from '../../src/edge/anthropic';
+import { messagesParams } from '../../src/activities/models/anthropic/messages';
 import { savedAnthropicEnv } from '../support/anthropic-env';
 
 const ALL = { clearToolUses: true, clearThinking: true, compact: true };

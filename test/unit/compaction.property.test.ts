@@ -14,7 +14,7 @@ import { planSummaryChunks } from '../../src/core/context/compaction/summary-pro
 import { toApiMessages, type Entry, type FileOperations, type SummaryEntry } from '../../src/core/entries';
 import { hashEntry } from '../../src/core/hash';
 import { estimateTextTokens } from '../../src/core/tokens';
-import { validateMessagesRequest } from '../../src/testing/fake-anthropic';
+import { validateMessagesRequest } from '../../src/testing/anthropic/fake-anthropic';
 
 // ---- generators -------------------------------------------------------------------------------
 

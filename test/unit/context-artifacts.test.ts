@@ -21,9 +21,9 @@ import {
   resolveOffloadBytes,
   shouldOffload,
 } from '../../src/core/context/artifacts';
-import { offloadToolResult, readArtifact } from '../../src/edge/artifacts';
-import { MemoryTranscriptStore } from '../../src/edge/transcript-store';
-import { ToolResultStore } from '../../src/edge/tool-results';
+import { offloadToolResult, readArtifact } from '../../src/activities/stores/artifacts';
+import { MemoryTranscriptStore } from '../../src/activities/stores/transcript-store';
+import { ToolResultStore } from '../../src/activities/stores/tool-results';
 import { createInlinePorts } from '../../src/inline/ports';
 import { toPromise } from '../../src/core/pending';
 

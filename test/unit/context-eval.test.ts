@@ -16,8 +16,8 @@ import {
   survival,
   type SessionTruth,
 } from '../../bench/context-eval';
-import { applyContextEdits } from '../../src/testing/fake-anthropic-features';
-import { validateMessagesRequest } from '../../src/testing/fake-anthropic';
+import { applyContextEdits } from '../../src/testing/anthropic/fake-anthropic-features';
+import { validateMessagesRequest } from '../../src/testing/anthropic/fake-anthropic';
 import { call, results, say, summary, user } from './compaction-helpers';
 
 describe('generateSession', () => {

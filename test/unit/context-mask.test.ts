@@ -7,7 +7,7 @@ import { isPlaceholder, maskStaleToolResults, toolPlaceholder } from '../../src/
 import { isVerificationEvidence, preservePredicate } from '../../src/core/context/evidence';
 import { InvalidToolResultOptionsError } from '../../src/core/context/errors';
 import { toApiMessages, type Entry, type ToolResultsEntry } from '../../src/core/entries';
-import { validateMessagesRequest } from '../../src/testing/fake-anthropic';
+import { validateMessagesRequest } from '../../src/testing/anthropic/fake-anthropic';
 import { call, results, say, user } from './compaction-helpers';
 
 const file = (n: number) => Array.from({ length: n }, (_, i) => `export const v${i} = ${i};`).join('\n');

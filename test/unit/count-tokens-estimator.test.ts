@@ -2,12 +2,12 @@
  * compaction.estimator 'count-tokens': the threshold decision uses the provider's exact count (the
  * fake's count_tokens endpoint), cached per request, and falls back to the heuristic when the count fails.
  */
+import { AnthropicProvider } from '../../src/activities/models/anthropic/provider';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { init, type AgentEvent } from '@fabric-harness/sdk';
 import { FakeAnthropicServer, say } from '@fabric-harness/sdk/testing';
-import { createAnthropicClient } from '../../src/edge/anthropic';
-import { decideWithExactCount, TokenCountCache } from '../../src/edge/count-tokens';
+import { decideWithExactCount, TokenCountCache } from '../../src/activities/models/token-counts';
 import { decisionFacts } from '../../src/core/context/compaction/decide';
 import { resolveCompactionSettings } from '../../src/core/context/settings';
 import type { Entry } from '../../src/core/entries';
@@ -67,7 +67,7 @@ describe("compaction.estimator 'count-tokens'", () => {
   const facts = decisionFacts({ entries, settings });
 
   it('the cache asks once for the same request', async () => {
-    const client = createAnthropicClient({ apiKey: 'k', baseURL: fake.url });
+    const client = new AnthropicProvider({ apiKey: 'k', baseURL: fake.url });
     const cache = new TokenCountCache();
     const call = { model: 'claude-test', maxTokens: 100, tools: [], entries };
     const before = countRequests(fake).length;
@@ -91,7 +91,7 @@ describe("compaction.estimator 'count-tokens'", () => {
     });
     await new Promise<void>((r) => broken.listen(0, '127.0.0.1', r));
     try {
-      const client = createAnthropicClient({ apiKey: 'k', baseURL: `http://127.0.0.1:${(broken.address() as AddressInfo).port}` });
+      const client = new AnthropicProvider({ apiKey: 'k', baseURL: `http://127.0.0.1:${(broken.address() as AddressInfo).port}` });
       const call = { model: 'claude-test', maxTokens: 100, tools: [], entries };
       const decision = await decideWithExactCount(facts, () => new TokenCountCache().count(client, call));
       expect(decision.estimator).toBe('heuristic-fallback');

@@ -8,8 +8,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { FakeAnthropicServer, fail, say } from '@fabric-harness/sdk/testing';
 import { extractIdentifiers } from '../../src/core/enhance/identifiers';
-import { enhancePrompt } from '../../src/edge/enhance/enhance';
-import { clearRepoIntroCache, INTRO_CACHE_SIZE, repoIntro, repoIntroCacheSize } from '../../src/edge/enhance/repo-intro';
+import { enhancePrompt } from '../../src/activities/enhance/enhance';
+import { clearRepoIntroCache, INTRO_CACHE_SIZE, repoIntro, repoIntroCacheSize } from '../../src/activities/enhance/repo-intro';
 
 async function repo(): Promise<string> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-enhance-'));

@@ -12,7 +12,7 @@ import {
   say,
   think,
   type FakeAnthropicOptions,
-} from '../../src/testing/fake-anthropic';
+} from '../../src/testing/anthropic/fake-anthropic';
 
 const MODEL = 'claude-fake-1';
 const CM_BETA = 'context-management-2025-06-27';

@@ -3,11 +3,12 @@
  * invalid_request_error "<field>: Extra inputs are not permitted"), through the REAL @anthropic-ai/sdk
  * client; and every field our own request code sends is one the API knows.
  */
+import { AnthropicProvider } from '../../src/activities/models/anthropic/provider';
 import Anthropic from '@anthropic-ai/sdk';
-import { callMessages, streamMessages, type MessagesCall } from '../../src/edge/anthropic';
-import { TokenCountCache } from '../../src/edge/count-tokens';
-import { RequestBodies } from '../../src/edge/request-body';
-import { FakeAnthropicServer, say } from '../../src/testing/fake-anthropic';
+import { callMessages, streamMessages, type MessagesCall } from '../../src/activities/models/anthropic/messages';
+import { TokenCountCache } from '../../src/activities/models/token-counts';
+import { RequestBodies } from '../../src/activities/models/anthropic/request-body';
+import { FakeAnthropicServer, say } from '../../src/testing/anthropic/fake-anthropic';
 import type { Entry } from '../../src/core/entries';
 
 const MODEL = 'claude-fake-1';
@@ -97,7 +98,7 @@ describe('what our request code sends', () => {
     const encoded = new RequestBodies().encode(call, false);
     expect((await callMessages(client, call, undefined, encoded)).entry.type).toBe('assistant');
     expect((await streamMessages(client, call, () => undefined, undefined, new RequestBodies().encode(call, true))).entry.type).toBe('assistant');
-    expect(await new TokenCountCache().count(client, call)).toBeGreaterThan(0);
+    expect(await new TokenCountCache().count(new AnthropicProvider({ apiKey: 'test', baseURL: server.url }), call)).toBeGreaterThan(0);
     const counted = server.requests.find((r) => r.path === '/v1/messages/count_tokens')!;
     expect('context_management' in counted.body).toBe(call.contextManagement !== undefined);
   });

@@ -13,7 +13,7 @@ import {
   think,
   validateMessagesRequest,
   type FakeAnthropicOptions,
-} from '../../src/testing/fake-anthropic';
+} from '../../src/testing/anthropic/fake-anthropic';
 
 const MODEL = 'claude-fake-1';
 

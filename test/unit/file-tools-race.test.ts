@@ -6,8 +6,8 @@
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { editFile, readFile, writeFile } from '../../src/edge/local-tools';
-import { fileToolRaceSeam } from '../../src/edge/sandbox-open';
+import { editFile, readFile, writeFile } from '../../src/activities/tools/local-tools';
+import { fileToolRaceSeam } from '../../src/activities/tools/sandbox/sandbox-open';
 
 describe('file tools: a symlink swapped in between the check and the open', () => {
   let base: string;

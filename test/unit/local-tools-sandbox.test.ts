@@ -1,9 +1,9 @@
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { createLocalTools } from '../../src/edge/local-tools';
-import { resolveToolSandbox, SandboxUnavailableError } from '../../src/edge/tool-env';
-import { runToolImplementation } from '../../src/edge/tool-runner';
+import { createLocalTools } from '../../src/activities/tools/local-tools';
+import { resolveToolSandbox, SandboxUnavailableError } from '../../src/activities/tools/tool-env';
+import { runToolImplementation } from '../../src/activities/tools/tool-runner';
 import { InvalidInputError } from '../../src/core/errors';
 
 /** The file tools are confined to the sandbox after symlinks; bash gets a minimal environment. */

@@ -6,8 +6,8 @@
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { McpConnections } from '../../src/edge/mcp/connections';
-import { resolveToolSandbox } from '../../src/edge/tool-env';
+import { McpConnections } from '../../src/activities/mcp/connections';
+import { resolveToolSandbox } from '../../src/activities/tools/tool-env';
 import { until } from '../support/waiting';
 
 const counter = { name: 'counter', command: process.execPath, args: [path.resolve(__dirname, '../fixtures/mcp-counter-server.js')], env: { FH_MARK_EXIT: '1' } };

@@ -6,8 +6,8 @@
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { McpConnections } from '../../src/edge/mcp/connections';
-import { resolveToolSandbox } from '../../src/edge/tool-env';
+import { McpConnections } from '../../src/activities/mcp/connections';
+import { resolveToolSandbox } from '../../src/activities/tools/tool-env';
 
 const server = { name: 't', command: process.execPath, args: [path.resolve(__dirname, '../fixtures/mcp-server.js')] };
 

@@ -11,10 +11,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { agent, openSession, schema } from '@fabric-harness/sdk';
 import { FakeAnthropicServer, say } from '@fabric-harness/sdk/testing';
-import { callMessages } from '../../src/edge/anthropic';
-import { confinedNewPath } from '../../src/edge/sandbox-path';
-import { bash } from '../../src/edge/local-tools';
-import { collectableStore } from '../../src/edge/store-gc';
+import { callMessages } from '../../src/activities/models/anthropic/messages';
+import { confinedNewPath } from '../../src/activities/tools/sandbox/sandbox-path';
+import { bash } from '../../src/activities/tools/local-tools';
+import { collectableStore } from '../../src/activities/stores/store-gc';
 
 const echo = agent({
   name: 'echo',

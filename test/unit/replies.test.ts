@@ -1,7 +1,7 @@
 /** interpretReply / keptEntry, and toApiMessages held to the fake API's own rules. */
 import { toApiMessages, type AssistantEntry, type Entry } from '../../src/core/entries';
 import { ModelRefusalError, TRUNCATED_TOOL_CALL_MESSAGE, interpretReply, keptEntry } from '../../src/core/replies';
-import { validateMessagesRequest } from '../../src/testing/fake-anthropic';
+import { validateMessagesRequest } from '../../src/testing/anthropic/fake-anthropic';
 
 const text = (t: string) => ({ type: 'text' as const, text: t });
 const use = (id: string, input: unknown = { path: 'a' }) => ({ type: 'tool_use' as const, id, name: 'read', input });

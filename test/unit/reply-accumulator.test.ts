@@ -1,8 +1,8 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
 import { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
-import { ReplyAccumulator, type RawStreamEvent } from '../../src/edge/reply-accumulator';
-import { sseEventsFor } from '../../src/testing/fake-anthropic-sse';
+import { ReplyAccumulator, type RawStreamEvent } from '../../src/activities/models/anthropic/reply-accumulator';
+import { sseEventsFor } from '../../src/testing/anthropic/fake-anthropic-sse';
 
 /** The SDK's own accumulation of these events (MessageStream reads newline-delimited JSON events). */
 async function sdkFinal(events: unknown[], beta: boolean): Promise<unknown> {

@@ -1,5 +1,5 @@
 /**
- * The serialised-prefix request body (src/edge/request-body.ts) must be byte for byte what a fresh
+ * The serialised-prefix request body (src/activities/models/anthropic/request-body.ts) must be byte for byte what a fresh
  * serialisation of the whole request gives: over random conversations grown call by call, and on the
  * wire, as the Anthropic SDK sends it (plain, beta and streamed), against what the SDK sends from the
  * params object.
@@ -9,8 +9,8 @@ import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import Anthropic from '@anthropic-ai/sdk';
 import type { AssistantBlock, Entry } from '../../src/core/entries';
-import { callMessages, streamMessages, type MessagesCall } from '../../src/edge/anthropic';
-import { RequestBodies, wholeBody } from '../../src/edge/request-body';
+import { callMessages, streamMessages, type MessagesCall } from '../../src/activities/models/anthropic/messages';
+import { RequestBodies, wholeBody } from '../../src/activities/models/anthropic/request-body';
 
 const text = fc.oneof(
   { weight: 5, arbitrary: fc.string({ maxLength: 30 }) },

@@ -4,7 +4,7 @@
  * entries does not need it.
  */
 jest.mock('@aws-sdk/client-s3', () => {
-  const err = new Error("Cannot find module '@aws-sdk/client-s3' from 'src/edge/s3-store.ts'") as NodeJS.ErrnoException;
+  const err = new Error("Cannot find module '@aws-sdk/client-s3' from 'src/activities/stores/s3-store.ts'") as NodeJS.ErrnoException;
   err.code = 'MODULE_NOT_FOUND';
   throw err;
 });

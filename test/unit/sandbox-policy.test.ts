@@ -1,5 +1,5 @@
 /**
- * One policy (src/edge/sandbox-policy.ts), two renderings: bubblewrap's argv (Linux) and a Seatbelt
+ * One policy (src/activities/tools/sandbox/sandbox-policy.ts), two renderings: bubblewrap's argv (Linux) and a Seatbelt
  * profile for sandbox-exec (macOS). No Mac runs here, so the profile is held against the same policy as
  * the bubblewrap argv: every path the policy lists (and paths below it, and paths it does not list) is
  * read-write, read-only or absent alike in both; nothing else is writable; the network is denied in
@@ -10,12 +10,12 @@ import { execFileSync, type ChildProcess } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { renderBwrap } from '../../src/edge/sandbox-bwrap';
-import { allEntries, sandboxPolicy, type SandboxPolicy } from '../../src/edge/sandbox-policy';
-import { renderSeatbelt, seatbeltArgs, type SeatbeltProfile } from '../../src/edge/sandbox-seatbelt';
-import { confinedSpawn, confinementArgv, defaultConfinement, probeSeatbelt, sandboxEnv, SandboxUnavailableError } from '../../src/edge/sandbox';
-import { resolveToolSandbox } from '../../src/edge/tool-env';
-import { createWorktree } from '../../src/edge/worktrees';
+import { renderBwrap } from '../../src/activities/tools/sandbox/sandbox-bwrap';
+import { allEntries, sandboxPolicy, type SandboxPolicy } from '../../src/activities/tools/sandbox/sandbox-policy';
+import { renderSeatbelt, seatbeltArgs, type SeatbeltProfile } from '../../src/activities/tools/sandbox/sandbox-seatbelt';
+import { confinedSpawn, confinementArgv, defaultConfinement, probeSeatbelt, sandboxEnv, SandboxUnavailableError } from '../../src/activities/tools/sandbox/sandbox';
+import { resolveToolSandbox } from '../../src/activities/tools/tool-env';
+import { createWorktree } from '../../src/activities/git/worktrees';
 import { bwrapAccess, readSexps, sbplAccess, sbplDecide, writeRulePaths, type Access } from './sandbox-policy-helpers';
 
 /** What the policy itself says of `p`: the deepest entry covering it (a later one of the same path wins). */

@@ -1,5 +1,5 @@
 /**
- * src/edge/sandbox.ts, the one module bash (and MCP stdio servers, sub-agents) start processes
+ * src/activities/tools/sandbox/sandbox.ts, the one module bash (and MCP stdio servers, sub-agents) start processes
  * through: the minimal environment, bubblewrap confinement by default, network only when asked, extra
  * read-only paths, the process group killed on abort, and no silent fallback when bubblewrap is missing.
  */
@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { agent, schema } from '../../src';
-import { bwrapArgs, confinedSpawn, probeBwrap, requireBwrap, sandboxEnv, SandboxUnavailableError } from '../../src/edge/sandbox';
+import { bwrapArgs, confinedSpawn, probeBwrap, requireBwrap, sandboxEnv, SandboxUnavailableError } from '../../src/activities/tools/sandbox/sandbox';
 import { FakeAnthropicServer, callTools, say } from '../../src/testing';
 
 function output(child: ChildProcess): Promise<{ code: number | null; stdout: string; stderr: string }> {

@@ -4,8 +4,8 @@
  * a store call that takes longer, and never heartbeats, would be timed out and retried forever).
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { createActivities } from '../../src/edge/activities';
-import { MemoryTranscriptStore, type TranscriptStore } from '../../src/edge/transcript-store';
+import { createActivities } from '../../src/activities/create-activities';
+import { MemoryTranscriptStore, type TranscriptStore } from '../../src/activities/stores/transcript-store';
 import type { FabricActivities } from '../../src/wire/activity-contract';
 
 /** A store whose reads and writes each take `ms`. */

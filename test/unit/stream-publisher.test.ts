@@ -1,6 +1,6 @@
 import { CallAssembly } from '../../src/client/stream/assembler';
-import { LivePublisher, ToolOutputLines } from '../../src/edge/stream-publisher';
-import { DEFAULT_OFFLOAD_THRESHOLD_BYTES } from '../../src/edge/external-storage';
+import { LivePublisher, ToolOutputLines } from '../../src/activities/stream/stream-publisher';
+import { DEFAULT_OFFLOAD_THRESHOLD_BYTES } from '../../src/activities/stores/external-storage';
 import type { LiveStreamDetails, StreamEvent } from '../../src/wire/stream';
 
 /** A publisher whose heartbeats are recorded, with the flush timer under jest's clock. */

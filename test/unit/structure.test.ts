@@ -16,14 +16,14 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   core: [],
   wire: ['core'],
   workflows: ['wire', 'core'],
-  edge: ['wire', 'core'],
+  activities: ['wire', 'core'],
   testing: ['wire', 'core'],
-  inline: ['edge', 'wire', 'core'],
-  client: ['edge', 'wire', 'core'],
-  worker: ['client', 'workflows', 'edge', 'wire', 'core'],
-  audit: ['worker', 'client', 'workflows', 'edge', 'wire', 'core'],
-  board: ['audit', 'client', 'edge', 'wire', 'core'],
-  cli: ['board', 'audit', 'worker', 'client', 'inline', 'testing', 'workflows', 'edge', 'wire', 'core'],
+  inline: ['activities', 'wire', 'core'],
+  client: ['activities', 'wire', 'core'],
+  worker: ['client', 'workflows', 'activities', 'wire', 'core'],
+  audit: ['worker', 'client', 'workflows', 'activities', 'wire', 'core'],
+  board: ['audit', 'client', 'activities', 'wire', 'core'],
+  cli: ['board', 'audit', 'worker', 'client', 'inline', 'testing', 'workflows', 'activities', 'wire', 'core'],
   // The package doors: `@fabric-harness/sdk` and its workflow-bundle twin, and `/strict`.
   'index.ts': ['inline', 'core'],
   'workflow-entry.ts': ['core'],
@@ -39,8 +39,8 @@ const UPWARD_ALLOWED: Record<string, string> = {
 /** Files allowed over MAX_LINES, with the reason. */
 const LONG_FILES: Record<string, string> = {
   'client/sessions.ts': 'being split (the session client)',
-  'testing/fake-anthropic.ts': 'the fake server class: its HTTP handler and the replies it builds share per-server state (ids, prompt cache, clock); its script language and validation are their own modules',
-  'testing/fake-anthropic-features.ts': 'being split (the fake Anthropic server)',
+  'testing/anthropic/fake-anthropic.ts': 'the fake server class: its HTTP handler and the replies it builds share per-server state (ids, prompt cache, clock); its script language and validation are their own modules',
+  'testing/anthropic/fake-anthropic-features.ts': 'being split (the fake Anthropic server)',
   'board/page/script.ts': 'the page script: one self-contained function served as its own source text, so it cannot import',
 };
 

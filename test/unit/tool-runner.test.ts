@@ -4,7 +4,7 @@
  */
 import { agent, schema, tool } from '@fabric-harness/sdk';
 import { FakeAnthropicServer, callTools, say } from '@fabric-harness/sdk/testing';
-import { runToolImplementation } from '../../src/edge/tool-runner';
+import { runToolImplementation } from '../../src/activities/tools/tool-runner';
 
 const ctx = (signal = new AbortController().signal) => ({ cwd: process.cwd(), signal, heartbeat: () => undefined });
 

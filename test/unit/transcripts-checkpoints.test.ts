@@ -1,9 +1,9 @@
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { StoreReferences, sweepStore } from '../../src/edge/store-gc';
-import { FileTranscriptStore, MemoryTranscriptStore, type TranscriptStore } from '../../src/edge/transcript-store';
-import { CHECKPOINT_EVERY, Transcripts, checkpointKey, segmentKey, transcriptHead, type TranscriptRef } from '../../src/edge/transcripts';
+import { StoreReferences, sweepStore } from '../../src/activities/stores/store-gc';
+import { FileTranscriptStore, MemoryTranscriptStore, type TranscriptStore } from '../../src/activities/stores/transcript-store';
+import { CHECKPOINT_EVERY, Transcripts, checkpointKey, segmentKey, transcriptHead, type TranscriptRef } from '../../src/activities/stores/transcripts';
 import type { Entry } from '../../src/core/entries';
 
 const user = (text: string): Entry => ({ type: 'user', text });

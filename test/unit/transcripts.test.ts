@@ -1,6 +1,6 @@
-import { MemoryTranscriptStore } from '../../src/edge/transcript-store';
-import { Transcripts, transcriptHead } from '../../src/edge/transcripts';
-import { ToolResultStore, toolResultKey } from '../../src/edge/tool-results';
+import { MemoryTranscriptStore } from '../../src/activities/stores/transcript-store';
+import { Transcripts, transcriptHead } from '../../src/activities/stores/transcripts';
+import { ToolResultStore, toolResultKey } from '../../src/activities/stores/tool-results';
 import type { Entry } from '../../src/core/entries';
 
 const user = (text: string): Entry => ({ type: 'user', text });

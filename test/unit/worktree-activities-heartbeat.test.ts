@@ -8,9 +8,9 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { createActivities } from '../../src/edge/activities';
-import { createFlowActivities } from '../../src/edge/flow-activities';
-import { MemoryTranscriptStore } from '../../src/edge/transcript-store';
+import { createActivities } from '../../src/activities/create-activities';
+import { createFlowActivities } from '../../src/activities/flow-activities';
+import { MemoryTranscriptStore } from '../../src/activities/stores/transcript-store';
 
 async function heartbeatsOf<T>(run: () => Promise<T>): Promise<{ value: T; beats: number }> {
   const env = new MockActivityEnvironment();

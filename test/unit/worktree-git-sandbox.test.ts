@@ -1,5 +1,5 @@
 /**
- * git works inside a worktree under bubblewrap (src/edge/sandbox-git.ts binds what it needs for that
+ * git works inside a worktree under bubblewrap (src/activities/git/sandbox-git.ts binds what it needs for that
  * worktree): confined bash can `git status`, `diff`, `log`, `add` and `commit` its own work, the commit is
  * on the worktree's branch from outside, and it still cannot write the main checkout, other branches or
  * other worktrees. Real bubblewrap (/usr/bin/bwrap), real git, worktrees made by worktrees.ts.
@@ -8,8 +8,8 @@ import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { bash } from '../../src/edge/local-tools';
-import { createWorktree, finishWorktree, type Worktree } from '../../src/edge/worktrees';
+import { bash } from '../../src/activities/tools/local-tools';
+import { createWorktree, finishWorktree, type Worktree } from '../../src/activities/git/worktrees';
 
 describe('git in a worktree, under bubblewrap', () => {
   let repo: string;

@@ -9,12 +9,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import type { Info } from '@temporalio/activity';
-import { createActivities } from '../../src/edge/activities';
-import { createFlowActivities } from '../../src/edge/flow-activities';
-import { MemoryTranscriptStore } from '../../src/edge/transcript-store';
+import { createActivities } from '../../src/activities/create-activities';
+import { createFlowActivities } from '../../src/activities/flow-activities';
+import { MemoryTranscriptStore } from '../../src/activities/stores/transcript-store';
 import type { WorktreePayload } from '../../src/wire/activity-contract';
-import { createWorktree, worktreeId } from '../../src/edge/worktrees';
-import { ownWorktreeOf } from '../../src/edge/worktree-layout';
+import { createWorktree, worktreeId } from '../../src/activities/git/worktrees';
+import { ownWorktreeOf } from '../../src/activities/git/worktree-layout';
 
 /** Runs `fn` as an activity of workflow `workflowId`, run `runId` (activity id `activityId`, attempt `attempt`). */
 function asActivity<T>(who: { workflowId: string; runId: string; activityId?: string; attempt?: number }, fn: () => Promise<T>): Promise<T> {

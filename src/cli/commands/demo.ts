@@ -40,12 +40,12 @@ async function runDemo(p: Parsed, io: Io = stdio): Promise<number> {
   const { Client } = require('@temporalio/client') as typeof import('@temporalio/client');
   const { startAgent } = require('../../client/start') as typeof import('../../client/start');
   const { createWorker, FabricHarnessPlugin } = require('../../worker') as typeof import('../../worker');
-  const { FileTranscriptStore } = require('../../edge/transcript-store') as typeof import('../../edge/transcript-store');
-  const { FakeAnthropicServer } = require('../../testing/fake-anthropic') as typeof import('../../testing/fake-anthropic');
+  const { FileTranscriptStore } = require('../../activities/stores/transcript-store') as typeof import('../../activities/stores/transcript-store');
+  const { FakeAnthropicServer } = require('../../testing/anthropic/fake-anthropic') as typeof import('../../testing/anthropic/fake-anthropic');
   const { startDevServer, TemporalCliError } = require('../../testing/temporal-cli') as typeof import('../../testing/temporal-cli');
   const { FH_SEARCH_ATTRIBUTES } = require('../../wire/search-attributes') as typeof import('../../wire/search-attributes');
   const { DEMO_AGENT, DEMO_AGENT_MODULE, demoTask, demoScript } = require('../demo/script') as typeof import('../demo/script');
-  const { confinementHint, defaultConfinement, probeConfinement } = require('../../edge/sandbox') as typeof import('../../edge/sandbox');
+  const { confinementHint, defaultConfinement, probeConfinement } = require('../../activities/tools/sandbox/sandbox') as typeof import('../../activities/tools/sandbox/sandbox');
   const { sideRequestRoute } = require('../fake-script') as typeof import('../fake-script');
   /* eslint-enable @typescript-eslint/no-require-imports */
   Runtime.install({ logger: new DefaultLogger('WARN') });

@@ -39,7 +39,7 @@ async function runFake(p: Parsed, io: Io = stdio): Promise<number> {
   const port = int(p, 'port', 8787, 0);
   if (port > 65535) throw usage('--port must be between 0 and 65535');
   const file = str(p, 'script');
-  const { FakeAnthropicServer, say } = require('../../testing/fake-anthropic') as typeof import('../../testing/fake-anthropic'); // eslint-disable-line @typescript-eslint/no-require-imports
+  const { FakeAnthropicServer, say } = require('../../testing/anthropic/fake-anthropic') as typeof import('../../testing/anthropic/fake-anthropic'); // eslint-disable-line @typescript-eslint/no-require-imports
   const readSteps = async () => [...(file ? await readScriptFile(file) : []), ...strs(p, 'say').map((t) => say(t))];
   const steps = await readSteps();
   let fake: Awaited<ReturnType<typeof FakeAnthropicServer.start>> | undefined;

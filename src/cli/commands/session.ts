@@ -4,7 +4,7 @@
  * delete them through the SDK's SessionHandle. Typed SDK errors are mapped to exit codes in context.ts.
  */
 import type { SessionHandle } from '../../client/sessions';
-import { parseDuration } from '../../edge/store-gc';
+import { parseDuration } from '../../activities/stores/store-gc';
 import { DEFAULT_TASK_QUEUE } from '../../client/start';
 import { parseLabelArg } from '../../core/sessions/labels';
 import { PERMISSION_MODES, THINKING_LEVELS, type SessionSettingsPatch } from '../../core/sessions/settings';

@@ -1,7 +1,7 @@
 /** fh store gc: remove store blobs that no retained workflow history refers to. */
-import { S3Store } from '../../edge/s3-store';
-import { parseDuration, type SweepReport } from '../../edge/store-gc';
-import type { CollectableStore } from '../../edge/transcript-store';
+import { S3Store } from '../../activities/stores/s3-store';
+import { parseDuration, type SweepReport } from '../../activities/stores/store-gc';
+import type { CollectableStore } from '../../activities/stores/transcript-store';
 import { collectStoreGarbage } from '../../client/collect-garbage';
 import { flag, JSON_OPTION, str, type Options, type Parsed } from '../args';
 import { asCliError, connect, printJson, STORE_OPTION, storeFrom, type Command, type Io } from '../context';

@@ -3,7 +3,7 @@
  * plain JavaScript written next to a link to this package at run time: the worker loads agent modules
  * from files and bundles them as workflow code, and this package ships no agent module of its own.
  */
-import { callTools, say, type FakeStep } from '../../testing/fake-anthropic';
+import { callTools, say, type FakeStep } from '../../testing/anthropic/fake-anthropic';
 
 export const DEMO_AGENT = 'notes-keeper';
 

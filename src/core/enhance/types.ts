@@ -1,4 +1,4 @@
-/** What the prompt enhancer returns (the Node code is src/edge/enhance/; the activity contract names it). */
+/** What the prompt enhancer returns (the Node code is src/activities/enhance/; the activity contract names it). */
 export interface RepoIntro {
   name?: string;
   description?: string;

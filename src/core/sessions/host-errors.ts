@@ -63,8 +63,13 @@ export class InvalidForkPointError extends FabricError {
 export const KNOWN_CONNECTIONS = ['anthropic'] as const;
 
 export class UnknownConnectionError extends FabricError {
-  constructor(readonly connection: string) {
-    super('UNKNOWN_CONNECTION', `settings.connection: no connection '${connection}'; this release has: ${KNOWN_CONNECTIONS.join(', ')}`);
+  /** `known`: the connections where it was looked up (a worker's own, when the worker refuses it). */
+  constructor(
+    readonly connection: string,
+    known: readonly string[] = KNOWN_CONNECTIONS,
+    field = 'settings.connection',
+  ) {
+    super('UNKNOWN_CONNECTION', `${field}: no connection '${connection}'; ${known === KNOWN_CONNECTIONS ? 'this release has' : 'this worker has'}: ${known.join(', ')}`);
   }
 }
 

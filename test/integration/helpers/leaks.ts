@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { temporal } from '@temporalio/proto';
-import { decodedText } from '../../../src/edge/store-gc';
+import { decodedText } from '../../../src/activities/stores/store-gc';
 import { startTsProcess } from '../../support/worker-process-control';
 
 /**
