@@ -13,6 +13,8 @@ import type { ModelConnectionSettings } from './models/connections';
 import type { MessagesCall, ModelProvider, SerialisedBody } from './models/port';
 import { RequestBodies, type EncodedBody } from './models/anthropic/request-body';
 import { LivePublisher, ToolOutputLines } from './stream/stream-publisher';
+import type { RedisLivePublisher } from './stream/redis-broker';
+import type { LiveBrokerEntry } from '../wire/live-broker';
 import type { StreamSlot } from '../wire/stream';
 import type { ModelCallResult } from '../core/ports';
 import {
@@ -60,6 +62,8 @@ export interface ActivityDeps {
   mcpPinQueue?: (servedQueue: string) => Promise<string | undefined>;
   /** In-memory cache sizes on this worker (see WorkerCacheSizes). */
   caches?: WorkerCacheSizes;
+  /** The live path on a broker: live events also go to Redis Streams at once (see docs/streaming.md). */
+  liveBroker?: RedisLivePublisher;
 }
 
 /**
@@ -148,7 +152,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
         body = provider.serialisedBodies ? bodies.encode(msgCall, slot !== undefined, input.base ? { head: input.base.head, count: loaded!.base.length } : undefined) : undefined;
         const sent = body;
         return slot
-          ? asFailure(() => streamedModelCall(provider, msgCall, slot, sent))
+          ? asFailure(() => streamedModelCall(provider, msgCall, slot, sent, deps.liveBroker))
           : reporting(() => provider.call(msgCall, { signal: Context.current().cancellationSignal, body: sent }));
       };
       const { decision, call, result } = await models.decideThenCall(input.decide, request, () => Context.current().cancellationSignal, reporting, invoke);
@@ -176,7 +180,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
       // Heartbeat while the tool runs, so a dead worker is noticed within the heartbeat timeout
       // (not the much longer start-to-close timeout) even for tools that never heartbeat themselves.
       // With a stream slot its output lines go out in the heartbeat details (which the tool then leaves alone).
-      const lines = input.stream ? new ToolOutputLines(new LivePublisher({ slot: input.stream, attempt: ctx.info.attempt, prior: ctx.info.heartbeatDetails, heartbeat: (d) => ctx.heartbeat(d), kind: 'tool' })) : undefined;
+      const lines = input.stream ? new ToolOutputLines(new LivePublisher({ slot: input.stream, attempt: ctx.info.attempt, prior: ctx.info.heartbeatDetails, heartbeat: (d) => ctx.heartbeat(d), kind: 'tool', ...mirrorOf(deps.liveBroker, ctx) })) : undefined;
       const beat = setInterval(() => (lines ? lines.publisher.flush() : ctx.heartbeat()), HEARTBEAT_MS);
       try {
         const context = lines
@@ -344,6 +348,12 @@ export function preludeKey(hash: string): string {
   return `preludes/${hash}.json`;
 }
 
+/** The broker mirror of an activity's live events, under its workflow's stream (none without a broker). */
+function mirrorOf(broker: RedisLivePublisher | undefined, ctx: Context): { mirror?: (entry: LiveBrokerEntry) => void } {
+  const workflowId = ctx.info.workflowExecution?.workflowId;
+  return broker && workflowId ? { mirror: (entry) => broker.add(workflowId, entry) } : {};
+}
+
 /** Runs `fn`, turning our typed errors into ApplicationFailures (the one codec: wire/failures). */
 async function asFailure<T>(fn: () => Promise<T>): Promise<T> {
   try {
@@ -357,7 +367,7 @@ async function asFailure<T>(fn: () => Promise<T>): Promise<T> {
  * A model call with streaming on: its deltas go out in the heartbeat details as they arrive (the
  * periodic heartbeat resends the same details, so it never blanks them).
  */
-async function streamedModelCall(provider: ModelProvider, call: MessagesCall, slot: StreamSlot, body?: SerialisedBody): Promise<ModelCallResult> {
+async function streamedModelCall(provider: ModelProvider, call: MessagesCall, slot: StreamSlot, body: SerialisedBody | undefined, broker: RedisLivePublisher | undefined): Promise<ModelCallResult> {
   const ctx = Context.current();
   const publisher = new LivePublisher({
     slot,
@@ -366,6 +376,7 @@ async function streamedModelCall(provider: ModelProvider, call: MessagesCall, sl
     heartbeat: (details) => ctx.heartbeat(details),
     kind: 'model',
     model: call.model,
+    ...mirrorOf(broker, ctx),
   });
   const beat = setInterval(() => publisher.flush(), HEARTBEAT_MS);
   try {

@@ -39,6 +39,7 @@ export const ERROR_CODES = {
   TOOL_NOT_REGISTERED: { in: 'core/errors', means: 'a declared tool has no code where it runs' },
   RUNTIME_UNAVAILABLE: { in: 'core/errors', means: 'the feature needs a runtime this entry does not have' },
   UNKNOWN_CONTEXT_WINDOW: { in: 'core/errors', means: "compaction is on but the model's context window is unknown" },
+  PROVIDER_PACKAGE_MISSING: { in: 'core/errors', means: 'an optional peer package a feature needs (a model connection\'s SDK, the live broker\'s client) is not installed' },
   UNKNOWN_MODEL: { in: 'core/errors', means: 'the provider does not know this model (checked when a session switches to it)' },
   UNKNOWN_SESSION: { in: 'core/errors', means: 'a prompt or compaction named a conversation the run does not have' },
   NOT_SERVING: { in: 'core/errors', means: 'a prompt reached a run that does not answer prompts (now, or any more)' },

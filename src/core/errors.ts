@@ -203,6 +203,16 @@ export class TurnSuspendedError extends FabricError {
   }
 }
 
+/** An optional peer package a feature needs is not installed (a model connection's SDK, the live broker's client). */
+export class ProviderPackageMissingError extends FabricError {
+  constructor(
+    readonly packageName: string,
+    readonly neededFor: string,
+  ) {
+    super('PROVIDER_PACKAGE_MISSING', `${neededFor} needs the package '${packageName}', which is not installed: npm install ${packageName}`);
+  }
+}
+
 /** The provider does not know this model (checked when a session switches to it). */
 export class UnknownModelError extends FabricError {
   constructor(readonly model: string) {

@@ -168,6 +168,9 @@ export interface StreamBlock {
 }
 
 /** What the stream query answers: durable events at offsets >= from, and the blocks that overlap them. */
+/** The most events one stream query returns (a page that holds this many may stop before the end). */
+export const STREAM_PAGE_LIMIT = 500;
+
 export interface StreamPage {
   events: StreamEnvelope[];
   blocks: StreamBlock[];

@@ -44,6 +44,8 @@ export interface CreateWorkerOptions
   model?: ModelConnection & { defaultModel?: string };
   /** Model connections by name, besides the built-in ones: see FabricHarnessPluginOptions.connections. */
   connections?: FabricHarnessPluginOptions['connections'];
+  /** The live path on a broker (Redis Streams): see FabricHarnessPluginOptions.liveBroker. */
+  liveBroker?: FabricHarnessPluginOptions['liveBroker'];
   store?: TranscriptStore;
   /** How bash runs on this worker: see FabricHarnessPluginOptions.toolSandbox. */
   toolSandbox?: ToolSandboxOptions;
@@ -91,6 +93,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     telemetry,
     caches,
     connections,
+    liveBroker,
     plugins,
     bundlerOptions,
     interceptors,
@@ -99,7 +102,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   ensureQuietRuntime('INFO'); // one line per entry, as `fh worker` prints; an application's own runtime wins
   const agentFiles = resolveAgentModules(agents);
   const toolCode = collectToolCode(agentFiles, tools ?? []);
-  const plugin = new FabricHarnessPlugin({ tools: toolCode, model, ...(connections ? { connections } : {}), store, offloadThresholdBytes, missingBlobReaper, onEvent, toolSandbox, mcpServers, caches, agents: agentFiles });
+  const plugin = new FabricHarnessPlugin({ tools: toolCode, model, ...(connections ? { connections } : {}), ...(liveBroker ? { liveBroker } : {}), store, offloadThresholdBytes, missingBlobReaper, onEvent, toolSandbox, mcpServers, caches, agents: agentFiles });
   const allPlugins = [plugin, ...(telemetry ? [telemetry.plugin] : []), ...(plugins ?? [])];
   // Bundled here rather than by Worker.create so the bundler gets its own, quiet logger.
   const bundle =

@@ -4,6 +4,8 @@ import { Runtime, type Worker, type BundleOptions, type ReplayWorkerOptions, typ
 import { createActivities } from '../activities/create-activities';
 import type { ModelConnection } from '../activities/models/anthropic/messages';
 import type { ModelConnectionSettings } from '../activities/models/connections';
+import { RedisLivePublisher } from '../activities/stream/redis-broker';
+import type { LiveBrokerSettings } from '../wire/live-broker';
 import { externalStorageFor } from '../activities/stores/external-storage';
 import { createFlowActivities } from '../activities/flow-activities';
 import { resolveToolSandbox, type ToolSandboxOptions } from '../activities/tools/tool-env';
@@ -35,6 +37,11 @@ export interface FabricHarnessPluginOptions {
    * (`connection: 'openai'`), never its credentials, which stay on this worker.
    */
   connections?: Record<string, ModelConnectionSettings>;
+  /**
+   * The live path on a broker: each live event also goes to Redis Streams at once, for readers with
+   * `stream({ broker })` in any process (docs/streaming.md). Needs the `redis` package.
+   */
+  liveBroker?: LiveBrokerSettings;
   /** Where transcripts and large payloads live; default a private local directory (FH_STORE_DIR, else ~/.local/share/fabric-harness/store). */
   store?: TranscriptStore;
   /** Offload payloads above this many bytes to the store (Temporal external storage). */
@@ -87,6 +94,7 @@ export class FabricHarnessPlugin extends SimplePlugin {
     const externalStorage = externalStorageFor(store, options.offloadThresholdBytes, (missing) => reapers.forEach((r) => r.report(missing)));
     const mcp = new McpConnections({ servers: parseMcpServers(options.mcpServers), sandbox: resolveToolSandbox(options.toolSandbox) });
     const pins = new McpPinQueues();
+    const liveBroker = options.liveBroker ? new RedisLivePublisher(options.liveBroker) : undefined;
     super({
       name: 'fabric-harness',
       activities: Object.assign(createFlowActivities(store), createActivities({
@@ -99,6 +107,7 @@ export class FabricHarnessPlugin extends SimplePlugin {
         mcp,
         mcpPinQueue: (servedQueue) => pins.queueFor(servedQueue),
         caches: options.caches,
+        ...(liveBroker ? { liveBroker } : {}),
       })),
       // The worker's MCP connections (stdio servers are child processes) end with it.
       runContext: async (next) => {
@@ -106,6 +115,7 @@ export class FabricHarnessPlugin extends SimplePlugin {
           await next();
         } finally {
           await mcp.closeAll();
+          await liveBroker?.close();
         }
       },
       dataConverter: (existing?: DataConverter) => ({ ...existing, externalStorage }),

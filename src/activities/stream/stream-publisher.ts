@@ -13,6 +13,7 @@
  */
 import type { RawStreamEvent } from '../models/anthropic/messages';
 import { isLiveStreamDetails, type LiveStreamDetails, type StreamEvent, type StreamSlot } from '../../wire/stream';
+import type { LiveBrokerEntry } from '../../wire/live-broker';
 
 /** How often details are handed to the SDK at most (the worker's heartbeat throttle decides when they leave). */
 const FLUSH_MS = 100;
@@ -32,6 +33,8 @@ export interface LivePublisherInit {
   heartbeat(details: LiveStreamDetails): void;
   kind: 'model' | 'tool';
   model?: string;
+  /** Each event also goes here at once (the live broker), and the attempt's end when it closes. */
+  mirror?: (entry: LiveBrokerEntry) => void;
 }
 
 export class LivePublisher {
@@ -65,6 +68,7 @@ export class LivePublisher {
     }
     this.bytes += size;
     this.events.push(event);
+    this.init.mirror?.({ callId: this.init.slot.callId, attempt: this.init.attempt, offset: this.from + this.events.length - 1, event });
     this.dirty = true;
     this.timer ??= setTimeout(() => {
       this.timer = undefined;
@@ -89,6 +93,7 @@ export class LivePublisher {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     if (this.dirty && this.published) this.flush();
+    this.init.mirror?.({ callId: this.init.slot.callId, attempt: this.init.attempt, end: true });
   }
 }
 

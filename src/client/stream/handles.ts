@@ -8,18 +8,39 @@ import type { StreamEnvelope } from '../../wire/stream';
 import { promptStream, type PromptStream } from './prompt-stream';
 import { readStream, type ReadStreamOptions } from './reader';
 import { TemporalStreamTransport, type StreamTransport } from './transport';
+import { sharedReader } from './shared-transport';
+import type { LiveBrokerClient } from './broker-transport';
 
 export interface StreamOptions extends ReadStreamOptions {
-  /** Read through another transport (default: Temporal only, see docs/streaming.md). */
+  /**
+   * Read through another transport (default: Temporal only, through the one upstream reader this process
+   * shares for the workflow: see docs/streaming.md).
+   */
   transport?: StreamTransport;
+  /** Live events from the broker (Redis Streams) the workers publish to: `liveBroker({ url })` (docs/streaming.md). */
+  broker?: LiveBrokerClient;
 }
 
 /** How a handle names a failure of its own (a session: SESSION_NOT_FOUND for Temporal's WorkflowNotFoundError). */
 export type ErrorMapper = (err: unknown) => unknown;
 
 export function streamOf(client: Client, workflowId: string, options: StreamOptions = {}, typed?: ErrorMapper): AsyncIterable<StreamEnvelope> {
-  const transport = options.transport ?? new TemporalStreamTransport(client, workflowId);
-  return { [Symbol.asyncIterator]: () => (typed ? typedErrors(readStream(transport, options), typed) : readStream(transport, options)) };
+  return {
+    [Symbol.asyncIterator]: () => {
+      const events = options.transport ? readStream(options.transport, options) : sharedRead(client, workflowId, options);
+      return typed ? typedErrors(events, typed) : events;
+    },
+  };
+}
+
+/** readStream on this process's shared reader of the workflow, released when the reader stops. */
+async function* sharedRead(client: Client, workflowId: string, options: StreamOptions): AsyncGenerator<StreamEnvelope> {
+  const reader = sharedReader(client, workflowId, options.broker);
+  try {
+    yield* readStream(reader.transport, options);
+  } finally {
+    reader.release();
+  }
 }
 
 /** The reader's events as they are; its failure as the handle names it. */

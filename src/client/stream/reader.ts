@@ -70,7 +70,7 @@ export async function* readStreamKeeping(transport: StreamTransport, options: Re
     }
     if (progressed && !blocked) continue; // maybe more than one page
     if (!snap.running && !snap.continued && pos >= snap.page.next) return; // the chain ended
-    if (blocked) await sleep(livePollMs, signal);
+    if (blocked) await (transport.waitForLive ? transport.waitForLive(snap.runId, signal) : sleep(livePollMs, signal));
     else await transport.waitForChange(snap.runId, signal);
   }
 }

@@ -28,6 +28,11 @@ export interface StreamTransport {
   previousRun(runId: string): Promise<string | undefined>;
   /** Resolves when the run did something new (or after a while); live deltas are polled instead. */
   waitForChange(runId: string, signal?: AbortSignal): Promise<void>;
+  /**
+   * Resolves when a streaming call may have new live events (absent: the reader polls every
+   * `livePollMs`). A broker's transport blocks on the broker here instead.
+   */
+  waitForLive?(runId: string, signal?: AbortSignal): Promise<void>;
   /** A sub-agent's child workflow's stream (absent: this transport does not read sub-agents; their blocks are skipped). */
   subAgent?(workflowId: string): { transport: StreamTransport; started(): Promise<boolean> };
 }

@@ -22,6 +22,8 @@ export interface FakeStreamOptions {
   errorAfterDeltas?: number;
   /** The mid-stream error's type. Default overloaded_error. */
   errorType?: 'overloaded_error' | 'api_error' | 'rate_limit_error';
+  /** Called as each delta is written (its index in the reply): when the model "said" it, for measuring lag. */
+  onDeltaSent?: (index: number) => void;
 }
 
 export interface SseEvent {
@@ -143,6 +145,7 @@ export async function writeEventStream(
       deltas++;
     }
     res.write(`event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`);
+    if (e.event === 'content_block_delta') opts.onDeltaSent?.(deltas - 1);
   }
   res.end();
 }

@@ -1,3 +1,4 @@
+import { STREAM_PAGE_LIMIT } from '../../wire/stream';
 /**
  * A run's stream as the workflow keeps it: durable events at offsets (in workflow state, read with the
  * stream query; never in history), and blocks of offsets reserved for model and tool calls whose
@@ -18,7 +19,6 @@ const TOP_LIMIT = Number.MAX_SAFE_INTEGER;
 const KEPT_EVENTS = 2000;
 /** Closed blocks kept (a reader that lags finds where each call's live events were). */
 const KEPT_BLOCKS = 200;
-const PAGE_LIMIT = 500;
 
 export class StreamLog {
   private readonly events: StreamEnvelope[] = [];
@@ -109,12 +109,12 @@ export class StreamLog {
     }
   }
 
-  read(from: number, limit = PAGE_LIMIT): StreamPage {
+  read(from: number, limit = STREAM_PAGE_LIMIT): StreamPage {
     const events: StreamEnvelope[] = [];
     for (const e of this.events) {
       if (e.offset < from) continue;
       events.push(e);
-      if (events.length >= Math.min(limit, PAGE_LIMIT)) break;
+      if (events.length >= Math.min(limit, STREAM_PAGE_LIMIT)) break;
     }
     const until = events.length > 0 ? events[events.length - 1]!.offset : this.nextOffset;
     const blocks = this.blocks.filter((b) => b.to > from && b.from <= until);

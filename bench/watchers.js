@@ -1,0 +1,204 @@
+/**
+ * watchers: many readers of one session's stream, side by side in one run: 1, 10, 50 and 500 readers in
+ * this process through the shared reader (one upstream reader per session per process, the default),
+ * and the same counts with each reader on a transport of its own (how every reader read before 0.7.0).
+ * The fake model streams each reply as 100 deltas 20 ms apart; `onDeltaSent` stamps when it "said" each.
+ *
+ *   lag p50 / p95        the model's delta to the reader's, over every delta of every reader
+ *   seen only at end     deltas a reader first saw when the call ended (caught up from message_end),
+ *                        not while it streamed
+ *   server CPU / turn    the Temporal dev server's CPU time per turn (/proc), what Temporal pays
+ *
+ * Claims (ratios against one reader in the same run): shared, lag with 50 readers <= 1.5x the lag with
+ * one, at most 2% of deltas seen only at the end, and server CPU per turn not growing with the readers.
+ *
+ *   FH_BENCH_WATCHERS=1,10,50,500   reader counts      FH_BENCH_WATCHERS_TURNS=2   turns per count
+ */
+'use strict';
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { Client, Connection } = require('@temporalio/client');
+const { DefaultLogger, NativeConnection, Runtime } = require('@temporalio/worker');
+const { startDevServer } = require('../dist/testing/temporal-cli.js');
+const { FakeAnthropicServer, say } = require('../dist/testing/anthropic/fake-anthropic.js');
+const { createWorker, bundleAgents, FileTranscriptStore, FabricHarnessPlugin } = require('../dist/worker/index.js');
+const { startSession, TemporalStreamTransport } = require('../dist/client/index.js');
+const { FH_SEARCH_ATTRIBUTES } = require('../dist/wire/search-attributes.js');
+const { DEFAULT_MODEL } = require('../dist/core/models.js');
+const { benchSession, noteTool } = require('./fixtures/session-agents.js');
+
+const AGENTS = require.resolve('./fixtures/session-agents.js');
+const API_KEY = 'bench-key';
+const DELTAS = 100;
+const CHUNK = 4;
+const DELAY_MS = 20;
+const LAG_LIMIT = 1.5;
+const END_ONLY_LIMIT = 0.02;
+
+const reply = (turn) => `W${String(turn).padStart(3, '0')} ${'abcdefghij'.repeat(40)}`.slice(0, DELTAS * CHUNK);
+const quantile = (xs, q) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor(q * s.length))] : NaN;
+};
+
+function counts() {
+  const raw = process.env.FH_BENCH_WATCHERS ?? '1,10,50,500';
+  const list = raw.split(',').map((x) => Number(x.trim()));
+  if (list.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`FH_BENCH_WATCHERS must list positive integers, got '${raw}'`);
+  return list;
+}
+
+/** CPU milliseconds (user + system) the process listening on `port` has used: the dev server. */
+function serverCpuMs(pid) {
+  if (!pid) return NaN;
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime, in clock ticks (100/s)
+}
+
+/** The dev server's pid: the `temporal server start-dev` process whose command line names its port. */
+function devServerPid(address) {
+  const port = address.split(':').pop();
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      if (cmd.includes('start-dev') && cmd.includes(port)) return Number(pid);
+    } catch {
+      // a process that ended meanwhile
+    }
+  }
+  return undefined;
+}
+
+function quietLogger() {
+  const noop = () => undefined;
+  return { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: (m) => console.error(m) };
+}
+
+module.exports = {
+  name: 'watchers',
+  description: 'many readers of one session: lag, deltas seen only at the end, server CPU per turn (shared reader vs a transport each)',
+
+  async run(ctx) {
+    if (process.platform !== 'linux') throw new Error('watchers reads the server CPU from /proc: run it on Linux');
+    try {
+      Runtime.install({ logger: new DefaultLogger('WARN') });
+    } catch {
+      // already installed
+    }
+    const turns = Number(process.env.FH_BENCH_WATCHERS_TURNS ?? 2);
+    const cleanups = [];
+    try {
+      const server = await startDevServer({ namespace: 'default', logLevel: 'error', searchAttributes: { ...FH_SEARCH_ATTRIBUTES }, onProgress: (l) => ctx.log(l) });
+      cleanups.push(() => server.stop());
+      const pid = devServerPid(server.address);
+      let sentAt = [];
+      const titleRoute = (req) => (typeof req.body?.system === 'string' && /title/i.test(req.body.system) ? say('Watchers Bench') : undefined);
+      const fake = await FakeAnthropicServer.start({
+        route: titleRoute,
+        apiKey: API_KEY,
+        stream: { chunkChars: CHUNK, delayMs: DELAY_MS, onDeltaSent: (i) => (sentAt[i] = Date.now()) },
+      });
+      cleanups.push(() => fake.stop());
+      const storeDir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'fh-bench-watchers-'));
+      cleanups.push(() => fs.promises.rm(storeDir, { recursive: true, force: true }));
+      const store = new FileTranscriptStore(storeDir);
+      const nativeConnection = await NativeConnection.connect({ address: server.address });
+      cleanups.push(() => nativeConnection.close());
+      const connection = await Connection.connect({ address: server.address });
+      cleanups.push(() => connection.close());
+      const taskQueue = `bench-watchers-${process.pid}`;
+      const worker = await createWorker({
+        agents: AGENTS,
+        tools: [noteTool],
+        connection: nativeConnection,
+        namespace: server.namespace,
+        taskQueue,
+        model: { apiKey: API_KEY, baseURL: fake.url, defaultModel: DEFAULT_MODEL },
+        store,
+        workflowBundle: await bundleAgents(AGENTS, { logger: quietLogger() }),
+      });
+      const client = new Client({ connection, namespace: server.namespace, plugins: [new FabricHarnessPlugin({ store })] });
+
+      /** One session, `n` readers following it for `turns` turns; what they saw. */
+      const measure = async (n, shared) => {
+        const id = `bench-watchers-${n}-${shared ? 's' : 'o'}-${Date.now().toString(36)}`;
+        const s = await startSession(client, benchSession, { id, taskQueue, streaming: true });
+        const lags = [];
+        let deltas = 0;
+        let endOnly = 0;
+        let cpu = 0;
+        for (let turn = 1; turn <= turns; turn++) {
+          const from = (await new TemporalStreamTransport(client, id).snapshot(Number.MAX_SAFE_INTEGER)).page.next - 1;
+          const abort = new AbortController();
+          let following = 0;
+          let allFollowing;
+          const ready = new Promise((r) => (allFollowing = r));
+          const readers = Array.from({ length: n }, async () => {
+            const arrivals = [];
+            let first = true;
+            const options = { from: Math.max(0, from), signal: abort.signal, ...(shared ? {} : { transport: new TemporalStreamTransport(client, id) }) };
+            for await (const env of s.stream(options)) {
+              if (first && ++following === n) allFollowing();
+              first = false;
+              if (env.event.type === 'text_delta') arrivals.push(Date.now());
+              if (env.event.type === 'message_end' && env.event.stopReason === 'end_turn') return { arrivals, end: Date.now() };
+            }
+            return { arrivals, end: Date.now() };
+          });
+          await ready;
+          sentAt = [];
+          const cpuBefore = serverCpuMs(pid);
+          fake.enqueue(say(reply(turn)));
+          const text = await s.prompt(`turn ${turn}`);
+          if (text !== reply(turn)) throw new Error(`turn ${turn}: replied '${text}'`);
+          const seen = await Promise.all(readers);
+          cpu += serverCpuMs(pid) - cpuBefore;
+          abort.abort();
+          for (const { arrivals, end } of seen) {
+            arrivals.forEach((at, i) => {
+              deltas++;
+              // Caught up from message_end: yielded in the same moment as the end, not as it streamed.
+              if (at >= end - 3) endOnly++;
+              else if (sentAt[i] !== undefined) lags.push(at - sentAt[i]);
+            });
+          }
+        }
+        await s.end();
+        return { p50: quantile(lags, 0.5), p95: quantile(lags, 0.95), endOnly: endOnly / deltas, cpuPerTurn: cpu / turns };
+      };
+
+      const rows = [];
+      const failures = [];
+      await worker.runUntil(async () => {
+        for (const shared of [true, false]) {
+          let one;
+          for (const n of counts()) {
+            // A transport each for 500 readers is 500 pollers on one workflow: shown up to 50.
+            if (!shared && n > 50) continue;
+            const r = await measure(n, shared);
+            one ??= r;
+            ctx.log(`${shared ? 'shared' : 'own transports'}, ${n} readers: lag p50 ${r.p50} ms, ${(r.endOnly * 100).toFixed(1)}% only at end, server ${r.cpuPerTurn.toFixed(0)} ms CPU/turn`);
+            rows.push({
+              readers: n,
+              transport: shared ? 'shared reader (default)' : 'a transport each (before)',
+              'lag p50': `${r.p50} ms`,
+              'lag p95': `${r.p95} ms`,
+              'lag vs 1 reader': `${(r.p50 / one.p50).toFixed(2)}x`,
+              'seen only at end': `${(r.endOnly * 100).toFixed(1)}%`,
+              'server CPU/turn': `${r.cpuPerTurn.toFixed(0)} ms`,
+              'CPU vs 1 reader': `${(r.cpuPerTurn / one.cpuPerTurn).toFixed(2)}x`,
+            });
+            if (shared && n <= 50 && r.p50 / one.p50 > LAG_LIMIT) failures.push(`shared, ${n} readers: lag ${(r.p50 / one.p50).toFixed(2)}x one reader's (limit ${LAG_LIMIT}x)`);
+            if (shared && n <= 50 && r.endOnly > END_ONLY_LIMIT) failures.push(`shared, ${n} readers: ${(r.endOnly * 100).toFixed(1)}% of deltas seen only at the end (limit 2%)`);
+          }
+        }
+      });
+      if (failures.length) throw new Error(`${failures.join('; ')}\n${JSON.stringify(rows, null, 1)}`);
+      return rows;
+    } finally {
+      for (const c of cleanups.reverse()) await c().catch(() => undefined);
+    }
+  },
+};

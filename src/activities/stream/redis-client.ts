@@ -1,0 +1,47 @@
+/**
+ * A Redis connection for the live path, through the `redis` package (an optional peer, loaded only
+ * when a broker is named). Raw commands only, so nothing outside this file names the package's types.
+ */
+import { ProviderPackageMissingError } from '../../core/errors';
+
+export interface RedisConnection {
+  sendCommand(args: string[]): Promise<unknown>;
+  /** A second connection for a blocking read (XREAD BLOCK holds its connection while it waits). */
+  duplicate(): Promise<RedisConnection>;
+  close(): Promise<void>;
+}
+
+interface RawClient {
+  connect(): Promise<unknown>;
+  sendCommand(args: string[]): Promise<unknown>;
+  duplicate(): RawClient;
+  close?(): Promise<unknown>;
+  quit?(): Promise<unknown>;
+  destroy?(): void;
+  on(event: 'error', fn: (err: unknown) => void): unknown;
+}
+
+export async function loadRedis(url: string): Promise<RedisConnection> {
+  let redis: { createClient(options: { url: string; socket?: { reconnectStrategy?: (retries: number) => number | false } }): RawClient };
+  try {
+    redis = require('redis') as typeof redis; // eslint-disable-line @typescript-eslint/no-require-imports
+  } catch {
+    throw new ProviderPackageMissingError('redis', 'the live broker (liveBroker: { url })');
+  }
+  // Reconnects with a short backoff; errors are the caller's to report (an unhandled 'error' event would crash).
+  const wrap = async (raw: RawClient): Promise<RedisConnection> => {
+    raw.on('error', () => undefined);
+    await raw.connect();
+    return {
+      sendCommand: (args) => raw.sendCommand(args),
+      duplicate: () => wrap(raw.duplicate()),
+      // Destroyed, not closed gracefully: what is pending is best effort, and a graceful close waits
+      // for a broker that may be gone (a worker's shutdown must not hang on it).
+      close: async () => {
+        if (raw.destroy) raw.destroy();
+        else await (raw.close ?? raw.quit)?.call(raw).catch(() => undefined);
+      },
+    };
+  };
+  return wrap(redis.createClient({ url, socket: { reconnectStrategy: (retries) => Math.min(retries * 100, 2_000) } }));
+}

@@ -1,0 +1,107 @@
+/**
+ * The live path on a broker (Redis Streams, a redis-server of the test's own): the worker adds each live
+ * event at once; a reader with `stream({ broker })` blocks on the broker while the call streams and asks
+ * Temporal nothing then; with the broker gone mid-turn it falls back to the heartbeat details and still
+ * reads the whole reply. The fake model paces its deltas; describes are counted with a client interceptor.
+ */
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Client, type WorkflowClientInterceptor } from '@temporalio/client';
+import { getSession, liveBroker, startSession, TemporalStreamTransport, type LiveBrokerClient, type StreamEnvelope } from '@fabric-harness/sdk/client';
+import { FabricHarnessPlugin, FileTranscriptStore } from '@fabric-harness/sdk/worker';
+import { say, type FakeAnthropicServer } from '@fabric-harness/sdk/testing';
+import { assistant } from '../fixtures/session-agents';
+import { startSessionFake } from '../support/session-fake';
+import { startTestWorker, type TestWorker } from '../support/test-worker';
+import { startRedis, type TestRedis } from '../support/redis';
+
+const REPLY = 'Mulch keeps the soil moist between waterings, so water less often. '.repeat(3);
+
+describe('the live path on a broker', () => {
+  let fake: FakeAnthropicServer;
+  let redis: TestRedis;
+  let w: TestWorker;
+  let broker: LiveBrokerClient;
+  let counted: Client;
+  let dir: string;
+  const calls = { describe: 0 };
+
+  beforeAll(async () => {
+    fake = await startSessionFake({ stream: { chunkChars: 4, delayMs: 25 } });
+    redis = await startRedis();
+    w = await startTestWorker({ name: 'broker', baseURL: fake.url, liveBroker: { url: redis.url } });
+    broker = liveBroker({ url: redis.url });
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-broker-'));
+    const counter: WorkflowClientInterceptor = { describe: (input, next) => (calls.describe++, next(input)) };
+    counted = new Client({
+      connection: w.client.connection,
+      namespace: w.t.namespace,
+      interceptors: { workflow: [counter] },
+      plugins: [new FabricHarnessPlugin({ store: new FileTranscriptStore(w.storeDir) })],
+    });
+  });
+  afterAll(async () => {
+    await broker?.close();
+    await w?.stop();
+    await redis?.stop();
+    await fake?.stop();
+  });
+
+  /** One turn read by one reader from the broker (or without it); the reply, what it saw, when, and the describes made. */
+  async function turn(id: string, withBroker: boolean, during?: () => Promise<void>) {
+    const s = getSession(counted, id);
+    const from = (await new TemporalStreamTransport(counted, id).snapshot(Number.MAX_SAFE_INTEGER)).page.next - 1;
+    const abort = new AbortController();
+    const seen: Array<{ env: StreamEnvelope; at: number }> = [];
+    let following!: () => void;
+    const ready = new Promise<void>((r) => (following = r));
+    const reader = (async () => {
+      for await (const env of s.stream({ from, signal: abort.signal, ...(withBroker ? { broker } : {}) })) {
+        seen.push({ env, at: Date.now() });
+        if (seen.length === 1) following();
+        if (env.event.type === 'message_end' && env.event.stopReason === 'end_turn') return;
+      }
+    })();
+    await ready;
+    calls.describe = 0;
+    fake.enqueue(say(REPLY));
+    const replying = s.prompt('How often should I water?');
+    await during?.();
+    const reply = await replying;
+    await reader;
+    abort.abort();
+    const end = seen.find((x) => x.env.event.type === 'message_end')!.at;
+    const deltas = seen.filter((x) => x.env.event.type === 'text_delta');
+    return {
+      reply,
+      text: deltas.map((x) => (x.env.event as { text: string }).text).join(''),
+      live: deltas.filter((x) => x.at < end - 3).length / deltas.length,
+      describes: calls.describe,
+    };
+  }
+
+  it('a reader on the broker sees the deltas as they stream and asks Temporal nothing while they do', async () => {
+    const id = `broker-${process.pid}-${Date.now() % 100000}`;
+    await startSession(w.client, assistant, { id, taskQueue: w.taskQueue, settings: { workingDirectory: dir } });
+    const polled = await turn(id, false);
+    const brokered = await turn(id, true);
+    expect(polled.text).toBe(REPLY);
+    expect(brokered.text).toBe(REPLY);
+    expect(brokered.live).toBeGreaterThan(0.9);
+    // Polling describes every 100 ms for the whole call; the broker's reader only at the call's start and end.
+    expect(polled.describes).toBeGreaterThan(8);
+    expect(brokered.describes).toBeLessThan(polled.describes / 2);
+  });
+
+  it('with the broker gone mid-turn the reader falls back to the heartbeat details and reads the whole reply', async () => {
+    const id = `broker-down-${process.pid}-${Date.now() % 100000}`;
+    await startSession(w.client, assistant, { id, taskQueue: w.taskQueue, settings: { workingDirectory: dir } });
+    const r = await turn(id, true, async () => {
+      await new Promise((res) => setTimeout(res, 300)); // into the stream: the broker dies under a blocked read
+      await redis.stop();
+    });
+    expect(r.reply).toBe(REPLY);
+    expect(r.text).toBe(REPLY);
+  });
+});

@@ -1,0 +1,49 @@
+/**
+ * A Redis server of the test's own (Debian's redis-server, installed by scripts/redis.js), on a free
+ * loopback port, nothing saved to disk; stopped (and its process gone) by `stop()`.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as net from 'node:net';
+
+export interface TestRedis {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startRedis(port?: number): Promise<TestRedis> {
+  const p = port ?? (await freePort());
+  const child: ChildProcess = spawn(process.env.REDIS_SERVER_PATH ?? 'redis-server', ['--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  await new Promise<void>((resolve, reject) => {
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      if (/Ready to accept connections/.test(out)) resolve();
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`redis-server exited (${code}): ${out.slice(-500)}`)));
+    child.once('error', reject);
+  });
+  return {
+    url: `redis://127.0.0.1:${p}`,
+    port: p,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGKILL');
+      }),
+  };
+}
