@@ -19,7 +19,7 @@ import { FabricError } from '../core/errors';
 import type { AgentEvent } from '../core/events';
 import type { CompactionState } from '../core/conversation';
 import { parseSessionId, sessionSlug } from '../core/sessions/ids';
-import { assertKnownConnection, SessionNotFoundError } from '../core/sessions/host-errors';
+import { SessionNotFoundError } from '../core/sessions/host-errors';
 import { labelKeywords, parseLabel, type Labels, type LabelValue } from '../core/sessions/labels';
 import { applySettingsPatch, defaultSessionSettings, type SessionSettingsPatch } from '../core/sessions/settings';
 import { parseTitleInput } from '../core/sessions/titles';
@@ -171,8 +171,8 @@ export async function sendPrompt(
 export function sessionStartPlan(agent: AgentDefinition | string, options: StartSessionOptions, carried: CarriedSession | undefined) {
   const name = typeof agent === 'string' ? agent : agent.name;
   const input = typeof agent === 'string' || options.input === undefined && !agent.input ? options.input : parseAgentInput(agent, options.input);
+  // The connection's name is checked here; whether the worker has it, by the worker (UNKNOWN_CONNECTION naming its own).
   const settings = applySettingsPatch(defaultSessionSettings(), options.settings ?? {}, { started: false });
-  assertKnownConnection(settings.connection);
   const labels: Labels = {};
   for (const [n, v] of Object.entries(options.labels ?? {})) {
     const l = parseLabel(n, v ?? undefined);

@@ -31,6 +31,8 @@ export interface ModelCallRequest {
   thinking?: ThinkingBudget;
   /** Claude's server-side context management edits (absent: none; the strategy is client). */
   contextManagement?: ContextManagementParams;
+  /** The model connection (../core/connection-route; absent: the default, 'anthropic'). */
+  connection?: string;
 }
 
 export interface ThinkingBudget {
@@ -61,6 +63,8 @@ export interface ModelCallResult {
 export interface SummarizeRequest {
   sessionId: string;
   model: string;
+  /** The model connection (absent: the default, 'anthropic'). */
+  connection?: string;
   system: string;
   userText: string;
   maxTokens: number;
@@ -94,6 +98,8 @@ export interface ResolveModelOptions {
    * nothing is looked up for it, and the result has no strategy, as before strategies existed).
    */
   strategy?: CompactionStrategySetting;
+  /** The model connection (absent: the default, 'anthropic'); an unknown one is UNKNOWN_CONNECTION. */
+  connection?: string;
 }
 
 export interface ResolvedModel {

@@ -1,0 +1,139 @@
+/**
+ * Model connections end to end, on the real dev server and inline: a worker with two connections that
+ * both speak Anthropic's protocol, each to its own fake. A session on `alt` reaches alt's fake and no
+ * other, its activity inputs name the connection, its model changes within it, its connection is
+ * locked after the first message (CONNECTION_LOCKED, the session still usable), and a connection the
+ * worker lacks is UNKNOWN_CONNECTION naming the worker's own.
+ */
+import { defaultPayloadConverter } from '@temporalio/common';
+import { startSession } from '@fabric-harness/sdk/client';
+import { agent } from '@fabric-harness/sdk';
+import { FakeAnthropicServer, say } from '@fabric-harness/sdk/testing';
+import { isTitleRequest, SCRIPTED_TITLE, startSessionFake } from '../support/session-fake';
+import { assistant } from '../fixtures/session-agents';
+import { startTestWorker, type TestWorker } from '../support/test-worker';
+import { rejection } from '../support/waiting';
+
+const conversationRequests = (fake: FakeAnthropicServer) => fake.messageRequests().filter((r) => r.path === '/v1/messages' && !isTitleRequest(r));
+
+describe('model connections', () => {
+  let fake1: FakeAnthropicServer;
+  let fake2: FakeAnthropicServer;
+  let w: TestWorker;
+  let n = 0;
+  const sid = (p: string) => `${p}-${process.pid}-${Date.now() % 100000}-${n++}`;
+
+  beforeAll(async () => {
+    fake1 = await startSessionFake();
+    fake2 = await startSessionFake({ apiKey: 'k' });
+    w = await startTestWorker({ name: 'connections', baseURL: fake1.url, connections: { alt: { provider: 'anthropic', baseURL: fake2.url, apiKey: 'k' } } });
+  });
+  afterAll(async () => {
+    await w?.stop();
+    await fake1?.stop();
+    await fake2?.stop();
+  });
+
+  it("sends a session on 'alt' to alt's endpoint, names it in each model call's input, changes the model within it and locks it", async () => {
+    const s = await startSession(w.client, assistant, { id: sid('alt'), taskQueue: w.taskQueue, settings: { connection: 'alt' } });
+    const before1 = conversationRequests(fake1).length;
+    fake2.enqueue(say('from alt'));
+    expect(await s.prompt('hello there')).toBe('from alt');
+    expect(conversationRequests(fake2)).toHaveLength(1);
+    expect(conversationRequests(fake1)).toHaveLength(before1);
+    // Its title too went through its own connection.
+    expect(fake2.messageRequests().some(isTitleRequest)).toBe(true);
+    expect((await s.info()).title).toBe(SCRIPTED_TITLE);
+
+    // The model changes within the connection, from the next call on, and the change is recorded.
+    const info = await s.updateSettings({ model: 'claude-opus-4-1' });
+    expect(info.settings).toMatchObject({ model: 'claude-opus-4-1', connection: 'alt' });
+    fake2.enqueue(say('opus on alt'));
+    expect(await s.prompt('and now?')).toBe('opus on alt');
+    expect(conversationRequests(fake2).at(-1)!.body.model).toBe('claude-opus-4-1');
+
+    // The connection cannot change after the first message; the session stays usable.
+    const locked = await rejection(s.updateSettings({ connection: 'anthropic' }));
+    expect(locked.code).toBe('CONNECTION_LOCKED');
+    expect(locked.message).toMatch(/'alt'.*'anthropic'/);
+    fake2.enqueue(say('still on alt'));
+    expect(await s.prompt('still there?')).toBe('still on alt');
+    expect(conversationRequests(fake1)).toHaveLength(before1);
+
+    // History: every model call names its connection and model; the model lookup too.
+    const events = (await s.workflow.fetchHistory()).events!;
+    const inputs = (type: string) =>
+      events
+        .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === type)
+        .map((e) => defaultPayloadConverter.fromPayload<{ model?: string; connection?: string }>(e.activityTaskScheduledEventAttributes!.input!.payloads![0]!));
+    const models = inputs('fhModel');
+    expect(models.map((i) => i.connection)).toEqual(['alt', 'alt', 'alt']);
+    expect(models.map((i) => i.model)).toEqual([expect.any(String), 'claude-opus-4-1', 'claude-opus-4-1']);
+    expect(inputs('fhResolveModel').every((i) => i.connection === 'alt')).toBe(true);
+    expect(inputs('fhSummarize').map((i) => i.connection)).toEqual(['alt']);
+    await s.end();
+  });
+
+  it('leaves the default connection unnamed: its inputs are what they were before connections existed', async () => {
+    const s = await startSession(w.client, assistant, { id: sid('default'), taskQueue: w.taskQueue });
+    fake1.enqueue(say('from the default'));
+    expect(await s.prompt('hi')).toBe('from the default');
+    const events = (await s.workflow.fetchHistory()).events!;
+    const scheduled = events.filter((e) => ['fhModel', 'fhResolveModel', 'fhSummarize'].includes(e.activityTaskScheduledEventAttributes?.activityType?.name ?? ''));
+    expect(scheduled.length).toBeGreaterThanOrEqual(2);
+    for (const e of scheduled) expect(defaultPayloadConverter.fromPayload<object>(e.activityTaskScheduledEventAttributes!.input!.payloads![0]!)).not.toHaveProperty('connection');
+    expect((await s.info()).settings.connection).toBe('anthropic');
+    await s.end();
+  });
+
+  it("refuses a connection the worker lacks with UNKNOWN_CONNECTION naming the worker's, before any model call", async () => {
+    const before = fake1.messageRequests().length + fake2.messageRequests().length;
+    const err = await rejection(
+      (async () => {
+        const s = await startSession(w.client, assistant, { id: sid('unknown'), taskQueue: w.taskQueue, settings: { connection: 'azure' } });
+        return s.prompt('hi');
+      })(),
+    );
+    expect(err.code).toBe('UNKNOWN_CONNECTION');
+    expect(err.message).toMatch(/no connection 'azure'; this worker has: alt, anthropic/);
+    expect(fake1.messageRequests().length + fake2.messageRequests().length).toBe(before);
+  });
+});
+
+describe('model connections inline', () => {
+  let fake1: FakeAnthropicServer;
+  let fake2: FakeAnthropicServer;
+
+  beforeAll(async () => {
+    fake1 = await FakeAnthropicServer.start();
+    fake2 = await FakeAnthropicServer.start({ apiKey: 'k' });
+  });
+  afterAll(async () => {
+    await fake1?.stop();
+    await fake2?.stop();
+  });
+
+  const onConnection = (connection: string) =>
+    agent({
+      name: `inline-${connection}`,
+      run: async ({ init }) => {
+        const fh = await init({ connection, compaction: { enabled: false }, contextWindowTokens: 200_000 });
+        return (await fh.session()).prompt('hello');
+      },
+    });
+  const options = () => ({ apiKey: 'test-key', baseURL: fake1.url, connections: { alt: { provider: 'anthropic', baseURL: fake2.url, apiKey: 'k' } } });
+
+  it("sends init({ connection: 'alt' }) to alt's endpoint", async () => {
+    fake2.enqueue(say('inline on alt'));
+    expect(await onConnection('alt').invoke(undefined, options())).toBe('inline on alt');
+    expect(fake2.messageRequests().filter((r) => r.path === '/v1/messages')).toHaveLength(1);
+    expect(fake1.messageRequests()).toHaveLength(0);
+  });
+
+  it("refuses a connection the process lacks with UNKNOWN_CONNECTION naming its own", async () => {
+    const err = await rejection(onConnection('azure').invoke(undefined, options()));
+    expect(err.code).toBe('UNKNOWN_CONNECTION');
+    expect(err.message).toMatch(/no connection 'azure'; this worker has: alt, anthropic/);
+    expect(fake1.messageRequests()).toHaveLength(0);
+  });
+});
