@@ -13,6 +13,7 @@ import { isTitleRequest, SCRIPTED_TITLE, startSessionFake } from '../support/ses
 import { assistant } from '../fixtures/session-agents';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
 import { rejection } from '../support/waiting';
+import { auditTranscript, type ModelCallRecord } from '@fabric-harness/sdk/audit';
 
 const conversationRequests = (fake: FakeAnthropicServer) => fake.messageRequests().filter((r) => r.path === '/v1/messages' && !isTitleRequest(r));
 
@@ -71,6 +72,12 @@ describe('model connections', () => {
     expect(models.map((i) => i.model)).toEqual([expect.any(String), 'claude-opus-4-1', 'claude-opus-4-1']);
     expect(inputs('fhResolveModel').every((i) => i.connection === 'alt')).toBe(true);
     expect(inputs('fhSummarize').map((i) => i.connection)).toEqual(['alt']);
+
+    // The audit transcript says which connection and model answered each call.
+    const audit = await auditTranscript(await s.workflow.fetchHistory());
+    const calls = audit.json.records.filter((r): r is ModelCallRecord => r.type === 'model_call');
+    expect(calls.map((c) => [c.connection, c.model])).toEqual([['alt', expect.any(String)], ['alt', 'claude-opus-4-1'], ['alt', 'claude-opus-4-1']]);
+    expect(audit.markdown.match(/^- Connection: alt · model claude-opus-4-1$/gm)).toHaveLength(2);
     await s.end();
   });
 
