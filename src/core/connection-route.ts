@@ -51,6 +51,8 @@ export function routedPorts(ports: RuntimePorts, route: ConnectionRoute): Runtim
     decideThenCallModel: (req, facts) => ports.decideThenCallModel(withConnection(req, route.named), facts),
     summarize: (req) => ports.summarize({ ...req, ...route.forSummary(req.model) }),
     resolveModel: (model, options = {}) => ports.resolveModel(model, withConnection(options, route.named)),
+    // A sub-agent inherits the session's connection (unless its own init names one).
+    runTool: (call, def) => ports.runTool(def.subAgent ? withConnection(call, route.named) : call, def),
     ...(memory
       ? {
           memory: {

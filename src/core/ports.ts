@@ -79,6 +79,8 @@ export interface ToolCallRequest {
   timeoutMs?: number;
   /** Offload an output over this many UTF-8 bytes as an artifact (undefined: never). The session's setting. */
   offloadBytes?: number;
+  /** A sub-agent's call: the parent's model connection, which the child uses unless it names its own (absent: the default). */
+  connection?: string;
 }
 
 export interface ToolCallResult {

@@ -72,7 +72,9 @@ export function inlineInit(
   opened?: InlinePorts[],
 ): InitFn {
   return async (raw?: InitOptions) => {
-    const options = parseInitOptions(raw);
+    const parsed = parseInitOptions(raw);
+    // A sub-agent runs on its parent's connection unless its own init names one.
+    const options = defaults.fhConnection !== undefined && parsed.connection === undefined ? { ...parsed, connection: defaults.fhConnection } : parsed;
     warnIfTemporalWithCompaction(flavour, options);
     if (options.runtime === 'temporal') {
       throw new RuntimeUnavailableError(

@@ -324,7 +324,8 @@ async function runSubAgent(call: ToolCallRequest, spec: SubAgentSpec, depth: num
     const slot = openSubAgentStream(childId, agent);
     try {
       const stream = slot ? { stream: { from: slot.from, to: slot.to } } : {};
-      const envelope: SubAgentEnvelope = { fhSubAgent: { input: spec.toInput(call.input), depth: depth + 1, ...(wt ? { cwd: wt.path } : {}), parent: info.workflowId, ...stream } };
+      const inherited = call.connection !== undefined ? { connection: call.connection } : {};
+      const envelope: SubAgentEnvelope = { fhSubAgent: { input: spec.toInput(call.input), depth: depth + 1, ...(wt ? { cwd: wt.path } : {}), parent: info.workflowId, ...stream, ...inherited } };
       outcome = (await executeChild(agent, { args: [envelope], workflowId: childId, taskQueue: info.taskQueue, ...(call.timeoutMs ? { workflowExecutionTimeout: call.timeoutMs } : {}) })) as SubAgentOutcome;
     } catch (err) {
       if (isCancellation(err)) throw new InterruptedError();

