@@ -5,8 +5,12 @@
  * locked after the first message (CONNECTION_LOCKED, the session still usable), and a connection the
  * worker lacks is UNKNOWN_CONNECTION naming the worker's own.
  */
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { startSession } from '@fabric-harness/sdk/client';
+import { startFlow } from '../../src/client/flows';
 import { agent, agentAsTool } from '@fabric-harness/sdk';
 import { callTools, FakeAnthropicServer, say } from '@fabric-harness/sdk/testing';
 import { isTitleRequest, SCRIPTED_TITLE, startSessionFake } from '../support/session-fake';
@@ -91,6 +95,24 @@ describe('model connections', () => {
     for (const e of scheduled) expect(defaultPayloadConverter.fromPayload<object>(e.activityTaskScheduledEventAttributes!.input!.payloads![0]!)).not.toHaveProperty('connection');
     expect((await s.info()).settings.connection).toBe('anthropic');
     await s.end();
+  });
+
+  it("runs a flow stage on the connection its `connection` attribute names, the others on the default", async () => {
+    const workDir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-conn-flow-'));
+    const dot = `digraph {
+      start [shape=Mdiamond]; exit [shape=Msquare]
+      ask_alt [prompt="on alt", connection="alt", model="claude-opus-4-1"]
+      ask_default [prompt="on the default"]
+      start -> ask_alt -> ask_default -> exit
+    }`;
+    const before1 = conversationRequests(fake1).length;
+    const before2 = conversationRequests(fake2).length;
+    fake2.enqueue(say('alt answered'));
+    fake1.enqueue(say('default answered'));
+    const result = await (await startFlow(w.client, dot, { workDir, taskQueue: w.taskQueue, workflowId: sid('flow') })).result();
+    expect(result.context).toMatchObject({ 'response.ask_alt': 'alt answered', 'response.ask_default': 'default answered' });
+    expect(conversationRequests(fake2).slice(before2).map((r) => r.body.model)).toEqual(['claude-opus-4-1']);
+    expect(conversationRequests(fake1).length - before1).toBe(1);
   });
 
   it("refuses a connection the worker lacks with UNKNOWN_CONNECTION naming the worker's, before any model call", async () => {
