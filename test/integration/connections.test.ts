@@ -85,6 +85,20 @@ describe('model connections', () => {
     await s.end();
   });
 
+  it('moves a session to another connection before its first message; one the worker lacks changes nothing', async () => {
+    const s = await startSession(w.client, assistant, { id: sid('move'), taskQueue: w.taskQueue });
+    const refused = await rejection(s.updateSettings({ connection: 'azure' }));
+    expect(refused.code).toBe('UNKNOWN_CONNECTION');
+    expect((await s.info()).settings.connection).toBe('anthropic');
+    expect((await s.updateSettings({ connection: 'alt' })).settings.connection).toBe('alt');
+    const before1 = conversationRequests(fake1).length;
+    fake2.enqueue(say('moved to alt'));
+    expect(await s.prompt('where are you?')).toBe('moved to alt');
+    expect(conversationRequests(fake1)).toHaveLength(before1);
+    expect((await rejection(s.updateSettings({ connection: 'anthropic' }))).code).toBe('CONNECTION_LOCKED');
+    await s.end();
+  });
+
   it('leaves the default connection unnamed: its inputs are what they were before connections existed', async () => {
     const s = await startSession(w.client, assistant, { id: sid('default'), taskQueue: w.taskQueue });
     fake1.enqueue(say('from the default'));
