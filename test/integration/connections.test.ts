@@ -15,6 +15,7 @@ import { agent, agentAsTool } from '@fabric-harness/sdk';
 import { callTools, FakeAnthropicServer, say } from '@fabric-harness/sdk/testing';
 import { isTitleRequest, SCRIPTED_TITLE, startSessionFake } from '../support/session-fake';
 import { assistant } from '../fixtures/session-agents';
+import { helpedSession } from '../fixtures/ecosystem-agents';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
 import { rejection } from '../support/waiting';
 import { auditTranscript, type ModelCallRecord } from '@fabric-harness/sdk/audit';
@@ -96,6 +97,17 @@ describe('model connections', () => {
     expect(await s.prompt('where are you?')).toBe('moved to alt');
     expect(conversationRequests(fake1)).toHaveLength(before1);
     expect((await rejection(s.updateSettings({ connection: 'anthropic' }))).code).toBe('CONNECTION_LOCKED');
+    await s.end();
+  });
+
+  it("runs a sub-agent (a child workflow) on its session's connection: the connection rides in the child's envelope", async () => {
+    const s = await startSession(w.client, helpedSession, { id: sid('sub'), taskQueue: w.taskQueue, settings: { connection: 'alt' } });
+    const before1 = conversationRequests(fake1).length;
+    const before2 = conversationRequests(fake2).length;
+    fake2.enqueue(callTools({ name: 'eco-helper', input: { task: 'help me' } }), say('helped'), say('the helper helped'));
+    expect(await s.prompt('get help')).toBe('the helper helped');
+    expect(conversationRequests(fake2).length - before2).toBe(3);
+    expect(conversationRequests(fake1)).toHaveLength(before1);
     await s.end();
   });
 
