@@ -41,7 +41,9 @@ describe('model connections', () => {
   });
 
   it("sends a session on 'alt' to alt's endpoint, names it in each model call's input, changes the model within it and locks it", async () => {
-    const s = await startSession(w.client, assistant, { id: sid('alt'), taskQueue: w.taskQueue, settings: { connection: 'alt' } });
+    // `connection` beside `settings` is settings.connection; the two must agree.
+    expect((await rejection(startSession(w.client, assistant, { taskQueue: w.taskQueue, connection: 'alt', settings: { connection: 'anthropic' } }))).code).toBe('INVALID_INPUT');
+    const s = await startSession(w.client, assistant, { id: sid('alt'), taskQueue: w.taskQueue, connection: 'alt' });
     const before1 = conversationRequests(fake1).length;
     fake2.enqueue(say('from alt'));
     expect(await s.prompt('hello there')).toBe('from alt');
