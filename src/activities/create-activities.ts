@@ -147,7 +147,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
       // The body is serialised from this conversation's kept prefix (./request-body), then kept for its next call.
       let body: EncodedBody | undefined;
       const invoke = (msgCall: MessagesCall) => {
-        const provider = models.provider();
+        const provider = models.provider(input.connection);
         // Only a provider that sends Anthropic's body as it is takes it pre-serialised.
         body = provider.serialisedBodies ? bodies.encode(msgCall, slot !== undefined, input.base ? { head: input.base.head, count: loaded!.base.length } : undefined) : undefined;
         const sent = body;
@@ -155,7 +155,8 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
           ? asFailure(() => streamedModelCall(provider, msgCall, slot, sent, deps.liveBroker))
           : reporting(() => provider.call(msgCall, { signal: Context.current().cancellationSignal, body: sent }));
       };
-      const { decision, call, result } = await models.decideThenCall(input.decide, request, () => Context.current().cancellationSignal, reporting, invoke);
+      // Typed failures too for what is refused before any call (an unknown connection, a capability it lacks).
+      const { decision, call, result } = await asFailure(() => models.decideThenCall(input.decide, request, () => Context.current().cancellationSignal, reporting, invoke, input.connection));
       recordDecisionSpan(decision);
       if (!result) return { decision: decision! };
       recordModelCallSpan(call!, result, startedAt);
@@ -169,7 +170,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
     },
 
     async fhSummarize(input) {
-      return models.text(input.model, input, Context.current().cancellationSignal, reporting);
+      return asFailure(() => models.text(input.model, input, Context.current().cancellationSignal, reporting, input.connection));
     },
 
     async fhTool(input) {
@@ -210,7 +211,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
     },
 
     async fhResolveModel(input) {
-      return models.resolveModel(input, reporting);
+      return asFailure(() => models.resolveModel(input, reporting));
     },
 
     async fhDecideCompaction(facts) {
@@ -232,7 +233,7 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
       const { base, delta } = await stored(input, 'part of the dropped history');
       const usage = { inputTokens: 0, outputTokens: 0 };
       const call = async (req: TextCall) => {
-        const result = await models.text(input.model, req, Context.current().cancellationSignal, heartbeating);
+        const result = await models.text(input.model, req, Context.current().cancellationSignal, heartbeating, input.connection);
         usage.inputTokens += result.usage.inputTokens;
         usage.outputTokens += result.usage.outputTokens;
         return { text: result.text };

@@ -3,6 +3,7 @@
  * model lookup, any other activity), started (attempts), completed (the result, by type), and failed,
  * timed out or canceled.
  */
+import { DEFAULT_CONNECTION } from '../core/connection-name';
 import type { temporal } from '@temporalio/proto';
 import type {
   ModelActivityInput,
@@ -44,10 +45,11 @@ export async function activityScheduled(w: Walk, a: Attributes<'activityTaskSche
     rec = w.push<ActivityRecord>({ type: 'activity', ...ev, name, input: await w.reader.values(a.input?.payloads), status: 'pending' });
   }
   else if (name === 'fhResolveModel') {
-    const ri = isPlain(input) ? (input as { model?: string; contextWindowTokens?: number }) : {};
+    const ri = isPlain(input) ? (input as { model?: string; contextWindowTokens?: number; connection?: string }) : {};
     rec = w.push<ModelResolvedRecord>({
       type: 'model_resolved',
       ...ev,
+      connection: ri.connection ?? DEFAULT_CONNECTION,
       requested: ri.model,
       // The agent's own window travels in the input; the activity then looks nothing up.
       ...(ri.contextWindowTokens !== undefined ? { contextWindowTokens: ri.contextWindowTokens, contextWindowSource: 'agent' as const } : {}),
@@ -74,6 +76,7 @@ function modelScheduled(w: Walk, mi: ModelActivityInput, ev: EventRef): ModelCal
   const rec = w.push<ModelCallRecord>({
     type: 'model_call',
     ...ev,
+    connection: mi.connection ?? DEFAULT_CONNECTION,
     model: mi.model,
     maxTokens: mi.maxTokens,
     context: {
@@ -128,6 +131,7 @@ function summaryScheduled(w: Walk, input: unknown, ev: EventRef): SummaryRecord 
     type: 'summary',
     ...ev,
     trigger: summaryTrigger(w),
+    ...(si ? { connection: si.connection ?? DEFAULT_CONNECTION } : {}),
     model: si?.model,
     request: si ? si.userText : isOffloaded(input) ? input : undefined,
     status: 'pending',

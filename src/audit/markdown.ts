@@ -60,6 +60,7 @@ function renderRecord(r: AuditRecord, n: number): string[] {
     case 'model_resolved':
       return [
         heading(r, `Model resolved: ${r.model ?? r.requested ?? '?'}${windowText(r)}`),
+        `- Connection: ${r.connection}`,
         ...(r.strategy ? [`- Compaction strategy: ${r.strategy.strategy} — ${r.strategy.why}`] : []),
       ];
     case 'model_call':
@@ -98,6 +99,7 @@ function windowText(r: ModelResolvedRecord): string {
 
 function renderModelCall(r: ModelCallRecord, n: number): string[] {
   const lines = [
+    `- Connection: ${r.connection} · model ${r.model}`,
     `- Status: ${r.status}${r.attempts && r.attempts > 1 ? ` after ${r.attempts} attempts` : ''}${r.error ? ` — ${r.error}` : ''}`,
     `- Context: ${plural(r.context.storedEntries + r.context.newEntries, 'entry', 'entries')} (${r.context.storedEntries} stored + ${r.context.newEntries} new${r.context.summaries ? `, ${plural(r.context.summaries, 'summary', 'summaries')}` : ''})`,
   ];
@@ -158,7 +160,7 @@ function renderSummary(r: SummaryRecord, n: number): string[] {
   const lines = [`- Status: ${r.status}${r.error ? ` — ${r.error}` : ''}`];
   if (r.usage) lines.push(`- Tokens: ${r.usage.inputTokens} input / ${r.usage.outputTokens} output`);
   if (r.request !== undefined) lines.push(`- Summarised: ${typeof r.request === 'string' ? `${r.request.length} characters of conversation` : describeValue(r.request, n)}`);
-  const out = [heading(r, `Compaction summary (${r.trigger})${r.model ? `: ${r.model}` : ''}`), lines.join('\n')];
+  const out = [heading(r, `Compaction summary (${r.trigger})${r.model ? `: ${r.model}` : ''}${r.connection ? ` on ${r.connection}` : ''}`), lines.join('\n')];
   if (r.text !== undefined) out.push(quote(describeValue(r.text, n * 2)));
   return out;
 }

@@ -38,6 +38,8 @@ export interface PromptRecord extends RecordBase {
 
 export interface ModelResolvedRecord extends RecordBase {
   type: 'model_resolved';
+  /** The model connection it was looked up on ('anthropic' when the input named none, as before connections). */
+  connection: string;
   requested?: string;
   model?: string;
   /** The window the run used: the one the agent set, else the Models API's. */
@@ -51,6 +53,8 @@ export interface ModelResolvedRecord extends RecordBase {
 
 export interface ModelCallRecord extends RecordBase {
   type: 'model_call';
+  /** The model connection that answered ('anthropic' when the input named none, as before connections). */
+  connection: string;
   model: string;
   maxTokens: number;
   /** Transcript length sent: entries already in the store plus entries added since the last call. */
@@ -112,6 +116,8 @@ export interface SummaryRecord extends RecordBase {
   type: 'summary';
   /** What caused the compaction this summary belongs to. */
   trigger: 'threshold' | 'overflow' | 'manual' | 'unknown';
+  /** The model connection the summary went to ('anthropic' when the input named none). */
+  connection?: string;
   model?: string;
   status: ActivityStatus;
   completedAt?: string;

@@ -22,7 +22,7 @@ import {
 import type { UpdateDefinition } from '@temporalio/common';
 import { FabricError } from '../core/errors';
 import { SessionClosedError, SessionNotFoundError } from '../core/sessions/host-errors';
-import { errorOfTermination, typedFailure } from '../wire/failures';
+import { decodeFailure, errorOfTermination, typedFailure } from '../wire/failures';
 import { SESSION_RESTORING } from '../wire/session-messages';
 
 /** How long a caller waits: its own bound, or its abort signal (both optional). */
@@ -237,6 +237,11 @@ function isRpcTimeout(err: unknown): boolean {
  * that were waiting on it; undefined for any other end.
  */
 async function terminatedWith(handle: WorkflowHandle, status: string | undefined, cause: unknown): Promise<FabricError | undefined> {
+  // A run that failed with one of our errors (a connection the worker lacks, at the session's start) says so.
+  if (status === 'FAILED') {
+    const failed = await handle.result().then(() => undefined, (err: unknown) => decodeFailure(err));
+    return failed ? withCause(failed, cause) : undefined;
+  }
   if (status !== 'TERMINATED') return undefined;
   const res = await handle.client.workflowService
     .getWorkflowExecutionHistoryReverse({ namespace: handle.client.options.namespace, execution: { workflowId: handle.workflowId }, maximumPageSize: 1 })

@@ -15,11 +15,11 @@ import type { UpdateDefinition } from '@temporalio/common';
 import { parseAgentInput, type AgentDefinition } from '../core/agent';
 import type { ContextBudget } from '../core/budget';
 import type { Entry } from '../core/entries';
-import { FabricError } from '../core/errors';
+import { FabricError, InvalidInputError } from '../core/errors';
 import type { AgentEvent } from '../core/events';
 import type { CompactionState } from '../core/conversation';
 import { parseSessionId, sessionSlug } from '../core/sessions/ids';
-import { assertKnownConnection, SessionNotFoundError } from '../core/sessions/host-errors';
+import { SessionNotFoundError } from '../core/sessions/host-errors';
 import { labelKeywords, parseLabel, type Labels, type LabelValue } from '../core/sessions/labels';
 import { applySettingsPatch, defaultSessionSettings, type SessionSettingsPatch } from '../core/sessions/settings';
 import { parseTitleInput } from '../core/sessions/titles';
@@ -71,6 +71,10 @@ export interface StartSessionOptions {
   /** A title set now is never replaced by a generated one. */
   title?: string;
   settings?: SessionSettingsPatch;
+  /** The session's model connection (docs/models.md): the same as `settings.connection`. */
+  connection?: string;
+  /** The session's model, within its connection: the same as `settings.model`. */
+  model?: string;
   labels?: Record<string, LabelValue | null>;
   taskQueue?: string;
   /** Continue as new past this many history events (besides whenever Temporal suggests it). */
@@ -167,12 +171,27 @@ export async function sendPrompt(
   }
 }
 
+/** The settings a session starts with: `settings`, with `connection` and `model` given beside it (the same field twice must agree). */
+function startSettings(options: StartSessionOptions): SessionSettingsPatch | undefined {
+  const settings: Record<string, unknown> = { ...(options.settings ?? {}) };
+  for (const key of ['connection', 'model'] as const) {
+    const value = options[key];
+    if (value === undefined) continue;
+    if (settings[key] !== undefined && settings[key] !== value) {
+      throw new InvalidInputError('session options', key, [{ path: key, message: `${key} '${value}' and settings.${key} '${String(settings[key])}' differ; give one` }]);
+    }
+    settings[key] = value;
+  }
+  return options.settings === undefined && options.connection === undefined && options.model === undefined ? undefined : (settings as SessionSettingsPatch);
+}
+
 /** How a session of `agent` is started (its workflow type and start options); sendPrompt and the web chat handler start with it. */
 export function sessionStartPlan(agent: AgentDefinition | string, options: StartSessionOptions, carried: CarriedSession | undefined) {
   const name = typeof agent === 'string' ? agent : agent.name;
   const input = typeof agent === 'string' || options.input === undefined && !agent.input ? options.input : parseAgentInput(agent, options.input);
-  const settings = applySettingsPatch(defaultSessionSettings(), options.settings ?? {}, { started: false });
-  assertKnownConnection(settings.connection);
+  const given = startSettings(options);
+  // The connection's name is checked here; whether the worker has it, by the worker (UNKNOWN_CONNECTION naming its own).
+  const settings = applySettingsPatch(defaultSessionSettings(), given ?? {}, { started: false });
   const labels: Labels = {};
   for (const [n, v] of Object.entries(options.labels ?? {})) {
     const l = parseLabel(n, v ?? undefined);
@@ -184,7 +203,7 @@ export function sessionStartPlan(agent: AgentDefinition | string, options: Start
   const start: SessionStart = {
     ...(input !== undefined ? { input } : {}),
     ...(title !== undefined ? { title } : {}),
-    ...(options.settings ? { settings: options.settings } : {}),
+    ...(given ? { settings: given } : {}),
     ...(Object.keys(labels).length ? { labels } : {}),
     ...(historyLimit !== undefined ? { historyLimit } : {}),
     ...(autoArchiveAfterMs !== undefined ? { autoArchiveAfterMs } : {}),

@@ -58,6 +58,18 @@ export interface InvokeOptions {
    * Default: bubblewrap (Linux) or Seatbelt (macOS) with a minimal environment; `wrapper: 'none'` runs it unconfined (docs/security.md).
    */
   toolSandbox?: ToolSandboxSettings;
+  /**
+   * Model connections by name, besides the built-in ones, as a worker's `connections` option: a run
+   * names one (`init({ connection: 'alt' })`). `{ provider: 'anthropic', apiKey?, baseURL? }`, or another
+   * provider's settings (docs/models.md).
+   */
+  connections?: Record<string, ModelConnectionOptions>;
+}
+
+/** One model connection's settings; `provider` picks the protocol, the rest is that provider's (checked where it is made: src/activities/models/connections.ts). */
+export interface ModelConnectionOptions {
+  provider: string;
+  [setting: string]: unknown;
 }
 
 /** Validated where it is used (src/activities/tools/tool-env.ts); declared here so core stays free of Node code. */

@@ -16,6 +16,8 @@ import { RuntimeUnavailableError } from './errors';
 import { PortMemory } from './context/memory';
 import { memoryBlock } from './context/memory-extract';
 import { resolveMemorySettings } from './context/memory-settings';
+import { ConnectionRoute, routedPorts } from './connection-route';
+import { connectionNameSchema } from './connection-name';
 
 /** Which entrypoint defined the agent: it decides what is injected by default. */
 export type Flavour = 'default' | 'strict';
@@ -58,6 +60,7 @@ export const initOptionsSchema = z
     runtime: z.enum(['inline', 'temporal']).optional(),
     sandbox: sandboxSchema.optional(),
     model: z.string().min(1).optional(),
+    connection: connectionNameSchema.optional(),
     maxTokens: z.number().int().positive().optional(),
     system: z.string().optional(),
     tools: toolList.optional(),
@@ -80,6 +83,11 @@ export type InitOptions = {
   sandbox?: 'local' | { type: 'local'; cwd?: string };
   /** Defaults to the runtime's default model (ANTHROPIC_MODEL on the worker, else a current Claude model). */
   model?: string;
+  /**
+   * The model connection (a provider and its credentials, configured on the worker or given to invoke by
+   * name): default 'anthropic'. A worker without it refuses the run with UNKNOWN_CONNECTION naming its own.
+   */
+  connection?: string;
   maxTokens?: number;
   system?: string;
   tools?: Array<ToolDefinition | BuiltinToolName | typeof READ_ARTIFACT_ALIAS>;
@@ -116,13 +124,13 @@ export type InitOptions = {
   mcp?: McpServerRef[];
 };
 
-export type SessionOptions = Pick<InitOptions, 'model' | 'system' | 'tools' | 'compaction' | 'maxTokens' | 'maxSteps' | 'maxTurns' | 'promptCaching' | 'thinking'> & {
+export type SessionOptions = Pick<InitOptions, 'model' | 'connection' | 'system' | 'tools' | 'compaction' | 'maxTokens' | 'maxSteps' | 'maxTurns' | 'promptCaching' | 'thinking'> & {
   /** A name for the session, unique within the run (default: main, main-2, …). */
   id?: string;
 };
 
 export const sessionOptionsSchema = initOptionsSchema
-  .pick({ model: true, system: true, tools: true, compaction: true, maxTokens: true, maxSteps: true, maxTurns: true, promptCaching: true, thinking: true })
+  .pick({ model: true, connection: true, system: true, tools: true, compaction: true, maxTokens: true, maxSteps: true, maxTurns: true, promptCaching: true, thinking: true })
   .extend({ id: z.string().min(1).max(64).optional() })
   .strict();
 
@@ -142,6 +150,8 @@ const DEFAULT_MAX_STEPS = 50;
 /** What `init()` returns: makes sessions that share the runtime, tools and settings. */
 export class Harness {
   private readonly list: Conversation[] = [];
+  /** Each conversation's connection route (a session host changes it before the first message). */
+  private readonly routes = new WeakMap<Conversation, ConnectionRoute>();
   /** Each MCP server's tools, listed once per run (and cwd), whichever session asks first. */
   private readonly mcpTools = new Map<string, Promise<ToolDefinition[]>>();
 
@@ -173,18 +183,20 @@ export class Harness {
     // A window the agent set is not looked up (no Models API call); the default model name still is resolved.
     const given = merged.contextWindowTokens;
     const strategy = merged.compaction?.strategy;
-    const resolved = await this.ports.resolveModel(merged.model, {
+    const route = connectionRoute(merged);
+    const ports = routedPorts(this.ports, route);
+    const resolved = await ports.resolveModel(merged.model, {
       ...(given !== undefined ? { contextWindowTokens: given } : {}),
       // Only a strategy other than the default goes to the runtime (which then looks capabilities up).
       ...(strategy !== undefined && strategy !== 'client' ? { strategy } : {}),
     });
     const window = merged.contextWindowTokens ?? resolved.contextWindowTokens ?? builtinContextWindow(resolved.model);
     const id = opts.id ?? (this.list.length === 0 ? 'main' : `main-${this.list.length + 1}`);
-    const memory = await sessionMemory(this.ports, merged.compaction, id, resolved.model);
+    const memory = await sessionMemory(ports, merged.compaction, id, resolved.model);
     const offloadBytes = resolveOffloadBytes(merged.compaction, this.flavour === 'default');
     const cwd = sandboxCwd(merged.sandbox) ?? this.defaultCwd;
     const mcpTools = await this.listMcp(merged.mcp ?? [], cwd);
-    const session = new Conversation(withOffloadThreshold(this.ports, offloadBytes), {
+    const session = new Conversation(withOffloadThreshold(ports, offloadBytes), {
       id,
       model: resolved.model,
       maxTokens: merged.maxTokens ?? DEFAULT_MAX_TOKENS,
@@ -206,7 +218,23 @@ export class Harness {
       ...(resolved.strategy ? { strategy: resolved.strategy } : {}),
     });
     this.list.push(session);
+    this.routes.set(session, route);
     return session;
+  }
+
+  /** The model connection a conversation of this harness calls (undefined: the default, 'anthropic'). */
+  connectionOf(session: Conversation): string | undefined {
+    return this.routes.get(session)?.connection;
+  }
+
+  /**
+   * Points a conversation at another connection from its next call on. A session host does this only
+   * before the first message (the connection is locked after it: CONNECTION_LOCKED); the model, with
+   * its window, is switched by the caller (changeModel) after resolving it on the new connection.
+   */
+  changeConnection(session: Conversation, connection: string | undefined): void {
+    const route = this.routes.get(session);
+    if (route) route.connection = connection;
   }
 
   /** The conversations this harness made, in order (`session()` makes one; the name is the seed API's). */
@@ -264,6 +292,12 @@ async function sessionMemory(
   if (!port || !settings) return undefined;
   const initial = (await port.load(settings.key))?.text.trim() || undefined;
   return { memory: new PortMemory(port, settings, { sessionId, model: () => model }, initial), initial };
+}
+
+/** A session's route: its connection (the session's, else the agent's) and where its summaries go. */
+function connectionRoute(options: InitOptions): ConnectionRoute {
+  const summary = options.compaction?.summaryConnection;
+  return new ConnectionRoute(options.connection, summary ? { connection: summary, ...(options.compaction?.summaryModel ? { model: options.compaction.summaryModel } : {}) } : undefined);
 }
 
 function promptCache(option: InitOptions['promptCaching']): ConversationConfig['cache'] {

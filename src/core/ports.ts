@@ -31,6 +31,8 @@ export interface ModelCallRequest {
   thinking?: ThinkingBudget;
   /** Claude's server-side context management edits (absent: none; the strategy is client). */
   contextManagement?: ContextManagementParams;
+  /** The model connection (../core/connection-route; absent: the default, 'anthropic'). */
+  connection?: string;
 }
 
 export interface ThinkingBudget {
@@ -61,6 +63,8 @@ export interface ModelCallResult {
 export interface SummarizeRequest {
   sessionId: string;
   model: string;
+  /** The model connection (absent: the default, 'anthropic'). */
+  connection?: string;
   system: string;
   userText: string;
   maxTokens: number;
@@ -75,6 +79,8 @@ export interface ToolCallRequest {
   timeoutMs?: number;
   /** Offload an output over this many UTF-8 bytes as an artifact (undefined: never). The session's setting. */
   offloadBytes?: number;
+  /** A sub-agent's call: the parent's model connection, which the child uses unless it names its own (absent: the default). */
+  connection?: string;
 }
 
 export interface ToolCallResult {
@@ -94,6 +100,8 @@ export interface ResolveModelOptions {
    * nothing is looked up for it, and the result has no strategy, as before strategies existed).
    */
   strategy?: CompactionStrategySetting;
+  /** The model connection (absent: the default, 'anthropic'); an unknown one is UNKNOWN_CONNECTION. */
+  connection?: string;
 }
 
 export interface ResolvedModel {

@@ -20,12 +20,14 @@ const invokeShape = {
   onApproval: z.function().optional(),
   mcpServers: z.record(z.string(), z.unknown()).optional(), // each server checked where it is connected
   toolSandbox: z.object({}).passthrough().optional(), // its fields checked where bash's sandbox is resolved (tool-env.ts)
+  connections: z.record(z.string(), z.object({ provider: z.string().min(1) }).passthrough()).optional(), // each connection's settings checked where it is made
   // Internal: how deep a sub-agent run is nested (inline sub-agents pass it to the child's invoke).
   fhDepth: z.number().int().min(0).optional(),
-} satisfies Record<keyof InvokeOptions | 'fhDepth', z.ZodType>; // a new InvokeOptions key must be listed here
+  fhConnection: z.string().optional(),
+} satisfies Record<keyof InvokeOptions | 'fhDepth' | 'fhConnection', z.ZodType>; // a new InvokeOptions key must be listed here
 
 /** Keys not shown in "known options" (set by the SDK itself). */
-const INTERNAL = new Set(['fhDepth']);
+const INTERNAL = new Set(['fhDepth', 'fhConnection']);
 
 const sessionShape = {
   ...invokeShape,

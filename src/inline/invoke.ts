@@ -10,6 +10,7 @@ import { createInlinePorts, type InlinePorts } from './ports';
 import { parseInvokeOptions } from './invoke-options';
 import { inlineSubAgents, type NestedInvokeOptions } from './sub-agents';
 import type { AgentEvent } from '../core/events';
+import type { ModelConnectionSettings } from '../activities/models/connections';
 
 /** `agent.invoke(input)`: runs `run` in this process against the model named by options or the environment. */
 export async function invokeInline(def: AgentDefinition, input: unknown, options: NestedInvokeOptions = {}): Promise<unknown> {
@@ -71,7 +72,9 @@ export function inlineInit(
   opened?: InlinePorts[],
 ): InitFn {
   return async (raw?: InitOptions) => {
-    const options = parseInitOptions(raw);
+    const parsed = parseInitOptions(raw);
+    // A sub-agent runs on its parent's connection unless its own init names one.
+    const options = defaults.fhConnection !== undefined && parsed.connection === undefined ? { ...parsed, connection: defaults.fhConnection } : parsed;
     warnIfTemporalWithCompaction(flavour, options);
     if (options.runtime === 'temporal') {
       throw new RuntimeUnavailableError(
@@ -89,6 +92,7 @@ export function inlineInit(
       subAgents: inlineSubAgents(defaults, invokeInline, emit),
       apiKey: defaults.apiKey,
       baseURL: defaults.baseURL,
+      ...(defaults.connections ? { connections: defaults.connections as Record<string, ModelConnectionSettings> } : {}),
       model: defaults.model,
       onEvent,
       tools,

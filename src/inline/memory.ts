@@ -10,14 +10,14 @@ import { FileTranscriptStore, MemoryTranscriptStore } from '../activities/stores
 
 const inProcess = new MemoryTranscriptStore();
 
-export function inlineMemoryPort(opts: { agentName: string; dir?: string; call: (model: string) => MemoryModelCall }): MemoryPort {
+export function inlineMemoryPort(opts: { agentName: string; dir?: string; call: (model: string, connection?: string) => MemoryModelCall }): MemoryPort {
   const files = new MemoryFiles(opts.dir ? new FileTranscriptStore(opts.dir) : inProcess);
   return {
     agentName: opts.agentName,
     load: (key) => files.load(key),
     async flush(req) {
       const existing = await files.load(req.key);
-      const update = await updateMemory(opts.call(req.model), { existing: existing?.text, dropped: req.entries.slice(0, req.dropped), maxTokens: req.maxTokens });
+      const update = await updateMemory(opts.call(req.model, req.connection), { existing: existing?.text, dropped: req.entries.slice(0, req.dropped), maxTokens: req.maxTokens });
       return files.save(req.key, update.text);
     },
   };

@@ -17,9 +17,12 @@ import type { McpServerConfig } from '../core/mcp';
 import type { McpConnections } from '../activities/mcp/connections';
 import type { SubAgentRunner } from './sub-agents';
 import { ModelService, runToolWithOffload, type AroundCall } from '../activities/models/model-service';
+import type { ModelConnectionSettings } from '../activities/models/connections';
 
 export interface InlinePortOptions extends ModelConnection {
   model?: string;
+  /** Named model connections (invoke's `connections`), besides the built-in ones: see activities/models/connections. */
+  connections?: Record<string, ModelConnectionSettings>;
   onEvent?: EventListener;
   /** Cancels the run's model calls and tools when aborted (invoke's `signal`). */
   signal?: AbortSignal;
@@ -47,7 +50,7 @@ export type InlinePorts = RuntimePorts & { close(): Promise<void> };
  * here with backoff (honouring retry-after), as the Temporal retry policy does on a worker.
  */
 export function createInlinePorts(opts: InlinePortOptions): InlinePorts {
-  const models = new ModelService({ connection: opts, defaultModel: opts.model });
+  const models = new ModelService({ connection: { apiKey: opts.apiKey, baseURL: opts.baseURL }, connections: opts.connections, defaultModel: opts.model });
   // The same confinement as a worker's bash (bubblewrap by default), settings checked before the run starts.
   const sandbox = resolveToolSandbox(opts.toolSandbox);
   const local = createLocalTools(sandbox);
@@ -84,21 +87,21 @@ export function createInlinePorts(opts: InlinePortOptions): InlinePorts {
 
   // With a listener, model calls stream and their deltas reach it as `stream` events.
   const streamer = opts.onEvent ? new InlineStreamer((e) => opts.onEvent!(e)) : undefined;
-  const streamed = streamer ? (call: MessagesCall) => streamer.call(() => models.provider(), call, signal, maxAttempts) : undefined;
+  const streamed = streamer ? (connection?: string) => (call: MessagesCall) => streamer.call(() => models.capable(call, connection), call, signal, maxAttempts) : undefined;
 
   return {
     runtime: 'inline',
-    callModel: (req) => (streamed ? streamed(messagesCall(req)) : models.callModel(messagesCall(req), signal, retrying)),
+    callModel: (req) => (streamed ? streamed(req.connection)(messagesCall(req)) : models.callModel(messagesCall(req), signal, retrying, req.connection)),
     memory: inlineMemoryPort({
       agentName: opts.agentName ?? 'default',
       dir: opts.memoryDir,
-      call: (model) => async (req) => ({ text: (await models.text(model, req, signal, retrying)).text }),
+      call: (model, connection) => async (req) => ({ text: (await models.text(model, req, signal, retrying, connection)).text }),
     }),
     async decideThenCallModel(req, facts) {
-      const { decision, result } = await models.decideThenCall(facts, async () => messagesCall(req), () => signal, retrying, streamed);
+      const { decision, result } = await models.decideThenCall(facts, async () => messagesCall(req), () => signal, retrying, streamed?.(req.connection), req.connection);
       return result ? { decision: decision!, result } : { decision: decision! };
     },
-    summarize: (req) => models.text(req.model, req, signal, retrying),
+    summarize: (req) => models.text(req.model, req, signal, retrying, req.connection),
     listMcpTools: (server, cwd) => mcpConnections().list(server, mcpScope, cwd, signal),
     close: async () => {
       await mcp?.closeAll();
@@ -120,7 +123,7 @@ export function createInlinePorts(opts: InlinePortOptions): InlinePorts {
       return contentRef ? { ...result, contentRef } : result;
     },
     decideCompaction: async (facts) => decideFromFacts(facts),
-    resolveModel: (model, options = {}) => models.resolveModel({ model, contextWindowTokens: options.contextWindowTokens, strategy: options.strategy }, direct),
+    resolveModel: (model, options = {}) => models.resolveModel({ model, contextWindowTokens: options.contextWindowTokens, strategy: options.strategy, connection: options.connection }, direct),
     now: () => Date.now(),
     emit: (event) => opts.onEvent?.(event),
   };

@@ -36,5 +36,5 @@ export type { SubAgentSpec } from '../core/tools';
 export { FIDELITIES, JOIN_POLICIES, NODE_KINDS } from '../core/flows/graph';
 export type { JoinPolicy } from '../core/flows/graph';
 export type { StageStatus } from '../core/flows/stage';
-export type { ToolSandboxSettings } from '../core/agent';
+export type { ToolSandboxSettings, ModelConnectionOptions } from '../core/agent';
 export type { DecisionSettings } from '../core/context/compaction/decision';

@@ -7,7 +7,7 @@ import type { SubAgentSpec } from '../core/tools';
 import { createWorktree, finishWorktree } from '../activities/git/worktrees';
 
 /** invoke's options as the inline runtime passes them to a sub-agent: its depth rides along. */
-export type NestedInvokeOptions = InvokeOptions & { fhDepth?: number };
+export type NestedInvokeOptions = InvokeOptions & { fhDepth?: number; fhConnection?: string };
 
 export type SubAgentRunner = (call: ToolCallRequest, spec: SubAgentSpec) => Promise<ToolCallResult>;
 
@@ -40,6 +40,8 @@ export function inlineSubAgents(
           ...defaults,
           cwd: wt?.path ?? call.cwd,
           fhDepth: depth + 1,
+          // The parent's connection: the child's unless its own init names one.
+          fhConnection: call.connection,
           onEvent: (event) => emit(makeEvent('subagent_event', { childId, agent, event }, Date.now())),
         });
       } catch (err) {

@@ -50,6 +50,11 @@ export interface ModelActivityInput {
   contextManagement?: ContextManagementParams;
   /** Stream the reply (messages.stream) and publish its deltas at these offsets (absent: no streaming). */
   stream?: StreamSlot;
+  /**
+   * The model connection the call goes to, by name (absent: 'anthropic', and absent in every input
+   * recorded before connections existed, so they replay). Only the input changes: no patch.
+   */
+  connection?: string;
 }
 
 /** A prelude to store: kept under the hash of its canonical JSON, which the workflow computes too. */
@@ -90,6 +95,8 @@ export type ModelActivityResult = ModelActivityReply | ModelActivityCompactFirst
 
 export interface SummarizeActivityInput {
   model: string;
+  /** The model connection (absent: 'anthropic'). */
+  connection?: string;
   system: string;
   userText: string;
   maxTokens: number;
@@ -122,6 +129,16 @@ export interface ToolActivityResult {
   artifact?: { ref: string; bytes: number };
 }
 
+/** A model lookup: the model (absent: the worker's default) on `connection` (absent: 'anthropic'). */
+export interface ResolveModelActivityInput {
+  model?: string;
+  contextWindowTokens?: number;
+  verify?: boolean;
+  strategy?: CompactionStrategySetting;
+  /** An unknown one is refused here (UNKNOWN_CONNECTION naming the worker's), before any model call. */
+  connection?: string;
+}
+
 export interface ResolveModelResult {
   model: string;
   contextWindowTokens?: number;
@@ -134,6 +151,8 @@ export interface FlushMemoryActivityInput {
   key: string;
   maxTokens: number;
   model: string;
+  /** The model connection (absent: 'anthropic'). */
+  connection?: string;
   base: TranscriptRef | null;
   /** Entries after `base`, tool results by reference where stored (as in a model call's delta). */
   delta: Entry[];
@@ -158,7 +177,7 @@ export interface FabricActivities {
   fhSummarize(input: SummarizeActivityInput): Promise<{ text: string; usage: Usage }>;
   fhTool(input: ToolActivityInput): Promise<ToolActivityResult>;
   /** With `contextWindowTokens` (the window the agent set) it only resolves the model name. */
-  fhResolveModel(input: { model?: string; contextWindowTokens?: number; verify?: boolean; strategy?: CompactionStrategySetting }): Promise<ResolveModelResult>;
+  fhResolveModel(input: ResolveModelActivityInput): Promise<ResolveModelResult>;
   fhDecideCompaction(facts: DecisionFacts): Promise<CompactionDecision>;
   /** The compaction gate's check of a summary (a local activity, so its answer is in history: patch fh-compaction-gate). */
   fhCheckSummaryGate(input: GateCheckInput): Promise<GateCheck>;

@@ -14,6 +14,8 @@ export interface SubAgentEnvelope {
     parent: string;
     /** The offsets the parent reserved for the child's stream: the child's stream starts at `from` and stays below `to`. */
     stream?: { from: number; to: number };
+    /** The parent's model connection, the child's unless its init names one (absent: the default, and in envelopes from before connections). */
+    connection?: string;
   };
 }
 

@@ -9,7 +9,7 @@ export type { ModelConnectionSettings, AnthropicModelConnection } from '../activ
 export type { LiveBrokerSettings } from '../wire/live-broker';
 export type { ToolSandboxOptions } from '../activities/tools/tool-env';
 export type { CompactionStrategySetting } from '../core/context/strategy';
-export type { FabricActivities, FlushMemoryActivityInput, FlushMemoryActivityResult, MemoryFilePayload, ModelActivityCompactFirst, ModelActivityInput, ModelActivityReply, ModelActivityResult, ResolveModelResult, SummarizeActivityInput, ToolActivityInput, ToolActivityResult } from '../wire/activity-contract';
+export type { FabricActivities, FlushMemoryActivityInput, FlushMemoryActivityResult, MemoryFilePayload, ModelActivityCompactFirst, ModelActivityInput, ModelActivityReply, ModelActivityResult, ResolveModelActivityInput, ResolveModelResult, SummarizeActivityInput, ToolActivityInput, ToolActivityResult } from '../wire/activity-contract';
 export type { McpCallResult, McpConnections, McpConnectionsOptions } from '../activities/mcp/connections';
 export type { ToolSandbox } from '../activities/tools/tool-env';
 export type { WorktreePayload } from '../wire/activity-contract';

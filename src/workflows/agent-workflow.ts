@@ -99,7 +99,9 @@ export function unknownAgentWorkflow(known: string[]): (...args: unknown[]) => P
 
 function workflowInit(flavour: Flavour, state: RunState, host?: SessionHost, sub?: SubAgentEnvelope['fhSubAgent'], toolSet?: string): InitFn {
   return async (raw?: InitOptions) => {
-    const options = parseInitOptions(raw);
+    const parsed = parseInitOptions(raw);
+    // A sub-agent runs on its parent's connection unless its own init names one.
+    const options = sub?.connection !== undefined && parsed.connection === undefined ? { ...parsed, connection: sub.connection } : parsed;
     // Inside a workflow the runtime is Temporal whatever `runtime` says; warn as the docs promise.
     if (flavour === 'default' && !compactionExplicitlyDisabled(options)) {
       proxySinks<FabricSinks>().fabric.warnOnce('temporal-compaction', TEMPORAL_COMPACTION_WARNING);

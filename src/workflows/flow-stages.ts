@@ -132,7 +132,7 @@ export class FlowStages {
     // A thread's first node has no conversation to continue: it gets the default preamble.
     const preambleFidelity = fidelity === 'full' && !session ? 'compact' : fidelity;
     if (!session) {
-      session = await this.harnessFor(node).session({ id: threadKey !== undefined ? `thread-${threadKey}`.slice(0, 64) : `${node.id}-${visit}-${attempt}`.slice(0, 64), ...(node.model ? { model: node.model } : {}) });
+      session = await this.harnessFor(node).session({ id: threadKey !== undefined ? `thread-${threadKey}`.slice(0, 64) : `${node.id}-${visit}-${attempt}`.slice(0, 64), ...(node.model ? { model: node.model } : {}), ...(node.connection ? { connection: node.connection } : {}) });
       if (threadKey !== undefined) this.threads.set(threadKey, session);
     }
     const preamble = renderPreamble({

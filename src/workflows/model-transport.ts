@@ -52,6 +52,8 @@ export class ModelTransport {
       // Only when set: a call without thinking has the activity input it had before thinking existed.
       ...(req.thinking ? { thinking: req.thinking } : {}),
       ...(req.contextManagement ? { contextManagement: req.contextManagement } : {}),
+      // Only when named: a call on the default connection has the input it had before connections existed.
+      ...(req.connection !== undefined ? { connection: req.connection } : {}),
     };
   }
 

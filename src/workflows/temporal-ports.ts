@@ -184,6 +184,7 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
             system: req.system,
             userText: req.userText,
             maxTokens: req.maxTokens,
+            ...(req.connection !== undefined ? { connection: req.connection } : {}),
           }),
         ),
       ),
@@ -244,14 +245,15 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
     async resolveModel(model, options = {}) {
       const given = options.contextWindowTokens;
       const strategy = options.strategy !== undefined && options.strategy !== 'client' ? options.strategy : undefined;
-      const key = `${model ?? ''}|${given ?? ''}|${strategy ?? ''}`;
+      const connection = options.connection;
+      const key = `${model ?? ''}|${given ?? ''}|${strategy ?? ''}|${connection ?? ''}`;
       let hit = resolved.get(key);
       if (!hit) {
         // The agent's window goes to the activity, which then looks nothing up. Only the input changes
         // (not which commands run), so histories recorded before replay as they are: no patch needed.
         // A strategy setting other than 'client' asks the activity to decide it from the model's
         // capabilities: the decision is its recorded result, which a replay under other settings follows.
-        const input = { model, ...(given !== undefined ? { contextWindowTokens: given } : {}), ...(strategy ? { strategy } : {}) };
+        const input = { model, ...(given !== undefined ? { contextWindowTokens: given } : {}), ...(strategy ? { strategy } : {}), ...(connection !== undefined ? { connection } : {}) };
         const lookup = activities(modelOptions, `resolve model ${model ?? '(worker default)'}`);
         hit = await decoded(() => lookup.fhResolveModel(input));
         resolved.set(key, hit);
@@ -273,7 +275,8 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
         const send = (byReference: boolean): FlushMemoryActivityInput => {
           const { base, delta } = byReference ? transport.unstored(req.sessionId, req.entries) : { base: null, delta: req.entries.slice(0, req.dropped) };
           const need = Math.max(0, req.dropped - (base?.count ?? 0));
-          return { key: req.key, maxTokens: req.maxTokens, model: req.model, base, delta: delta.slice(0, need), dropped: req.dropped };
+          const connection = req.connection !== undefined ? { connection: req.connection } : {};
+          return { key: req.key, maxTokens: req.maxTokens, model: req.model, ...connection, base, delta: delta.slice(0, need), dropped: req.dropped };
         };
         const call = (input: FlushMemoryActivityInput) => {
           assertFits('memory flush input', input);
@@ -321,7 +324,8 @@ async function runSubAgent(call: ToolCallRequest, spec: SubAgentSpec, depth: num
     const slot = openSubAgentStream(childId, agent);
     try {
       const stream = slot ? { stream: { from: slot.from, to: slot.to } } : {};
-      const envelope: SubAgentEnvelope = { fhSubAgent: { input: spec.toInput(call.input), depth: depth + 1, ...(wt ? { cwd: wt.path } : {}), parent: info.workflowId, ...stream } };
+      const inherited = call.connection !== undefined ? { connection: call.connection } : {};
+      const envelope: SubAgentEnvelope = { fhSubAgent: { input: spec.toInput(call.input), depth: depth + 1, ...(wt ? { cwd: wt.path } : {}), parent: info.workflowId, ...stream, ...inherited } };
       outcome = (await executeChild(agent, { args: [envelope], workflowId: childId, taskQueue: info.taskQueue, ...(call.timeoutMs ? { workflowExecutionTimeout: call.timeoutMs } : {}) })) as SubAgentOutcome;
     } catch (err) {
       if (isCancellation(err)) throw new InterruptedError();

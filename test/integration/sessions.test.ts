@@ -118,8 +118,9 @@ describe('sessions', () => {
 
     expect((await rejection(s.setStatus('nonsense'))).code).toBe('INVALID_STATUS');
     expect((await rejection(s.label('bad label!'))).code).toBe('INVALID_LABEL');
-    expect((await rejection(s.updateSettings({ connection: 'other' }))).code).toBe('SETTING_LOCKED');
-    expect((await rejection(startSession(w.client, assistant, { taskQueue: w.taskQueue, settings: { connection: 'azure' } }))).code).toBe('UNKNOWN_CONNECTION');
+    expect((await rejection(s.updateSettings({ connection: 'other' }))).code).toBe('CONNECTION_LOCKED');
+    // Connections are the worker's: it refuses one it lacks as the session opens (test/integration/connections.test.ts).
+    expect((await rejection(startSession(w.client, assistant, { taskQueue: w.taskQueue, settings: { connection: 'azure' } }).then((other) => other.prompt('hi')))).code).toBe('UNKNOWN_CONNECTION');
     expect((await rejection(s.updateSettings({ permissionMode: 'sometimes' as never }))).code).toBe('INVALID_INPUT');
     expect((await rejection(s.fork({ atMessage: 99 }))).code).toBe('INVALID_FORK_POINT');
     expect((await rejection(s.approve('toolu_nope'))).code).toBe('UNKNOWN_TOOL_CALL');

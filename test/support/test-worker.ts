@@ -39,6 +39,8 @@ export async function startTestWorker(opts: {
   missingBlobReaper?: CreateWorkerOptions['missingBlobReaper'];
   /** The live path on a broker (Redis Streams). */
   liveBroker?: CreateWorkerOptions['liveBroker'];
+  /** Model connections by name, besides the built-in 'anthropic' (at baseURL). */
+  connections?: CreateWorkerOptions['connections'];
 }): Promise<TestWorker> {
   const t = await testConnection();
   const store = opts.store ?? new FileTranscriptStore(await fs.mkdtemp(path.join(os.tmpdir(), 'fh-store-')));
@@ -59,6 +61,7 @@ export async function startTestWorker(opts: {
     ...(opts.mcpServers ? { mcpServers: opts.mcpServers } : {}),
     ...(opts.missingBlobReaper !== undefined ? { missingBlobReaper: opts.missingBlobReaper } : {}),
     ...(opts.liveBroker ? { liveBroker: opts.liveBroker } : {}),
+    ...(opts.connections ? { connections: opts.connections } : {}),
   });
   const client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [new FabricHarnessPlugin({ store })] });
   const running = worker.run();

@@ -69,6 +69,10 @@ describe('auditTranscript on a run with tool calls (calculator-tools)', () => {
     expect(md).toMatch(/^# Audit: calculator — recorded-calculator$/m);
     expect(md).toMatch(/^- 3 model calls \(\d+ input \/ \d+ output tokens\) · 2 tool calls · 0 compaction decisions/m);
     expect(md.match(/^## \d+\. Model call: /gm)).toHaveLength(3);
+    // Which connection and model answered each call: a history from before connections named none, so Anthropic.
+    expect(md.match(/^- Connection: anthropic · model claude-\S+$/gm)).toHaveLength(3);
+    expect(ofType(audit.json.records, 'model_call').map((c) => c.connection)).toEqual(['anthropic', 'anthropic', 'anthropic']);
+    expect(ofType(audit.json.records, 'model_resolved')[0]!.connection).toBe('anthropic');
     expect(md).toMatch(/^## 5\. Tool call: add — \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}Z \(events \d+–\d+\)$/m);
     expect(md).toContain('- Asks for tool `add`');
     expect(md).toMatch(/^## 9\. Run completed/m);

@@ -52,6 +52,20 @@ describe('DOT -> typed graph', () => {
     expect(g.edges.map((e) => `${e.from}->${e.to}:${e.fidelity}`)).toEqual(['start->a:truncate', 'a->b:truncate', 'a->c:truncate', 'b->exit:full', 'c->exit:truncate']);
   });
 
+  it("reads a stage's model connection (connection=\"openai\" with model=\"gpt-5.1\") and refuses a bad name with its line", () => {
+    const g = parseFlow(`digraph {
+      start [shape=Mdiamond]; exit [shape=Msquare]
+      a [prompt="A", connection="openai", model="gpt-5.1"]; b [prompt="B", model="llama3:8b"]
+      start -> a -> b -> exit
+    }`);
+    expect([node(g, 'a').connection, node(g, 'a').model]).toEqual(['openai', 'gpt-5.1']);
+    // A colon stays in the model id (Ollama's llama3:8b, Bedrock's …-v1:0): the connection is its own attribute.
+    expect([node(g, 'b').connection, node(g, 'b').model]).toEqual([undefined, 'llama3:8b']);
+    expect(() => parseFlow(`digraph {\n start [shape=Mdiamond]; exit [shape=Msquare]\n a [prompt="A", connection="not a name"]\n start -> a -> exit }`)).toThrow(
+      expect.objectContaining({ code: 'FLOW_INVALID', line: 3, message: expect.stringContaining("connection 'not a name'") }),
+    );
+  });
+
   it('refuses malformed DOT with the line', () => {
     expect(() => parseFlow(fixture('malformed.dot'))).toThrow(expect.objectContaining({ code: 'FLOW_DOT_SYNTAX', line: 4 }));
   });

@@ -1,7 +1,7 @@
 /** Per-session settings: defaults, validated patches naming the field, the connection lock, thinking budgets. */
 import { InvalidInputError } from '../../src/core/errors';
 import {
-  SettingLockedError,
+  ConnectionLockedError,
   applySettingsPatch,
   defaultSessionSettings,
   sessionSettingsPatchSchema,
@@ -55,9 +55,9 @@ describe('applySettingsPatch', () => {
   it('changes the connection before the first message only', () => {
     expect(applySettingsPatch(current, { connection: 'azure' }, { started: false }).connection).toBe('azure');
     const error = thrown(() => applySettingsPatch(current, { connection: 'azure', model: 'x' }, { started: true }));
-    expect(error).toBeInstanceOf(SettingLockedError);
-    expect(error).toMatchObject({ code: 'SETTING_LOCKED', field: 'connection', current: 'anthropic', requested: 'azure' });
-    expect((error as Error).message).toMatch(/connection/);
+    expect(error).toBeInstanceOf(ConnectionLockedError);
+    expect(error).toMatchObject({ code: 'CONNECTION_LOCKED', current: 'anthropic', requested: 'azure' });
+    expect((error as Error).message).toMatch(/^settings\.connection: .*locked after its first message.*'anthropic'.*'azure'/);
     // Naming the connection it already has is not a change.
     expect(applySettingsPatch(current, { connection: 'anthropic', model: 'x' }, { started: true }).model).toBe('x');
   });

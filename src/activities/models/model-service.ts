@@ -19,6 +19,7 @@ import type { MessagesCall, ModelFacts, ModelProvider } from './port';
 import { Connections, DEFAULT_CONNECTION, type ModelConnectionSettings } from './connections';
 import { offloadToolResult, type OffloadedResult } from '../stores/artifacts';
 import { decideWithExactCount, TokenCountCache, wantsExactCount } from './token-counts';
+import { assertCapable, CapabilityUnsupportedError } from './capabilities';
 import { runToolImplementation, type ToolRunOptions } from '../tools/tool-runner';
 import type { ToolResultStore } from '../stores/tool-results';
 
@@ -71,21 +72,42 @@ export class ModelService {
     around: AroundCall,
   ): Promise<ResolveModelResult> {
     const model = this.modelName(input.model);
-    const provider = this.provider(input.connection);
+    const connection = input.connection ?? DEFAULT_CONNECTION;
+    const provider = this.provider(connection);
     if (input.verify) await around(() => provider.verifyModel(model));
     const setting = input.strategy;
+    // Without server-side editing 'auto' is client compaction, and 'server' is refused (never quietly client).
+    if (setting !== undefined && setting !== 'client' && !provider.capabilities.serverContextEditing) {
+      if (setting === 'server') throw new CapabilityUnsupportedError('serverContextEditing', connection, provider.protocol);
+      const why = `auto: connection '${connection}' (${provider.protocol}) has no server-side context editing`;
+      const strategy = { strategy: 'client' as const, setting, why };
+      if (input.contextWindowTokens !== undefined) return { model, contextWindowTokens: input.contextWindowTokens, strategy };
+      return { model, contextWindowTokens: (await this.facts(connection, provider, model, around)).contextWindowTokens, strategy };
+    }
     const wantsStrategy = setting !== undefined && setting !== 'client';
     if (input.contextWindowTokens !== undefined && !wantsStrategy) {
       return setting
         ? { model, contextWindowTokens: input.contextWindowTokens, strategy: chooseStrategy(setting, model, undefined) }
         : { model, contextWindowTokens: input.contextWindowTokens };
     }
-    const factsKey = `${input.connection ?? DEFAULT_CONNECTION}\u0000${model}`;
-    if (!this.modelFacts.has(factsKey)) this.modelFacts.set(factsKey, await around(() => provider.modelFacts(model)));
-    const facts = this.modelFacts.get(factsKey)!;
+    const facts = await this.facts(connection, provider, model, around);
     const window = input.contextWindowTokens ?? facts.contextWindowTokens;
     // Decided here, so on Temporal the choice is the activity's recorded result: a replay follows it.
     return setting ? { model, contextWindowTokens: window, strategy: chooseStrategy(setting, model, facts.capabilities) } : { model, contextWindowTokens: window };
+  }
+
+  /** What the provider says of `model` on `connection`: asked once per connection and model. */
+  private async facts(connection: string, provider: ModelProvider, model: string, around: AroundCall): Promise<ModelFacts> {
+    const key = `${connection}\u0000${model}`;
+    if (!this.modelFacts.has(key)) this.modelFacts.set(key, await around(() => provider.modelFacts(model)));
+    return this.modelFacts.get(key)!;
+  }
+
+  /** The provider behind `connection`, refusing what `call` asks of it that it cannot do (CAPABILITY_UNSUPPORTED). */
+  capable(call: MessagesCall, connection: string | undefined): ModelProvider {
+    const provider = this.provider(connection);
+    assertCapable(call, provider, connection ?? DEFAULT_CONNECTION);
+    return provider;
   }
 
   /**
@@ -107,16 +129,19 @@ export class ModelService {
     let decision = facts && !exact ? decideFromFacts(facts) : undefined;
     if (decision && actsBeforeCall(decision)) return { decision };
     const call = await request();
+    const provider = this.capable(call, connection);
     if (exact) {
-      decision = await around(() => decideWithExactCount(facts, () => this.counts.count(this.provider(connection), call, signal())));
+      if (!provider.countTokens) throw new CapabilityUnsupportedError('tokenCounting', connection ?? DEFAULT_CONNECTION, provider.protocol);
+      decision = await around(() => decideWithExactCount(facts, () => this.counts.count(provider, call, signal())));
       if (actsBeforeCall(decision)) return { decision, call };
     }
     const result = invoke ? await invoke(call) : await this.callModel(call, signal(), around, connection);
     return { decision, call, result };
   }
 
-  callModel(call: MessagesCall, signal: AbortSignal, around: AroundCall, connection?: string): Promise<ModelCallResult> {
-    return around(() => this.provider(connection).call(call, { signal }));
+  async callModel(call: MessagesCall, signal: AbortSignal, around: AroundCall, connection?: string): Promise<ModelCallResult> {
+    const provider = this.capable(call, connection);
+    return around(() => provider.call(call, { signal }));
   }
 
   /** A text-only call (summaries, memory updates): the reply's text and usage. */

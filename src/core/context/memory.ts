@@ -30,6 +30,8 @@ export interface MemoryFlushRequest {
   key: string;
   maxTokens: number;
   model: string;
+  /** The model connection (absent: the default, 'anthropic'). */
+  connection?: string;
   reason: CompactionReason;
   /** The conversation before the compaction (the runtime refers to what it already stored of it). */
   entries: readonly Entry[];

@@ -3,6 +3,7 @@
  * merges session settings, per-prompt overrides and defaults into the numbers the decision uses.
  */
 import { z } from 'zod';
+import { connectionNameSchema } from '../connection-name';
 import { InvalidCompactionSettingsError } from './compaction/errors';
 import { toolResultSettingsSchema } from './tool-result-settings';
 import { memorySettingsSchema } from './memory-settings';
@@ -50,6 +51,12 @@ export const compactionSettingsSchema = z
      * the model supports it). Decided once per model and recorded (src/core/context/strategy.ts).
      */
     strategy: z.enum(['client', 'server', 'auto']).optional(),
+    /**
+     * Summaries and memory flushes go to this model connection instead of the session's own (default:
+     * the session's), with `summaryModel` (default: the session's model, which must then exist there).
+     */
+    summaryConnection: connectionNameSchema.optional(),
+    summaryModel: z.string().min(1).optional(),
     gate: compactionGateSettingsSchema.optional(),
     /** Text never summarised: shown verbatim in every summary (the project's rules, say). */
     pinned: z.array(z.string().min(1)).optional(),

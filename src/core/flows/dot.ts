@@ -4,6 +4,7 @@
  * it), refuses attributes this engine does not know, and decides each node's kind. Structural checks
  * (reachability, conditions, gates) are validate.ts's; parseFlow runs both.
  */
+import { connectionNameSchema } from '../connection-name';
 import { parse, type ASTNode } from '@ts-graphviz/ast';
 import { FIDELITIES, JOIN_POLICIES, NODE_KINDS, type Fidelity, type FlowEdge, type FlowGraph, type FlowNode, type JoinPolicy, type NodeKind } from './graph';
 import { FlowSyntaxError, InvalidFlowError } from './errors';
@@ -11,7 +12,7 @@ import { validateFlow } from './validate';
 
 /** Layout attributes Graphviz draws with: accepted on nodes and edges, no effect on the run. */
 const COSMETIC = ['shape', 'color', 'fillcolor', 'style', 'fontname', 'fontsize', 'fontcolor', 'penwidth', 'tooltip', 'class', 'xlabel', 'width', 'height', 'group', 'peripheries', 'margin', 'fixedsize'];
-const NODE_ATTRS = new Set([...COSMETIC, 'label', 'type', 'prompt', 'agent', 'script', 'command', 'fidelity', 'thread_id', 'model', 'max_retries', 'join', 'max_parallel', 'input']);
+const NODE_ATTRS = new Set([...COSMETIC, 'label', 'type', 'prompt', 'agent', 'script', 'command', 'fidelity', 'thread_id', 'model', 'connection', 'max_retries', 'join', 'max_parallel', 'input']);
 const EDGE_ATTRS = new Set([...COSMETIC, 'label', 'condition', 'fidelity', 'freeform', 'weight', 'arrowhead', 'arrowtail', 'dir', 'constraint', 'minlen', 'headport', 'tailport']);
 
 const SHAPE_KINDS: Record<string, NodeKind> = {
@@ -159,6 +160,10 @@ function toNode(raw: RawNode): FlowNode {
   if (a.fidelity !== undefined) node.fidelity = fidelityOf(a.fidelity, where, raw.line);
   if (a.thread_id !== undefined) node.threadId = a.thread_id;
   if (a.model !== undefined) node.model = a.model;
+  if (a.connection !== undefined) {
+    if (!connectionNameSchema.safeParse(a.connection).success) throw new InvalidFlowError(where, `connection '${a.connection}' is not a connection name (letters, digits, _ . -)`, raw.line);
+    node.connection = a.connection;
+  }
   if (a.max_retries !== undefined) node.maxRetries = intOf(a.max_retries, 'max_retries', where, raw.line, 0);
   if (a.join !== undefined) {
     if (!(JOIN_POLICIES as readonly string[]).includes(a.join)) throw new InvalidFlowError(where, `join '${a.join}' is not one of ${JOIN_POLICIES.join(', ')}`, raw.line);

@@ -27,6 +27,8 @@ export interface FlowNode {
   fidelity?: Fidelity;
   threadId?: string;
   model?: string;
+  /** prompt nodes: the model connection its session runs on (default: the flow's, else 'anthropic'); `model` is an id within it. */
+  connection?: string;
   /** Retries after a failed attempt (default 0). */
   maxRetries?: number;
   /** parallel nodes: how branches join, and how many run at once. */
@@ -68,6 +70,7 @@ const nodeSchema = z.object({
   fidelity: z.enum(FIDELITIES).optional(),
   threadId: z.string().optional(),
   model: z.string().optional(),
+  connection: z.string().optional(),
   maxRetries: z.number().int().min(0).optional(),
   join: z.enum(JOIN_POLICIES).optional(),
   maxParallel: z.number().int().min(1).optional(),

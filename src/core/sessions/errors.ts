@@ -36,7 +36,7 @@ export class InvalidLabelError extends FabricError {
   }
 }
 
-/** A setting that can no longer change (the connection, once the session has had its first message). */
+/** A setting that can no longer change once the session has had its first message (the connection has its own: ConnectionLockedError). */
 export class SettingLockedError extends FabricError {
   declare readonly code: 'SETTING_LOCKED';
   readonly field: string;
@@ -50,6 +50,23 @@ export class SettingLockedError extends FabricError {
         `Start a new session (or fork this one) to use '${requested}'.`,
     );
     this.field = field;
+    this.current = current;
+    this.requested = requested;
+  }
+}
+
+/** A session's model connection is fixed at its first message (the model within it can change). */
+export class ConnectionLockedError extends FabricError {
+  declare readonly code: 'CONNECTION_LOCKED';
+  readonly current: string;
+  readonly requested: string;
+
+  constructor(current: string, requested: string) {
+    super(
+      'CONNECTION_LOCKED',
+      `settings.connection: the session's connection is locked after its first message: it is '${current}' and cannot change to '${requested}'. ` +
+        `The model can change within '${current}'; start a new session to use '${requested}'.`,
+    );
     this.current = current;
     this.requested = requested;
   }

@@ -59,20 +59,14 @@ export class InvalidForkPointError extends FabricError {
   }
 }
 
-/** The connections a worker of this release serves (a session names one in its settings). */
-export const KNOWN_CONNECTIONS = ['anthropic'] as const;
-
+/** A run named a model connection that the worker (or the inline process) does not have. */
 export class UnknownConnectionError extends FabricError {
-  /** `known`: the connections where it was looked up (a worker's own, when the worker refuses it). */
+  /** `known`: the connections where it was looked up (the worker's own). */
   constructor(
     readonly connection: string,
-    known: readonly string[] = KNOWN_CONNECTIONS,
-    field = 'settings.connection',
+    readonly known: readonly string[],
+    field = 'connection',
   ) {
-    super('UNKNOWN_CONNECTION', `${field}: no connection '${connection}'; ${known === KNOWN_CONNECTIONS ? 'this release has' : 'this worker has'}: ${known.join(', ')}`);
+    super('UNKNOWN_CONNECTION', `${field}: no connection '${connection}'; this worker has: ${known.join(', ')} (a worker's connections are its \`connections\` option: docs/models.md)`);
   }
-}
-
-export function assertKnownConnection(connection: string): void {
-  if (!(KNOWN_CONNECTIONS as readonly string[]).includes(connection)) throw new UnknownConnectionError(connection);
 }

@@ -5,7 +5,8 @@
  */
 import { z } from 'zod';
 import { InvalidInputError } from '../errors';
-import { SettingLockedError } from './errors';
+import { ConnectionLockedError } from './errors';
+import { connectionNameSchema } from '../connection-name';
 
 export const PERMISSION_MODES = ['explore', 'ask', 'execute'] as const;
 export type PermissionMode = (typeof PERMISSION_MODES)[number];
@@ -23,10 +24,7 @@ export interface SessionSettings {
 export const sessionSettingsPatchSchema = z
   .object({
     model: z.string().min(1).max(200).optional(),
-    connection: z
-      .string()
-      .regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/i, 'must be a connection name (letters, digits, _ . -), e.g. anthropic')
-      .optional(),
+    connection: connectionNameSchema.optional(),
     thinking: z.enum(THINKING_LEVELS).optional(),
     permissionMode: z.enum(PERMISSION_MODES).optional(),
     workingDirectory: z
@@ -72,12 +70,12 @@ export function defaultSessionSettings(partial?: SessionSettingsPatch): SessionS
 
 /**
  * The settings after a patch from a user or client. Validates every field; once the session has had
- * its first message (`started`), a different connection throws SETTING_LOCKED (the same one is fine).
+ * its first message (`started`), a different connection throws CONNECTION_LOCKED (the same one is fine).
  */
 export function applySettingsPatch(current: SessionSettings, patch: unknown, opts: { started: boolean }): SessionSettings {
   const parsed = parsePatch(patch);
   if (opts.started && parsed.connection !== undefined && parsed.connection !== current.connection) {
-    throw new SettingLockedError('connection', current.connection, parsed.connection);
+    throw new ConnectionLockedError(current.connection, parsed.connection);
   }
   return merge(current, parsed);
 }

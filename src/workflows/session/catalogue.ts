@@ -3,6 +3,7 @@
  * transitions, the generated title, auto-archive after idleness, the search attributes that mirror the
  * entry for listing, and the `info` query.
  */
+import { namedConnection } from '../../core/connection-name';
 import { upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { labelKeywords } from '../../core/sessions/labels';
 import { autoTransition } from '../../core/sessions/statuses';
@@ -26,7 +27,9 @@ export class Catalogue {
     try {
       if (!s.titleModel) throw new Error('no title model');
       const req = titleRequest(firstMessage);
-      const res = await s.acts.fhSummarize({ model: s.titleModel, system: req.system, userText: req.userText, maxTokens: req.maxTokens });
+      // On the session's own connection (named only when not the default: the input is what it was before).
+      const connection = namedConnection(s.record.settings.connection);
+      const res = await s.acts.fhSummarize({ model: s.titleModel, system: req.system, userText: req.userText, maxTokens: req.maxTokens, ...(connection ? { connection } : {}) });
       title = sanitizeTitle(res.text) || fallbackTitle(firstMessage);
     } catch {
       title = fallbackTitle(firstMessage); // a title is a nicety: never fail the session for it

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { FabricError } from '../../core/errors';
 import type { Session } from '../../core/conversation';
-import { assertKnownConnection } from '../../core/sessions/host-errors';
+import { namedConnection } from '../../core/connection-name';
 import { parseLabel } from '../../core/sessions/labels';
 import { applySettingsPatch } from '../../core/sessions/settings';
 import { setStatus } from '../../core/sessions/statuses';
@@ -30,16 +30,16 @@ export class Edits {
 
   async edit(edit: SessionEdit): Promise<SessionInfo> {
     const s = this.s;
-    // A new model is resolved first: an unknown one fails the update and changes nothing.
+    // A new model (or connection) is resolved first: an unknown one fails the update and changes nothing.
     const model = this.applyEdit(edit, true);
     try {
-      if (model && s.conversation) await switchModel(s, s.conversation, model);
+      if (model && s.conversation) await switchModel(s, s.conversation, model.model ?? s.conversation.model, model.connection);
     } catch (err) {
       throw encodeFailure(decodeFailure(err) ?? err);
     }
     this.applyEdit(edit, false);
     s.edits += 1;
-    if (model) s.record.settings.model = s.conversation?.model ?? model;
+    if (model) s.record.settings.model = s.conversation?.model ?? model.model;
     this.catalogue.upsert();
     return this.catalogue.info();
   }
@@ -48,7 +48,7 @@ export class Edits {
    * Validates (dryRun) or applies one edit. Validation runs the same checks on a copy, so what the
    * validator accepts the handler applies without failing. Returns a model to switch to.
    */
-  private applyEdit(edit: SessionEdit, dryRun: boolean): string | undefined {
+  private applyEdit(edit: SessionEdit, dryRun: boolean): { model?: string; connection?: string } | undefined {
     const s = this.s;
     const r = dryRun ? structuredCopy(s.record) : s.record;
     switch (edit.kind) {
@@ -85,13 +85,17 @@ export class Edits {
       }
       case 'settings': {
         const before = r.settings.model;
+        const connectionBefore = r.settings.connection;
         // A fork starts from its parent's conversation: its connection is as fixed as a started session's.
         r.settings = applySettingsPatch(r.settings, edit.settings, { started: r.messageCount > 0 || r.forkedFrom !== undefined });
-        assertKnownConnection(r.settings.connection);
+
         if (!dryRun && r.settings.workingDirectory && s.conversation) s.conversation.changeWorkingDirectory(r.settings.workingDirectory);
         // From the conversation's next prompt on (a running tool loop keeps the thinking it started with).
         if (!dryRun && s.conversation) s.conversation.changeThinking(resolveThinking(r.settings.thinking));
-        return r.settings.model !== before ? r.settings.model : undefined;
+        // Before the first message the connection may change: the model is resolved again on the new one.
+        const connection = r.settings.connection !== connectionBefore ? { connection: r.settings.connection } : {};
+        const model = r.settings.model !== before && r.settings.model !== undefined ? { model: r.settings.model } : {};
+        return connection.connection !== undefined || model.model !== undefined ? { ...model, ...connection } : undefined;
       }
       case 'clear':
         if (s.current) throw new FabricError('SESSION_BUSY', 'clear: a turn is running; interrupt it first');
@@ -104,10 +108,18 @@ export class Edits {
   }
 }
 
-/** Switches the conversation's model, resolved (and verified) by an activity first. */
-export async function switchModel(s: SessionCore, session: Session, model: string): Promise<void> {
-  const given = s.harness()?.options.contextWindowTokens;
-  const resolved = await s.acts.fhResolveModel(given !== undefined ? { model, contextWindowTokens: given, verify: true } : { model, verify: true });
+/**
+ * Switches the conversation's model, resolved (and verified) by an activity first; with `connection`, on
+ * that connection (allowed only before the first message), which a worker without it refuses
+ * (UNKNOWN_CONNECTION naming its own) before anything changes.
+ */
+export async function switchModel(s: SessionCore, session: Session, model: string, connection?: string): Promise<void> {
+  const harness = s.harness();
+  const given = harness?.options.contextWindowTokens;
+  const on = namedConnection(connection ?? harness?.connectionOf(session));
+  const input = { model, ...(given !== undefined ? { contextWindowTokens: given } : {}), verify: true, ...(on !== undefined ? { connection: on } : {}) };
+  const resolved = await s.acts.fhResolveModel(input);
+  if (connection !== undefined) harness?.changeConnection(session, connection);
   session.changeModel(resolved.model, given ?? resolved.contextWindowTokens);
 }
 

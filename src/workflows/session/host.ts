@@ -10,6 +10,7 @@ import { FabricError } from '../../core/errors';
 import type { PromptHost } from '../../core/harness';
 import type { Session, ToolAuthorizer } from '../../core/conversation';
 import { SessionClosedError } from '../../core/sessions/host-errors';
+import { DEFAULT_CONNECTION, namedConnection } from '../../core/connection-name';
 import type { SessionAgentConfig } from '../../core/sessions/config';
 import { resolveThinking } from '../../core/thinking';
 import { rejectWith } from '../../wire/failures';
@@ -156,10 +157,15 @@ export class SessionHost implements PromptHost {
     const s = this.s;
     const harness = s.harness();
     if (!harness) throw new FabricError('SESSION_NO_HARNESS', 'A session agent must call init() before serve()');
-    const session = harness.sessions()[0] ?? (await harness.session());
+    // The session's connection: its creator's choice (or the carried one), else the agent's init({ connection }).
+    if (!s.start.carried && s.start.settings?.connection === undefined) s.record.settings.connection = harness.options.connection ?? DEFAULT_CONNECTION;
+    const connection = s.record.settings.connection;
+    const session = harness.sessions()[0] ?? (await harness.session(namedConnection(connection) ? { connection } : {}));
     s.conversation = session;
     const model = s.record.settings.model;
-    if (model && model !== session.model) await switchModel(s, session, model);
+    // The agent made its conversation on another connection: its model is resolved again on this one.
+    const moved = namedConnection(harness.connectionOf(session)) !== namedConnection(connection);
+    if (moved || (model && model !== session.model)) await switchModel(s, session, model ?? session.model, moved ? connection : undefined);
     s.record.settings.model = session.model;
     if (s.record.settings.workingDirectory) session.changeWorkingDirectory(s.record.settings.workingDirectory);
     await openWorktree(s, session);

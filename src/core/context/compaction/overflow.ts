@@ -16,7 +16,21 @@ const OVERFLOW_PATTERNS: readonly RegExp[] = [
   /exceeds? the context/i,
   /exceeds? (?:the )?context limit/i, // Anthropic: "input length and `max_tokens` exceed context limit"
   /input token count.*exceeds/i, // Gemini
+  /exceeds the maximum number of tokens allowed/i, // Gemini: "… exceeds the maximum number of tokens allowed (1048576)"
+  /input tokens exceed the configured limit/i, // OpenAI Responses: "Input tokens exceed the configured limit of 272000 tokens"
+  /exceeded model token limit/i, // Moonshot/Kimi: "Your request exceeded model token limit: 262144 (requested: 269030)"
+  /model max length exceeded/i, // Moonshot: "model max length exceeded, max length:8192"
+  // OpenRouter ("This endpoint's maximum context length is …") and vLLM ("This model's maximum context length
+  // is …") say "maximum context length"; Ollama ("the input length exceeds the context length") "exceeds the context".
 ];
+
+/** Error codes providers give a request that does not fit (OpenAI and compatible servers: `error.code`). */
+export const CONTEXT_OVERFLOW_CODES: readonly string[] = ['context_length_exceeded'];
+
+/** A provider's error code that says the request does not fit the window. */
+export function isContextOverflowCode(code: unknown): boolean {
+  return typeof code === 'string' && CONTEXT_OVERFLOW_CODES.includes(code);
+}
 
 export function isContextOverflowMessage(message: string): boolean {
   if (OVERFLOW_PATTERNS.some((p) => p.test(message))) return true;
