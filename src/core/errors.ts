@@ -49,10 +49,27 @@ export class UnknownAgentError extends FabricError {
 }
 
 export class MissingApiKeyError extends FabricError {
-  constructor() {
+  /** `message`: another provider's words (which variable, which setting); default: Anthropic's. */
+  constructor(message?: string) {
     super(
       'MISSING_API_KEY',
-      'No Anthropic API key: set ANTHROPIC_API_KEY (on the worker, for Temporal runs) or pass { apiKey } to invoke()/createWorker().',
+      message ?? 'No Anthropic API key: set ANTHROPIC_API_KEY (on the worker, for Temporal runs) or pass { apiKey } to invoke()/createWorker().',
+    );
+  }
+}
+
+/**
+ * A connection's provider SDK is an optional peer that is not installed: said with the package to
+ * install, at the connection's first use, instead of a module-not-found from deep inside a call.
+ */
+export class ProviderPackageMissingError extends FabricError {
+  constructor(
+    readonly packageName: string,
+    readonly provider: string,
+  ) {
+    super(
+      'PROVIDER_PACKAGE_MISSING',
+      `The '${provider}' connection needs the ${packageName} package, an optional dependency: install it with \`npm install ${packageName}\`.`,
     );
   }
 }
