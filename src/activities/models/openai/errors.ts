@@ -11,12 +11,11 @@ const OVERFLOW_CODES = new Set(['context_length_exceeded', 'string_above_max_len
 
 /** `label` names the API in the message ('OpenAI API', or the compatible server's base URL). */
 export function classifyOpenAIError(err: unknown, label: string, provider: string, signal?: AbortSignal): ModelCallError {
+  // First: an aborted stream may simply end (the SDK swallows the abort), which reads as a cut stream.
+  if (signal?.aborted) return aborted(label);
   if (err instanceof ModelCallError) return err;
   const sdk = openaiSdk(provider);
-  if (err instanceof sdk.APIUserAbortError || signal?.aborted) {
-    // Not retryable: the caller gave up on this call (an activity cancelled, an interrupt).
-    return new ModelCallError('invalid_request', `${label}: the request was aborted`);
-  }
+  if (err instanceof sdk.APIUserAbortError) return aborted(label);
   if (err instanceof sdk.APIConnectionError) return new ModelCallError('network', `${label}: ${err.message.replace(/\.$/, '')}`);
   if (err instanceof sdk.APIError) {
     const status = err.status;
@@ -29,6 +28,11 @@ export function classifyOpenAIError(err: unknown, label: string, provider: strin
     return new ModelCallError(kind, `${label} ${status ?? 'stream error'}${id}: ${message}`, status, retryAfterMs);
   }
   return new ModelCallError('network', `${label}: ${err instanceof Error ? err.message : String(err)}`);
+}
+
+/** Not retryable: the caller gave up on this call (an activity cancelled, an interrupt). */
+function aborted(label: string): ModelCallError {
+  return new ModelCallError('invalid_request', `${label}: the request was aborted`);
 }
 
 /** An `error` event (or `response.failed`) in a Responses stream: the HTTP status was 200 already. */

@@ -46,8 +46,9 @@ abstract class OpenAIBase {
   }
 
   async verifyModel(model: string): Promise<void> {
+    const client = this.client(); // a missing key or package is said as itself, not as a failed call
     try {
-      await this.client().models.retrieve(model);
+      await client.models.retrieve(model);
     } catch (err) {
       const classified = this.fail(err);
       if (classified.kind === 'not_found') throw new UnknownModelError(model);
@@ -72,8 +73,9 @@ export class OpenAIResponsesProvider extends OpenAIBase implements ModelProvider
   async call(request: MessagesCall, options: CallOptions): Promise<ModelCallResult> {
     const reply = new CanonicalReply(options.onEvent);
     const translator = new ResponsesTranslator(this.label);
+    const client = this.client(); // a missing key or package is said as itself, not as a failed call
     try {
-      const stream = await this.client().responses.create(responsesParams(request), { signal: options.signal });
+      const stream = await client.responses.create(responsesParams(request), { signal: options.signal });
       for await (const event of stream) for (const e of translator.translate(event)) reply.emit(e);
       if (!translator.complete) throw new ModelCallError('network', `${this.label}: the stream ended before response.completed`);
     } catch (err) {
@@ -85,8 +87,9 @@ export class OpenAIResponsesProvider extends OpenAIBase implements ModelProvider
   /** `POST /v1/responses/input_tokens`: the exact input tokens of the request as it would be sent. */
   async countTokens(request: MessagesCall, signal?: AbortSignal): Promise<number> {
     const { model, instructions, input, tools, reasoning } = responsesParams(request);
+    const client = this.client();
     try {
-      const res = await this.client().responses.inputTokens.count(
+      const res = await client.responses.inputTokens.count(
         { model, input, ...(instructions ? { instructions } : {}), ...(tools ? { tools } : {}), ...(reasoning ? { reasoning } : {}) },
         { signal },
       );
@@ -120,8 +123,9 @@ export class OpenAIChatProvider extends OpenAIBase implements ModelProvider {
     const params = chatParams(request, this.dialect);
     const reply = new CanonicalReply(options.onEvent);
     const translator = new ChatTranslator();
+    const client = this.client(); // a missing key or package is said as itself, not as a failed call
     try {
-      const stream = await this.client().chat.completions.create(params, { signal: options.signal });
+      const stream = await client.chat.completions.create(params, { signal: options.signal });
       for await (const chunk of stream) for (const e of translator.translate(chunk)) reply.emit(e);
       const end = translator.end();
       if (!end) throw new ModelCallError('network', `${this.label}: the stream ended without a finish_reason`);
