@@ -66,7 +66,7 @@ export const SCRIPT_DONE_REPLY =
  */
 export function sideRequestRoute(remaining: () => number, refill?: () => void): FakeRoute {
   return (req) => {
-    const system = JSON.stringify(req.body?.system ?? '');
+    const system = JSON.stringify(systemOf(req.body));
     if (system.includes(SUMMARIZE_MARKER)) return say('## Goal\nThe scripted conversation.\n## Progress\nScripted steps ran.');
     if (system.includes(MEMORY_EXTRACT_MARKER) || system.includes(MEMORY_COMPACT_MARKER)) return say('- (fh fake: no memory)');
     if (system.includes('You name conversations.')) return say('Scripted fake session');
@@ -76,4 +76,12 @@ export function sideRequestRoute(remaining: () => number, refill?: () => void): 
     }
     return undefined;
   };
+}
+
+/** A request's system prompt in any protocol the fakes speak: Anthropic's `system`, Responses' `instructions`, Chat's system message. */
+function systemOf(body: { system?: unknown; instructions?: unknown; messages?: Array<{ role?: unknown; content?: unknown }> } | undefined): unknown {
+  if (body?.system !== undefined) return body.system;
+  if (body?.instructions !== undefined) return body.instructions;
+  const first = Array.isArray(body?.messages) ? body.messages[0] : undefined;
+  return first?.role === 'system' || first?.role === 'developer' ? first.content : '';
 }
