@@ -64,7 +64,7 @@ export class FakeOpenAIChatServer extends FakeOpenAIServerBase {
       model: body.model,
       created: Math.floor(Date.now() / 1000),
       inputTokens: reply.usage?.input_tokens ?? inputTokens,
-      cachedTokens: Math.min(inputTokens, this.cache.read({ tools: body.tools }, body.messages as unknown[])),
+      cachedTokens: this.cachedTokens({ tools: body.tools }, body.messages as unknown[], inputTokens),
       outputTokens: reply.usage?.output_tokens ?? outputTokens(reply),
       includeUsage: body.stream_options?.include_usage === true,
     };

@@ -62,7 +62,7 @@ export abstract class FakeOpenAIServerBase {
   private requestSeq = 0;
   protected idSeq = 0;
   private readonly gates = new StreamGates();
-  protected readonly cache = new PrefixCache();
+  private readonly cache = new PrefixCache();
   private server!: http.Server;
   /** Base URL to give the client, e.g. `http://127.0.0.1:41234/v1` (the SDK's `baseURL` includes /v1). */
   url = '';
@@ -147,6 +147,11 @@ export abstract class FakeOpenAIServerBase {
       return json(404, errorBody(`The model \`${model}\` does not exist or you do not have access to it.`, 'invalid_request_error', null, 'model_not_found'));
     }
     return undefined;
+  }
+
+  /** The input tokens OpenAI's automatic prompt cache would serve this request from (at most `input`). */
+  protected cachedTokens(head: unknown, items: unknown[], input: number): number {
+    return Math.min(input, this.cache.read(head, items));
   }
 
   protected streamOptions(step?: FakeStreamOptions): FakeStreamOptions {

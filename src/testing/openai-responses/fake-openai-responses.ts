@@ -65,7 +65,7 @@ export class FakeOpenAIResponsesServer extends FakeOpenAIServerBase {
     if (!('kind' in step)) return step;
     const reply = planStep(step, () => `call_fake${String(++this.idSeq).padStart(6, '0')}`);
     const items = typeof body.input === 'string' ? [body.input] : (body.input as unknown[]);
-    const cached = Math.min(inputTokens, this.cache.read({ instructions: body.instructions, tools: body.tools }, items));
+    const cached = this.cachedTokens({ instructions: body.instructions, tools: body.tools }, items, inputTokens);
     const ctx: ResponseContext = {
       id: `resp_fake${String(++this.idSeq).padStart(6, '0')}`,
       model: body.model,
