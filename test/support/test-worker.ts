@@ -37,6 +37,9 @@ export async function startTestWorker(opts: {
   store?: FileTranscriptStore;
   /** The worker's missing-blob reaper (on unless false). */
   missingBlobReaper?: CreateWorkerOptions['missingBlobReaper'];
+  /** Named model connections (e.g. an OpenAI fake's), and the model when a run names none. */
+  connections?: CreateWorkerOptions['connections'];
+  defaultModel?: string;
 }): Promise<TestWorker> {
   const t = await testConnection();
   const store = opts.store ?? new FileTranscriptStore(await fs.mkdtemp(path.join(os.tmpdir(), 'fh-store-')));
@@ -50,7 +53,8 @@ export async function startTestWorker(opts: {
     connection: t.nativeConnection,
     namespace: t.namespace,
     taskQueue,
-    model: { apiKey: opts.apiKey === null ? undefined : (opts.apiKey ?? 'test-key'), baseURL: opts.baseURL },
+    model: { apiKey: opts.apiKey === null ? undefined : (opts.apiKey ?? 'test-key'), baseURL: opts.baseURL, ...(opts.defaultModel ? { defaultModel: opts.defaultModel } : {}) },
+    ...(opts.connections ? { connections: opts.connections } : {}),
     store,
     onEvent: (e) => events.push(e),
     workflowBundle: await testBundle(),
