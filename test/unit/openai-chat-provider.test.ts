@@ -118,6 +118,19 @@ describe("the 'openai-chat' connection (Chat Completions)", () => {
   });
 });
 
+describe("the 'openai-chat' connection: usage and refusals", () => {
+  it('counts cached prompt tokens apart, and maps a content_filter finish to refusal', async () => {
+    await boot({ script: [say('a'), say('b'), reply({ content: ['I cannot help with that.'], stopReason: 'refusal' })] });
+    const long: Entry = { type: 'user', text: 'word '.repeat(1500) };
+    await service.provider('chat').call(call([long]), {});
+    const second = await service.provider('chat').call(call([long, { type: 'assistant', content: [{ type: 'text', text: 'a' }] }, { type: 'user', text: 'more' }]), {});
+    expect(second.usage.cacheReadInputTokens).toBeGreaterThanOrEqual(1024);
+    expect(second.usage.inputTokens + second.usage.cacheReadInputTokens!).toBe(fake.acceptedRequests()[1]!.inputTokens);
+    const refused = await service.provider('chat').call(call([{ type: 'user', text: 'x' }]), {});
+    expect([refused.stopReason, refused.entry.content]).toEqual(['refusal', [{ type: 'text', text: 'I cannot help with that.' }]]);
+  });
+});
+
 describe("the 'openai-compatible' connection", () => {
   it('talks to a keyless local server with max_tokens and no Authorization header', async () => {
     await boot({ keyless: true, script: [say('local reply')] });
