@@ -4,6 +4,8 @@
  * bubblewrap): without it the demo says what to do in one line and still reaches its result with the
  * file tools; with it, bash runs as before. A real Temporal dev server, the scripted fake model.
  */
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { findTemporalCli } from '../../src/testing/temporal-cli';
 import { ensureBuilt, runFh } from '../support/fh-cli';
@@ -52,4 +54,21 @@ describe('fh demo and the confinement of bash', () => {
     // Usage as the Responses API reported it (the fake counts every call's input).
     expect(r.stdout).toMatch(/Usage: [45] model calls, [1-9]\d* input \/ [1-9]\d* output tokens/);
   }, 160_000);
+
+  it('--provider openai without the openai package says to install it, before starting anything', async () => {
+    // A preload that makes `openai` unresolvable, as in a project that did not install the optional peer.
+    const hide = path.join(os.tmpdir(), `fh-hide-openai-${process.pid}.js`);
+    await fs.writeFile(
+      hide,
+      "const M = require('module'); const r = M._resolveFilename; M._resolveFilename = function (req, ...a) { if (req === 'openai' || req.startsWith('openai/')) { const e = new Error(`Cannot find module '${req}'`); e.code = 'MODULE_NOT_FOUND'; throw e; } return r.call(this, req, ...a); };",
+    );
+    try {
+      const r = await runFh(['demo', '--provider', 'openai', '--exit'], demoEnv({ NODE_OPTIONS: `--require ${hide}` }), { timeoutMs: 60_000 });
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim()).toBe('fh: --provider openai needs the openai package, an optional dependency: install it with `npm install openai`, then run the demo again.');
+      expect(r.stdout).not.toContain('Temporal dev server');
+    } finally {
+      await fs.rm(hide, { force: true });
+    }
+  }, 70_000);
 });

@@ -41,6 +41,10 @@ async function runDemo(p: Parsed, io: Io = stdio): Promise<number> {
   if (flag(p, 'exit') && flag(p, 'stay')) throw usage('--exit and --stay contradict each other: pick one');
   const provider = str(p, 'provider') ?? 'anthropic';
   if (provider !== 'anthropic' && provider !== 'openai') throw usage(`--provider must be anthropic or openai, not '${provider}'`);
+  // The openai SDK is an optional peer: say so before starting anything, not as the run's first failure.
+  if (provider === 'openai' && !resolvable('openai')) {
+    throw new CliError(EXIT.FAILURE, "--provider openai needs the openai package, an optional dependency: install it with `npm install openai`, then run the demo again.");
+  }
   /* eslint-disable @typescript-eslint/no-require-imports */
   const { Runtime, DefaultLogger } = require('@temporalio/worker') as typeof import('@temporalio/worker');
   const { Client } = require('@temporalio/client') as typeof import('@temporalio/client');
@@ -166,4 +170,13 @@ async function demoModel(provider: 'anthropic' | 'openai', startFake: () => Prom
   }
   const { DEFAULT_CONNECTION } = require('../../activities/models/connections') as typeof import('../../activities/models/connections'); // eslint-disable-line @typescript-eslint/no-require-imports
   return { model: { defaultModel }, connections: { [DEFAULT_CONNECTION]: openai, openai } };
+}
+
+function resolvable(pkg: string): boolean {
+  try {
+    require.resolve(pkg);
+    return true;
+  } catch {
+    return false;
+  }
 }
