@@ -9,7 +9,7 @@ import { ModelService } from '../../src/activities/models/model-service';
 import type { MessagesCall, RawStreamEvent } from '../../src/activities/models/port';
 import { liveEventOf } from '../../src/activities/stream/stream-publisher';
 import type { Entry } from '../../src/core/entries';
-import { MissingApiKeyError, ModelCallError } from '../../src/core/errors';
+import { MissingApiKeyError, ModelCallError, UnknownModelError } from '../../src/core/errors';
 import { fail, reply, say } from '../../src/testing/anthropic/fake-anthropic-script';
 import { FakeOpenAIChatServer } from '../../src/testing/openai-chat/fake-openai-chat';
 import type { FakeOpenAIOptions } from '../../src/testing/openai-common/fake-openai-server';
@@ -141,6 +141,13 @@ describe("the 'openai-compatible' connection", () => {
     expect(req.body.max_tokens).toBe(500);
     expect(req.body.max_completion_tokens).toBeUndefined();
     expect(service.provider('local').capabilities.thinking).toBe(false);
+  });
+
+  it('checks a model against the server\'s model list (a compatible server may serve no single-model endpoint)', async () => {
+    await boot({ keyless: true, models: ['llama3.2', 'qwen2.5'] });
+    await expect(service.provider('local').verifyModel('qwen2.5')).resolves.toBeUndefined();
+    await expect(service.provider('local').verifyModel('mistral')).rejects.toBeInstanceOf(UnknownModelError);
+    expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /v1/models', 'GET /v1/models']);
   });
 
   it('reads its key from the variable apiKeyEnv names, and says which variable when it is unset', async () => {

@@ -45,13 +45,27 @@ abstract class OpenAIBase {
     return Promise.resolve(window !== undefined ? { contextWindowTokens: window } : {});
   }
 
+  /**
+   * OpenAI: `models.retrieve` (404: unknown). A compatible server often serves only the list (vLLM):
+   * there the model must be listed, and a server without a models endpoint at all cannot say (passes).
+   */
   async verifyModel(model: string): Promise<void> {
     const client = this.client(); // a missing key or package is said as itself, not as a failed call
     try {
-      await client.models.retrieve(model);
+      if (this.settings.provider !== 'openai-compatible') {
+        await client.models.retrieve(model);
+        return;
+      }
+      const ids: string[] = [];
+      for await (const m of client.models.list()) ids.push(m.id);
+      if (!ids.includes(model)) throw new UnknownModelError(model);
     } catch (err) {
+      if (err instanceof UnknownModelError) throw err;
       const classified = this.fail(err);
-      if (classified.kind === 'not_found') throw new UnknownModelError(model);
+      if (classified.kind === 'not_found') {
+        if (this.settings.provider === 'openai-compatible') return;
+        throw new UnknownModelError(model);
+      }
       throw classified;
     }
   }
