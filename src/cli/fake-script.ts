@@ -58,7 +58,7 @@ export async function readScriptFile(file: string): Promise<FakeStep[]> {
 }
 
 export const SCRIPT_DONE_REPLY =
-  '(fh fake: the script has no reply left for this call. This is the scripted fake Anthropic server, not a model.)';
+  '(fh fake: the script has no reply left for this call. This is a scripted fake model server, not a model.)';
 
 /**
  * Routes for what the harness asks by itself, so a script holds only the conversation's replies:
