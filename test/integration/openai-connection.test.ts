@@ -12,7 +12,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { startSession, type StreamEnvelope } from '@fabric-harness/sdk/client';
-import { callTools, FakeOpenAIResponsesServer, say, type RecordedRequest } from '@fabric-harness/sdk/testing';
+import { callTools, FakeOpenAIChatServer, FakeOpenAIResponsesServer, say, type RecordedRequest } from '@fabric-harness/sdk/testing';
 import { assistant } from '../fixtures/session-agents';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
 
@@ -79,6 +79,44 @@ describe('a session on the OpenAI connection (Responses API)', () => {
     expect(turns[1]!.body.input.slice(-2)).toEqual([
       { type: 'function_call', call_id: 'call_notes_1', name: 'read_file', arguments: '{"path":"notes.txt"}' },
       { type: 'function_call_output', call_id: 'call_notes_1', output: expect.stringContaining('water on tuesdays') },
+    ]);
+  }, 90_000);
+});
+
+const isChatTitleRequest = (req: RecordedRequest): boolean => req.body?.messages?.[0]?.role === 'system' && /title/i.test(String(req.body.messages[0].content));
+
+describe('a session on an OpenAI-compatible connection (Chat Completions)', () => {
+  let fake: FakeOpenAIChatServer;
+  let w: TestWorker;
+  let dir: string;
+
+  beforeAll(async () => {
+    fake = await FakeOpenAIChatServer.start({ keyless: true, route: (req) => (isChatTitleRequest(req) ? say('Notes On Watering') : undefined) });
+    const local = { provider: 'openai-compatible' as const, baseURL: fake.url };
+    w = await startTestWorker({ name: 'openai-compat', baseURL: 'http://127.0.0.1:9', defaultModel: 'llama3.2', connections: { anthropic: local, local } });
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-compat-cwd-'));
+  });
+  afterAll(async () => {
+    await w?.stop();
+    await fake?.stop();
+  });
+
+  it('makes a tool call and streams its reply, the result sent back as a tool message', async () => {
+    await fs.writeFile(path.join(dir, 'notes.txt'), 'water on tuesdays');
+    const s = await startSession(w.client, assistant, { id: `compat-${process.pid}-${Date.now()}`, taskQueue: w.taskQueue, settings: { workingDirectory: dir } });
+    fake.enqueue(callTools({ name: 'read_file', input: { path: 'notes.txt' }, id: 'call_local_1' }), say('Your notes say: water on tuesdays.', { stream: { chunkChars: 6 } }));
+    const p = await s.promptStream('What do my notes say?');
+    const all = await readUntil(p[Symbol.asyncIterator](), (e) => e.event.type === 'turn_ended');
+    expect(await p.reply).toBe('Your notes say: water on tuesdays.');
+    // Deltas that arrive together are published together: what matters is that they add up to the reply.
+    expect(all.flatMap((e) => (e.event.type === 'text_delta' ? [e.event.text] : [])).join('')).toBe('Your notes say: water on tuesdays.');
+    expect(all.find((e) => e.event.type === 'tool_ended')!.event).toMatchObject({ callId: 'call_local_1', isError: false, content: 'water on tuesdays' });
+    const turns = fake.acceptedRequests().filter((r) => !isChatTitleRequest(r));
+    expect(turns[0]!.body).toMatchObject({ model: 'llama3.2', stream: true, stream_options: { include_usage: true } });
+    expect(turns[0]!.headers['authorization']).toBeUndefined();
+    expect(turns[1]!.body.messages.slice(-2)).toEqual([
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_local_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"notes.txt"}' } }] },
+      { role: 'tool', tool_call_id: 'call_local_1', content: expect.stringContaining('water on tuesdays') },
     ]);
   }, 90_000);
 });
