@@ -82,8 +82,3 @@ export const textDelta = (index: number, text: string): RawStreamEvent =>
 export const jsonDelta = (index: number, partial_json: string): RawStreamEvent =>
   ({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json } }) as unknown as RawStreamEvent;
 export const blockStop = (index: number): RawStreamEvent => ({ type: 'content_block_stop', index }) as RawStreamEvent;
-
-/** A tool call's arguments as our input: parsed JSON, `{}` for none. */
-export function toolArguments(args: string): unknown {
-  return args.trim() ? JSON.parse(args) : {};
-}
