@@ -58,7 +58,7 @@ export async function readScriptFile(file: string): Promise<FakeStep[]> {
 }
 
 export const SCRIPT_DONE_REPLY =
-  '(fh fake: the script has no reply left for this call. This is the scripted fake Anthropic server, not a model.)';
+  '(fh fake: the script has no reply left for this call. This is a scripted fake model server, not a model.)';
 
 /**
  * Routes for what the harness asks by itself, so a script holds only the conversation's replies:
@@ -66,7 +66,7 @@ export const SCRIPT_DONE_REPLY =
  */
 export function sideRequestRoute(remaining: () => number, refill?: () => void): FakeRoute {
   return (req) => {
-    const system = JSON.stringify(req.body?.system ?? '');
+    const system = JSON.stringify(systemOf(req.body));
     if (system.includes(SUMMARIZE_MARKER)) return say('## Goal\nThe scripted conversation.\n## Progress\nScripted steps ran.');
     if (system.includes(MEMORY_EXTRACT_MARKER) || system.includes(MEMORY_COMPACT_MARKER)) return say('- (fh fake: no memory)');
     if (system.includes('You name conversations.')) return say('Scripted fake session');
@@ -76,4 +76,12 @@ export function sideRequestRoute(remaining: () => number, refill?: () => void): 
     }
     return undefined;
   };
+}
+
+/** A request's system prompt in any protocol the fakes speak: Anthropic's `system`, Responses' `instructions`, Chat's system message. */
+function systemOf(body: { system?: unknown; instructions?: unknown; messages?: Array<{ role?: unknown; content?: unknown }> } | undefined): unknown {
+  if (body?.system !== undefined) return body.system;
+  if (body?.instructions !== undefined) return body.instructions;
+  const first = Array.isArray(body?.messages) ? body.messages[0] : undefined;
+  return first?.role === 'system' || first?.role === 'developer' ? first.content : '';
 }

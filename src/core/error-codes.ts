@@ -34,12 +34,16 @@ export const ERROR_CODES = {
   },
   OUTPUT_PARSE: { in: 'core/errors', means: "the model's final reply is not JSON matching the prompt's output schema" },
   // Runs and their conversations
-  MISSING_API_KEY: { in: 'core/errors', means: 'no Anthropic API key where the model is called' },
+  MISSING_API_KEY: { in: 'core/errors', means: "no API key for the connection's provider (Anthropic's, OpenAI's, …) where the model is called" },
+  PROVIDER_PACKAGE_MISSING: {
+    in: 'core/errors',
+    means: "a connection's provider SDK (an optional peer, e.g. openai) is not installed where the model is called",
+    hint: 'install the package the message names on the worker (or the inline process)',
+  },
   MAX_TURNS_EXCEEDED: { in: 'core/errors', means: 'the model kept calling tools past maxSteps in one prompt (MaxStepsExceededError; the 0.4.0 code)' },
   TOOL_NOT_REGISTERED: { in: 'core/errors', means: 'a declared tool has no code where it runs' },
   RUNTIME_UNAVAILABLE: { in: 'core/errors', means: 'the feature needs a runtime this entry does not have' },
   UNKNOWN_CONTEXT_WINDOW: { in: 'core/errors', means: "compaction is on but the model's context window is unknown" },
-  PROVIDER_PACKAGE_MISSING: { in: 'core/errors', means: 'an optional peer package a feature needs (a model connection\'s SDK, the live broker\'s client) is not installed' },
   UNKNOWN_MODEL: { in: 'core/errors', means: 'the provider does not know this model (checked when a session switches to it)' },
   UNKNOWN_SESSION: { in: 'core/errors', means: 'a prompt or compaction named a conversation the run does not have' },
   NOT_SERVING: { in: 'core/errors', means: 'a prompt reached a run that does not answer prompts (now, or any more)' },

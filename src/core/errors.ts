@@ -49,10 +49,29 @@ export class UnknownAgentError extends FabricError {
 }
 
 export class MissingApiKeyError extends FabricError {
-  constructor() {
+  /** `message`: another provider's words (which variable, which setting); default: Anthropic's. */
+  constructor(message?: string) {
     super(
       'MISSING_API_KEY',
-      'No Anthropic API key: set ANTHROPIC_API_KEY (on the worker, for Temporal runs) or pass { apiKey } to invoke()/createWorker().',
+      message ?? 'No Anthropic API key: set ANTHROPIC_API_KEY (on the worker, for Temporal runs) or pass { apiKey } to invoke()/createWorker().',
+    );
+  }
+}
+
+/**
+ * A connection's provider SDK is an optional peer that is not installed: said with the package to
+ * install, at the connection's first use, instead of a module-not-found from deep inside a call.
+ */
+export class ProviderPackageMissingError extends FabricError {
+  constructor(
+    readonly packageName: string,
+    readonly provider: string,
+    /** What needs it, when it is not a connection (e.g. the live broker). */
+    neededBy?: string,
+  ) {
+    super(
+      'PROVIDER_PACKAGE_MISSING',
+      `${neededBy ?? `The '${provider}' connection`} needs the ${packageName} package, an optional dependency: install it with \`npm install ${packageName}\`.`,
     );
   }
 }
@@ -200,16 +219,6 @@ export class InterruptedError extends FabricError {
 export class TurnSuspendedError extends FabricError {
   constructor() {
     super('TURN_SUSPENDED', 'The turn was suspended to continue the session as a new run');
-  }
-}
-
-/** An optional peer package a feature needs is not installed (a model connection's SDK, the live broker's client). */
-export class ProviderPackageMissingError extends FabricError {
-  constructor(
-    readonly packageName: string,
-    readonly neededFor: string,
-  ) {
-    super('PROVIDER_PACKAGE_MISSING', `${neededFor} needs the package '${packageName}', which is not installed: npm install ${packageName}`);
   }
 }
 

@@ -1,10 +1,14 @@
 /**
- * @fabric-harness/sdk/testing — a scripted, protocol-faithful fake of the Anthropic Messages API (it
- * is not a model: it plays the responses you script), and a real Temporal dev server to run it against.
+ * @fabric-harness/sdk/testing — scripted, protocol-faithful fakes of the Anthropic Messages API and of
+ * OpenAI's Responses and Chat Completions APIs (they are not models: they play the responses you
+ * script), and a real Temporal dev server to run them against.
  * (The repository's own cluster provisioning — the Temporal server on PostgreSQL, MinIO — lives in
  * test/support/provision/ since 0.5.0: it is this project's test harness, not a public API.)
  */
 export * from './anthropic/fake-anthropic';
+export { FakeOpenAIResponsesServer } from './openai-responses/fake-openai-responses';
+export { FakeOpenAIChatServer } from './openai-chat/fake-openai-chat';
+export { FakeOpenAIServerBase, type FakeOpenAIOptions, type FakeReply as FakeOpenAIReply, type SseOut as FakeOpenAISseEvent } from './openai-common/fake-openai-server';
 export * from './temporal-cli';
 export * from './prose';
 export * from './reachable-types';

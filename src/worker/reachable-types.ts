@@ -5,7 +5,13 @@
  */
 export type { ActivityDeps } from '../activities/create-activities';
 export type { ModelConnection } from '../activities/models/anthropic/messages';
-export type { ModelConnectionSettings, AnthropicModelConnection } from '../activities/models/connections';
+export type {
+  ModelConnectionSettings,
+  AnthropicModelConnection,
+  OpenAIModelConnection,
+  OpenAIChatModelConnection,
+  OpenAICompatibleModelConnection,
+} from '../activities/models/connections';
 export type { LiveBrokerSettings } from '../wire/live-broker';
 export type { ToolSandboxOptions } from '../activities/tools/tool-env';
 export type { CompactionStrategySetting } from '../core/context/strategy';

@@ -4,6 +4,8 @@
  * bubblewrap): without it the demo says what to do in one line and still reaches its result with the
  * file tools; with it, bash runs as before. A real Temporal dev server, the scripted fake model.
  */
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { findTemporalCli } from '../../src/testing/temporal-cli';
 import { ensureBuilt, runFh } from '../support/fh-cli';
@@ -12,7 +14,7 @@ const ROOT = path.resolve(__dirname, '../..');
 
 function demoEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
-  for (const k of ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'ANTHROPIC_MODEL', 'TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE']) delete env[k];
+  for (const k of ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'ANTHROPIC_MODEL', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_MODEL', 'TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE']) delete env[k];
   const cli = findTemporalCli({ projectDir: ROOT });
   if (cli) env.TEMPORAL_CLI_PATH = cli;
   return env;
@@ -41,4 +43,32 @@ describe('fh demo and the confinement of bash', () => {
     expect(r.stdout).toMatch(/→ tool bash \{"command":"wc -l notes\.md"\}\n {2}← ok: exit code 0 .*4 notes\.md/);
     expect(r.stdout).toMatch(/Result: notes\.md has a heading and three bullet points \(4 lines\)/);
   }, 160_000);
+
+  it('--provider openai: the same run on the OpenAI connection, against the scripted fake Responses API', async () => {
+    const r = await runFh(['demo', '--provider', 'openai', '--exit'], demoEnv(), { timeoutMs: 150_000 });
+    expect({ code: r.code, stderr: r.code ? r.stderr : '' }).toEqual({ code: 0, stderr: '' });
+    expect(r.stdout).toMatch(/uses the SCRIPTED fake OpenAI Responses server\n {7}\(http:\/\/127\.0\.0\.1:\d+\/v1\)/);
+    expect(r.stdout).toMatch(/→ tool write_file[\s\S]*→ tool edit_file[\s\S]*→ tool read_file/);
+    expect(r.stdout).toMatch(/Result: notes\.md has a heading and three bullet points/);
+    expect(r.stdout).toContain('runs are reliable and auditable');
+    // Usage as the Responses API reported it (the fake counts every call's input).
+    expect(r.stdout).toMatch(/Usage: [45] model calls, [1-9]\d* input \/ [1-9]\d* output tokens/);
+  }, 160_000);
+
+  it('--provider openai without the openai package says to install it, before starting anything', async () => {
+    // A preload that makes `openai` unresolvable, as in a project that did not install the optional peer.
+    const hide = path.join(os.tmpdir(), `fh-hide-openai-${process.pid}.js`);
+    await fs.writeFile(
+      hide,
+      "const M = require('module'); const r = M._resolveFilename; M._resolveFilename = function (req, ...a) { if (req === 'openai' || req.startsWith('openai/')) { const e = new Error(`Cannot find module '${req}'`); e.code = 'MODULE_NOT_FOUND'; throw e; } return r.call(this, req, ...a); };",
+    );
+    try {
+      const r = await runFh(['demo', '--provider', 'openai', '--exit'], demoEnv({ NODE_OPTIONS: `--require ${hide}` }), { timeoutMs: 60_000 });
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim()).toBe('fh: --provider openai needs the openai package, an optional dependency: install it with `npm install openai`, then run the demo again.');
+      expect(r.stdout).not.toContain('Temporal dev server');
+    } finally {
+      await fs.rm(hide, { force: true });
+    }
+  }, 70_000);
 });

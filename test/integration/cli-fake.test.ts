@@ -1,14 +1,16 @@
 /**
  * `fh fake` as a user runs it (the built binary): `--loop` starts the script over when its steps run out,
  * and SIGHUP reads the script file again and plays it from the first step. The replies are read through the
- * real Anthropic SDK client.
+ * real Anthropic SDK client; with `--provider openai` / `openai-chat` the fake speaks OpenAI's Responses /
+ * Chat Completions API, read through the real openai SDK.
  */
 import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ensureBuilt, FH } from '../support/fh-cli';
+import { ensureBuilt, FH, runFh } from '../support/fh-cli';
 
 interface Running {
   child: ChildProcess;
@@ -25,7 +27,7 @@ async function startFake(args: string[]): Promise<Running> {
     const timer = setTimeout(() => reject(new Error(`fh fake printed no URL in 20 s: ${stdout} ${stderr}`)), 20_000);
     child.stdout!.on('data', (d) => {
       stdout += d;
-      const m = /ANTHROPIC_BASE_URL=(\S+)/.exec(stdout);
+      const m = /(?:ANTHROPIC|OPENAI)_BASE_URL=(\S+)/.exec(stdout);
       if (m) {
         clearTimeout(timer);
         resolve(m[1]!);
@@ -99,4 +101,24 @@ describe('fh fake: looping and resetting its script', () => {
       await stop(fake);
     }
   });
+
+  it('--provider openai serves the Responses API and --provider openai-chat Chat Completions, streamed to the openai SDK', async () => {
+    const responses = await startFake(['--provider', 'openai', '--say', 'from responses', '--say', 'second']);
+    const chat = await startFake(['--provider', 'openai-chat', '--say', 'from chat']);
+    try {
+      expect(responses.url).toMatch(/\/v1$/);
+      const a = new OpenAI({ apiKey: 'fake', baseURL: responses.url, maxRetries: 0 });
+      const stream = a.responses.stream({ model: 'gpt-5.1', input: 'next' });
+      expect((await stream.finalResponse()).output_text).toBe('from responses');
+      expect((await a.responses.create({ model: 'gpt-5.1', input: 'next' })).output_text).toBe('second');
+      const b = new OpenAI({ apiKey: 'fake', baseURL: chat.url, maxRetries: 0 });
+      const completion = await b.chat.completions.stream({ model: 'gpt-4.1', messages: [{ role: 'user', content: 'next' }] }).finalChatCompletion();
+      expect(completion.choices[0]!.message.content).toBe('from chat');
+      const bad = await runFh(['fake', '--provider', 'gemini'], process.env);
+      expect([bad.code, bad.stderr.trim()]).toEqual([2, "fh: --provider must be one of anthropic, openai, openai-chat, not 'gemini'"]);
+    } finally {
+      await stop(responses);
+      await stop(chat);
+    }
+  }, 60_000);
 });

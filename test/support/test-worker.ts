@@ -39,8 +39,9 @@ export async function startTestWorker(opts: {
   missingBlobReaper?: CreateWorkerOptions['missingBlobReaper'];
   /** The live path on a broker (Redis Streams). */
   liveBroker?: CreateWorkerOptions['liveBroker'];
-  /** Model connections by name, besides the built-in 'anthropic' (at baseURL). */
+  /** Named model connections (e.g. an OpenAI fake's), and the model when a run names none. */
   connections?: CreateWorkerOptions['connections'];
+  defaultModel?: string;
 }): Promise<TestWorker> {
   const t = await testConnection();
   const store = opts.store ?? new FileTranscriptStore(await fs.mkdtemp(path.join(os.tmpdir(), 'fh-store-')));
@@ -54,14 +55,14 @@ export async function startTestWorker(opts: {
     connection: t.nativeConnection,
     namespace: t.namespace,
     taskQueue,
-    model: { apiKey: opts.apiKey === null ? undefined : (opts.apiKey ?? 'test-key'), baseURL: opts.baseURL },
+    model: { apiKey: opts.apiKey === null ? undefined : (opts.apiKey ?? 'test-key'), baseURL: opts.baseURL, ...(opts.defaultModel ? { defaultModel: opts.defaultModel } : {}) },
+    ...(opts.connections ? { connections: opts.connections } : {}),
     store,
     onEvent: (e) => events.push(e),
     workflowBundle: await testBundle(),
     ...(opts.mcpServers ? { mcpServers: opts.mcpServers } : {}),
     ...(opts.missingBlobReaper !== undefined ? { missingBlobReaper: opts.missingBlobReaper } : {}),
     ...(opts.liveBroker ? { liveBroker: opts.liveBroker } : {}),
-    ...(opts.connections ? { connections: opts.connections } : {}),
   });
   const client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [new FabricHarnessPlugin({ store })] });
   const running = worker.run();

@@ -8,6 +8,10 @@ import { UnknownConnectionError } from '../../core/sessions/host-errors';
 import type { ModelProvider } from './port';
 import { AnthropicProvider } from './anthropic/provider';
 import type { ModelConnection } from './anthropic/messages';
+import { OpenAIChatProvider, OpenAIResponsesProvider } from './openai/provider';
+import type { OpenAIChatModelConnection, OpenAICompatibleModelConnection, OpenAIModelConnection } from './openai/settings';
+
+export type { OpenAIChatModelConnection, OpenAICompatibleModelConnection, OpenAIModelConnection };
 
 /** The connection a run uses when it names none: Anthropic direct (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL). */
 export const DEFAULT_CONNECTION = 'anthropic';
@@ -18,13 +22,17 @@ export interface AnthropicModelConnection extends ModelConnection {
 }
 
 /** One connection's settings: `provider` says which protocol; the rest is that provider's (credentials stay here). */
-export type ModelConnectionSettings = AnthropicModelConnection;
+export type ModelConnectionSettings = AnthropicModelConnection | OpenAIModelConnection | OpenAIChatModelConnection | OpenAICompatibleModelConnection;
 
 type Factories = { [P in ModelConnectionSettings['provider']]: (settings: Extract<ModelConnectionSettings, { provider: P }>) => ModelProvider };
 
 /** How each provider's client is made. A provider whose package is an optional peer loads it here, lazily. */
 const FACTORIES: Factories = {
   anthropic: (s) => new AnthropicProvider({ apiKey: s.apiKey, baseURL: s.baseURL }),
+  // The `openai` package is required on the connection's first call (./openai/sdk), not here.
+  openai: (s) => new OpenAIResponsesProvider(s),
+  'openai-chat': (s) => new OpenAIChatProvider(s),
+  'openai-compatible': (s) => new OpenAIChatProvider(s),
 };
 
 /**
@@ -32,7 +40,7 @@ const FACTORIES: Factories = {
  * the way that provider's SDK does. Settings given by name replace these.
  */
 function builtinConnections(): Record<string, ModelConnectionSettings> {
-  return { anthropic: { provider: 'anthropic' } };
+  return { anthropic: { provider: 'anthropic' }, openai: { provider: 'openai' } };
 }
 
 export class Connections {

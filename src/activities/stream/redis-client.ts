@@ -26,7 +26,7 @@ export async function loadRedis(url: string): Promise<RedisConnection> {
   try {
     redis = require('redis') as typeof redis; // eslint-disable-line @typescript-eslint/no-require-imports
   } catch {
-    throw new ProviderPackageMissingError('redis', 'the live broker (liveBroker: { url })');
+    throw new ProviderPackageMissingError('redis', 'redis', 'The live broker (liveBroker: { url })');
   }
   // Reconnects with a short backoff; errors are the caller's to report (an unhandled 'error' event would crash).
   const wrap = async (raw: RawClient): Promise<RedisConnection> => {

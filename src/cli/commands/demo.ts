@@ -7,9 +7,10 @@
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { flag, type Parsed } from '../args';
+import { flag, str, type Parsed } from '../args';
 import { stdio, type Command, type Io } from '../context';
 import { CliError, EXIT, usage } from '../errors';
+import type { ModelConnectionSettings } from '../../activities/models/connections';
 
 /** The installed package's root (dist/cli/commands/demo.js → the directory of its package.json). */
 const PACKAGE_ROOT = path.resolve(__dirname, '..', '..', '..');
@@ -17,31 +18,40 @@ const PACKAGE_ROOT = path.resolve(__dirname, '..', '..', '..');
 export const demoCommand: Command = {
   name: 'demo',
   summary: 'run an agent as a durable workflow on a local Temporal dev server (no API key needed)',
-  usage: ['demo [--exit | --stay]'],
+  usage: ['demo [--provider anthropic|openai] [--exit | --stay]'],
   description:
     'Starts a Temporal dev server with the Web UI, a worker and a small agent that writes, checks and fixes a file with\n' +
     'the built-in tools. With ANTHROPIC_API_KEY set the model is Claude; without it, the SCRIPTED fake Anthropic server\n' +
     'replays canned replies (it is not a model). Finds the Temporal CLI on TEMPORAL_CLI_PATH, PATH or .temporal/bin, or\n' +
-    'builds it with Go. In a terminal the server stays up for the UI until Ctrl-C; otherwise it stops when the run ends.',
+    'builds it with Go. In a terminal the server stays up for the UI until Ctrl-C; otherwise it stops when the run ends.\n' +
+    "--provider openai runs it on OpenAI's Responses API: with OPENAI_API_KEY set the model is OPENAI_MODEL (default\n" +
+    'gpt-5.1); without it, the SCRIPTED fake OpenAI Responses server replays the same canned replies.',
   connects: false,
   options: {
     exit: { type: 'boolean', help: 'stop as soon as the run ends, even in a terminal' },
     stay: { type: 'boolean', help: 'keep the dev server up for the UI until Ctrl-C, even without a terminal' },
+    provider: { type: 'string', value: '<name>', help: "the model's provider: anthropic or openai (the Responses API)", default: 'anthropic' },
   },
-  examples: ['npx fh demo', 'ANTHROPIC_API_KEY=sk-… npx fh demo --exit'],
+  examples: ['npx fh demo', 'ANTHROPIC_API_KEY=sk-… npx fh demo --exit', 'npx fh demo --provider openai'],
   run: (p, io) => runDemo(p, io),
 };
 
 async function runDemo(p: Parsed, io: Io = stdio): Promise<number> {
   if (p.positionals.length > 0) throw usage(`unexpected argument '${p.positionals[0]}' (fh demo takes only options)`);
   if (flag(p, 'exit') && flag(p, 'stay')) throw usage('--exit and --stay contradict each other: pick one');
+  const provider = str(p, 'provider') ?? 'anthropic';
+  if (provider !== 'anthropic' && provider !== 'openai') throw usage(`--provider must be anthropic or openai, not '${provider}'`);
+  // The openai SDK is an optional peer: say so before starting anything, not as the run's first failure.
+  if (provider === 'openai' && !resolvable('openai')) {
+    throw new CliError(EXIT.FAILURE, "--provider openai needs the openai package, an optional dependency: install it with `npm install openai`, then run the demo again.");
+  }
   /* eslint-disable @typescript-eslint/no-require-imports */
   const { Runtime, DefaultLogger } = require('@temporalio/worker') as typeof import('@temporalio/worker');
   const { Client } = require('@temporalio/client') as typeof import('@temporalio/client');
   const { startAgent } = require('../../client/start') as typeof import('../../client/start');
   const { createWorker, FabricHarnessPlugin } = require('../../worker') as typeof import('../../worker');
   const { FileTranscriptStore } = require('../../activities/stores/transcript-store') as typeof import('../../activities/stores/transcript-store');
-  const { FakeAnthropicServer } = require('../../testing/anthropic/fake-anthropic') as typeof import('../../testing/anthropic/fake-anthropic');
+  const { startFake } = require('../fake-servers') as typeof import('../fake-servers');
   const { startDevServer, TemporalCliError } = require('../../testing/temporal-cli') as typeof import('../../testing/temporal-cli');
   const { FH_SEARCH_ATTRIBUTES } = require('../../wire/search-attributes') as typeof import('../../wire/search-attributes');
   const { DEMO_AGENT, DEMO_AGENT_MODULE, demoTask, demoScript } = require('../demo/script') as typeof import('../demo/script');
@@ -68,18 +78,13 @@ async function runDemo(p: Parsed, io: Io = stdio): Promise<number> {
 
   const cleanups: Array<() => Promise<unknown>> = [() => fs.rm(work, { recursive: true, force: true })];
   try {
-    let model: { apiKey?: string; baseURL?: string } = {};
-    if (process.env.ANTHROPIC_API_KEY) {
-      io.out(`Model: Claude via the Anthropic API (${process.env.ANTHROPIC_MODEL ?? 'the SDK default model'}).`);
-    } else {
-      let fake: Awaited<ReturnType<typeof FakeAnthropicServer.start>> | undefined;
-      fake = await FakeAnthropicServer.start({ script: demoScript(bash), route: sideRequestRoute(() => fake?.remaining() ?? 0) });
+    const models = await demoModel(provider, async () => {
+      let fake: Awaited<ReturnType<typeof startFake>> | undefined;
+      fake = await startFake(provider, { script: demoScript(bash), route: sideRequestRoute(() => fake?.remaining() ?? 0) });
       const started = fake;
       cleanups.unshift(() => started.stop());
-      model = { apiKey: 'scripted-demo', baseURL: fake.url };
-      io.out('Model: none. ANTHROPIC_API_KEY is not set, so the demo uses the SCRIPTED fake Anthropic server');
-      io.out(`       (${fake.url}): it replays canned replies, it is not a model. Set ANTHROPIC_API_KEY for Claude.`);
-    }
+      return started.url;
+    }, io);
 
     let server: Awaited<ReturnType<typeof startDevServer>>;
     try {
@@ -97,7 +102,8 @@ async function runDemo(p: Parsed, io: Io = stdio): Promise<number> {
       connection: server.env.nativeConnection,
       namespace: server.namespace,
       taskQueue,
-      model,
+      model: models.model,
+      ...(models.connections ? { connections: models.connections } : {}),
       store,
       onEvent: (event) => {
         if (event.type === 'tool_call') io.out(`  → tool ${event.data.name} ${JSON.stringify(event.data.input).slice(0, 120)}`);
@@ -131,5 +137,46 @@ async function runDemo(p: Parsed, io: Io = stdio): Promise<number> {
     return 0;
   } finally {
     for (const cleanup of cleanups) await cleanup().catch(() => undefined);
+  }
+}
+
+type DemoModel = { model: { apiKey?: string; baseURL?: string; defaultModel?: string }; connections?: Record<string, ModelConnectionSettings> };
+
+/**
+ * The demo's model: the provider's real API when its key is set, else its scripted fake (started by
+ * `startFake`, which returns its URL). Runs use the default connection, so on OpenAI that name is
+ * given the OpenAI settings (and 'openai' too, for runs that name it).
+ */
+async function demoModel(provider: 'anthropic' | 'openai', startFake: () => Promise<string>, io: Io): Promise<DemoModel> {
+  if (provider === 'anthropic') {
+    if (process.env.ANTHROPIC_API_KEY) {
+      io.out(`Model: Claude via the Anthropic API (${process.env.ANTHROPIC_MODEL ?? 'the SDK default model'}).`);
+      return { model: {} };
+    }
+    const url = await startFake();
+    io.out('Model: none. ANTHROPIC_API_KEY is not set, so the demo uses the SCRIPTED fake Anthropic server');
+    io.out(`       (${url}): it replays canned replies, it is not a model. Set ANTHROPIC_API_KEY for Claude.`);
+    return { model: { apiKey: 'scripted-demo', baseURL: url } };
+  }
+  const defaultModel = process.env.OPENAI_MODEL ?? 'gpt-5.1';
+  let openai: ModelConnectionSettings = { provider: 'openai' };
+  if (process.env.OPENAI_API_KEY) {
+    io.out(`Model: ${defaultModel} via the OpenAI Responses API.`);
+  } else {
+    const url = await startFake();
+    openai = { provider: 'openai', apiKey: 'scripted-demo', baseURL: url };
+    io.out('Model: none. OPENAI_API_KEY is not set, so the demo uses the SCRIPTED fake OpenAI Responses server');
+    io.out(`       (${url}): it replays canned replies, it is not a model. Set OPENAI_API_KEY for OpenAI.`);
+  }
+  const { DEFAULT_CONNECTION } = require('../../activities/models/connections') as typeof import('../../activities/models/connections'); // eslint-disable-line @typescript-eslint/no-require-imports
+  return { model: { defaultModel }, connections: { [DEFAULT_CONNECTION]: openai, openai } };
+}
+
+function resolvable(pkg: string): boolean {
+  try {
+    require.resolve(pkg);
+    return true;
+  } catch {
+    return false;
   }
 }

@@ -1,18 +1,22 @@
 /**
- * `fh fake`: the scripted fake Anthropic server (the one the SDK's tests use) on a port, for running
- * one's own agents without an API key. It replays the steps it is given; it is not a model.
+ * `fh fake`: a scripted fake model server (the ones the SDK's tests use) on a port, for running one's
+ * own agents without an API key: Anthropic's Messages API, or with `--provider` OpenAI's Responses or
+ * Chat Completions API. It replays the steps it is given; it is not a model.
  */
 import { flag, int, str, strs, type Parsed } from '../args';
 import { stdio, type Command, type Io } from '../context';
 import { usage } from '../errors';
 import { readScriptFile, SCRIPT_FORMAT, sideRequestRoute } from '../fake-script';
+import { FAKE_PROVIDERS, startFake, type FakeProvider, type RunningFake } from '../fake-servers';
 
 export const fakeCommand: Command = {
   name: 'fake',
-  summary: 'run the scripted fake Anthropic server (not a model) for agents without an API key',
-  usage: ['fake [--port 8787] [--script steps.json] [--say <text>]… [--loop]'],
+  summary: 'run a scripted fake model server (not a model: Anthropic, OpenAI) for agents without an API key',
+  usage: ['fake [--provider anthropic|openai|openai-chat] [--port 8787] [--script steps.json] [--say <text>]… [--loop]'],
   description:
-    'Serves the Messages and Models APIs on 127.0.0.1, answering each model call with the next scripted step.\n' +
+    "Serves the provider's model and models APIs on 127.0.0.1, answering each model call with the next scripted step:\n" +
+    "Anthropic's Messages API (default), OpenAI's Responses API (--provider openai) or its Chat Completions API\n" +
+    '(--provider openai-chat, as OpenAI-compatible servers speak it).\n' +
     `A script is ${SCRIPT_FORMAT}.\n` +
     'Summaries, memory and session titles are answered without using a step; once the steps run out every call\n' +
     'gets a reply saying so (with --loop the script starts over instead). SIGHUP resets it: the --script file is\n' +
@@ -20,6 +24,7 @@ export const fakeCommand: Command = {
     'prints. Stops on Ctrl-C.',
   connects: false,
   options: {
+    provider: { type: 'string', value: '<name>', help: 'the protocol: anthropic, openai (Responses) or openai-chat', default: 'anthropic' },
     port: { type: 'string', value: '<n>', help: 'port (0: any free one)', default: '8787' },
     script: { type: 'string', value: '<file>', help: 'JSON file of steps' },
     say: { type: 'string', multiple: true, value: '<text>', help: 'a reply (repeatable; after the --script steps)' },
@@ -30,6 +35,7 @@ export const fakeCommand: Command = {
     'fh fake --script steps.json --port 8787',
     'fh fake --script steps.json --loop          # every run of the agent plays the same steps',
     `ANTHROPIC_BASE_URL=http://127.0.0.1:8787 ANTHROPIC_API_KEY=fake node agent.js   # in another terminal`,
+    'fh fake --provider openai --say "Hello from the fake Responses API."',
   ],
   run: (p, io) => runFake(p, io),
 };
@@ -39,17 +45,19 @@ async function runFake(p: Parsed, io: Io = stdio): Promise<number> {
   const port = int(p, 'port', 8787, 0);
   if (port > 65535) throw usage('--port must be between 0 and 65535');
   const file = str(p, 'script');
-  const { FakeAnthropicServer, say } = require('../../testing/anthropic/fake-anthropic') as typeof import('../../testing/anthropic/fake-anthropic'); // eslint-disable-line @typescript-eslint/no-require-imports
+  const provider = str(p, 'provider') ?? 'anthropic';
+  if (!FAKE_PROVIDERS.includes(provider as FakeProvider)) throw usage(`--provider must be one of ${FAKE_PROVIDERS.join(', ')}, not '${provider}'`);
+  const { say } = require('../../testing/anthropic/fake-anthropic-script') as typeof import('../../testing/anthropic/fake-anthropic-script'); // eslint-disable-line @typescript-eslint/no-require-imports
   const readSteps = async () => [...(file ? await readScriptFile(file) : []), ...strs(p, 'say').map((t) => say(t))];
   const steps = await readSteps();
-  let fake: Awaited<ReturnType<typeof FakeAnthropicServer.start>> | undefined;
+  let fake: RunningFake | undefined;
   const refill = flag(p, 'loop') && steps.length > 0 ? () => fake?.enqueue(...steps) : undefined;
-  fake = await FakeAnthropicServer.start({ port, script: steps, route: sideRequestRoute(() => fake?.remaining() ?? 0, refill) });
+  fake = await startFake(provider as FakeProvider, { port, script: steps, route: sideRequestRoute(() => fake?.remaining() ?? 0, refill) });
   io.out(
     [
-      `Scripted fake Anthropic server (NOT a model) at ${fake.url}, ${steps.length} scripted step${steps.length === 1 ? '' : 's'}${refill ? ', looping' : ''}`,
+      `Scripted fake ${fake.name} server (NOT a model) at ${fake.url}, ${steps.length} scripted step${steps.length === 1 ? '' : 's'}${refill ? ', looping' : ''}`,
       'Point your agent at it:',
-      `  export ANTHROPIC_BASE_URL=${fake.url} ANTHROPIC_API_KEY=fake`,
+      `  export ${fake.env}`,
       `Press Ctrl-C to stop; kill -HUP ${process.pid} starts the script over.`,
     ].join('\n'),
   );
@@ -69,7 +77,7 @@ async function runFake(p: Parsed, io: Io = stdio): Promise<number> {
     process.once('SIGTERM', resolve);
   });
   process.off('SIGHUP', reset);
-  io.err(`[fh fake] stopping; ${fake.messageRequests().length} model call(s) answered, ${fake.remaining()} step(s) unused`);
+  io.err(`[fh fake] stopping; ${fake.answered()} model call(s) answered, ${fake.remaining()} step(s) unused`);
   await fake.stop();
   return 0;
 }
