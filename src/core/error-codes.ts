@@ -34,7 +34,8 @@ export const ERROR_CODES = {
   },
   OUTPUT_PARSE: { in: 'core/errors', means: "the model's final reply is not JSON matching the prompt's output schema" },
   // Runs and their conversations
-  MISSING_API_KEY: { in: 'core/errors', means: 'no Anthropic API key where the model is called' },
+  MISSING_API_KEY: { in: 'core/errors', means: "no API key for the connection's provider where the model is called" },
+  PROVIDER_PACKAGE_MISSING: { in: 'core/errors', means: "a connection's provider needs an optional peer package that is not installed", hint: 'install the package it names where the model is called (the worker)' },
   MAX_TURNS_EXCEEDED: { in: 'core/errors', means: 'the model kept calling tools past maxSteps in one prompt (MaxStepsExceededError; the 0.4.0 code)' },
   TOOL_NOT_REGISTERED: { in: 'core/errors', means: 'a declared tool has no code where it runs' },
   RUNTIME_UNAVAILABLE: { in: 'core/errors', means: 'the feature needs a runtime this entry does not have' },

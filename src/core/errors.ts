@@ -49,11 +49,25 @@ export class UnknownAgentError extends FabricError {
 }
 
 export class MissingApiKeyError extends FabricError {
-  constructor() {
+  /** `message`: another provider's own words (which variables it reads); default Anthropic's. */
+  constructor(message?: string) {
     super(
       'MISSING_API_KEY',
-      'No Anthropic API key: set ANTHROPIC_API_KEY (on the worker, for Temporal runs) or pass { apiKey } to invoke()/createWorker().',
+      message ?? 'No Anthropic API key: set ANTHROPIC_API_KEY (on the worker, for Temporal runs) or pass { apiKey } to invoke()/createWorker().',
     );
+  }
+}
+
+/**
+ * A connection's provider needs a package the app did not install (provider SDKs are optional peers:
+ * an app installs the ones it uses). Thrown where the connection is first used.
+ */
+export class ProviderPackageMissingError extends FabricError {
+  constructor(
+    readonly packageName: string,
+    readonly provider: string,
+  ) {
+    super('PROVIDER_PACKAGE_MISSING', `The '${provider}' connection needs the package ${packageName}, an optional peer: install it with \`npm install ${packageName}\` where the model is called (the worker).`);
   }
 }
 

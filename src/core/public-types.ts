@@ -12,6 +12,7 @@ export {
   InvalidInputError,
   UnknownAgentError,
   MissingApiKeyError,
+  ProviderPackageMissingError,
   MaxStepsExceededError,
   MaxTurnsExceededError,
   ModelCallError,

@@ -8,3 +8,4 @@ export * from './anthropic/fake-anthropic';
 export * from './temporal-cli';
 export * from './prose';
 export * from './reachable-types';
+export * from './gemini/fake-gemini';

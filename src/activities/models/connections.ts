@@ -8,6 +8,10 @@ import { UnknownConnectionError } from '../../core/sessions/host-errors';
 import type { ModelProvider } from './port';
 import { AnthropicProvider } from './anthropic/provider';
 import type { ModelConnection } from './anthropic/messages';
+import { GoogleProvider } from './google/provider';
+import type { GoogleModelConnection } from './google/settings';
+
+export type { GoogleModelConnection };
 
 /** The connection a run uses when it names none: Anthropic direct (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL). */
 export const DEFAULT_CONNECTION = 'anthropic';
@@ -18,13 +22,14 @@ export interface AnthropicModelConnection extends ModelConnection {
 }
 
 /** One connection's settings: `provider` says which protocol; the rest is that provider's (credentials stay here). */
-export type ModelConnectionSettings = AnthropicModelConnection;
+export type ModelConnectionSettings = AnthropicModelConnection | GoogleModelConnection;
 
 type Factories = { [P in ModelConnectionSettings['provider']]: (settings: Extract<ModelConnectionSettings, { provider: P }>) => ModelProvider };
 
 /** How each provider's client is made. A provider whose package is an optional peer loads it here, lazily. */
 const FACTORIES: Factories = {
   anthropic: (s) => new AnthropicProvider({ apiKey: s.apiKey, baseURL: s.baseURL }),
+  google: (s) => new GoogleProvider({ apiKey: s.apiKey, baseURL: s.baseURL }),
 };
 
 /**
@@ -32,7 +37,7 @@ const FACTORIES: Factories = {
  * the way that provider's SDK does. Settings given by name replace these.
  */
 function builtinConnections(): Record<string, ModelConnectionSettings> {
-  return { anthropic: { provider: 'anthropic' } };
+  return { anthropic: { provider: 'anthropic' }, google: { provider: 'google' } };
 }
 
 export class Connections {
