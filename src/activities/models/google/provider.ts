@@ -73,8 +73,9 @@ export class GoogleProvider implements ModelProvider {
         options.onEvent?.(event);
       }
     };
+    const client = this.client(); // MISSING_API_KEY as it is, not a network error
     try {
-      const stream = await this.client().models.generateContentStream({
+      const stream = await client.models.generateContentStream({
         model: request.model,
         contents: contents as never,
         config: { ...config, ...(options.signal ? { abortSignal: options.signal } : {}) } as never,
@@ -96,8 +97,9 @@ export class GoogleProvider implements ModelProvider {
     const { systemInstruction, tools } = geminiConfig(request);
     const model = request.model.startsWith('models/') ? request.model : `models/${request.model}`;
     const generateContentRequest = { model, contents: geminiContents(request), ...(systemInstruction ? { systemInstruction } : {}), ...(tools ? { tools } : {}) };
+    const client = this.client();
     try {
-      const res = await this.client().models.countTokens({
+      const res = await client.models.countTokens({
         model: request.model,
         contents: undefined as never,
         config: { httpOptions: { extraBody: { generateContentRequest } }, ...(signal ? { abortSignal: signal } : {}) },
@@ -109,8 +111,9 @@ export class GoogleProvider implements ModelProvider {
   }
 
   async modelFacts(model: string): Promise<ModelFacts> {
+    const client = this.client();
     try {
-      const info = await this.client().models.get({ model });
+      const info = await client.models.get({ model });
       return info.inputTokenLimit && info.inputTokenLimit > 0 ? { contextWindowTokens: info.inputTokenLimit } : {};
     } catch (err) {
       const classified = classifyGeminiError(err, this.settings.baseURL);
@@ -121,8 +124,9 @@ export class GoogleProvider implements ModelProvider {
   }
 
   async verifyModel(model: string): Promise<void> {
+    const client = this.client();
     try {
-      await this.client().models.get({ model });
+      await client.models.get({ model });
     } catch (err) {
       const classified = classifyGeminiError(err, this.settings.baseURL);
       if (classified.kind === 'not_found') throw new UnknownModelError(model);
