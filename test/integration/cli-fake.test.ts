@@ -4,6 +4,7 @@
  * real Anthropic SDK client.
  */
 import Anthropic from '@anthropic-ai/sdk';
+import { GoogleGenAI } from '@google/genai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
@@ -25,7 +26,7 @@ async function startFake(args: string[]): Promise<Running> {
     const timer = setTimeout(() => reject(new Error(`fh fake printed no URL in 20 s: ${stdout} ${stderr}`)), 20_000);
     child.stdout!.on('data', (d) => {
       stdout += d;
-      const m = /ANTHROPIC_BASE_URL=(\S+)/.exec(stdout);
+      const m = /(?:ANTHROPIC_BASE_URL|GOOGLE_GEMINI_BASE_URL)=(\S+)/.exec(stdout);
       if (m) {
         clearTimeout(timer);
         resolve(m[1]!);
@@ -95,6 +96,21 @@ describe('fh fake: looping and resetting its script', () => {
       fake.child.kill('SIGHUP');
       await waitForStderr(fake, 'script not reset');
       expect(fake.child.exitCode).toBeNull();
+    } finally {
+      await stop(fake);
+    }
+  });
+
+  it('--provider google serves the Gemini API: the @google/genai client streams the scripted reply', async () => {
+    const fake = await startFake(['--provider', 'google', '--say', 'Hello from the fake Gemini.']);
+    try {
+      // Jest's sandbox hides Node's fetch dispatcher from the SDK: plain fetch (the fake is a separate process).
+      const ai = new GoogleGenAI({ apiKey: 'fake', httpOptions: { baseUrl: fake.url, fetch: (i, init) => fetch(i, init) } });
+      let text = '';
+      for await (const chunk of await ai.models.generateContentStream({ model: 'gemini-2.5-flash', contents: 'hi' })) text += chunk.text ?? '';
+      expect(text).toBe('Hello from the fake Gemini.');
+      const after = await ai.models.generateContent({ model: 'gemini-2.5-flash', contents: 'again' });
+      expect(after.text).toContain('script'); // the steps ran out: the fake says so, as for Anthropic
     } finally {
       await stop(fake);
     }

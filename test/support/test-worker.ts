@@ -37,6 +37,8 @@ export async function startTestWorker(opts: {
   store?: FileTranscriptStore;
   /** The worker's missing-blob reaper (on unless false). */
   missingBlobReaper?: CreateWorkerOptions['missingBlobReaper'];
+  /** Model connections by name (a 'google' one against the fake Gemini server, say). */
+  connections?: CreateWorkerOptions['connections'];
 }): Promise<TestWorker> {
   const t = await testConnection();
   const store = opts.store ?? new FileTranscriptStore(await fs.mkdtemp(path.join(os.tmpdir(), 'fh-store-')));
@@ -56,6 +58,7 @@ export async function startTestWorker(opts: {
     workflowBundle: await testBundle(),
     ...(opts.mcpServers ? { mcpServers: opts.mcpServers } : {}),
     ...(opts.missingBlobReaper !== undefined ? { missingBlobReaper: opts.missingBlobReaper } : {}),
+    ...(opts.connections ? { connections: opts.connections } : {}),
   });
   const client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [new FabricHarnessPlugin({ store })] });
   const running = worker.run();
