@@ -7,9 +7,9 @@
 export interface GoogleModelConnection {
   provider: 'google';
   /** Default: GOOGLE_API_KEY, then GEMINI_API_KEY (the order the SDK reads them in). */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /** Another endpoint (a proxy, the fake): the SDK's `httpOptions.baseUrl`. Default: GOOGLE_GEMINI_BASE_URL, then Google's. */
-  baseURL?: string;
+  baseURL?: string | undefined;
 }
 
 /** The key a connection uses: its own, else the environment's, in the SDK's order. */
