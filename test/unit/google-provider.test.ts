@@ -109,6 +109,33 @@ describe("the 'google' connection", () => {
     expect(fake.generateRequests()[1]!.body.contents[2].parts[0].functionResponse.response).toEqual({ error: 'B' });
   });
 
+  it('calls without ids (Gemini 2.5): ours are made up, never sent back; the response is matched by name', async () => {
+    await boot({ functionCallIds: false, script: [callTools({ name: 'read', input: { path: 'c' } }), say('C.')] });
+    const first = await streamed(call([{ type: 'user', text: 'read c' }]));
+    const use = first.result.entry.content.find((b) => b.type === 'tool_use') as { id: string };
+    expect(use.id).toMatch(/^gemini_call_/);
+    const entries: Entry[] = [{ type: 'user', text: 'read c' }, first.result.entry, { type: 'tool_results', results: [{ type: 'tool_result', tool_use_id: use.id, content: 'C' }] }];
+    await expect(streamed(call(entries))).resolves.toMatchObject({ result: { stopReason: 'end_turn' } });
+    const contents = fake.generateRequests()[1]!.body.contents;
+    expect(contents[1].parts[0].functionCall).toEqual({ name: 'read', args: { path: 'c' } });
+    expect(contents[2].parts[0].functionResponse).toEqual({ name: 'read', response: { output: 'C' } });
+  });
+
+  it("a thinking reply's signature, streamed on an empty last part, is kept after the text and goes back on it", async () => {
+    await boot({ script: [say('The answer.', { thinking: 'Think.' }), say('ok')] });
+    const first = await streamed(call([{ type: 'user', text: 'q' }], { thinking: { budgetTokens: 1024 } }));
+    const sig = first.result.entry.content.find((b) => b.type === 'redacted_thinking');
+    expect(sig).toEqual({ type: 'redacted_thinking', data: expect.any(String) });
+    expect(first.result.entry.content).toEqual([{ type: 'thinking', thinking: 'Think.', signature: '' }, { type: 'text', text: 'The answer.' }, sig]);
+    // One text block: the empty signed part closed it without splitting the text.
+    expect(first.events.filter((e) => e.type === 'content_block_start' && (e.content_block as { type: string }).type === 'text')).toHaveLength(1);
+    await streamed(call([{ type: 'user', text: 'q' }, first.result.entry, { type: 'user', text: 'and?' }], { thinking: { budgetTokens: 1024 } }));
+    expect(fake.generateRequests()[1]!.body.contents[1].parts).toEqual([
+      { text: 'Think.', thought: true },
+      { text: 'The answer.', thoughtSignature: (sig as { data: string }).data },
+    ]);
+  });
+
   it('errors are ModelCallErrors by kind: the overflow is context_overflow, a 429 rate_limited with its delay, a 503 server', async () => {
     await boot({ script: [fail(429, { retryAfterSeconds: 3 }), fail(529)], contextWindowTokens: 30 });
     const overflow = await service.provider('gem').call(call([{ type: 'user', text: 'many words '.repeat(40) }]), {}).catch((e: unknown) => e);

@@ -42,7 +42,7 @@ const FINISH: Partial<Record<FakeStopReason, string>> = { max_tokens: 'MAX_TOKEN
  * a function call's first part carries its signature (Gemini 3 signs every call), and a thinking
  * reply without calls signs its last text part.
  */
-export function partsFor(step: Exclude<FakeStep, { kind: 'error' }>, includeThoughts: boolean, nextCallId: () => string): BuiltReply {
+export function partsFor(step: Exclude<FakeStep, { kind: 'error' }>, includeThoughts: boolean, nextCallId: (() => string) | undefined): BuiltReply {
   const parts: FakeGeminiPart[] = [];
   let thoughts = 0;
   let thought = false;
@@ -54,7 +54,9 @@ export function partsFor(step: Exclude<FakeStep, { kind: 'error' }>, includeThou
   let signedCall = false;
   const call = (c: FakeToolCall) => {
     const args = (c.input === undefined ? {} : c.input) as Record<string, unknown>;
-    const functionCall = { id: c.id ?? nextCallId(), name: c.name, args };
+    // Without ids (Gemini before 3 numbers no calls) a call is only its name and arguments.
+    const id = c.id ?? nextCallId?.();
+    const functionCall = { ...(id !== undefined ? { id } : {}), name: c.name, args };
     parts.push(signedCall ? { functionCall } : { functionCall, thoughtSignature: signFunctionCall(functionCall) });
     signedCall = true;
   };
@@ -81,7 +83,10 @@ export function partsFor(step: Exclude<FakeStep, { kind: 'error' }>, includeThou
   return { parts, finishReason: (stop && FINISH[stop]) ?? 'STOP', candidatesTokens, thoughtsTokens: thoughts, ...(step.usage ? { usage: step.usage } : {}) };
 }
 
-/** The parts as stream chunks: text and thoughts in `chunkChars` pieces (a signature stays on its part's last piece), calls whole. */
+/**
+ * The parts as stream chunks: text and thoughts in `chunkChars` pieces, calls whole. A signed text
+ * part's signature comes after its pieces, on an empty text part of its own, as Gemini streams it.
+ */
 export function chunkParts(parts: FakeGeminiPart[], chunkChars: number): FakeGeminiPart[][] {
   const chunks: FakeGeminiPart[][] = [];
   for (const p of parts) {
@@ -91,12 +96,11 @@ export function chunkParts(parts: FakeGeminiPart[], chunkChars: number): FakeGem
     }
     const chars = Array.from(p.text);
     for (let i = 0; i < chars.length; i += chunkChars) {
-      const last = i + chunkChars >= chars.length;
       const piece: FakeGeminiPart = { text: chars.slice(i, i + chunkChars).join('') };
       if (p.thought) piece.thought = true;
-      if (last && p.thoughtSignature) piece.thoughtSignature = p.thoughtSignature;
       chunks.push([piece]);
     }
+    if (p.thoughtSignature) chunks.push([{ text: '', ...(p.thought ? { thought: true } : {}), thoughtSignature: p.thoughtSignature }]);
   }
   return chunks;
 }

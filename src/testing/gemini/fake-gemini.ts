@@ -4,7 +4,8 @@
  * steps a test scripts, in the Anthropic fake's language (`say`, `callTools`, `reply`, `think`,
  * `fail`), and says so in the `x-fake-gemini: scripted` header. What it reproduces is the protocol:
  *
- * - `POST /v1beta/models/{model}:generateContent` and `:streamGenerateContent?alt=sse` (`data:`
+ * - `POST /v1beta/models/{model}:generateContent` and `:streamGenerateContent?alt=sse` (and the same
+ *   under `/v1/`, which `@google/genai` 3 asks for) (`data:`
  *   events: text and thoughts in pieces, each function call whole in one chunk with its thought
  *   signature, usage on every chunk, the finish reason and output counts on the last);
  * - `POST …:countTokens` (`contents`, or a whole `generateContentRequest`), `GET /v1beta/models/{model}`
@@ -53,6 +54,8 @@ export interface FakeGeminiOptions {
   stream?: FakeStreamOptions;
   /** Refuse a current-turn function call sent back without its signature (Gemini 3). Default true. */
   requireThoughtSignatures?: boolean;
+  /** Number each function call (`functionCall.id`, as Gemini 3 does). Default true; false: calls carry no id (Gemini 2.5). */
+  functionCallIds?: boolean;
   /** The shortest prefix implicit caching reads (default 1024, Gemini 2.5 Flash's; 0 turns it off). */
   implicitCacheMinTokens?: number;
   port?: number;
@@ -234,7 +237,7 @@ export class FakeGeminiServer {
     if (!step) return googleError(400, 'INVALID_ARGUMENT', `fake-gemini: script exhausted at request #${this.accepted.length} (scripted server, not a model)`);
     if (step.kind === 'error') return stepError(step);
     const includeThoughts = body.generationConfig?.thinkingConfig?.includeThoughts === true;
-    const built = partsFor(step, includeThoughts, () => `fake_call_${++this.callSeq}`);
+    const built = partsFor(step, includeThoughts, this.opts.functionCallIds === false ? undefined : () => `fake_call_${++this.callSeq}`);
     const id = `fake_resp_${++this.seq}`;
     const usage = (final: boolean) => usageMetadata(built, input, cached, final);
     const response = (parts: BuiltReply['parts'], final: boolean): FakeGeminiResponse => ({
