@@ -148,6 +148,13 @@ describe("the 'google' connection", () => {
     await expect(service.provider('gem').call(small, {})).rejects.toMatchObject({ kind: 'server', status: 503 });
   });
 
+  it("Claude's server-side context editing is refused by name, never dropped", async () => {
+    await boot({ script: [say('would have answered')] });
+    const request = call([{ type: 'user', text: 'hi' }], { contextManagement: { edits: [], betas: ['context-management-2025-06-27'] } });
+    await expect(service.provider('gem').call(request, {})).rejects.toMatchObject({ kind: 'invalid_request', message: expect.stringContaining('no server-side context editing') });
+    expect(fake.requests).toHaveLength(0);
+  });
+
   it('an abort ends the call', async () => {
     await boot({ script: [say('slow reply that pauses', { stream: { pauseAfterDeltas: 1 } })] });
     const ac = new AbortController();
