@@ -66,7 +66,8 @@ export const SCRIPT_DONE_REPLY =
  */
 export function sideRequestRoute(remaining: () => number, refill?: () => void): FakeRoute {
   return (req) => {
-    const system = JSON.stringify(systemOf(req.body));
+    // Anthropic's `system`, Gemini's `systemInstruction` (fh fake --provider google).
+    const system = JSON.stringify(req.body?.systemInstruction !== undefined && req.body?.system === undefined ? req.body.systemInstruction : systemOf(req.body));
     if (system.includes(SUMMARIZE_MARKER)) return say('## Goal\nThe scripted conversation.\n## Progress\nScripted steps ran.');
     if (system.includes(MEMORY_EXTRACT_MARKER) || system.includes(MEMORY_COMPACT_MARKER)) return say('- (fh fake: no memory)');
     if (system.includes('You name conversations.')) return say('Scripted fake session');

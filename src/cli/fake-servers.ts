@@ -5,7 +5,7 @@
  */
 import type { FakeRoute, FakeStep } from '../testing/anthropic/fake-anthropic-script';
 
-export const FAKE_PROVIDERS = ['anthropic', 'openai', 'openai-chat'] as const;
+export const FAKE_PROVIDERS = ['anthropic', 'openai', 'openai-chat', 'google'] as const;
 export type FakeProvider = (typeof FAKE_PROVIDERS)[number];
 
 export interface RunningFake {
@@ -32,6 +32,11 @@ export async function startFake(provider: FakeProvider, opts: { port?: number; s
     const { FakeOpenAIResponsesServer } = require('../testing/openai-responses/fake-openai-responses') as typeof import('../testing/openai-responses/fake-openai-responses');
     const fake = await FakeOpenAIResponsesServer.start(opts);
     return wrap(fake, 'OpenAI Responses API', `OPENAI_BASE_URL=${fake.url} OPENAI_API_KEY=fake`, () => fake.acceptedRequests().length);
+  }
+  if (provider === 'google') {
+    const { FakeGeminiServer } = require('../testing/gemini/fake-gemini') as typeof import('../testing/gemini/fake-gemini');
+    const fake = await FakeGeminiServer.start(opts);
+    return wrap(fake, 'Gemini', `GOOGLE_GEMINI_BASE_URL=${fake.url} GEMINI_API_KEY=fake`, () => fake.generateRequests().length);
   }
   const { FakeOpenAIChatServer } = require('../testing/openai-chat/fake-openai-chat') as typeof import('../testing/openai-chat/fake-openai-chat');
   const fake = await FakeOpenAIChatServer.start(opts);

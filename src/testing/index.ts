@@ -1,7 +1,7 @@
 /**
- * @fabric-harness/sdk/testing — scripted, protocol-faithful fakes of the Anthropic Messages API and of
- * OpenAI's Responses and Chat Completions APIs (they are not models: they play the responses you
- * script), and a real Temporal dev server to run them against.
+ * @fabric-harness/sdk/testing — scripted, protocol-faithful fakes of the model APIs, one folder per
+ * protocol (Anthropic's Messages API, OpenAI's Responses and Chat Completions APIs, Google's Gemini API;
+ * they are not models: they play the responses you script), and a real Temporal dev server to run them against.
  * (The repository's own cluster provisioning — the Temporal server on PostgreSQL, MinIO — lives in
  * test/support/provision/ since 0.5.0: it is this project's test harness, not a public API.)
  */
@@ -12,3 +12,4 @@ export { FakeOpenAIServerBase, type FakeOpenAIOptions, type FakeReply as FakeOpe
 export * from './temporal-cli';
 export * from './prose';
 export * from './reachable-types';
+export * from './gemini/fake-gemini';

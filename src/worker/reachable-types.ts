@@ -11,6 +11,7 @@ export type {
   OpenAIModelConnection,
   OpenAIChatModelConnection,
   OpenAICompatibleModelConnection,
+  GoogleModelConnection,
 } from '../activities/models/connections';
 export type { LiveBrokerSettings } from '../wire/live-broker';
 export type { ToolSandboxOptions } from '../activities/tools/tool-env';

@@ -6,6 +6,7 @@
  */
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import { GoogleGenAI } from '@google/genai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
@@ -27,7 +28,7 @@ async function startFake(args: string[]): Promise<Running> {
     const timer = setTimeout(() => reject(new Error(`fh fake printed no URL in 20 s: ${stdout} ${stderr}`)), 20_000);
     child.stdout!.on('data', (d) => {
       stdout += d;
-      const m = /(?:ANTHROPIC|OPENAI)_BASE_URL=(\S+)/.exec(stdout);
+      const m = /(?:ANTHROPIC|OPENAI|GOOGLE_GEMINI)_BASE_URL=(\S+)/.exec(stdout);
       if (m) {
         clearTimeout(timer);
         resolve(m[1]!);
@@ -114,11 +115,26 @@ describe('fh fake: looping and resetting its script', () => {
       const b = new OpenAI({ apiKey: 'fake', baseURL: chat.url, maxRetries: 0 });
       const completion = await b.chat.completions.stream({ model: 'gpt-4.1', messages: [{ role: 'user', content: 'next' }] }).finalChatCompletion();
       expect(completion.choices[0]!.message.content).toBe('from chat');
-      const bad = await runFh(['fake', '--provider', 'gemini'], process.env);
-      expect([bad.code, bad.stderr.trim()]).toEqual([2, "fh: --provider must be one of anthropic, openai, openai-chat, not 'gemini'"]);
+      const bad = await runFh(['fake', '--provider', 'gemini-pro'], process.env);
+      expect([bad.code, bad.stderr.trim()]).toEqual([2, "fh: --provider must be one of anthropic, openai, openai-chat, google, not 'gemini-pro'"]);
     } finally {
       await stop(responses);
       await stop(chat);
     }
   }, 60_000);
+
+  it('--provider google serves the Gemini API: the @google/genai client streams the scripted reply', async () => {
+    const fake = await startFake(['--provider', 'google', '--say', 'Hello from the fake Gemini.']);
+    try {
+      // Jest's sandbox hides Node's fetch dispatcher from the SDK: plain fetch (the fake is a separate process).
+      const ai = new GoogleGenAI({ apiKey: 'fake', httpOptions: { baseUrl: fake.url, fetch: (i, init) => fetch(i, init) } });
+      let text = '';
+      for await (const chunk of await ai.models.generateContentStream({ model: 'gemini-2.5-flash', contents: 'hi' })) text += chunk.text ?? '';
+      expect(text).toBe('Hello from the fake Gemini.');
+      const after = await ai.models.generateContent({ model: 'gemini-2.5-flash', contents: 'again' });
+      expect(after.text).toContain('script'); // the steps ran out: the fake says so, as for Anthropic
+    } finally {
+      await stop(fake);
+    }
+  });
 });

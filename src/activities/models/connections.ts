@@ -12,6 +12,10 @@ import { OpenAIChatProvider, OpenAIResponsesProvider } from './openai/provider';
 import type { OpenAIChatModelConnection, OpenAICompatibleModelConnection, OpenAIModelConnection } from './openai/settings';
 
 export type { OpenAIChatModelConnection, OpenAICompatibleModelConnection, OpenAIModelConnection };
+import { GoogleProvider } from './google/provider';
+import type { GoogleModelConnection } from './google/settings';
+
+export type { GoogleModelConnection };
 
 /** The connection a run uses when it names none: Anthropic direct (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL). */
 export const DEFAULT_CONNECTION = 'anthropic';
@@ -22,7 +26,7 @@ export interface AnthropicModelConnection extends ModelConnection {
 }
 
 /** One connection's settings: `provider` says which protocol; the rest is that provider's (credentials stay here). */
-export type ModelConnectionSettings = AnthropicModelConnection | OpenAIModelConnection | OpenAIChatModelConnection | OpenAICompatibleModelConnection;
+export type ModelConnectionSettings = AnthropicModelConnection | OpenAIModelConnection | OpenAIChatModelConnection | OpenAICompatibleModelConnection | GoogleModelConnection;
 
 type Factories = { [P in ModelConnectionSettings['provider']]: (settings: Extract<ModelConnectionSettings, { provider: P }>) => ModelProvider };
 
@@ -33,6 +37,7 @@ const FACTORIES: Factories = {
   openai: (s) => new OpenAIResponsesProvider(s),
   'openai-chat': (s) => new OpenAIChatProvider(s),
   'openai-compatible': (s) => new OpenAIChatProvider(s),
+  google: (s) => new GoogleProvider({ apiKey: s.apiKey, baseURL: s.baseURL }),
 };
 
 /**
@@ -40,7 +45,7 @@ const FACTORIES: Factories = {
  * the way that provider's SDK does. Settings given by name replace these.
  */
 function builtinConnections(): Record<string, ModelConnectionSettings> {
-  return { anthropic: { provider: 'anthropic' }, openai: { provider: 'openai' } };
+  return { anthropic: { provider: 'anthropic' }, openai: { provider: 'openai' }, google: { provider: 'google' } };
 }
 
 export class Connections {

@@ -11,12 +11,13 @@ import { FAKE_PROVIDERS, startFake, type FakeProvider, type RunningFake } from '
 
 export const fakeCommand: Command = {
   name: 'fake',
-  summary: 'run a scripted fake model server (not a model: Anthropic, OpenAI) for agents without an API key',
-  usage: ['fake [--provider anthropic|openai|openai-chat] [--port 8787] [--script steps.json] [--say <text>]… [--loop]'],
+  summary: 'run a scripted fake model server (not a model: Anthropic, OpenAI, Gemini) for agents without an API key',
+  usage: ['fake [--provider anthropic|openai|openai-chat|google] [--port 8787] [--script steps.json] [--say <text>]… [--loop]'],
   description:
     "Serves the provider's model and models APIs on 127.0.0.1, answering each model call with the next scripted step:\n" +
     "Anthropic's Messages API (default), OpenAI's Responses API (--provider openai) or its Chat Completions API\n" +
-    '(--provider openai-chat, as OpenAI-compatible servers speak it).\n' +
+    '(--provider openai-chat, as OpenAI-compatible servers speak it), or the Gemini API (--provider google:\n' +
+    'generateContent, streamGenerateContent, countTokens).\n' +
     `A script is ${SCRIPT_FORMAT}.\n` +
     'Summaries, memory and session titles are answered without using a step; once the steps run out every call\n' +
     'gets a reply saying so (with --loop the script starts over instead). SIGHUP resets it: the --script file is\n' +
@@ -24,11 +25,11 @@ export const fakeCommand: Command = {
     'prints. Stops on Ctrl-C.',
   connects: false,
   options: {
-    provider: { type: 'string', value: '<name>', help: 'the protocol: anthropic, openai (Responses) or openai-chat', default: 'anthropic' },
     port: { type: 'string', value: '<n>', help: 'port (0: any free one)', default: '8787' },
     script: { type: 'string', value: '<file>', help: 'JSON file of steps' },
     say: { type: 'string', multiple: true, value: '<text>', help: 'a reply (repeatable; after the --script steps)' },
     loop: { type: 'boolean', help: 'start the script over when its steps run out' },
+    provider: { type: 'string', value: '<name>', help: 'the protocol served: anthropic (default), openai (Responses), openai-chat (Chat Completions) or google (Gemini)', default: 'anthropic' },
   },
   examples: [
     'fh fake --say "Hello from the fake."',
