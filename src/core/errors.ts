@@ -204,6 +204,19 @@ export class TurnSuspendedError extends FabricError {
 }
 
 /** The provider does not know this model (checked when a session switches to it). */
+/**
+ * A connection's provider SDK, an optional peer (e.g. @anthropic-ai/bedrock-sdk), is not installed
+ * where it is needed (the worker, the inline process, or a test's fake).
+ */
+export class ProviderPackageMissingError extends FabricError {
+  constructor(
+    readonly packageName: string,
+    readonly provider: string,
+  ) {
+    super('PROVIDER_PACKAGE_MISSING', `${provider} needs ${packageName}, an optional peer that is not installed: \`npm install ${packageName}\``);
+  }
+}
+
 export class UnknownModelError extends FabricError {
   constructor(readonly model: string) {
     super('UNKNOWN_MODEL', `model: the provider does not know model '${model}'`);

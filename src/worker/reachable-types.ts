@@ -5,7 +5,7 @@
  */
 export type { ActivityDeps } from '../activities/create-activities';
 export type { ModelConnection } from '../activities/models/anthropic/messages';
-export type { ModelConnectionSettings, AnthropicModelConnection } from '../activities/models/connections';
+export type { ModelConnectionSettings, AnthropicModelConnection, BedrockModelConnection, VertexModelConnection } from '../activities/models/connections';
 export type { ToolSandboxOptions } from '../activities/tools/tool-env';
 export type { CompactionStrategySetting } from '../core/context/strategy';
 export type { FabricActivities, FlushMemoryActivityInput, FlushMemoryActivityResult, MemoryFilePayload, ModelActivityCompactFirst, ModelActivityInput, ModelActivityReply, ModelActivityResult, ResolveModelResult, SummarizeActivityInput, ToolActivityInput, ToolActivityResult } from '../wire/activity-contract';

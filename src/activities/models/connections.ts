@@ -8,6 +8,10 @@ import { UnknownConnectionError } from '../../core/sessions/host-errors';
 import type { ModelProvider } from './port';
 import { AnthropicProvider } from './anthropic/provider';
 import type { ModelConnection } from './anthropic/messages';
+import { BedrockProvider, type BedrockModelConnection } from './bedrock/provider';
+import { VertexProvider, type VertexModelConnection } from './vertex/provider';
+
+export type { BedrockModelConnection, VertexModelConnection };
 
 /** The connection a run uses when it names none: Anthropic direct (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL). */
 export const DEFAULT_CONNECTION = 'anthropic';
@@ -18,13 +22,16 @@ export interface AnthropicModelConnection extends ModelConnection {
 }
 
 /** One connection's settings: `provider` says which protocol; the rest is that provider's (credentials stay here). */
-export type ModelConnectionSettings = AnthropicModelConnection;
+export type ModelConnectionSettings = AnthropicModelConnection | BedrockModelConnection | VertexModelConnection;
 
 type Factories = { [P in ModelConnectionSettings['provider']]: (settings: Extract<ModelConnectionSettings, { provider: P }>) => ModelProvider };
 
 /** How each provider's client is made. A provider whose package is an optional peer loads it here, lazily. */
 const FACTORIES: Factories = {
   anthropic: (s) => new AnthropicProvider({ apiKey: s.apiKey, baseURL: s.baseURL }),
+  // Their SDKs load when the connection makes its first client (the provider's client()), not here.
+  bedrock: ({ provider: _p, ...s }) => new BedrockProvider(s),
+  vertex: ({ provider: _p, ...s }) => new VertexProvider(s),
 };
 
 /**
@@ -32,7 +39,9 @@ const FACTORIES: Factories = {
  * the way that provider's SDK does. Settings given by name replace these.
  */
 function builtinConnections(): Record<string, ModelConnectionSettings> {
-  return { anthropic: { provider: 'anthropic' } };
+  // Bedrock and Vertex read AWS_REGION / the AWS credential chain and CLOUD_ML_REGION /
+  // ANTHROPIC_VERTEX_PROJECT_ID / Google's ADC through their SDKs, when first used.
+  return { anthropic: { provider: 'anthropic' }, bedrock: { provider: 'bedrock' }, vertex: { provider: 'vertex' } };
 }
 
 export class Connections {
