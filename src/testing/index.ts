@@ -7,6 +7,7 @@
  */
 export * from './anthropic/fake-anthropic';
 export * from './bedrock';
+export * from './vertex';
 export * from './temporal-cli';
 export * from './prose';
 export * from './reachable-types';
