@@ -73,11 +73,11 @@ describe('VertexProvider', () => {
     await expect(p.verifyModel(MODEL)).resolves.toBeUndefined();
   });
 
-  it('needs a region: a typed error naming the field', () => {
+  it('needs a region: a typed error naming the field', async () => {
     const saved = process.env.CLOUD_ML_REGION;
     delete process.env.CLOUD_ML_REGION;
     try {
-      expect(() => new Connections({ v: { provider: 'vertex', projectId: 'p' } }).provider('v').call(ask('x'), {})).toThrow(
+      await expect(new Connections({ v: { provider: 'vertex', projectId: 'p' } }).provider('v').call(ask('x'), {})).rejects.toEqual(
         expect.objectContaining({ code: 'INVALID_INPUT', field: 'region' }),
       );
     } finally {

@@ -108,7 +108,7 @@ export class BedrockProvider implements ModelProvider {
     return (this.made ??= createBedrockClient(this.settings));
   }
 
-  call(request: MessagesCall, options: CallOptions): Promise<ModelCallResult> {
+  async call(request: MessagesCall, options: CallOptions): Promise<ModelCallResult> {
     // Never a pre-serialised body (no `serialisedBodies`): the SDK rewrites the body it serialises itself.
     return options.onEvent
       ? streamMessages(this.client(), request, options.onEvent, options.signal, undefined, PLATFORM)

@@ -107,7 +107,7 @@ export class VertexProvider implements ModelProvider {
     return (this.made ??= createVertexClient(this.settings));
   }
 
-  call(request: MessagesCall, options: CallOptions): Promise<ModelCallResult> {
+  async call(request: MessagesCall, options: CallOptions): Promise<ModelCallResult> {
     // Never a pre-serialised body (no `serialisedBodies`): the SDK rewrites the body it serialises itself.
     return options.onEvent
       ? streamMessages(this.client(), request, options.onEvent, options.signal, undefined, PLATFORM)
