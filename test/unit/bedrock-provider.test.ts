@@ -101,6 +101,22 @@ describe('BedrockProvider', () => {
     expect(classifyBedrockError(new Error('socket hang up')).kind).toBe('network');
   });
 
+  it('signs with static keys even when AWS_BEARER_TOKEN_BEDROCK is set; sends a Bedrock API key as a bearer token', async () => {
+    fake = await FakeBedrockServer.start({ script: [say('signed'), say('keyed')], apiKey: 'bedrock-api-key' });
+    const saved = process.env.AWS_BEARER_TOKEN_BEDROCK;
+    process.env.AWS_BEARER_TOKEN_BEDROCK = 'from-the-environment';
+    try {
+      await provider().call(ask('hi'), {});
+      expect(fake.requests[0]!.headers['authorization']).toMatch(/^AWS4-HMAC-SHA256 /);
+    } finally {
+      if (saved === undefined) delete process.env.AWS_BEARER_TOKEN_BEDROCK;
+      else process.env.AWS_BEARER_TOKEN_BEDROCK = saved;
+    }
+    const keyed = await new BedrockProvider({ baseURL: fake.url, region: 'us-east-1', apiKey: 'bedrock-api-key' }).call(ask('hi'), {});
+    expect(keyed.entry.content).toEqual([{ type: 'text', text: 'keyed' }]);
+    expect(fake.requests[1]!.headers['authorization']).toBe('Bearer bedrock-api-key');
+  });
+
   it("is the built-in 'bedrock' connection, its SDK loaded only when first used", () => {
     const connections = new Connections();
     expect(connections.names()).toEqual(expect.arrayContaining(['anthropic', 'bedrock', 'vertex']));
