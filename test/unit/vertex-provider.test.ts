@@ -60,6 +60,16 @@ describe('VertexProvider', () => {
     expect(limited.retryAfterMs).toBe(3000);
   });
 
+  it("passes an error mid-stream through as Anthropic's event: overloaded, retryable", async () => {
+    fake = await FakeVertexServer.start({ script: [say('a long answer that breaks', { stream: { chunkChars: 4, errorAfterDeltas: 2 } })], keepRequests: 0 });
+    const seen: RawStreamEvent[] = [];
+    const err = (await provider().call(ask('hi'), { onEvent: (e) => seen.push(e) }).catch((e: unknown) => e)) as ModelCallError;
+    expect(seen.filter((e) => e.type === 'content_block_delta')).toHaveLength(2);
+    expect(err.kind).toBe('overloaded');
+    expect(err.retryable).toBe(true);
+    expect(fake.requests).toEqual([]);
+  });
+
   it("refuses another token as authentication (Google's error shape), and says what it cannot do", async () => {
     fake = await FakeVertexServer.start({ script: [say('never')], accessToken: 'ya29.right' });
     const err = (await provider('ya29.wrong').call(ask('hi'), {}).catch((e: unknown) => e)) as ModelCallError;

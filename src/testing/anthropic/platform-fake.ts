@@ -18,6 +18,8 @@ export type PlatformFakeOptions = Omit<FakeAnthropicOptions, 'apiKey' | 'port' |
 export interface Listening {
   server: http.Server;
   origin: string;
+  /** How many of the newest requests `requests` keeps (the Anthropic fake's `keepRequests`). */
+  keepRequests?: number;
 }
 
 /** A reply written back to the platform's client. */
@@ -35,6 +37,7 @@ export abstract class PlatformFake {
   /** Base URL to give the platform's client. */
   readonly url: string;
   private readonly server: http.Server;
+  private readonly keepRequests: number | undefined;
 
   protected constructor(
     /** The Anthropic fake playing the script behind this one (its requests are the relayed, Anthropic-shaped ones). */
@@ -44,6 +47,7 @@ export abstract class PlatformFake {
   ) {
     this.server = listening.server;
     this.url = listening.origin + basePath;
+    this.keepRequests = listening.keepRequests;
   }
 
   /** Starts the inner Anthropic fake and this fake's server; `make` builds the subclass around them. */
@@ -63,7 +67,8 @@ export abstract class PlatformFake {
       });
     });
     const address = server.address() as AddressInfo;
-    instance = make(anthropic, { server, origin: `http://${host.includes(':') ? `[${host}]` : host}:${address.port}` });
+    const origin = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+    instance = make(anthropic, { server, origin, ...(rest.keepRequests !== undefined ? { keepRequests: rest.keepRequests } : {}) });
     return instance;
   }
 
@@ -139,6 +144,7 @@ export abstract class PlatformFake {
       const url = new URL(req.url ?? '/', 'http://fake.invalid');
       const rec: RecordedRequest = { method: req.method ?? 'GET', path: url.pathname, headers, body, at: Date.now() };
       this.requests.push(rec);
+      if (this.keepRequests !== undefined && this.requests.length > this.keepRequests) this.requests.splice(0, this.requests.length - this.keepRequests);
       reply = await this.handle(rec, raw, abort.signal);
     } catch (err) {
       reply = this.internalError(`platform fake internal error: ${err instanceof Error ? err.message : String(err)}`);
