@@ -86,6 +86,9 @@ describe('FakeBedrockServer', () => {
     expect(malformed.headers.get('x-amzn-errortype')).toMatch(/^IncompleteSignatureException/);
     const noDate = await post(`/model/${MODEL}/invoke`, valid, { authorization: SIGV4 });
     expect(noDate.status).toBe(403);
+    const tampered = await post(`/model/${MODEL}/invoke`, valid, { authorization: SIGV4, 'x-amz-date': '20261128T120000Z', 'x-amz-content-sha256': '0'.repeat(64) });
+    expect(tampered.status).toBe(403);
+    expect(tampered.headers.get('x-amzn-errortype')).toMatch(/^InvalidSignatureException/);
     const anthropicId = await post('/model/claude-sonnet-4-5/invoke', valid);
     expect(anthropicId.status).toBe(400);
     expect(((await anthropicId.json()) as { message: string }).message).toBe('The provided model identifier is invalid.');
