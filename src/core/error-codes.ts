@@ -108,6 +108,7 @@ export const ERROR_CODES = {
   S3_CLIENT_MISSING: { in: 'activities/stores/s3-store', means: 'S3Store needs @aws-sdk/client-s3, an optional dependency that is not installed' },
   SANDBOX_ESCAPE: { in: 'activities/tools/sandbox/sandbox-path', means: "a tool path resolves outside the tool's working directory" },
   SANDBOX_UNAVAILABLE: { in: 'activities/tools/tool-env', means: 'the configured sandbox wrapper cannot run on this machine' },
+
   MODULE_LOAD_FAILED: { in: 'worker/load-modules', means: 'an agent or tool module given to the worker failed to load' },
   // The board (fh board)
   BOARD_REMOTE_BIND: { in: 'board/server', means: 'the board was asked to bind a non-loopback address without allowRemote', exit: 'usage', hint: 'pass --allow-remote and --token to expose it' },

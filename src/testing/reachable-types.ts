@@ -4,3 +4,4 @@
  * test/unit/public-types.test.ts walks the built .d.ts and fails on any such type left unexported.
  */
 export type { ContextEditType } from './anthropic/fake-anthropic-features';
+export type { Listening, PlatformFake, PlatformFakeOptions, PlatformReply } from './anthropic/platform-fake';

@@ -12,6 +12,8 @@ export type {
   OpenAIChatModelConnection,
   OpenAICompatibleModelConnection,
   GoogleModelConnection,
+  BedrockModelConnection,
+  VertexModelConnection,
 } from '../activities/models/connections';
 export type { LiveBrokerSettings } from '../wire/live-broker';
 export type { ToolSandboxOptions } from '../activities/tools/tool-env';

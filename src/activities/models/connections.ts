@@ -16,6 +16,10 @@ import { GoogleProvider } from './google/provider';
 import type { GoogleModelConnection } from './google/settings';
 
 export type { GoogleModelConnection };
+import { BedrockProvider, type BedrockModelConnection } from './bedrock/provider';
+import { VertexProvider, type VertexModelConnection } from './vertex/provider';
+
+export type { BedrockModelConnection, VertexModelConnection };
 
 /** The connection a run uses when it names none: Anthropic direct (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL). */
 export const DEFAULT_CONNECTION = 'anthropic';
@@ -26,7 +30,14 @@ export interface AnthropicModelConnection extends ModelConnection {
 }
 
 /** One connection's settings: `provider` says which protocol; the rest is that provider's (credentials stay here). */
-export type ModelConnectionSettings = AnthropicModelConnection | OpenAIModelConnection | OpenAIChatModelConnection | OpenAICompatibleModelConnection | GoogleModelConnection;
+export type ModelConnectionSettings =
+  | AnthropicModelConnection
+  | OpenAIModelConnection
+  | OpenAIChatModelConnection
+  | OpenAICompatibleModelConnection
+  | GoogleModelConnection
+  | BedrockModelConnection
+  | VertexModelConnection;
 
 type Factories = { [P in ModelConnectionSettings['provider']]: (settings: Extract<ModelConnectionSettings, { provider: P }>) => ModelProvider };
 
@@ -38,6 +49,9 @@ const FACTORIES: Factories = {
   'openai-chat': (s) => new OpenAIChatProvider(s),
   'openai-compatible': (s) => new OpenAIChatProvider(s),
   google: (s) => new GoogleProvider({ apiKey: s.apiKey, baseURL: s.baseURL }),
+  // Their SDKs load when the connection makes its first client (the provider's client()), not here.
+  bedrock: ({ provider: _p, ...s }) => new BedrockProvider(s),
+  vertex: ({ provider: _p, ...s }) => new VertexProvider(s),
 };
 
 /**
@@ -45,7 +59,9 @@ const FACTORIES: Factories = {
  * the way that provider's SDK does. Settings given by name replace these.
  */
 function builtinConnections(): Record<string, ModelConnectionSettings> {
-  return { anthropic: { provider: 'anthropic' }, openai: { provider: 'openai' }, google: { provider: 'google' } };
+  // Bedrock and Vertex read AWS_REGION / the AWS credential chain and CLOUD_ML_REGION /
+  // ANTHROPIC_VERTEX_PROJECT_ID / Google's ADC through their SDKs, when first used.
+  return { anthropic: { provider: 'anthropic' }, openai: { provider: 'openai' }, google: { provider: 'google' }, bedrock: { provider: 'bedrock' }, vertex: { provider: 'vertex' } };
 }
 
 export class Connections {

@@ -108,8 +108,26 @@ export function withCacheBreakpoint<M extends { content: unknown }>(messages: M[
 }
 
 
-function sdkArgs(call: MessagesCall, body: SerialisedBody | undefined, signal: AbortSignal | undefined) {
-  if (!body) return { params: messagesParams(call), options: { signal } };
+/**
+ * The Messages surface these calls use. Anthropic's client has it, and so do Anthropic's Bedrock and
+ * Vertex clients (../bedrock, ../vertex), which send the same request to their platform's endpoint.
+ */
+export interface MessagesClient {
+  baseURL: string;
+  messages: Pick<Anthropic['messages'], 'create'>;
+  beta: { messages: Pick<Anthropic['beta']['messages'], 'create'> };
+}
+
+/** What differs on a platform serving the same Messages API (Bedrock, Vertex); absent: Anthropic direct. */
+export interface MessagesPlatform {
+  /** Fields the body carries beside the Messages params (Bedrock and Vertex take `anthropic_version` there). */
+  bodyFields?: Record<string, unknown>;
+  /** Reads the platform's errors (default: classifyAnthropicError). */
+  classify?: (err: unknown, baseURL?: string) => ModelCallError;
+}
+
+function sdkArgs(call: MessagesCall, body: SerialisedBody | undefined, signal: AbortSignal | undefined, platform?: MessagesPlatform) {
+  if (!body) return { params: { ...messagesParams(call), ...platform?.bodyFields } as Anthropic.MessageCreateParamsNonStreaming, options: { signal } };
   const params = { ...paramsBeforeMessages(call), messages: [] } as Anthropic.MessageCreateParamsNonStreaming;
   const chunks = body.chunks;
   // A ReadableStream body is sent verbatim by the SDK (which then sets no content type); with the
@@ -123,15 +141,22 @@ function sdkArgs(call: MessagesCall, body: SerialisedBody | undefined, signal: A
   return { params, options: { signal, body: stream, headers: { 'content-type': 'application/json', 'content-length': String(body.length) } } };
 }
 
-export async function callMessages(client: Anthropic, call: MessagesCall, signal?: AbortSignal, body?: SerialisedBody): Promise<ModelCallResult> {
+export async function callMessages(
+  client: MessagesClient,
+  call: MessagesCall,
+  signal?: AbortSignal,
+  body?: SerialisedBody,
+  platform?: MessagesPlatform,
+): Promise<ModelCallResult> {
+  const classify = platform?.classify ?? classifyAnthropicError;
   let res: Anthropic.Message | Anthropic.Beta.BetaMessage;
   try {
-    const { params, options } = sdkArgs(call, body, signal);
+    const { params, options } = sdkArgs(call, body, signal, platform);
     res = call.contextManagement
       ? await client.beta.messages.create({ ...(params as Anthropic.Beta.MessageCreateParamsNonStreaming), betas: call.contextManagement.betas }, options)
       : await client.messages.create(params, options);
   } catch (err) {
-    throw classifyAnthropicError(err, client.baseURL);
+    throw classify(err, client.baseURL);
   }
   return resultOf(res, call);
 }
@@ -144,15 +169,17 @@ export async function callMessages(client: Anthropic, call: MessagesCall, signal
  * overloaded_error) throws the classified error, as an HTTP error would.
  */
 export async function streamMessages(
-  client: Anthropic,
+  client: MessagesClient,
   call: MessagesCall,
   onEvent: (event: RawStreamEvent) => void,
   signal?: AbortSignal,
   body?: SerialisedBody,
+  platform?: MessagesPlatform,
 ): Promise<ModelCallResult> {
+  const classify = platform?.classify ?? classifyAnthropicError;
   let res: Anthropic.Message | Anthropic.Beta.BetaMessage;
   try {
-    const { params, options } = sdkArgs(call, body, signal);
+    const { params, options } = sdkArgs(call, body, signal, platform);
     const streamed = { ...params, stream: true as const };
     const events: AsyncIterable<RawStreamEvent> = call.contextManagement
       ? await client.beta.messages.create({ ...(streamed as unknown as Anthropic.Beta.MessageCreateParamsStreaming), betas: call.contextManagement.betas }, options)
@@ -164,7 +191,7 @@ export async function streamMessages(
     }
     res = reply.final();
   } catch (err) {
-    throw classifyAnthropicError(err);
+    throw platform?.classify ? classify(err, client.baseURL) : classifyAnthropicError(err);
   }
   return resultOf(res, call);
 }
@@ -245,7 +272,7 @@ export async function verifyModel(client: Anthropic, model: string): Promise<voi
  * Decides once, where the provider's error is seen, what kind of failure it is. A network error names
  * the URL it could not reach (`baseURL`), since a wrong or misspelt base URL is its usual cause.
  */
-export function classifyAnthropicError(err: unknown, baseURL?: string): ModelCallError {
+export function classifyAnthropicError(err: unknown, baseURL?: string, label = 'Anthropic API'): ModelCallError {
   if (err instanceof ModelCallError) return err;
   const at = baseURL ? ` (${baseURL})` : '';
   if (err instanceof Anthropic.APIConnectionError) return new ModelCallError('network', `${err.message.replace(/\.$/, '')}${at}`);
@@ -255,12 +282,12 @@ export function classifyAnthropicError(err: unknown, baseURL?: string): ModelCal
     const message = body?.error?.message ?? err.message;
     const retryAfterMs = parseRetryAfter(err.headers);
     const kind = kindFor(status, body?.error?.type, message);
-    return new ModelCallError(kind, `Anthropic API ${status}: ${message}`, status, retryAfterMs);
+    return new ModelCallError(kind, `${label} ${status}: ${message}`, status, retryAfterMs);
   }
   return new ModelCallError('network', `${err instanceof Error ? err.message : String(err)}${at}`);
 }
 
-function kindFor(status: number, type: string | undefined, message: string): ModelErrorKind {
+export function kindFor(status: number, type: string | undefined, message: string): ModelErrorKind {
   if ((status === 400 || status === 413) && isContextOverflowMessage(message)) return 'context_overflow';
   if (status === 401) return 'authentication';
   if (status === 403) return 'permission';
@@ -272,7 +299,7 @@ function kindFor(status: number, type: string | undefined, message: string): Mod
   return 'invalid_request';
 }
 
-function parseRetryAfter(headers: Headers | undefined): number | undefined {
+export function parseRetryAfter(headers: Headers | undefined): number | undefined {
   const ms = headers?.get?.('retry-after-ms');
   if (ms && Number.isFinite(Number(ms))) return Number(ms);
   const s = headers?.get?.('retry-after');

@@ -1,0 +1,1 @@
+export { FakeBedrockServer, FAKE_BEDROCK_ANTHROPIC_VERSION, type FakeBedrockOptions } from './fake-bedrock';
