@@ -64,8 +64,10 @@ export async function buildBundle(
   const buildIds = new Set<string>();
   const deployments = new Set<string>();
   runs.forEach((run, i) => {
-    const text = `${historyToJSONString(run.history)}\n`;
-    const json = JSON.parse(text) as { events: unknown[] };
+    // Keys sorted at every level: the server sends map fields (memo, search attributes, headers) in no
+    // fixed order, and two exports of one run must be the same bytes. Still Temporal's proto-JSON.
+    const json = sortKeys(JSON.parse(historyToJSONString(run.history))) as { events: unknown[] };
+    const text = `${JSON.stringify(json, null, 2)}\n`;
     const links = eventChain(json.events);
     const parsed = parseHistoryJSON(text, historyPart(i));
     entries.push({ name: historyPart(i), data: Buffer.from(text) }, { name: chainPart(i), data: Buffer.from(links.map((l) => `${l}\n`).join('')) });
@@ -189,6 +191,13 @@ async function collectBlobs(
   for (const r of initial) if (r.required && !blobs.has(r.key) && !missing.has(r.key) && SAFE_KEY.test(r.key)) missing.set(r.key, r.from);
   const list = [...missing].filter(([k]) => !blobs.has(k)).sort(([a], [b]) => (a < b ? -1 : 1)).map(([key, referencedBy]) => ({ key, referencedBy }));
   return { blobs: new Map([...blobs].sort(([a], [b]) => (a < b ? -1 : 1))), missing: list };
+}
+
+function sortKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortKeys);
+  if (!v || typeof v !== 'object') return v;
+  const o = v as Record<string, unknown>;
+  return Object.fromEntries(Object.keys(o).sort().map((k) => [k, sortKeys(o[k])]));
 }
 
 function sdkVersion(): string {
