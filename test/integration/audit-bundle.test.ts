@@ -189,13 +189,13 @@ describe('fh audit: bundles of live runs, verified and shown offline', () => {
     expect(show.stdout).toContain('Sub-agent eco-helper');
     expect(show.stdout).toContain(`read this: ${'lorem ipsum '.repeat(20_000)}`.slice(0, 100_000));
     expect(show.stdout).not.toContain('[offloaded');
-  });
+  }, 900_000);
 
   it('a wrong agents module is a replay divergence (exit 12)', async () => {
     const r = await fh(['audit', 'verify', bundle('session.tar'), '--agents', TEST_AGENT_MODULES[0]!], offline, 300_000);
     expect(r.code).toBe(12);
     expect(r.stderr).toMatch(/BUNDLE_REPLAY_DIVERGED: histories\/0000\.json/);
-  });
+  }, 600_000);
 
   async function flipped(file: string, entry: string, find: (data: Buffer) => number): Promise<string> {
     const bytes = await fs.readFile(bundle(file));
@@ -227,7 +227,37 @@ describe('fh audit: bundles of live runs, verified and shown offline', () => {
     r = await fh(['audit', 'verify', await flipped('session-signed.tar', 'manifest.json', (d) => d.indexOf('"sha256": "') + 12)], offline);
     expect(r.code).toBe(11);
     expect(r.stderr).toContain('BUNDLE_SIGNATURE_INVALID: signature: it does not verify over manifest.json');
-  });
+  }, 300_000);
+
+  it('search finds tool calls by name and arguments, model calls and runs across a folder of bundles, and runs in visibility', async () => {
+    const folder = bundle('search');
+    await fs.mkdir(folder);
+    await fs.copyFile(bundle('session.tar'), path.join(folder, 'session.tar'));
+    await fs.copyFile(bundle('flow.tar'), path.join(folder, 'flow.tar'));
+    await fs.writeFile(path.join(folder, 'notes.txt'), 'not a bundle');
+    const lines = (r: Ran) => r.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    let r = await fh(['audit', 'search', '--dir', folder, '--tool', 'big_output', '--args', '"kb":300'], offline);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('skipped');
+    expect(lines(r)).toEqual([expect.objectContaining({ source: 'bundle', bundle: 'session.tar', workflowId: sessionId, kind: 'tool_call', tool: 'big_output', arguments: { kb: 300 } })]);
+    r = await fh(['audit', 'search', '--dir', folder, '--tool', 'big_output', '--args', '"kb":9'], offline);
+    expect(lines(r)).toEqual([]);
+    r = await fh(['audit', 'search', '--dir', folder, '--tool', 'eco-helper'], offline);
+    expect(lines(r).map((h) => h.arguments)).toEqual([{ task: 'say what 6 times 7 is' }]);
+    // Every model call of the session's runs (the sub-agent's too), as `fh audit show --json` lists them.
+    const shown = JSON.parse((await fh(['audit', 'show', bundle('session.tar'), '--json'], offline)).stdout) as Array<{ audit: { records: Array<{ type: string; model?: string }> } }>;
+    const calls = shown.flatMap((a) => a.audit.records.filter((x) => x.type === 'model_call'));
+    expect(calls.length).toBeGreaterThanOrEqual(12);
+    const models = lines(await fh(['audit', 'search', '--dir', folder, '--model', calls[0]!.model!], offline));
+    expect(new Set(models.map((h) => h.workflowType))).toEqual(new Set(['audited-assistant', 'eco-helper']));
+    expect(models.length).toBe(calls.length);
+    expect(lines(await fh(['audit', 'search', '--dir', folder, '--model', 'no-such-model'], offline))).toEqual([]);
+    const runs = lines(await fh(['audit', 'search', '--dir', folder, '--since', '2000-01-01T00:00:00Z'], offline));
+    expect(runs.filter((h) => h.kind === 'run').map((h) => h.bundle).sort()).toEqual(expect.arrayContaining(['flow.tar', 'session.tar']));
+    // Visibility (the server is still up): the runs by start time; the filters it cannot check are listed.
+    const visible = lines(await fh(['audit', 'search', '--since', new Date(Date.now() - 3_600_000).toISOString(), '--tool', 'bash'], env));
+    expect(visible).toEqual(expect.arrayContaining([expect.objectContaining({ source: 'visibility', workflowId: sessionId, kind: 'run', unchecked: ['tool'] })]));
+  }, 300_000);
 
   it('a bundle signed with one key verifies with it and fails with another', async () => {
     let r = await fh(['audit', 'verify', bundle('session-signed.tar'), '--public-key', bundle('a.pub.pem')], offline);
@@ -238,5 +268,5 @@ describe('fh audit: bundles of live runs, verified and shown offline', () => {
     expect(r.stderr).toMatch(/BUNDLE_SIGNATURE_INVALID: signature: signed with key sha256:[0-9a-f]+, not the given public key/);
     r = await fh(['audit', 'verify', bundle('session.tar'), '--public-key', bundle('a.pub.pem')], offline);
     expect(r.code).toBe(11);
-  });
+  }, 300_000);
 });
