@@ -26,6 +26,8 @@ import { ensureBuilt, runFh, type Ran } from '../support/fh-cli';
 import { testConnection, type TestConnection } from '../support/temporal';
 
 const MINIO_BUILD_TIMEOUT_MS = 20 * 60_000;
+/** A secret-shaped token a user pasted: recorded in history, hidden by `fh audit show`. */
+const SECRET = 'sk-ant-api03-Zx9fakeFAKEfake0123456789';
 const MODULES = [...TEST_AGENT_MODULES, path.resolve(__dirname, '../fixtures/audit-agents.ts')];
 const FAN_OUT = `digraph Fan {
   start [shape=Mdiamond]
@@ -108,6 +110,7 @@ describe('fh audit: bundles of live runs, verified and shown offline', () => {
     expect(await s.prompt('delegate it')).toBe('recorded the tool result');
     const big = `read this: ${'lorem ipsum '.repeat(20_000)}`;
     expect(await s.prompt(big)).toBe(`read ${big.length} characters`);
+    expect(await s.prompt(`use ${SECRET} for the deploy`)).toBe(`answer to use ${SECRET} for the deploy`);
     for (let i = 0; i < 6; i++) expect(await s.prompt(`question ${i}`)).toBe(`answer to question ${i}`);
     expect((await s.info()).continuedRuns).toBeGreaterThanOrEqual(1);
     await s.end();
@@ -190,6 +193,17 @@ describe('fh audit: bundles of live runs, verified and shown offline', () => {
     expect(show.stdout).toContain(`read this: ${'lorem ipsum '.repeat(20_000)}`.slice(0, 100_000));
     expect(show.stdout).not.toContain('[offloaded');
   }, 900_000);
+
+  it('show hides secret-shaped text as the share page does; --no-redact shows the record as is', async () => {
+    const shown = await fh(['audit', 'show', bundle('session.tar')], offline);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).not.toContain(SECRET);
+    expect(shown.stdout).toContain('use [redacted] for the deploy');
+    const json = await fh(['audit', 'show', bundle('session.tar'), '--json'], offline);
+    expect(json.stdout).not.toContain(SECRET);
+    const raw = await fh(['audit', 'show', bundle('session.tar'), '--no-redact'], offline);
+    expect(raw.stdout).toContain(`use ${SECRET} for the deploy`);
+  }, 300_000);
 
   it('a wrong agents module is a replay divergence (exit 12)', async () => {
     const r = await fh(['audit', 'verify', bundle('session.tar'), '--agents', TEST_AGENT_MODULES[0]!], offline, 300_000);
