@@ -46,4 +46,6 @@ export type { ModelInputMismatch } from './replay-inputs';
 export { loadHistory, parseHistoryJSON, historyToJSONString, readHistoryFile, HistoryFormatError } from './history-file';
 export { stateFromHistory, type HistoryRunState } from './history-state';
 export { flowAudit, type FlowAuditEntry } from './flow-audit';
+// Sealed audit bundles: export, verify, show and search runs offline (docs/audit.md).
+export * from './bundle/index';
 export * from './reachable-types';

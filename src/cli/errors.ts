@@ -15,6 +15,12 @@ export const EXIT = {
   NOT_FOUND: 3,
   /** The Temporal server cannot be reached. */
   UNREACHABLE: 4,
+  /** `fh audit verify`: a part, event or reference of the bundle does not match (BUNDLE_TAMPERED, BUNDLE_INCOMPLETE, BUNDLE_INVALID). */
+  BUNDLE_TAMPERED: 10,
+  /** `fh audit verify`: the signature does not verify, is missing, or is another key's (BUNDLE_SIGNATURE_INVALID). */
+  BUNDLE_SIGNATURE: 11,
+  /** `fh audit verify --agents`: a history does not replay against the code (BUNDLE_REPLAY_DIVERGED). */
+  BUNDLE_REPLAY: 12,
   /** Interrupted (Ctrl-C). */
   INTERRUPTED: 130,
 } as const;
@@ -28,6 +34,9 @@ export const EXIT_CODES_HELP = [
   '  2    usage error: unknown command or option, missing argument, bad --input JSON, malformed history file, invalid status/label/setting',
   '  3    not found: no such workflow, session, namespace or file',
   '  4    the Temporal server cannot be reached (check --address / TEMPORAL_ADDRESS, or start one with `fh server`)',
+  '  10   fh audit verify: the bundle was altered or is incomplete (a part, event or reference does not match)',
+  '  11   fh audit verify: the signature does not verify, is missing, or is not the given key\'s',
+  '  12   fh audit verify --agents: a history does not replay against the code',
   '  130  interrupted (Ctrl-C)',
 ].join('\n');
 
