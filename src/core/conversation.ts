@@ -18,7 +18,7 @@ import { ServerContextStrategy } from './context/strategy-state';
 import type { ContextManagementParams } from './context/strategy';
 import { parseAttachmentRefs, promptTextSchema, resetOptionsSchema } from './conversation-types';
 import type { CompactOptions, CompactResult, ConversationConfig, ConversationUsage, PromptOptions, ResetOptions, ResetResult, SuspendedTurn, ToolCall } from './conversation-types';
-import { addUsage, interruptedResults, lastUserText, parseFinalReply, runToolCall, toolRound } from './conversation-tools';
+import { addUsage, interruptedResults, lastUserEntry, parseFinalReply, runToolCall, toolRound } from './conversation-tools';
 import { fulfilled, isPromiseLike, rejected, settleAll, started, thenSettle, toPromise, type Pending, type Settled } from './pending';
 
 export type { CompactionRecord, CompactionState, SummarizerUsage } from './context/compaction/controller';
@@ -258,7 +258,7 @@ export class Conversation {
     const ladder = new OverflowLadderState();
     this.serverEdits = this.server.params(settings, this.turnThinking !== undefined);
     const recover = async (providerSaid: unknown) => {
-      this.chain = await this.compaction.recoverFromOverflow(this.chain, settings, providerSaid, ladder, lastUserText(this.chain));
+      this.chain = await this.compaction.recoverFromOverflow(this.chain, settings, providerSaid, ladder, lastUserEntry(this.chain));
     };
     for (;;) {
       let result: ModelCallResult;

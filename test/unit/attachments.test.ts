@@ -4,8 +4,15 @@
  * and the client refuses before it writes anything to the store.
  */
 import { validateMessagesRequest, countFakeTokens } from '@fabric-harness/sdk/testing';
-import { checkAttachmentLimits, parseAttachmentRefs, pdfPageCount, type AttachmentRef } from '../../src/core/attachments';
-import { toApiMessages } from '../../src/core/entries';
+import { attachmentPlaceholder, attachmentTokens, checkAttachmentLimits, parseAttachmentRefs, pdfPageCount, type AttachmentRef } from '../../src/core/attachments';
+import { toApiMessages, type Entry, type UserEntry } from '../../src/core/entries';
+import { estimateEntryTokens } from '../../src/core/tokens';
+import { attachmentMaskId, maskStaleToolResults } from '../../src/core/context/mask';
+import { purgeToolResults } from '../../src/core/context/ladder';
+import { carryUserMessages } from '../../src/core/context/compaction/user-messages';
+import { resetConversation } from '../../src/core/context/reset';
+import { contextBudget } from '../../src/core/budget';
+import { contextGauge } from '../../src/board/gauge';
 import { withAttachmentBlocks } from '../../src/activities/models/anthropic/attachment-blocks';
 import { storeAttachments } from '../../src/client/attachments';
 import { MemoryTranscriptStore } from '../../src/activities/stores/transcript-store';
@@ -77,5 +84,58 @@ describe('attachment references', () => {
     const [stored] = (await storeAttachments(store, [{ bytes: PNG, mediaType: 'image/png', name: 'ok.png' }]))!;
     expect(stored).toEqual({ name: 'ok.png', mediaType: 'image/png', hash: expect.stringMatching(/^[0-9a-f]{64}$/), size: PNG.length });
     expect(store.size).toBe(1);
+  });
+});
+
+describe('attachments in the context budget, masking, compaction and overflow resets', () => {
+  const img: AttachmentRef = { name: 'shot.png', mediaType: 'image/png', hash: 'b'.repeat(64), size: 70_000 };
+  const old: Entry[] = [
+    { type: 'user', text: 'what is wrong on this page?', attachments: [img] },
+    { type: 'assistant', content: [{ type: 'text', text: 'the button overlaps' }] },
+    { type: 'user', text: 'thanks, next question' },
+    { type: 'assistant', content: [{ type: 'text', text: 'sure' }] },
+  ];
+
+  it('counts an attachment in the estimate, and its placeholder once masked', () => {
+    const plain = estimateEntryTokens({ type: 'user', text: 'what is wrong on this page?' });
+    expect(estimateEntryTokens(old[0]!)).toBe(plain + attachmentTokens(img));
+    expect(estimateEntryTokens({ type: 'user', text: 'what is wrong on this page?', attachments: [{ ...img, masked: true }] })).toBeLessThan(plain + 40);
+  });
+
+  it('masks an old attachment to its placeholder, by a recorded id too, and keeps one a later message names', () => {
+    const result = maskStaleToolResults(old, { before: 2 });
+    expect(result.ids).toEqual([attachmentMaskId(img)]);
+    expect((result.entries[0] as UserEntry).attachments).toEqual([{ ...img, masked: true }]);
+    expect(result.savedTokens).toBeGreaterThan(1_000);
+    expect(toApiMessages(result.entries)[0]!.content[0]).toMatchObject({ type: 'attachment', masked: true });
+    // Replayed from the recorded ids.
+    expect(maskStaleToolResults(old, { before: 2, ids: result.ids }).entries).toEqual(result.entries);
+    // Still in use: a later message names the file.
+    const named: Entry[] = [...old.slice(0, 2), { type: 'user', text: 'look again at shot.png' }, old[3]!];
+    expect(maskStaleToolResults(named, { before: 2 }).masked).toBe(0);
+  });
+
+  it("purge masks old attachments but not the running prompt's", () => {
+    const running: Entry[] = [...old, { type: 'user', text: 'and this one?', attachments: [{ ...img, hash: 'c'.repeat(64), name: 'new.png' }] }, { type: 'assistant', content: [{ type: 'text', text: 'x' }] }];
+    const purged = purgeToolResults(running, running.length).entries;
+    expect((purged[0] as UserEntry).attachments![0]!.masked).toBe(true);
+    expect((purged[4] as UserEntry).attachments![0]!.masked).toBeUndefined();
+  });
+
+  it('a summary keeps a replaced attachment as its placeholder line', () => {
+    expect(carryUserMessages(old.slice(0, 2), [])).toEqual([`what is wrong on this page?\n${attachmentPlaceholder(img)}`]);
+  });
+
+  it("an overflow's reset resends the running prompt with its attachments", () => {
+    const next = resetConversation({ summary: 's', fallback: true, prompt: old[0] as UserEntry, compactedEntries: 3 });
+    expect(next[1]).toEqual(old[0]);
+  });
+
+  it('the gauge shows attachments as a layer of their own', () => {
+    const budget = contextBudget({ entries: old, contextWindowTokens: 200_000, reserveTokens: 4_096 });
+    const gauge = contextGauge({ budget, entries: old, compaction: null, usage: null });
+    expect(gauge.layers.find((l) => l.key === 'attachments')?.tokens).toBe(attachmentTokens(img));
+    const total = gauge.layers.reduce((n, l) => n + l.tokens, 0);
+    expect(total).toBe(budget.usedTokens);
   });
 });

@@ -123,7 +123,7 @@ button.mini { padding:0 7px; font-size:11.5px; border-radius:5px; }
 .bar { position:relative; display:flex; height:22px; border-radius:6px; overflow:hidden; background:#eef1f5; border:1px solid var(--line); }
 .bar > span { height:100%; } .thr { position:absolute; top:-3px; bottom:-3px; width:2px; background:#1d2330; }
 .seg-system { background:var(--sys); } .seg-tools { background:var(--tools); } .seg-memory { background:var(--mem); }
-.seg-summary { background:var(--sum); } .seg-conversation { background:var(--conv); } .seg-toolResults { background:var(--tres); } .seg-reserve { background:repeating-linear-gradient(45deg,#cbd5e0,#cbd5e0 4px,#e2e8f0 4px,#e2e8f0 8px); }
+.seg-summary { background:var(--sum); } .seg-conversation { background:var(--conv); } .seg-toolResults { background:var(--tres); } .seg-attachments { background:#d69e2e; } .seg-reserve { background:repeating-linear-gradient(45deg,#cbd5e0,#cbd5e0 4px,#e2e8f0 4px,#e2e8f0 8px); }
 table.layers { width:100%; border-collapse:collapse; font-size:12.5px; margin-top:8px; }
 table.layers td { padding:2px 0; } table.layers td.n { text-align:right; font-variant-numeric: tabular-nums; }
 .sw { display:inline-block; width:10px; height:10px; border-radius:2px; margin-right:6px; vertical-align:-1px; }
