@@ -118,6 +118,7 @@ button.mini { padding:0 7px; font-size:11.5px; border-radius:5px; }
 .approval .btns { display:flex; gap:6px; align-items:center; } .approval input { flex:1; }
 .compose { display:flex; gap:8px; padding:10px 16px; border-top:1px solid var(--line); background:var(--panel); }
 .compose textarea { flex:1; height:52px; resize:vertical; }
+.files { display:flex; gap:6px; flex-wrap:wrap; padding:4px 14px; } .chip.file { margin-left:6px; } .chip.file button { border:0; background:none; padding:0 0 0 4px; cursor:pointer; }
 .side { overflow:auto; padding:14px; background:var(--panel); display:flex; flex-direction:column; gap:14px; }
 .side h3 { margin:0 0 6px; font-size:13px; text-transform:uppercase; letter-spacing:.05em; color:var(--mute); }
 .bar { position:relative; display:flex; height:22px; border-radius:6px; overflow:hidden; background:#eef1f5; border:1px solid var(--line); }
