@@ -9,7 +9,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { startSession, type SessionHandle } from '@fabric-harness/sdk/client';
+import { shareSession, startSession, type SessionHandle } from '@fabric-harness/sdk/client';
+import { auditTranscript } from '@fabric-harness/sdk/audit';
 import { FabricHarnessPlugin, FileTranscriptStore } from '@fabric-harness/sdk/worker';
 import { callTools, say, type FakeAnthropicServer, type RecordedRequest } from '@fabric-harness/sdk/testing';
 import { sessionPromptUpdate } from '../../src/wire/session-messages';
@@ -127,6 +128,15 @@ describe('attachments on an in-process worker', () => {
     expect(perAttachment).toBeLessThan(300);
     expect(a.text).not.toContain(PNG.toString('base64').slice(0, 40));
     expect(a.text).not.toContain('%PDF-1.4');
+
+    // The audit (from history alone) names the files; the share page draws the image as an image.
+    const { markdown } = await auditTranscript(await attached.workflow.fetchHistory());
+    expect(markdown).toContain('- Attachment: `"a.png"` (image/png, 70 bytes, sha256 ');
+    expect(markdown).toContain('- Attachment: `"b.pdf"` (application/pdf, ');
+    const { html } = await shareSession(w.client, attached.id);
+    expect(html).toContain(`<img alt="a.png" src="data:image/png;base64,${PNG.toString('base64')}">`);
+    expect(html).toContain('Attachment: b.pdf (application/pdf, ');
+    expect(html).not.toContain('data:application/pdf');
     await plain.end();
     await attached.end();
   });

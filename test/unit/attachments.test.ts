@@ -13,6 +13,7 @@ import { carryUserMessages } from '../../src/core/context/compaction/user-messag
 import { resetConversation } from '../../src/core/context/reset';
 import { contextBudget } from '../../src/core/budget';
 import { contextGauge } from '../../src/board/gauge';
+import { renderSharePage } from '../../src/core/share/page';
 import { withAttachmentBlocks } from '../../src/activities/models/anthropic/attachment-blocks';
 import { storeAttachments } from '../../src/client/attachments';
 import { MemoryTranscriptStore } from '../../src/activities/stores/transcript-store';
@@ -137,5 +138,29 @@ describe('attachments in the context budget, masking, compaction and overflow re
     expect(gauge.layers.find((l) => l.key === 'attachments')?.tokens).toBe(attachmentTokens(img));
     const total = gauge.layers.reduce((n, l) => n + l.tokens, 0);
     expect(total).toBe(budget.usedTokens);
+  });
+});
+
+describe('the share page shows attachments safely', () => {
+  const png: AttachmentRef = { name: 'shot.png', mediaType: 'image/png', hash: 'd'.repeat(64), size: 70 };
+  const page = (attachments: AttachmentRef[], images: Map<string, string>) =>
+    renderSharePage({ title: 't', sharedAt: 0, entries: [{ type: 'user', text: 'see', attachments }], images });
+
+  it('draws a raster image as a data: URL, and only that', () => {
+    const html = page([png], new Map([[png.hash, PNG.toString('base64')]]));
+    expect(html).toContain(`<img alt="shot.png" src="data:image/png;base64,${PNG.toString('base64')}">`);
+    expect(html).toContain("img-src data:;");
+  });
+
+  it('never draws SVG, data that is not base64, or a masked image; names are escaped text', () => {
+    const svg = { ...png, mediaType: 'image/svg+xml', hash: 'e'.repeat(64), name: '<script>x</script>.svg' } as unknown as AttachmentRef;
+    const html = page([svg, { ...png, hash: 'f'.repeat(64) }, { ...png, masked: true }], new Map([
+      [svg.hash, 'PHN2Zz48L3N2Zz4='],
+      ['f'.repeat(64), 'x" onerror="alert(1)'],
+      [png.hash, PNG.toString('base64')],
+    ]));
+    expect(html).not.toContain('<img');
+    expect(html).not.toContain('<script>x');
+    expect(html).toContain('Attachment: &lt;script&gt;x&lt;/script&gt;.svg (image/svg+xml, 70 bytes)');
   });
 });
