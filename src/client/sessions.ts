@@ -168,10 +168,11 @@ export async function sendPrompt(
     workflowIdConflictPolicy: 'USE_EXISTING',
   });
   const messageId = options.messageId ?? randomUUID();
-  const args: [{ text: string; messageId?: string }] = [{ text, messageId }];
+  const attachments = await storeAttachments(attachmentStore(client, options.store), options.attachments);
+  const args: [SessionPromptRequest] = [attachments ? { text, messageId, attachments } : { text, messageId }];
   const session = new SessionHandle(client, id, plan.agent);
   try {
-    const reply = await client.workflow.executeUpdateWithStart(sessionPromptUpdate, { args, updateId: messageUpdateId('prompt', messageId, text), startWorkflowOperation: start });
+    const reply = await client.workflow.executeUpdateWithStart(sessionPromptUpdate, { args, updateId: messageUpdateId('prompt', messageId, text, attachments), startWorkflowOperation: start });
     return { session, reply: await session.followReply(reply) };
   } catch (err) {
     throw missingSearchAttributes(err, client.options.namespace, 'started with') ?? typedError(err, id);

@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { shareSession, startSession, type SessionHandle } from '@fabric-harness/sdk/client';
+import { sendPrompt, shareSession, startSession, type SessionHandle } from '@fabric-harness/sdk/client';
 import { auditTranscript } from '@fabric-harness/sdk/audit';
 import { FabricHarnessPlugin, FileTranscriptStore } from '@fabric-harness/sdk/worker';
 import { callTools, say, type FakeAnthropicServer, type RecordedRequest } from '@fabric-harness/sdk/testing';
@@ -167,5 +167,19 @@ describe('attachments on an in-process worker', () => {
     expect(await s.prompt('are you there?')).toBe('still here');
     expect((await s.info()).messageCount).toBe(1);
     await s.end();
+  });
+
+  it('sendPrompt (start and prompt in one round trip) takes attachments too', async () => {
+    const before = fake.requests.length;
+    fake.enqueue(say('one pixel'));
+    const { session, reply } = await sendPrompt(w.client, assistant, 'what is this?', {
+      id: sid('attach-start'),
+      taskQueue: w.taskQueue,
+      attachments: [{ bytes: PNG, mediaType: 'image/png', name: 'p.png' }],
+    });
+    expect(reply).toBe('one pixel');
+    const sent = fake.requests.slice(before).find((r) => r.path === '/v1/messages' && !isTitleRequest(r))!;
+    expect(mediaBlocks(sent)).toEqual([{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG.toString('base64') } }]);
+    await session.end();
   });
 });
