@@ -32,10 +32,8 @@ export interface MaskOptions {
    * Attachments kept however old (default: one whose name a later user message mentions, still in use).
    * Masked ones are named in `ids` as `attachment:<hash>`.
    */
-  keepAttachment?: AttachmentKeep;
+  keepAttachment?: (attachment: AttachmentRef, later: readonly Entry[]) => boolean;
 }
-
-export type AttachmentKeep = (attachment: AttachmentRef, later: readonly Entry[]) => boolean;
 
 export interface MaskResult {
   /** A new array (the input is not changed); entries without a masked result are the same objects. */
