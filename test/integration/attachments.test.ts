@@ -12,10 +12,11 @@ import { temporal } from '@temporalio/proto';
 import { sendPrompt, shareSession, startSession, type SessionHandle } from '@fabric-harness/sdk/client';
 import { auditTranscript } from '@fabric-harness/sdk/audit';
 import { FabricHarnessPlugin, FileTranscriptStore } from '@fabric-harness/sdk/worker';
-import { callTools, say, type FakeAnthropicServer, type RecordedRequest } from '@fabric-harness/sdk/testing';
+import { callTools, fail, FakeAnthropicServer, say, type RecordedRequest } from '@fabric-harness/sdk/testing';
 import { sessionPromptUpdate } from '../../src/wire/session-messages';
 import { assistant } from '../fixtures/session-agents';
-import { isTitleRequest, startSessionFake } from '../support/session-fake';
+import { isTitleRequest, SCRIPTED_TITLE, startSessionFake } from '../support/session-fake';
+import { ladderSession } from '../fixtures/ladder-agents';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
 import { killableWorkers, killHard } from '../support/worker-process-control';
 import { rejection, until } from '../support/waiting';
@@ -181,5 +182,45 @@ describe('attachments on an in-process worker', () => {
     const sent = fake.requests.slice(before).find((r) => r.path === '/v1/messages' && !isTitleRequest(r))!;
     expect(mediaBlocks(sent)).toEqual([{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG.toString('base64') } }]);
     await session.end();
+  });
+});
+
+describe('an overflow resends the running prompt with its attachments', () => {
+  const FINAL = 'ATTACHED-FINAL what is on this screenshot?';
+  const isSummary = (r: RecordedRequest) => String(r.body?.system ?? '').startsWith('[fabric-harness:summarize]');
+  const isTurn = (r: RecordedRequest) => r.path === '/v1/messages' && !isSummary(r) && !isTitleRequest(r);
+  let fake: FakeAnthropicServer;
+  let w: TestWorker;
+
+  beforeAll(async () => {
+    fake = await FakeAnthropicServer.start({
+      route: (req) => {
+        if (isTitleRequest(req)) return say(SCRIPTED_TITLE);
+        if (isSummary(req)) return say('## Outcome\n- TRANSFER-NOTE: the user warmed up');
+        // The prompt with the file does not fit until the conversation was reset to its transfer note.
+        const body = JSON.stringify(req.body.messages);
+        return body.includes('ATTACHED-FINAL') && !body.includes('TRANSFER-NOTE') ? fail(400, { message: 'prompt is too long: 250000 tokens > 200000 maximum' }) : undefined;
+      },
+    });
+    w = await startTestWorker({ name: 'attach-ladder', baseURL: fake.url });
+  });
+  afterAll(async () => {
+    await w?.stop();
+    await fake?.stop();
+  });
+
+  it('the reset carries the prompt with its image to the retried call', async () => {
+    const s = await startSession(w.client, ladderSession, { id: sid('attach-ladder'), taskQueue: w.taskQueue });
+    fake.enqueue(say('warmed up'));
+    await s.prompt('warm up first');
+    fake.enqueue(say('answered after the reset'));
+    const before = fake.requests.length;
+    expect(await s.prompt(FINAL, { attachments: [{ bytes: PNG, mediaType: 'image/png', name: 'screen.png' }] })).toBe('answered after the reset');
+    const finals = fake.requests.slice(before).filter((r) => isTurn(r) && JSON.stringify(r.body.messages).includes('ATTACHED-FINAL'));
+    const last = finals.at(-1)!;
+    expect(finals.length).toBeGreaterThan(1); // refused, then resent after the ladder's steps
+    expect(JSON.stringify(last.body.messages)).toContain('TRANSFER-NOTE');
+    expect(mediaBlocks(last)).toEqual([{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG.toString('base64') } }]);
+    await s.end();
   });
 });
