@@ -36,6 +36,7 @@ import { ModelService, runToolWithOffload, type AroundCall, type TextCall } from
 import type { TranscriptStore } from './stores/transcript-store';
 import { loadJson, saveJson, Transcripts } from './stores/transcripts';
 import { ToolResultStore } from './stores/tool-results';
+import { AttachmentStore } from './stores/attachments';
 import { MemoryFiles } from './stores/memory-files';
 import { ReplyArchiveStore } from './stores/reply-archive-store';
 import { updateMemory } from '../core/context/memory-extract';
@@ -99,6 +100,7 @@ export interface WorkerCacheSizes {
 export function createActivities(deps: ActivityDeps): FabricActivities {
   const transcripts = new Transcripts(deps.store, { cacheSize: deps.caches?.transcripts });
   const toolResults = new ToolResultStore(deps.store, deps.caches?.toolResults);
+  const attachments = new AttachmentStore(deps.store);
   const memoryFiles = new MemoryFiles(deps.store);
   const replyArchive = new ReplyArchiveStore(deps.store);
   const tools = deps.tools instanceof ToolRegistry ? deps.tools : ToolRegistry.from(deps.tools);
@@ -139,7 +141,9 @@ export function createActivities(deps: ActivityDeps): FabricActivities {
           delta: "a tool result the workflow refers to is not in this worker's store; the workflow resends it in full",
         });
         const entries = loaded.base.concat(loaded.delta);
-        return { model: input.model, maxTokens: input.maxTokens, system: prelude.system, tools: prelude.tools, entries, cache: input.cache, thinking: input.thinking, contextManagement: input.contextManagement };
+        // The attachments' bytes, read by hash just before the call (never in history; see stores/attachments).
+        const files = await asFailure(() => attachments.resolve(entries));
+        return { model: input.model, maxTokens: input.maxTokens, system: prelude.system, tools: prelude.tools, entries, cache: input.cache, thinking: input.thinking, contextManagement: input.contextManagement, ...(files ? { attachments: files } : {}) };
       };
       const startedAt = Date.now();
       // With a stream slot the call streams, its deltas published in the heartbeat details (not history).

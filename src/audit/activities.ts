@@ -106,7 +106,7 @@ function notePrompt(w: Walk, delta: Entry[], ev: EventRef): void {
     const records = w.records;
     let pos = records.length;
     while (pos > 0 && (records[pos - 1]!.type === 'compaction_decision' || records[pos - 1]!.type === 'summary')) pos--;
-    records.splice(pos, 0, { n: 0, type: 'prompt', ...ev, text: last.text });
+    records.splice(pos, 0, { n: 0, type: 'prompt', ...ev, text: last.text, ...(last.attachments?.length ? { attachments: last.attachments } : {}) });
   }
   w.lastPrompt = { text: last.text, completed: false };
 }

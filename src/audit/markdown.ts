@@ -1,4 +1,5 @@
 /** The Markdown view of an audit (what `fh history <id>` prints): a header for the run, a section per record. */
+import type { AttachmentRef } from '../core/attachments';
 import { isOffloaded } from './payloads';
 import { cacheText } from './cache';
 import { describeGate } from '../core/context/compaction/gate';
@@ -56,7 +57,7 @@ function renderRecord(r: AuditRecord, n: number): string[] {
     case 'input':
       return [heading(r, 'Input (from the user who started the run)'), fence(truncate(JSON.stringify(r.input, null, 2) ?? 'undefined', n * 4))];
     case 'prompt':
-      return [heading(r, 'Prompt'), quote(truncate(r.text, n * 4))];
+      return [heading(r, 'Prompt'), quote(truncate(r.text, n * 4)), ...(r.attachments?.length ? [attachmentLines(r.attachments)] : [])];
     case 'model_resolved':
       return [
         heading(r, `Model resolved: ${r.model ?? r.requested ?? '?'}${windowText(r)}`),
@@ -254,6 +255,11 @@ function plural(n: number, one: string, many: string): string {
 
 function time(at: string | undefined): string {
   return at ? at.replace('T', ' ').replace(/\.(\d{3})\d*Z$/, '.$1Z') : '?';
+}
+
+/** A prompt's files, by reference: names are the user's text, so each is quoted as a JSON string in code (no Markdown of theirs renders). */
+function attachmentLines(refs: readonly AttachmentRef[]): string {
+  return refs.map((a) => `- Attachment: \`${JSON.stringify(a.name).replace(/`/g, "'")}\` (${a.mediaType}, ${a.size} bytes, sha256 ${a.hash.slice(0, 16)}…${a.masked ? ', masked' : ''})`).join('\n');
 }
 
 function quote(text: string): string {

@@ -1,6 +1,7 @@
 /** The shapes of an audit: one record per thing the run did or was sent, the run's summary, the transcript. */
 import type { CompactionDecision } from '../core/context/compaction/decide';
 import type { GateResult } from '../core/context/compaction/gate';
+import type { AttachmentRef } from '../core/attachments';
 import type { Fact } from '../core/entries';
 import type { Usage } from '../core/entries';
 import type { AppliedContextEdit } from '../core/context/strategy';
@@ -34,6 +35,8 @@ export interface PromptRecord extends RecordBase {
   type: 'prompt';
   /** A user message the session sent to the model (a prompt of the run). */
   text: string;
+  /** Files sent with it, by reference (history holds no bytes). */
+  attachments?: AttachmentRef[];
 }
 
 export interface ModelResolvedRecord extends RecordBase {

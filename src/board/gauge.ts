@@ -11,7 +11,7 @@ import { estimateEntryTokens, estimateTextTokens } from '../core/tokens';
 import type { AgentUsage } from '../wire/messages';
 
 export interface GaugeLayer {
-  key: 'system' | 'tools' | 'memory' | 'summary' | 'conversation' | 'toolResults';
+  key: 'system' | 'tools' | 'memory' | 'summary' | 'conversation' | 'toolResults' | 'attachments';
   label: string;
   tokens: number;
 }
@@ -43,19 +43,24 @@ export function contextGauge(input: {
   // same estimator, then capped to what the budget says, so the layers always add up to its total.
   let toolResults = 0;
   let memory = 0;
+  let attachments = 0;
   for (const e of entries) {
     if (e.type === 'tool_results') toolResults += estimateEntryTokens(e);
     else if (e.type === 'summary' && e.injected) memory += estimateTextTokens(e.injected);
+    else if (e.type === 'user' && e.attachments) attachments += estimateEntryTokens(e) - estimateEntryTokens({ type: 'user', text: e.text });
   }
   toolResults = Math.min(toolResults, budget.layers.history);
+  attachments = Math.min(attachments, budget.layers.history - toolResults);
   memory = Math.min(memory, budget.layers.summaries);
   const layers: GaugeLayer[] = [
     { key: 'system', label: 'System prompt', tokens: budget.layers.systemPrompt },
     { key: 'tools', label: 'Tools', tokens: budget.layers.toolDefinitions },
     { key: 'memory', label: 'Memory', tokens: memory },
     { key: 'summary', label: 'Summary', tokens: budget.layers.summaries - memory },
-    { key: 'conversation', label: 'Conversation', tokens: budget.layers.history - toolResults },
+    { key: 'conversation', label: 'Conversation', tokens: budget.layers.history - toolResults - attachments },
     { key: 'toolResults', label: 'Tool results', tokens: toolResults },
+    // A layer of its own only when there is one, so a gauge without attachments is as it was.
+    ...(attachments > 0 ? [{ key: 'attachments' as const, label: 'Attachments', tokens: attachments }] : []),
   ];
   const settings = input.compaction?.settings;
   const gauge: ContextGauge = {

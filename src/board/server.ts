@@ -54,7 +54,8 @@ export class BoardBindError extends FabricError {
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
-const MAX_BODY = 2 * 1024 * 1024;
+/** A message's attachments are up to 24 MB, 32 MB as base64 in JSON (the page sends them in the action). */
+const MAX_BODY = 34 * 1024 * 1024;
 
 export async function startBoardServer(options: BoardServerOptions): Promise<BoardServer> {
   const host = options.host ?? '127.0.0.1';

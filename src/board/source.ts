@@ -5,6 +5,8 @@
  * context budget, compaction state, usage), its live channel from the session's events, and every
  * change through the session's updates (approve, interrupt, edit, settings, prompt).
  */
+import { ATTACHMENT_LIMITS, ATTACHMENT_MEDIA_TYPES } from '../core/attachments';
+import { mediaTypeOf, type PromptAttachment } from '../client/attachments';
 import type { Client } from '@temporalio/client';
 import { z } from 'zod';
 import type { Entry } from '../core/entries';
@@ -72,12 +74,17 @@ export interface BoardSubAgent {
 }
 
 const note = z.string().max(10_000, 'note is longer than 10,000 characters').optional();
+/** Files dropped on the page or picked, as base64 (their limits are checked by the client's send, naming the field). */
+const boardAttachments = z
+  .array(z.object({ name: z.string().min(1).max(ATTACHMENT_LIMITS.nameChars), mediaType: z.string().max(100), data: z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64') }).strict())
+  .max(ATTACHMENT_LIMITS.perMessage)
+  .optional();
 /** Every change the page can ask for; one zod schema, so a bad field is refused naming it. */
 export const boardActionSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('approve'), callId: z.string().min(1), note }).strict(),
   z.object({ kind: z.literal('deny'), callId: z.string().min(1), note }).strict(),
   z.object({ kind: z.literal('interrupt') }).strict(),
-  z.object({ kind: z.literal('prompt'), text: z.string().min(1).max(1_000_000) }).strict(),
+  z.object({ kind: z.literal('prompt'), text: z.string().min(1).max(1_000_000), attachments: boardAttachments }).strict(),
   z.object({ kind: z.literal('title'), title: z.string().min(1).max(500) }).strict(),
   z.object({ kind: z.literal('flag'), flagged: z.boolean() }).strict(),
   z.object({ kind: z.literal('archive'), archived: z.boolean() }).strict(),
@@ -193,7 +200,7 @@ export function temporalBoardSource(client: Client, options: TemporalBoardSource
         case 'interrupt':
           return s.interrupt();
         case 'prompt':
-          return s.send(action.text);
+          return s.send(action.text, action.attachments?.length ? { attachments: action.attachments.map(boardFile) } : {});
         case 'title':
           return s.setTitle(action.title);
         case 'flag':
@@ -322,4 +329,10 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     }
     signal.addEventListener('abort', done, { once: true });
   });
+}
+
+/** A file the page sent: its bytes, and its media type (the browser's, or the name's when the browser's is none we send: text/csv, '' …). */
+function boardFile(a: { name: string; mediaType: string; data: string }): PromptAttachment {
+  const known = (ATTACHMENT_MEDIA_TYPES as readonly string[]).includes(a.mediaType);
+  return { name: a.name, mediaType: known ? a.mediaType : (mediaTypeOf(a.name) ?? a.mediaType), bytes: Buffer.from(a.data, 'base64') };
 }

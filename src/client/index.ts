@@ -56,6 +56,15 @@ export {
   type DeleteOptions,
   type EndSessionOptions,
 } from './sessions';
+export { storeAttachments, attachmentStore, mediaTypeOf, type PromptAttachment } from './attachments';
+export {
+  AttachmentTooLargeError,
+  AttachmentUnsupportedTypeError,
+  ATTACHMENT_LIMITS,
+  ATTACHMENT_MEDIA_TYPES,
+  type AttachmentRef,
+  type AttachmentMediaType,
+} from '../core/attachments';
 export { collectStoreGarbage, type CollectGarbageOptions, type CollectGarbageReport } from './collect-garbage';
 export { StoreNotCollectableError, type SweepReport } from '../activities/stores/store-gc';
 // The stores, for clients that resolve offloaded payloads or collect garbage (neither loads the worker).

@@ -48,8 +48,11 @@ import {
   type SessionWorktree,
   type SessionReply,
   type SessionResetResult,
+  type SessionPromptRequest,
   type SessionStart,
 } from '../wire/session-messages';
+import type { AttachmentRef } from '../core/attachments';
+import { attachmentStore, storeAttachments, type PromptAttachment } from './attachments';
 import { approvalRequests, approvalSource, type ApprovalRequest, type ApprovalsOptions } from './approvals';
 import { collectStoreGarbage, type CollectGarbageReport } from './collect-garbage';
 import { collectableStore } from '../activities/stores/store-gc';
@@ -100,6 +103,14 @@ export interface SessionPromptOptions extends WaitLimits {
    * fresh random id, named by the error when a wait ends early.
    */
   messageId?: string;
+  /**
+   * Files sent with the message (a path, or bytes with their media type): checked before anything is
+   * queued (ATTACHMENT_TOO_LARGE, ATTACHMENT_UNSUPPORTED_TYPE), stored by hash in `store`; the message
+   * carries only their references. See docs/sessions.md, "Attachments".
+   */
+  attachments?: PromptAttachment[];
+  /** Where attachments are written: the workers' store (default: the client's harness plugin's store, else FH_STORE_DIR). */
+  store?: TranscriptStore;
 }
 
 /** A session with this id exists already (a caller-chosen id; a generated one just gets another slug). */
@@ -161,10 +172,11 @@ export async function sendPrompt(
     workflowIdConflictPolicy: 'USE_EXISTING',
   });
   const messageId = options.messageId ?? randomUUID();
-  const args: [{ text: string; messageId?: string }] = [{ text, messageId }];
+  const attachments = await storeAttachments(attachmentStore(client, options.store), options.attachments);
+  const args: [SessionPromptRequest] = [attachments ? { text, messageId, attachments } : { text, messageId }];
   const session = new SessionHandle(client, id, plan.agent);
   try {
-    const reply = await client.workflow.executeUpdateWithStart(sessionPromptUpdate, { args, updateId: messageUpdateId('prompt', messageId, text), startWorkflowOperation: start });
+    const reply = await client.workflow.executeUpdateWithStart(sessionPromptUpdate, { args, updateId: messageUpdateId('prompt', messageId, text, attachments), startWorkflowOperation: start });
     return { session, reply: await session.followReply(reply) };
   } catch (err) {
     throw missingSearchAttributes(err, client.options.namespace, 'started with') ?? typedError(err, id);
@@ -293,8 +305,15 @@ export class SessionHandle {
    */
   async prompt(text: string, options: SessionPromptOptions = {}): Promise<string> {
     const messageId = options.messageId ?? randomUUID();
-    const reply = await this.update(sessionPromptUpdate, [{ text, messageId }], messageUpdateId('prompt', messageId, text), options, messageId);
+    const req = await this.request(text, messageId, options);
+    const reply = await this.update(sessionPromptUpdate, [req], messageUpdateId('prompt', messageId, text, req.attachments), options, messageId);
     return this.followReply(reply, options);
+  }
+
+  /** The update's argument: the attachments checked and stored first (nothing is queued when one is refused). */
+  private async request(text: string, messageId: string, options: SessionPromptOptions): Promise<SessionPromptRequest> {
+    const attachments = await storeAttachments(attachmentStore(this.client, options.store), options.attachments);
+    return attachments ? { text, messageId, attachments } : { text, messageId };
   }
 
   /**
@@ -319,9 +338,10 @@ export class SessionHandle {
   private readonly typed = (err: unknown): unknown => typedSessionError(err, this.id);
 
   /** Queues a message and returns at once with its id (`reply(id)` waits for the answer; position -1: answered already). */
-  send(text: string, options: SessionPromptOptions = {}): Promise<{ messageId: string; position: number }> {
+  async send(text: string, options: SessionPromptOptions = {}): Promise<{ messageId: string; position: number }> {
     const messageId = options.messageId ?? randomUUID();
-    return this.update(sessionSendUpdate, [{ text, messageId }], messageUpdateId('send', messageId, text), options, messageId);
+    const req = await this.request(text, messageId, options);
+    return this.update(sessionSendUpdate, [req], messageUpdateId('send', messageId, text, req.attachments), options, messageId);
   }
 
   /** The reply to a message sent earlier (waits for it; any message of the session's life). */
@@ -562,8 +582,10 @@ export class SessionHandle {
 const endOptionsSchema = z.object({ keepWorktree: z.boolean().optional(), deleteBranch: z.boolean().optional() }).strict();
 
 /** The update id of a message: the same message (id and text) is the same update, so a retry reattaches to it. */
-export function messageUpdateId(kind: 'prompt' | 'send', messageId: string, text: string): string {
-  return `${kind}:${messageId}:${hashString(text)}`;
+export function messageUpdateId(kind: 'prompt' | 'send', messageId: string, text: string, attachments?: readonly AttachmentRef[]): string {
+  // Attachments make it another message: their hashes are hashed with the text (none: the id as before).
+  const files = attachments?.length ? `\n${attachments.map((a) => a.hash).join(',')}` : '';
+  return `${kind}:${messageId}:${hashString(text + files)}`;
 }
 
 /** Our typed error for a failure: a FabricError the session sent, or SESSION_NOT_FOUND / SESSION_CLOSED. */

@@ -3,7 +3,7 @@
  * and the final reply parsed as the prompt's structured output. Pure given what the ports return.
  */
 import type { z } from 'zod';
-import type { Entry, ToolResultBlock, ToolResultsEntry, Usage } from './entries';
+import type { Entry, ToolResultBlock, ToolResultsEntry, Usage, UserEntry } from './entries';
 import type { AgentEventType, EventPayloads } from './events';
 import { OutputParseError } from './errors';
 import type { RuntimePorts } from './ports';
@@ -112,11 +112,11 @@ function extractJson(text: string): string {
   return (fenced ? fenced[1] : text).trim();
 }
 
-/** The last user entry's text: the running turn's prompt. */
-export function lastUserText(entries: readonly Entry[]): string | undefined {
+/** The last user entry: the running turn's prompt (with its attachments, which an overflow's reset resends). */
+export function lastUserEntry(entries: readonly Entry[]): UserEntry | undefined {
   for (let i = entries.length - 1; i >= 0; i--) {
     const e = entries[i]!;
-    if (e.type === 'user') return e.text;
+    if (e.type === 'user') return e;
   }
   return undefined;
 }

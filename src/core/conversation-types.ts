@@ -84,6 +84,9 @@ export interface SuspendedTurn {
   thinking?: ThinkingBudget;
 }
 
+import type { AttachmentRef } from './attachments';
+export { parseAttachmentRefs } from './attachments';
+
 export interface PromptOptions<T = unknown> extends PromptCompactionOverrides {
   /** Parse the final reply as JSON and validate it with this schema. */
   output?: z.ZodType<T>;
@@ -91,6 +94,8 @@ export interface PromptOptions<T = unknown> extends PromptCompactionOverrides {
   maxSteps?: number;
   /** @deprecated since 0.5.0: `maxSteps`. */
   maxTurns?: number;
+  /** Files sent with the prompt, by reference (their bytes are in the store: see core/attachments). */
+  attachments?: AttachmentRef[];
 }
 
 export interface CompactOptions {

@@ -16,9 +16,9 @@ import { OverflowLadderState } from './context/ladder';
 import { parseThinkingBudget } from './thinking';
 import { ServerContextStrategy } from './context/strategy-state';
 import type { ContextManagementParams } from './context/strategy';
-import { promptTextSchema, resetOptionsSchema } from './conversation-types';
+import { parseAttachmentRefs, promptTextSchema, resetOptionsSchema } from './conversation-types';
 import type { CompactOptions, CompactResult, ConversationConfig, ConversationUsage, PromptOptions, ResetOptions, ResetResult, SuspendedTurn, ToolCall } from './conversation-types';
-import { addUsage, interruptedResults, lastUserText, parseFinalReply, runToolCall, toolRound } from './conversation-tools';
+import { addUsage, interruptedResults, lastUserEntry, parseFinalReply, runToolCall, toolRound } from './conversation-tools';
 import { fulfilled, isPromiseLike, rejected, settleAll, started, thenSettle, toPromise, type Pending, type Settled } from './pending';
 
 export type { CompactionRecord, CompactionState, SummarizerUsage } from './context/compaction/controller';
@@ -97,7 +97,7 @@ export class Conversation {
   }
 
   async prompt<T = string>(text: string, options: PromptOptions<T> = {}): Promise<T> {
-    parseWith(z.object({ text: promptTextSchema }), { text }, 'prompt');
+    parseWith(z.object({ text: promptTextSchema }), { text }, 'prompt'), parseAttachmentRefs(options.attachments);
     return this.exclusive(() => this.rollingBackOnFailure(() => this.runPrompt(text, options)));
   }
 
@@ -235,13 +235,13 @@ export class Conversation {
   }
 
   private async runPrompt<T>(text: string, options: PromptOptions<T>): Promise<T> {
-    const { output, maxSteps: stepsOverride, maxTurns: deprecatedStepsOverride, ...rawOverrides } = options;
+    const { output, maxSteps: stepsOverride, maxTurns: deprecatedStepsOverride, attachments, ...rawOverrides } = options;
     const overrides = parsePromptCompactionOverrides(rawOverrides);
     const settings = this.compaction.settingsFor(overrides);
     const maxTurns = stepsOverride ?? deprecatedStepsOverride ?? this.config.maxSteps;
     this.turnStart = this.chain.length;
     this.turnThinking = this.config.thinking;
-    this.chain.push({ type: 'user', text });
+    this.chain.push(attachments?.length ? { type: 'user', text, attachments } : { type: 'user', text });
     return this.turnLoop(settings, maxTurns, output, 0);
   }
 
@@ -258,7 +258,7 @@ export class Conversation {
     const ladder = new OverflowLadderState();
     this.serverEdits = this.server.params(settings, this.turnThinking !== undefined);
     const recover = async (providerSaid: unknown) => {
-      this.chain = await this.compaction.recoverFromOverflow(this.chain, settings, providerSaid, ladder, lastUserText(this.chain));
+      this.chain = await this.compaction.recoverFromOverflow(this.chain, settings, providerSaid, ladder, lastUserEntry(this.chain));
     };
     for (;;) {
       let result: ModelCallResult;

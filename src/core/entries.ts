@@ -6,6 +6,7 @@
  * `assistant` entry holding `tool_use` blocks, then a `tool_results` entry answering every one of
  * them); compaction treats such a pair as one unit and never splits it.
  */
+import type { AttachmentRef } from './attachments';
 
 export interface TextBlock {
   type: 'text';
@@ -65,6 +66,17 @@ export interface CompactionBlock {
 export interface UserEntry {
   type: 'user';
   text: string;
+  /** Files sent with it, by reference: their bytes are in the store, never here (./attachments). */
+  attachments?: AttachmentRef[];
+}
+
+/**
+ * An attachment in a request, provider-neutral: its reference, which the worker resolves to the
+ * provider's own block (Anthropic's `image` or `document`) with the bytes from the store just before
+ * the call. `masked`: shown as its one-line placeholder instead (an old attachment, like an old tool result).
+ */
+export interface AttachmentBlock extends AttachmentRef {
+  type: 'attachment';
 }
 
 /** One model response: thinking (first, when enabled), text and/or tool calls. */
@@ -132,7 +144,7 @@ export interface Fact {
 export type Entry = UserEntry | AssistantEntry | ToolResultsEntry | SummaryEntry;
 
 /** Messages in the Anthropic Messages API shape, as sent on the wire. */
-export type ApiContentBlock = AssistantBlock | ToolResultBlock;
+export type ApiContentBlock = AssistantBlock | ToolResultBlock | AttachmentBlock;
 export interface ApiMessage {
   role: 'user' | 'assistant';
   content: ApiContentBlock[];
@@ -169,6 +181,10 @@ export function renderFileOperations(files: FileOperations): string {
 function entryToMessage(entry: Entry): ApiMessage {
   switch (entry.type) {
     case 'user':
+      if (entry.attachments?.length) {
+        // Files first, then the words about them: what Anthropic's guide recommends for images and documents.
+        return { role: 'user', content: [...entry.attachments.map((a) => ({ type: 'attachment' as const, ...a })), { type: 'text', text: entry.text }] };
+      }
       return { role: 'user', content: [{ type: 'text', text: entry.text }] };
     case 'assistant':
       return { role: 'assistant', content: entry.content };

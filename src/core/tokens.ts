@@ -2,6 +2,7 @@
  * Token estimates. Pure and deterministic (workflow sandbox): no tokenizer, just character heuristics,
  * refined by the model's own reported usage when available (`anchoredEstimate`).
  */
+import { attachmentPlaceholder, attachmentTokens } from './attachments';
 import { renderSummaryEntry, type Entry, type Usage } from './entries';
 
 /** Fixed per-message cost (role, separators) added to every entry. */
@@ -66,6 +67,7 @@ export function estimateEntryTokens(e: Entry): number {
   switch (e.type) {
     case 'user':
       n += estimateTextTokens(e.text);
+      for (const a of e.attachments ?? []) n += a.masked ? estimateTextTokens(attachmentPlaceholder(a)) : attachmentTokens(a);
       break;
     case 'assistant':
       for (const b of e.content) {

@@ -4,6 +4,7 @@
  * new, and every update and query a session answers. Imported by the workflow and by clients.
  */
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import type { AttachmentRef } from '../core/attachments';
 import type { Entry } from '../core/entries';
 import type { Labels, LabelValue } from '../core/sessions/labels';
 import type { SessionSettings, SessionSettingsPatch } from '../core/sessions/settings';
@@ -82,6 +83,8 @@ export interface QueuedMessage {
   id: string;
   text: string;
   at: number;
+  /** Files sent with it, by reference (absent: none). */
+  attachments?: AttachmentRef[];
 }
 
 export interface PendingApproval {
@@ -147,6 +150,8 @@ export interface SessionInfo extends SessionRecord {
 
 export interface SessionPromptRequest {
   text: string;
+  /** Files sent with it, by reference: the client stored their bytes first (client/attachments). */
+  attachments?: AttachmentRef[];
   /** Idempotency and addressing: the reply is asked for by this id. Default: the update's id. */
   messageId?: string;
 }

@@ -104,4 +104,31 @@ describe('fh chat streaming (tmux)', () => {
     tmux('send-keys', '-t', pane, 'C-c');
     await getSession(w.client, id).end();
   }, 90_000);
+
+  it('/attach <file> sends the file with the next message: the model gets it as an image block', async () => {
+    const id = `chat-attach-${process.pid}-${Date.now() % 100000}`;
+    await startSession(w.client, assistant, { id, taskQueue: w.taskQueue, title: 'Attaching chat' });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fh-attach-'));
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+    fs.writeFileSync(path.join(dir, 'screen.png'), png);
+    const pane2 = 'attach';
+    const vars = `TEMPORAL_ADDRESS='${w.t.address}' TEMPORAL_NAMESPACE='${w.t.namespace}' FH_STORE_DIR='${w.storeDir}' NO_COLOR=1`;
+    tmux('new-session', '-d', '-s', pane2, '-x', '160', '-y', '30', `cd '${dir}' && env ${vars} '${process.execPath}' '${FH}' chat ${id}; sleep 60`);
+    const paneShows = (what: string) => until(`the pane to show ${what}`, async () => tmux('capture-pane', '-p', '-J', '-t', pane2, '-S', '-200').includes(what) || undefined);
+    await until('the prompt', async () => /^you ›/m.test(tmux('capture-pane', '-p', '-J', '-t', pane2)) || undefined);
+    tmux('send-keys', '-t', pane2, '-l', '/attach screen.png');
+    tmux('send-keys', '-t', pane2, 'Enter');
+    await paneShows('attached screen.png (image/png, 70 bytes)');
+    const before = fake.requests.length;
+    fake.enqueue(say('A single pixel.'));
+    tmux('send-keys', '-t', pane2, '-l', 'what is on my screen?');
+    tmux('send-keys', '-t', pane2, 'Enter');
+    await paneShows('A single pixel.');
+    const sent = fake.requests.slice(before).find((r) => JSON.stringify(r.body).includes('what is on my screen?'))!;
+    const user = (sent.body.messages as Array<{ role: string; content: Array<{ type: string; source?: { data: string } }> }>).at(-1)!;
+    expect(user.content.map((b) => b.type)).toEqual(['image', 'text']);
+    expect(user.content[0]!.source!.data).toBe(png.toString('base64'));
+    tmux('send-keys', '-t', pane2, 'C-c');
+    await getSession(w.client, id).end();
+  }, 90_000);
 });

@@ -10,6 +10,7 @@
  *   content_block_start/delta/stop, message_delta, message_stop), which each provider translates its
  *   own stream into: the live publisher, the stream offsets and the reply accumulator stay one.
  */
+import type { AttachmentData } from '../stores/attachments';
 import type { Entry } from '../../core/entries';
 import type { ModelCallResult } from '../../core/ports';
 import type { ToolSpec } from '../../core/tools-spec';
@@ -30,6 +31,8 @@ export interface MessagesCall {
   thinking?: { budgetTokens: number };
   /** Claude's server-side context management (absent: none sent, the plain Messages API). */
   contextManagement?: ContextManagementParams;
+  /** The bytes of the entries' attachments, by hash, read from the store just before the call (absent: none, or placeholders). */
+  attachments?: ReadonlyMap<string, AttachmentData>;
 }
 
 /**

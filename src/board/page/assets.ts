@@ -118,12 +118,13 @@ button.mini { padding:0 7px; font-size:11.5px; border-radius:5px; }
 .approval .btns { display:flex; gap:6px; align-items:center; } .approval input { flex:1; }
 .compose { display:flex; gap:8px; padding:10px 16px; border-top:1px solid var(--line); background:var(--panel); }
 .compose textarea { flex:1; height:52px; resize:vertical; }
+.files { display:flex; gap:6px; flex-wrap:wrap; padding:4px 14px; } .chip.file { margin-left:6px; } .chip.file button { border:0; background:none; padding:0 0 0 4px; cursor:pointer; }
 .side { overflow:auto; padding:14px; background:var(--panel); display:flex; flex-direction:column; gap:14px; }
 .side h3 { margin:0 0 6px; font-size:13px; text-transform:uppercase; letter-spacing:.05em; color:var(--mute); }
 .bar { position:relative; display:flex; height:22px; border-radius:6px; overflow:hidden; background:#eef1f5; border:1px solid var(--line); }
 .bar > span { height:100%; } .thr { position:absolute; top:-3px; bottom:-3px; width:2px; background:#1d2330; }
 .seg-system { background:var(--sys); } .seg-tools { background:var(--tools); } .seg-memory { background:var(--mem); }
-.seg-summary { background:var(--sum); } .seg-conversation { background:var(--conv); } .seg-toolResults { background:var(--tres); } .seg-reserve { background:repeating-linear-gradient(45deg,#cbd5e0,#cbd5e0 4px,#e2e8f0 4px,#e2e8f0 8px); }
+.seg-summary { background:var(--sum); } .seg-conversation { background:var(--conv); } .seg-toolResults { background:var(--tres); } .seg-attachments { background:#d69e2e; } .seg-reserve { background:repeating-linear-gradient(45deg,#cbd5e0,#cbd5e0 4px,#e2e8f0 4px,#e2e8f0 8px); }
 table.layers { width:100%; border-collapse:collapse; font-size:12.5px; margin-top:8px; }
 table.layers td { padding:2px 0; } table.layers td.n { text-align:right; font-variant-numeric: tabular-nums; }
 .sw { display:inline-block; width:10px; height:10px; border-radius:2px; margin-right:6px; vertical-align:-1px; }

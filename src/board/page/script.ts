@@ -37,6 +37,8 @@ function boardPage(): void {
     seen: Record<string, string>;
     /** What the user is typing: a re-render (every live event) must not wipe it. */
     drafts: Record<string, string>;
+    /** Files dropped on the message box or picked, sent with the next message (base64, as the action takes them). */
+    files: Array<{ name: string; mediaType: string; data: string }>;
   } = {
     filter: { status: '', label: '', archived: false },
     selected: null,
@@ -45,6 +47,7 @@ function boardPage(): void {
     channel: null,
     seen: JSON.parse(localStorage.getItem('fh-board-seen') || '{}'),
     drafts: {},
+    files: [],
   };
   /** An input whose text survives re-renders (kept in state.drafts under `key`). */
   function draft(tag: 'input' | 'textarea', key: string, initial: string, props: Record<string, any>): HTMLInputElement {
@@ -110,6 +113,19 @@ function boardPage(): void {
   function flash(message: string) {
     const el = document.querySelector('.flash');
     if (el) el.textContent = message;
+  }
+
+  /** Reads dropped or picked files as base64 (FileReader's data: URL, its prefix cut off) and shows them above the message box. */
+  function addFiles(list: FileList | null | undefined): void {
+    for (const f of Array.from(list || [])) {
+      const reader = new FileReader();
+      reader.onload = () => {
+        const url = String(reader.result);
+        state.files.push({ name: f.name, mediaType: f.type, data: url.slice(url.indexOf(',') + 1) });
+        renderSession();
+      };
+      reader.readAsDataURL(f);
+    }
   }
 
   // ---------- inbox ----------
@@ -453,9 +469,18 @@ function boardPage(): void {
     const main = h('div', { class: 'main' }, head);
     if (state.tab === 'conversation') {
       main.appendChild(conversation(v));
-      const text = draft('textarea', 'compose', '', { placeholder: 'Message this session…', 'aria-label': 'message' });
-      main.appendChild(h('div', { class: 'compose' }, text,
-        h('button', { class: 'primary', id: 'send', onclick: () => { if (text.value.trim()) { act({ kind: 'prompt', text: text.value }); text.value = ''; clearDraft('compose'); } } }, 'Send')));
+      const text = draft('textarea', 'compose', '', { placeholder: 'Message this session… (drop files here to attach them)', 'aria-label': 'message' });
+      const picker = h('input', { type: 'file', multiple: 'multiple', id: 'attach', 'aria-label': 'attach files', onchange: () => addFiles(picker.files) }) as HTMLInputElement;
+      const send = () => {
+        if (!text.value.trim()) return;
+        act({ kind: 'prompt', text: text.value, ...(state.files.length ? { attachments: state.files } : {}) });
+        text.value = '';
+        state.files = [];
+        clearDraft('compose');
+      };
+      if (state.files.length) main.appendChild(h('div', { class: 'files', id: 'files' }, ...state.files.map((f, i) => h('span', { class: 'chip file' }, '📎 ' + f.name, h('button', { title: 'remove', onclick: () => { state.files.splice(i, 1); renderSession(); } }, '×')))));
+      main.appendChild(h('div', { class: 'compose', id: 'compose', ondragover: (e: DragEvent) => e.preventDefault(), ondrop: (e: DragEvent) => { e.preventDefault(); addFiles(e.dataTransfer && e.dataTransfer.files); } }, text, picker,
+        h('button', { class: 'primary', id: 'send', onclick: send }, 'Send')));
     } else {
       main.appendChild(h('div', { class: 'audit', id: 'audit' }, h('div', { class: 'note' }, 'Loading the audit transcript…')));
     }
@@ -486,7 +511,7 @@ function boardPage(): void {
     }
     v.entries.forEach((e: Json, i: number) => {
       for (const d of anchored.get(i) || []) box.appendChild(decisionEvent(d));
-      if (e.type === 'user') box.appendChild(h('div', { class: 'msg user' }, h('span', { class: 'who' }, 'you'), e.text));
+      if (e.type === 'user') box.appendChild(h('div', { class: 'msg user' }, h('span', { class: 'who' }, 'you'), e.text, ...(e.attachments || []).map((a: Json) => h('span', { class: 'chip file' }, '📎 ' + a.name + ' (' + a.mediaType + (a.masked ? ', masked' : '') + ')'))));
       else if (e.type === 'assistant') {
         for (const b of e.content) {
           if (b.type === 'text') box.appendChild(h('div', { class: 'msg assistant' }, h('span', { class: 'who' }, 'assistant'), b.text));

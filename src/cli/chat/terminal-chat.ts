@@ -13,6 +13,7 @@ import { PERMISSION_MODES } from '../../core/sessions/settings';
 import { compactionLine, earlierLines, isStaleApproval } from './extras';
 import { compactJson, styles } from './styles';
 import { subAgentLines } from './sub-agent-lines';
+import { StagedAttachments } from './attach';
 
 const HELP = [
   '/interrupt        cancel the running turn (also Ctrl-C while a turn runs)',
@@ -20,6 +21,7 @@ const HELP = [
   '/title <title>    rename the session',
   '/mode <mode>      permission mode: explore, ask, execute',
   '/model <model>    the model of the next turns',
+  '/attach <file>    send a file (image, PDF, text) with your next message',
   '/exit             quit (also Ctrl-C at an idle prompt); the session goes on',
 ].join('\n');
 
@@ -33,6 +35,7 @@ export class Chat {
   /** Approval requests to ask, in order; `asking` is the one on screen. */
   private readonly questions: Array<{ callId: string; tool: string; input: unknown }> = [];
   private readonly asked = new Set<string>();
+  private readonly attachments = new StagedAttachments();
   private asking: { callId: string; tool: string } | undefined;
   /** Texts the model produced already shown (so the reply is not printed twice). */
   private shownTexts = new Set<string>();
@@ -92,7 +95,7 @@ export class Chat {
       if (this.asking) return await this.answer(line);
       if (line.startsWith('/')) return await this.command(line);
       if (!line) return;
-      const sent = await this.handle.send(line);
+      const sent = await this.handle.send(line, this.attachments.take());
       this.waiting.push(sent.messageId);
       if (sent.position > 0 || this.waiting.length > 1) this.print(this.s.dim(`(queued: answered after the running turn${sent.position > 0 ? ` and ${sent.position} more` : ''})`));
       this.drain();
@@ -157,6 +160,7 @@ export class Chat {
         const i = await this.handle.updateSettings({ permissionMode: need(`a mode (${PERMISSION_MODES.join(', ')})`) as never });
         return this.print(this.s.dim(`mode: ${i.settings.permissionMode}`));
       }
+      case 'attach': return this.print(this.s.dim(await this.attachments.add(need('a file')))); // prettier-ignore
       case 'model': {
         const i = await this.handle.updateSettings({ model: need('a model name') });
         return this.print(this.s.dim(`model: ${i.settings.model}`));

@@ -67,10 +67,12 @@ export function latestToolResults(entries: readonly Entry[]): number {
 }
 
 const purgeAll = () => false;
+/** The running prompt's attachments (no user message after it) stay: the turn is about them. */
+const runningPrompts = (_: unknown, later: readonly Entry[]) => !later.some((e) => e.type === 'user');
 
 /** Replaces every tool result in entries[0..before) with its placeholder, evidence included. */
 export function purgeToolResults(entries: readonly Entry[], before: number) {
-  return maskStaleToolResults(entries, { before, preserve: purgeAll });
+  return maskStaleToolResults(entries, { before, preserve: purgeAll, keepAttachment: runningPrompts });
 }
 
 function hasDroppableInjection(e: Entry): e is SummaryEntry & { injected: string } {

@@ -6,7 +6,8 @@
  * is_error), so the history stays valid for the API. Pure and deterministic (workflow code).
  */
 import type { Entry, ToolResultBlock, ToolUseBlock } from '../entries';
-import { estimateToolResultTokens } from '../tokens';
+import { attachmentPlaceholder, attachmentTokens, type AttachmentRef } from '../attachments';
+import { estimateTextTokens, estimateToolResultTokens } from '../tokens';
 import { findCut } from './compaction/cut';
 import { InvalidToolResultOptionsError } from './errors';
 import { firstStringArg, isVerificationEvidence, type PreservePredicate } from './evidence';
@@ -27,6 +28,11 @@ export interface MaskOptions {
    * a replay under other evidence rules masks what the recorded run masked.
    */
   ids?: readonly string[];
+  /**
+   * Attachments kept however old (default: one whose name a later user message mentions, still in use).
+   * Masked ones are named in `ids` as `attachment:<hash>`.
+   */
+  keepAttachment?: (attachment: AttachmentRef, later: readonly Entry[]) => boolean;
 }
 
 export interface MaskResult {
@@ -60,6 +66,22 @@ export function maskStaleToolResults(entries: readonly Entry[], options: MaskOpt
     if (entry.type === 'assistant') {
       for (const b of entry.content) if (b.type === 'tool_use') calls.set(b.id, b);
     }
+    if (i < before && entry.type === 'user' && entry.attachments?.some((a) => !a.masked)) {
+      // An old attachment is masked like an old tool result: its one-line placeholder, its bytes no longer sent.
+      const keepFile = options.keepAttachment ?? mentionedLater;
+      let changed = false;
+      const attachments = entry.attachments.map((a): AttachmentRef => {
+        const id = attachmentMaskId(a);
+        if (a.masked || (only ? !only.has(id) : keepFile(a, entries.slice(i + 1)))) return a;
+        changed = true;
+        masked += 1;
+        ids.push(id);
+        savedTokens += Math.max(0, attachmentTokens(a) - estimateTextTokens(attachmentPlaceholder(a)));
+        return { ...a, masked: true };
+      });
+      out.push(changed ? { ...entry, attachments } : entry);
+      continue;
+    }
     if (i >= before || entry.type !== 'tool_results') {
       out.push(entry);
       continue;
@@ -81,6 +103,16 @@ export function maskStaleToolResults(entries: readonly Entry[], options: MaskOpt
     out.push(changed ? { ...entry, results } : entry);
   }
   return { entries: out, before, masked, ids, savedTokens };
+}
+
+/** How a masking decision names an attachment it masked. */
+export function attachmentMaskId(a: Pick<AttachmentRef, 'hash'>): string {
+  return `attachment:${a.hash}`;
+}
+
+/** An attachment still in use: a later user message names it. */
+function mentionedLater(a: AttachmentRef, later: readonly Entry[]): boolean {
+  return later.some((e) => e.type === 'user' && e.text.includes(a.name));
 }
 
 /** The one-line stand-in for a result: `[tool: name("first string arg") → N lines, M chars]`. */

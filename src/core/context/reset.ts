@@ -5,7 +5,7 @@
  * ladder step and by a manual `session.reset()`. One summarize call; if it fails, a deterministic
  * summary stands in (a reset must not fail for want of a summary).
  */
-import type { Entry, SummaryEntry } from '../entries';
+import type { Entry, SummaryEntry, UserEntry } from '../entries';
 import type { RuntimePorts } from '../ports';
 import { estimateTextTokens } from '../tokens';
 import { fallbackSummary } from './compaction/fallback';
@@ -59,7 +59,7 @@ export async function transferSummary(
 }
 
 /** The conversation after a reset: transfer summary (memory injected with it), then the running prompt. */
-export function resetConversation(opts: { summary: string; fallback: boolean; memory?: string; prompt?: string; compactedEntries: number }): Entry[] {
+export function resetConversation(opts: { summary: string; fallback: boolean; memory?: string; prompt?: string | UserEntry; compactedEntries: number }): Entry[] {
   const summaryEntry: SummaryEntry = {
     type: 'summary',
     summary: opts.summary,
@@ -69,7 +69,10 @@ export function resetConversation(opts: { summary: string; fallback: boolean; me
     fallback: opts.fallback,
     ...(opts.memory?.trim() ? { injected: opts.memory.trim() } : {}),
   };
-  return opts.prompt === undefined ? [summaryEntry] : [summaryEntry, { type: 'user', text: opts.prompt }];
+  if (opts.prompt === undefined) return [summaryEntry];
+  // The running prompt as it was sent, its attachments with it (an overflow's reset resends them).
+  const prompt: UserEntry = typeof opts.prompt === 'string' ? { type: 'user', text: opts.prompt } : opts.prompt;
+  return [summaryEntry, prompt];
 }
 
 /** The newest part of `text` that fits `tokens` (the start of a long conversation matters least now). */

@@ -4,6 +4,7 @@
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import { checkTopLevelFields } from './fake-anthropic-fields';
+import { checkMediaBlock, isMediaBlock, mediaBlockTokens } from './fake-anthropic-media';
 import { checkCacheControl, checkContextManagement, checkThinkingBlocks, checkThinkingConfig, COMPACTION_BETA } from './fake-anthropic-features';
 
 type ContentBlock = Anthropic.ContentBlock;
@@ -32,10 +33,17 @@ export function countFakeTokens(body: { system?: unknown; tools?: unknown; messa
   if (Array.isArray(body.messages)) {
     for (const m of body.messages) {
       const content = (m as { content?: unknown } | null)?.content;
-      n += PER_MESSAGE + (content === undefined ? 0 : countFakeTextTokens(JSON.stringify(content)));
+      n += PER_MESSAGE + (content === undefined ? 0 : countContentTokens(content));
     }
   }
   return n;
+}
+
+/** A message's content: its JSON through the tokenizer, except images and documents, which count as the API counts them. */
+function countContentTokens(content: unknown): number {
+  if (!Array.isArray(content) || !content.some(isMediaBlock)) return countFakeTextTokens(JSON.stringify(content));
+  const rest = content.filter((b) => !isMediaBlock(b));
+  return countFakeTextTokens(JSON.stringify(rest)) + content.filter(isMediaBlock).reduce((n, b) => n + mediaBlockTokens(b, countFakeTextTokens), 0);
 }
 
 /** Output tokens of a reply: its text plus each tool call's name and JSON input (at least 1). */
@@ -133,6 +141,11 @@ function checkBlock(b: unknown, at: string, role: string, betas: string[] = []):
   }
   const extra = checkFields(b, at);
   if (extra) return extra;
+  if (b.type === 'image' || b.type === 'document') {
+    if (role !== 'user') return `${at}: \`${b.type}\` blocks can only be in \`user\` messages`; // wording is ours
+    const media = checkMediaBlock(b, at);
+    if (media) return media;
+  }
   if (b.type === 'text') {
     if (typeof b.text !== 'string') return `${at}.text: Field required`;
     // "messages.N.content.M.text: cache_control cannot be set for empty text blocks" (real 400, quoted in

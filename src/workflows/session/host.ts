@@ -143,7 +143,8 @@ export class SessionHost implements PromptHost {
       if (s.resetting) await condition(() => !s.resetting);
       const message = s.queue.shift();
       if (!message) continue;
-      await this.turns.run(message, () => session.prompt<string>(this.turns.withHint(message.text)));
+      const attachments = message.attachments?.length ? { attachments: message.attachments } : {};
+      await this.turns.run(message, () => session.prompt<string>(this.turns.withHint(message.text), attachments));
       answered += 1;
     }
     // Accepted but never started: answered, never dropped.

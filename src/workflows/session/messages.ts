@@ -7,6 +7,7 @@
  */
 import { condition, currentUpdateInfo, workflowInfo } from '@temporalio/workflow';
 import { z } from 'zod';
+import { attachmentRefsSchema, checkAttachmentLimits } from '../../core/attachments';
 import { utf8Length } from '../../core/bytes';
 import { FabricError, PromptTooLargeError } from '../../core/errors';
 import { promptTextSchema } from '../../core/conversation';
@@ -25,16 +26,17 @@ import type { SessionCore } from './core';
 export const REPLIES_BEFORE_CONTINUING = 500;
 const REPLIES_HARD_CAP = 2 * REPLIES_BEFORE_CONTINUING;
 
-const promptRequestSchema = z.object({ text: promptTextSchema, messageId: z.string().min(1).max(200).optional() }).strict();
+const promptRequestSchema = z.object({ text: promptTextSchema, messageId: z.string().min(1).max(200).optional(), attachments: attachmentRefsSchema }).strict();
 
 export class MessageQueue {
   constructor(private readonly s: SessionCore) {}
 
   validatePrompt(req: SessionPromptRequest): void {
     rejectWith(() => {
-      const { text, messageId } = parseWith(promptRequestSchema, req, 'prompt');
+      const { text, messageId, attachments } = parseWith(promptRequestSchema, req, 'prompt');
       const bytes = utf8Length(text);
       if (bytes > MAX_PROMPT_BYTES) throw new PromptTooLargeError(bytes, MAX_PROMPT_BYTES);
+      if (attachments) checkAttachmentLimits(attachments);
       if (this.s.closed) throw new SessionClosedError(workflowInfo().workflowId);
       // A reused key this run knows is refused before anything is written; an archived one by the handler.
       if (messageId !== undefined) this.assertSameText(messageId, this.askedInRun(messageId), text);
@@ -82,7 +84,7 @@ export class MessageQueue {
       if (known.text !== req.text) throw encodeFailure(new IdempotencyKeyReusedError(id));
       return { message: known };
     }
-    const message = { id, text: req.text, at: Date.now() };
+    const message: QueuedMessage = { id, text: req.text, at: Date.now(), ...(req.attachments?.length ? { attachments: req.attachments } : {}) };
     if (!s.replies.has(id)) s.queue.push(message);
     return { message };
   }

@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { AssistantBlock } from '../../../core/entries';
 import { toApiMessages } from '../../../core/entries';
+import { withAttachmentBlocks } from './attachment-blocks';
 import { MissingApiKeyError, ModelCallError, UnknownModelError, type ModelErrorKind } from '../../../core/errors';
 import { isContextOverflowMessage } from '../../../core/context/compaction/overflow';
 import type { ModelCallResult } from '../../../core/ports';
@@ -68,7 +69,7 @@ function withLastCompactionOnly(messages: Anthropic.MessageParam[], keep: boolea
 
 function plainMessagesParams(call: MessagesCall): Anthropic.MessageCreateParamsNonStreaming {
   const messages = withLastCompactionOnly(
-    toApiMessages(call.entries) as Anthropic.MessageParam[],
+    withAttachmentBlocks(toApiMessages(call.entries), call.attachments) as Anthropic.MessageParam[],
     call.contextManagement?.betas.includes(COMPACTION_BETA) === true,
   );
   return { ...paramsBeforeMessages(call), messages: withCacheBreakpoint(messages, cacheControl(call)) };

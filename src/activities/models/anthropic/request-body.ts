@@ -14,6 +14,7 @@
  */
 import { Lru } from '../../../core/lru';
 import { toApiMessagesWithStarts, type Entry } from '../../../core/entries';
+import { withAttachmentBlocks, type AttachmentBytes } from './attachment-blocks';
 import { cacheControl, messagesParams, paramsBeforeMessages, withCacheBreakpoint, type MessagesCall, type SerialisedBody } from './messages';
 
 /** Request prefixes a worker keeps by default: one per conversation it holds (see RequestBodiesOptions). */
@@ -86,7 +87,7 @@ export class RequestBodies {
       remember: (key, reply) => {
         if (!cacheable || hasCompaction(reply)) return;
         if (base && kept) this.cache.delete(base.head);
-        this.cache.set(key, extend(prefix, entries, reply));
+        this.cache.set(key, extend(prefix, entries, reply, call.attachments));
       },
     };
   }
@@ -100,7 +101,7 @@ export function wholeBody(call: MessagesCall, stream: boolean): object {
 
 /** `{"model":…,"messages":[closed,tail],…}` from the kept prefix and the entries after it, in chunks (the prefix is not copied). */
 function assemble(call: MessagesCall, stream: boolean, prefix: Prefix): Buffer[] {
-  const tail = withCacheBreakpoint(toApiMessagesWithStarts(call.entries.slice(prefix.tailStart)).messages, cacheControl(call));
+  const tail = withCacheBreakpoint(withAttachmentBlocks(toApiMessagesWithStarts(call.entries.slice(prefix.tailStart)).messages, call.attachments), cacheControl(call));
   const head = JSON.stringify(paramsBeforeMessages(call));
   const after: Record<string, unknown> = {};
   if (call.contextManagement) after.context_management = { edits: call.contextManagement.edits };
@@ -113,8 +114,9 @@ function assemble(call: MessagesCall, stream: boolean, prefix: Prefix): Buffer[]
 }
 
 /** The prefix of `entries` + `reply`: the messages of the old tail and the new entries that are now final. */
-function extend(prefix: Prefix, entries: readonly Entry[], reply: Entry): Prefix {
-  const { messages, starts } = toApiMessagesWithStarts([...entries.slice(prefix.tailStart), reply]);
+function extend(prefix: Prefix, entries: readonly Entry[], reply: Entry, attachments: AttachmentBytes | undefined): Prefix {
+  const { messages: plain, starts } = toApiMessagesWithStarts([...entries.slice(prefix.tailStart), reply]);
+  const messages = withAttachmentBlocks(plain, attachments);
   const count = entries.length + 1;
   if (messages.length <= 1) return { ...prefix, tailStart: prefix.tailStart + (starts[0] ?? 0), count };
   const final = messages

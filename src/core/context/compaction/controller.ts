@@ -1,4 +1,4 @@
-import type { Entry, Usage } from '../../entries';
+import type { Entry, Usage, UserEntry } from '../../entries';
 import type { CompactionReason } from '../../events';
 import { COMPACTION_DEFAULTS, type ResolvedCompactionSettings } from '../settings';
 import { usageAnchor } from '../../tokens';
@@ -69,7 +69,7 @@ export class CompactionController extends CompactionRunner {
     settings: ResolvedCompactionSettings | undefined,
     providerError: unknown,
     ladder: OverflowLadderState,
-    currentPrompt?: string,
+    currentPrompt?: UserEntry,
   ): Promise<Entry[]> {
     if (settings && ladder.patched === undefined) ladder.patched = isPatched(this.ports, OVERFLOW_LADDER_PATCH);
     if (!ladder.patched) return this.recoverOnce(entries, settings, providerError, ladder);
@@ -127,7 +127,7 @@ export class CompactionController extends CompactionRunner {
     entries: Entry[],
     decision: CompactionDecision,
     settings: ResolvedCompactionSettings,
-    currentPrompt: string | undefined,
+    currentPrompt: UserEntry | undefined,
   ): Promise<Entry[] | undefined> {
     switch (decision.ladderStep) {
       case 'emergency-compaction': {

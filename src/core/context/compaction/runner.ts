@@ -1,4 +1,4 @@
-import type { Entry } from '../../entries';
+import type { Entry, UserEntry } from '../../entries';
 import { makeEvent, type AgentEventType, type CompactionReason, type EventPayloads } from '../../events';
 import { InterruptedError, UnknownContextWindowError } from '../../errors';
 import { resolveCompactionSettings, type CompactionSettings, type PromptCompactionOverrides, type ResolvedCompactionSettings } from '../settings';
@@ -154,7 +154,7 @@ export class CompactionRunner {
    * Replaces the conversation with a transfer summary (one summarize call; none when `transferSummary`
    * is false), the memory's current text and the running turn's prompt (when one is running).
    */
-  async resetNow(entries: readonly Entry[], options: { transferSummary: boolean; currentPrompt?: string }): Promise<Entry[]> {
+  async resetNow(entries: readonly Entry[], options: { transferSummary: boolean; currentPrompt?: UserEntry }): Promise<Entry[]> {
     const window = this.ctx.contextWindowTokens ?? 100_000;
     // The running prompt is carried verbatim after the summary: summarising it too would say it twice.
     const history = options.currentPrompt !== undefined ? withoutRunningTurn(entries) : entries;

@@ -4,6 +4,7 @@
  * carried as its head, cut to a share of the budget: otherwise one paste would crowd out every older
  * instruction, the loss users complain about most.
  */
+import { attachmentPlaceholder } from '../../attachments';
 import type { Entry } from '../../entries';
 import { estimateTextTokens } from '../../tokens';
 import { truncateWithMarker } from './render';
@@ -24,7 +25,8 @@ export function carryUserMessages(
   const candidates: string[] = [];
   for (let i = toCompact.length - 1; i >= 0; i--) {
     const e = toCompact[i]!;
-    if (e.type === 'user') candidates.push(e.text);
+    // An attachment a summary replaces is kept as its one-line placeholder, like a masked one.
+    if (e.type === 'user') candidates.push(e.attachments?.length ? [e.text, ...e.attachments.map(attachmentPlaceholder)].join('\n') : e.text);
   }
   candidates.push(...previous);
 
