@@ -11,6 +11,7 @@ import { asCliError } from '../context';
 import { EXIT, usage } from '../errors';
 import { PERMISSION_MODES } from '../../core/sessions/settings';
 import { compactionLine, earlierLines, isStaleApproval } from './extras';
+import { answerPlan, isPlanQuestion, PLAN_QUESTION, planLines } from './plans';
 import { compactJson, styles } from './styles';
 import { subAgentLines } from './sub-agent-lines';
 
@@ -109,15 +110,17 @@ export class Chat {
     const m = /^(y|yes)(?:\s+(.*))?$/i.exec(line);
     const note = m ? m[2]?.trim() || undefined : /^(n|no)?$/i.test(line) ? undefined : line;
     this.asking = undefined;
+    let said = `  ${m ? 'approved' : 'denied'} ${q.tool}${note ? ` (${note})` : ''}`;
     try {
-      if (m) await this.handle.approve(q.callId, note);
+      if (isPlanQuestion(q.tool)) said = await answerPlan(this.handle, q.callId, line);
+      else if (m) await this.handle.approve(q.callId, note);
       else await this.handle.deny(q.callId, note);
     } catch (err) {
       if (!isStaleApproval(err)) throw err;
       this.print(this.s.dim(`  ${q.tool} no longer waits for an answer`));
       return this.nextQuestion();
     }
-    this.print(this.s.dim(`  ${m ? 'approved' : 'denied'} ${q.tool}${note ? ` (${note})` : ''}`));
+    this.print(this.s.dim(said));
     this.nextQuestion();
   }
 
@@ -364,6 +367,7 @@ export class Chat {
     if (!q) return this.setPrompt();
     this.asking = { callId: q.callId, tool: q.tool };
     this.setPrompt(); // before printing: the prompt redrawn under the question is the approval one
+    if (isPlanQuestion(q.tool)) return [...planLines(q.input), PLAN_QUESTION].forEach((l) => this.print(this.s.yellow(l)));
     this.print(this.s.yellow(`? ${q.tool} ${compactJson(q.input, 200)} — approve? [y/N/note]`));
   }
 
