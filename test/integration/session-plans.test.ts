@@ -35,13 +35,13 @@ describe('plans in explore mode', () => {
   const workers = killableWorkers();
   const turnRequests = () => workers.fake.messageRequests().filter((r) => !isTitleRequest(r));
 
-  async function session(prefix: string, mode: 'explore' | 'execute' = 'explore') {
+  async function session(prefix: string, mode: 'explore' | 'execute' = 'explore', historyLimit?: number) {
     const taskQueue = sid(prefix);
     const storeDir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-store-'));
     const cwd = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-cwd-'));
     const worker = await workers.start({ taskQueue, fakeUrl: workers.fake.url, storeDir });
     const client = new Client({ connection: workers.t.connection, namespace: workers.t.namespace, plugins: [new FabricHarnessPlugin({ store: new FileTranscriptStore(storeDir) })] });
-    const s = await startSession(client, assistant, { id: sid(prefix), taskQueue, settings: { permissionMode: mode, workingDirectory: cwd } });
+    const s = await startSession(client, assistant, { id: sid(prefix), taskQueue, settings: { permissionMode: mode, workingDirectory: cwd }, ...(historyLimit ? { historyLimit } : {}) });
     return { s, cwd, worker, taskQueue, storeDir };
   }
 
@@ -102,6 +102,32 @@ describe('plans in explore mode', () => {
     // …and the history replays: the plan's wait, its decision and the mode switch are deterministic.
     const history = await s.workflow.fetchHistory();
     await expect(Worker.runReplayHistory({ workflowBundle: await testBundle(), plugins: [new FabricHarnessPlugin()], replayName: 'plan-replay' }, history, s.id)).resolves.toBeUndefined();
+  });
+
+  it('a plan waiting across a continue-as-new is carried, and approved in the next run with a switch to ask', async () => {
+    const { s } = await session('plan-can', 'explore', 20);
+    workers.fake.enqueue(callTools({ name: 'submit_plan', input: { plan: PLAN } }), callTools({ name: 'bash', input: { command: 'echo hi' } }), say('asked'));
+    const reply = s.prompt('plan then run');
+    const plan = await until('the pending plan', async () => (await s.plans()).find((p) => p.status === 'pending'));
+    const runBefore = (await s.info()).runId;
+    // Queued messages grow the history past the limit while the plan waits: the run continues as new.
+    const queued: string[] = [];
+    for (let i = 0; i < 8; i++) queued.push((await s.send(`queued ${i}`)).messageId);
+    const moved = await until('a continue-as-new while the plan waits', async () => {
+      const i = await s.info();
+      return i.runId !== runBefore ? i : undefined;
+    });
+    expect(moved.pendingApprovals.map((a) => a.callId)).toEqual([plan.id]);
+    // The same record, carried (a resumed turn asking again would make a new one, submitted now).
+    expect((await s.plans()).map((p) => [p.id, p.status, p.markdown, p.submittedAt])).toEqual([[plan.id, 'pending', PLAN, plan.submittedAt]]);
+    expect(await s.approvePlan(plan.id, { mode: 'ask' })).toMatchObject({ status: 'approved', mode: 'ask' });
+    // In ask mode the bash call waits for its own approval (explore would have refused it outright).
+    const bash = await until('the bash approval', async () => (await s.pendingApprovals()).find((a) => a.tool === 'bash'));
+    for (let i = 0; i < 8; i++) workers.fake.enqueue(say(`q${i}`));
+    await s.approve(bash.callId);
+    expect(await reply).toBe('asked');
+    expect((await s.info()).settings.permissionMode).toBe('ask');
+    await s.end();
   });
 
   it('a decline sends the note back to the model and the session stays in explore mode', async () => {
