@@ -150,6 +150,19 @@ describe('plans in explore mode', () => {
     await s.end();
   });
 
+  it('interrupting the turn a plan waits in declines the plan; deciding it then is ALREADY_DECIDED', async () => {
+    const { s } = await session('plan-interrupt');
+    workers.fake.enqueue(callTools({ name: 'submit_plan', input: { plan: PLAN } }));
+    const reply = s.prompt('plan it');
+    const plan = await until('the pending plan', async () => (await s.plans()).find((p) => p.status === 'pending'));
+    expect(await s.interrupt()).toMatchObject({ interrupted: true });
+    expect(await rejection(reply)).toMatchObject({ code: 'INTERRUPTED' });
+    expect((await s.plans())[0]).toMatchObject({ id: plan.id, status: 'declined', note: 'the turn was interrupted' });
+    expect(await rejection(s.approvePlan(plan.id, { mode: 'execute' }))).toMatchObject({ code: 'ALREADY_DECIDED' });
+    expect((await s.info()).settings.permissionMode).toBe('explore');
+    await s.end();
+  });
+
   it('an oversized plan is answered PLAN_TOO_LARGE and kept nowhere; other modes do not offer submit_plan', async () => {
     const { s } = await session('plan-large');
     const before = turnRequests().length;
