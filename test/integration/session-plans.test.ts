@@ -126,6 +126,8 @@ describe('plans in explore mode', () => {
     for (let i = 0; i < 8; i++) workers.fake.enqueue(say(`q${i}`));
     await s.approve(bash.callId);
     expect(await reply).toBe('asked');
+    // Every queued message answered before the end (the fake's script is shared by this file's tests).
+    for (const [i, id] of queued.entries()) expect(await s.reply(id)).toBe(`q${i}`);
     expect((await s.info()).settings.permissionMode).toBe('ask');
     await s.end();
   });
