@@ -14,6 +14,7 @@ import { FabricError, InvalidInputError } from '../core/errors';
 import type { AgentEvent } from '../core/events';
 import type { CompactionState } from '../core/conversation';
 import { PERMISSION_MODES, THINKING_LEVELS } from '../core/sessions/settings';
+import { PLAN_MODES } from '../core/sessions/plans';
 import { auditTranscript } from '../audit/collect';
 import type { TranscriptStore } from '../activities/stores/transcript-store';
 import { listSessions, type SessionSummary } from '../client/sessions-list';
@@ -83,6 +84,8 @@ const boardAttachments = z
 export const boardActionSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('approve'), callId: z.string().min(1), note }).strict(),
   z.object({ kind: z.literal('deny'), callId: z.string().min(1), note }).strict(),
+  z.object({ kind: z.literal('approve-plan'), planId: z.string().min(1), mode: z.enum(PLAN_MODES).optional(), note }).strict(),
+  z.object({ kind: z.literal('decline-plan'), planId: z.string().min(1), note }).strict(),
   z.object({ kind: z.literal('interrupt') }).strict(),
   z.object({ kind: z.literal('prompt'), text: z.string().min(1).max(1_000_000), attachments: boardAttachments }).strict(),
   z.object({ kind: z.literal('title'), title: z.string().min(1).max(500) }).strict(),
@@ -197,6 +200,10 @@ export function temporalBoardSource(client: Client, options: TemporalBoardSource
           return s.approve(action.callId, action.note);
         case 'deny':
           return s.deny(action.callId, action.note);
+        case 'approve-plan':
+          return s.approvePlan(action.planId, { ...(action.mode ? { mode: action.mode } : {}), ...(action.note ? { note: action.note } : {}) });
+        case 'decline-plan':
+          return s.declinePlan(action.planId, action.note ? { note: action.note } : {});
         case 'interrupt':
           return s.interrupt();
         case 'prompt':

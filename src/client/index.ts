@@ -71,6 +71,7 @@ export { StoreNotCollectableError, type SweepReport } from '../activities/stores
 export { FileTranscriptStore, type TranscriptStore, type CollectableStore, type StoredBlob } from '../activities/stores/transcript-store';
 export { S3Store, S3StoreRequestError, S3ClientMissingError, type S3StoreOptions, type S3ClientLike } from '../activities/stores/s3-store';
 export { SessionClosedError, SessionNotFoundError, UnknownMessageError, UnknownToolCallError, InvalidForkPointError, IdempotencyKeyReusedError } from '../core/sessions/host-errors';
+export { PlanTooLargeError, UnknownPlanError } from '../core/sessions/plans';
 export type { ApprovalRequest, ApprovalsOptions } from './approvals';
 export { UpdateWaitEndedError, type WaitLimits } from './session-updates';
 export { ConnectionClosedError } from './connection-close';

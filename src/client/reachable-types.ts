@@ -16,3 +16,5 @@ export type { LabelValue as SessionLabelValue } from '../core/sessions/labels';
 export type { RepoIntro } from '../core/enhance/types';
 export type { FlowRunSettings } from '../wire/flow-messages';
 export type { LiveStreamDetails, SubAgentOrigin } from '../wire/stream';
+export type { PlanDecision, PlanMode, PlanStatus, SessionPlan } from '../core/sessions/plans';
+export { PLAN_MAX_CHARS, PLAN_MODES } from '../core/sessions/plans';

@@ -23,6 +23,7 @@ import { SessionNotFoundError } from '../core/sessions/host-errors';
 import { labelKeywords, parseLabel, type Labels, type LabelValue } from '../core/sessions/labels';
 import { applySettingsPatch, defaultSessionSettings, type SessionSettingsPatch } from '../core/sessions/settings';
 import { parseTitleInput } from '../core/sessions/titles';
+import type { PlanMode, SessionPlan } from '../core/sessions/plans';
 import { parseWith } from '../core/validate';
 import { z } from 'zod';
 import { hashString } from '../core/hash';
@@ -30,6 +31,8 @@ import { compactionStateQuery, contextBudgetQuery, eventsQuery, messagesQuery, u
 import { FH_KIND, SESSION_KIND, sessionSearchAttributes } from '../wire/search-attributes';
 import {
   approveUpdate,
+  decidePlanUpdate,
+  sessionPlansQuery,
   cancelMessageUpdate,
   editSessionUpdate,
   endSessionUpdate,
@@ -386,6 +389,24 @@ export class SessionHandle {
   /** Each tool call waiting for a decision, once, as it comes (those waiting already first): see ./approvals. */
   approvals(options: ApprovalsOptions = {}): AsyncIterable<ApprovalRequest> {
     return approvalRequests(approvalSource(this, this.client, this.id, this.typed), options);
+  }
+
+  /** The plans the session keeps (explore mode's submit_plan), oldest first: pending, approved or declined. */
+  plans(): Promise<SessionPlan[]> {
+    return runSessionQuery(this.workflow, this.id, () => this.workflow.query(sessionPlansQuery));
+  }
+
+  /**
+   * Approves a waiting plan: the model reads it as its call's result and follows it; `mode` switches the
+   * session (ask or execute) before the agent's next tool calls. UNKNOWN_PLAN / ALREADY_DECIDED (field planId).
+   */
+  approvePlan(planId: string, options: { mode?: PlanMode; note?: string } = {}): Promise<SessionPlan> {
+    return this.update(decidePlanUpdate, [{ planId, approved: true, ...options }]);
+  }
+
+  /** Declines a waiting plan: the model reads `note`; the session stays in explore mode. */
+  declinePlan(planId: string, options: { note?: string } = {}): Promise<SessionPlan> {
+    return this.update(decidePlanUpdate, [{ planId, approved: false, ...options }]);
   }
 
   info(): Promise<SessionInfo> {

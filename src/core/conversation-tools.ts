@@ -7,7 +7,8 @@ import type { Entry, ToolResultBlock, ToolResultsEntry, Usage, UserEntry } from 
 import type { AgentEventType, EventPayloads } from './events';
 import { OutputParseError } from './errors';
 import type { RuntimePorts } from './ports';
-import { approvalNeeded, checkToolInput, type ToolDefinition } from './tools';
+import { approvalNeeded, checkToolInput, toolSpec, type ToolDefinition } from './tools';
+import type { ToolSpec } from './tools-spec';
 import { parseWith } from './validate';
 import { capToolResult } from './context/cap';
 import { noApproverText, type ToolAuthorizer, type ToolCall } from './conversation-types';
@@ -56,7 +57,7 @@ async function runAuthorized(ctx: ToolCallContext, call: ToolCall, def: ToolDefi
     : ctx.approver
       ? await ctx.approver(request, def)
       : { allow: false as const, content: noApproverText(call.name) };
-  if (verdict && !verdict.allow) return toolResult(ctx, call, verdict.content, true);
+  if (verdict && !verdict.allow) return toolResult(ctx, call, verdict.content, verdict.isError !== false);
   return toPromise(runChecked(ctx, call, def, input));
 }
 
@@ -131,6 +132,13 @@ export function interruptedResults(entries: readonly Entry[]): ToolResultsEntry 
     type: 'tool_results',
     results: uses.map((u) => ({ type: 'tool_result', tool_use_id: u.id, content: 'Not run: the user interrupted the turn.', is_error: true })),
   };
+}
+
+/** The tool specs and tools by name with the host's offered tools added (the same objects when it offers none). */
+export function withHostTools(specs: ToolSpec[], byName: Map<string, ToolDefinition>, hostTools: (() => readonly ToolDefinition[]) | undefined): { specs: ToolSpec[]; byName: Map<string, ToolDefinition> } {
+  const extra = hostTools?.().filter((t) => !byName.has(t.name)) ?? [];
+  if (extra.length === 0) return { specs, byName };
+  return { specs: [...specs, ...extra.map(toolSpec)], byName: new Map([...byName, ...extra.map((t) => [t.name, t] as const)]) };
 }
 
 /** Token counts added up (cache counts default to 0). */

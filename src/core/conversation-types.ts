@@ -33,6 +33,8 @@ export interface ConversationConfig {
    * run; a session's authorize handles it). Without one such a call is denied: nobody can approve it.
    */
   approver?: ToolAuthorizer;
+  /** Tools the host offers now besides `tools` (asked before each model call and tool round): a session's submit_plan. */
+  hostTools?: () => readonly ToolDefinition[];
   /** Prompt caching for the model calls (undefined: off). */
   cache?: PromptCache;
   /** Extended thinking for the model calls (undefined: off). */
@@ -45,7 +47,8 @@ export interface ConversationConfig {
   strategy?: StrategyDecision;
 }
 
-export type ToolVerdict = { allow: true } | { allow: false; content: string };
+/** `allow: false` answers the call with `content` instead of running it (an error result unless `isError: false`). */
+export type ToolVerdict = { allow: true } | { allow: false; content: string; isError?: boolean };
 
 /** What the model reads when a call needs approval and the run has no way to ask anyone. */
 export function noApproverText(tool: string): string {

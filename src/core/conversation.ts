@@ -18,7 +18,7 @@ import { ServerContextStrategy } from './context/strategy-state';
 import type { ContextManagementParams } from './context/strategy';
 import { parseAttachmentRefs, promptTextSchema, resetOptionsSchema } from './conversation-types';
 import type { CompactOptions, CompactResult, ConversationConfig, ConversationUsage, PromptOptions, ResetOptions, ResetResult, SuspendedTurn, ToolCall } from './conversation-types';
-import { addUsage, interruptedResults, lastUserEntry, parseFinalReply, runToolCall, toolRound } from './conversation-tools';
+import { addUsage, interruptedResults, lastUserEntry, parseFinalReply, runToolCall, toolRound, withHostTools } from './conversation-tools';
 import { fulfilled, isPromiseLike, rejected, settleAll, started, thenSettle, toPromise, type Pending, type Settled } from './pending';
 
 export type { CompactionRecord, CompactionState, SummarizerUsage } from './context/compaction/controller';
@@ -316,7 +316,7 @@ export class Conversation {
       model: this.config.model,
       maxTokens: this.config.maxTokens,
       system: this.config.system,
-      tools: this.toolSpecs,
+      tools: withHostTools(this.toolSpecs, this.toolsByName, this.config.hostTools).specs,
       entries: this.chain,
       ...(this.config.cache ? { cache: this.config.cache } : {}),
       ...(this.turnThinking ? { thinking: this.turnThinking } : {}),
@@ -368,7 +368,7 @@ export class Conversation {
   private runToolCalls(calls: ToolCall[], done: Map<string, ToolResultBlock>, turn: number, maxTurns: number): Pending<void> {
     const { cwd, authorize, approver } = this.config;
     const maxResultTokens = this.config.compaction?.toolResults?.maxTokens;
-    const ctx = { conversationId: this.id, cwd, tools: this.toolsByName, authorize, approver, maxResultTokens, ports: this.ports, emit: this.emit.bind(this) };
+    const ctx = { conversationId: this.id, cwd, tools: withHostTools(this.toolSpecs, this.toolsByName, this.config.hostTools).byName, authorize, approver, maxResultTokens, ports: this.ports, emit: this.emit.bind(this) };
     const running = calls.map(({ id, name, input }) => done.get(id) ?? runToolCall(ctx, { id, name, input }));
     return settleAll(running, (settled) => {
       if (settled.some((r) => r.status === 'rejected' && r.reason instanceof TurnSuspendedError)) {

@@ -142,6 +142,8 @@ export interface ServeOptions {
 /** Hosts that can take prompts from outside the run (the Temporal workflow) implement this. */
 export interface PromptHost {
   serve(options: ServeOptions): Promise<number>;
+  /** Tools the host offers the model now, besides the agent's (a session in explore mode: submit_plan); asked before each model call. */
+  offeredTools?(): readonly ToolDefinition[];
 }
 
 const DEFAULT_MAX_TOKENS = 4096;
@@ -211,6 +213,7 @@ export class Harness {
       contextWindowTokens: window,
       authorize: this.authorize,
       approver: this.approver,
+      ...(this.host?.offeredTools ? { hostTools: this.host.offeredTools.bind(this.host) } : {}),
       cache: promptCache(merged.promptCaching),
       thinking: resolveThinking(merged.thinking),
       hooks: merged.hooks,

@@ -11,6 +11,7 @@ import type { SessionSettings, SessionSettingsPatch } from '../core/sessions/set
 import type { SessionUsage, SuspendedTurn } from '../core/conversation';
 import type { TranscriptRef } from './activity-contract';
 import type { ReplyArchiveIndex, StoredReply } from '../core/sessions/reply-archive';
+import type { PlanDecision, SessionPlan } from '../core/sessions/plans';
 
 /** What startSession passes as the workflow input: marks the run as a session of the agent. */
 export interface SessionEnvelope {
@@ -132,6 +133,8 @@ export interface CarriedSession {
   decided?: string[];
   /** The stream's next offset: the next run's stream continues from it. */
   streamNext?: number;
+  /** The plans kept with the session (the latest ones; absent: none). */
+  plans?: SessionPlan[];
 }
 
 export interface SessionInfo extends SessionRecord {
@@ -214,3 +217,8 @@ export const forkPointQuery = defineQuery<ForkPoint | { error: { code: string; m
 
 /** The code a session's conversation query fails with while a continued run loads its conversation (the client asks again). */
 export const SESSION_RESTORING = 'SESSION_RESTORING';
+
+/** The plans the session keeps (explore mode's submit_plan), oldest first. */
+export const sessionPlansQuery = defineQuery<SessionPlan[]>('fh.session.plans');
+/** Approves (optionally switching the permission mode) or declines a waiting plan. */
+export const decidePlanUpdate = defineUpdate<SessionPlan, [PlanDecision]>('fh.session.plan');

@@ -116,6 +116,9 @@ button.mini { padding:0 7px; font-size:11.5px; border-radius:5px; }
 .decision pre { white-space:pre-wrap; margin:6px 0 0; font-size:12.5px; }
 .approval { border:1px solid #f0c36d; background:#fffaf0; border-radius:8px; padding:10px 12px; max-width:860px; display:flex; flex-direction:column; gap:6px; }
 .approval .btns { display:flex; gap:6px; align-items:center; } .approval input { flex:1; }
+.md { background:#fff; border:1px solid var(--line); border-radius:6px; padding:4px 12px; font-size:13.5px; overflow-wrap:anywhere; }
+.md h3, .md h4, .md h5, .md h6 { margin:8px 0 4px; } .md p { margin:4px 0; } .md ul, .md ol { margin:4px 0; padding-left:22px; }
+.md pre { background:#f7f7fb; padding:6px 8px; white-space:pre-wrap; font-size:12px; } .md code { background:#f1f1f6; padding:0 3px; border-radius:3px; }
 .compose { display:flex; gap:8px; padding:10px 16px; border-top:1px solid var(--line); background:var(--panel); }
 .compose textarea { flex:1; height:52px; resize:vertical; }
 .files { display:flex; gap:6px; flex-wrap:wrap; padding:4px 14px; } .chip.file { margin-left:6px; } .chip.file button { border:0; background:none; padding:0 0 0 4px; cursor:pointer; }

@@ -534,7 +534,7 @@ function boardPage(): void {
     });
     for (const d of anchored.get(v.entries.length) || []) box.appendChild(decisionEvent(d));
     for (const d of trailing) box.appendChild(decisionEvent(d));
-    for (const a of v.info.pendingApprovals) box.appendChild(approval(a));
+    for (const a of v.info.pendingApprovals) box.appendChild(a.tool === 'submit_plan' ? planApproval(a) : approval(a));
     const now = live();
     if (now.text || now.tools.size || now.subs.size) box.appendChild(liveBlock()); // as renderLive draws it
     return box;
@@ -571,6 +571,55 @@ function boardPage(): void {
       h('div', { class: 'btns' }, note,
         h('button', { class: 'primary approve', onclick: () => act({ kind: 'approve', callId: a.callId, ...(note.value ? { note: note.value } : {}) }) }, 'Approve'),
         h('button', { class: 'danger deny', onclick: () => act({ kind: 'deny', callId: a.callId, ...(note.value ? { note: note.value } : {}) }) }, 'Deny')));
+  }
+
+  /**
+   * A plan waiting for a decision (explore mode's submit_plan): its Markdown drawn by markdownBlock (text
+   * nodes only), a mode to switch to, a note, Approve / Decline.
+   */
+  function planApproval(a: Json): HTMLElement {
+    const note = draft('input', 'note:' + a.callId, '', { placeholder: 'note (optional)', 'aria-label': 'note' });
+    const modeKey = 'mode:' + a.callId;
+    const mode = h('select', { 'aria-label': 'plan mode' }, ...[['', 'stay in explore'], ['ask', 'switch to ask'], ['execute', 'switch to execute']].map(([v, t]) => h('option', { value: v }, t))) as HTMLSelectElement;
+    mode.value = state.drafts[modeKey] || '';
+    mode.onchange = () => { state.drafts[modeKey] = mode.value; };
+    const withNote = (x: Json) => (note.value ? { ...x, note: note.value } : x);
+    return h('div', { class: 'approval plan', 'data-plan': a.callId },
+      h('div', {}, h('b', {}, 'Plan to approve'), h('span', { class: 'note' }, '  · submitted ' + ago(a.requestedAt))),
+      markdownBlock(a.input && typeof a.input.plan === 'string' ? a.input.plan : asText(a.input)),
+      h('div', { class: 'btns' }, note, mode,
+        h('button', { class: 'primary approve-plan', onclick: () => act(withNote({ kind: 'approve-plan', planId: a.callId, ...(mode.value ? { mode: mode.value } : {}) })) }, 'Approve'),
+        h('button', { class: 'danger decline-plan', onclick: () => act(withNote({ kind: 'decline-plan', planId: a.callId })) }, 'Decline')));
+  }
+
+  /**
+   * A safe subset of Markdown (headings, lists, code fences, paragraphs; `code` and **bold** inline), built
+   * from elements and text nodes: the model's text never becomes markup, and links stay text.
+   */
+  function markdownBlock(md: string): HTMLElement {
+    const box = h('div', { class: 'md' });
+    let list: HTMLElement | null = null;
+    let code: string[] | null = null;
+    const inline = (t: string) => t.split(/(`[^`]+`|\*\*[^*]+\*\*)/).filter(Boolean).map((part) =>
+      part.startsWith('`') && part.endsWith('`') && part.length > 1 ? h('code', {}, part.slice(1, -1)) : part.startsWith('**') && part.endsWith('**') && part.length > 4 ? h('strong', {}, part.slice(2, -2)) : part);
+    for (const line of md.split(/\r?\n/)) {
+      if (code) {
+        if (/^\s*```/.test(line)) { box.appendChild(h('pre', {}, code.join('\n'))); code = null; } else code.push(line);
+        continue;
+      }
+      const head = /^(#{1,6})\s+(.*)$/.exec(line);
+      const item = /^\s*([-*+]|\d+[.)])\s+(.*)$/.exec(line);
+      if (/^\s*```/.test(line)) { code = []; list = null; }
+      else if (head) { list = null; box.appendChild(h('h' + Math.min(6, head[1].length + 2), {}, ...inline(head[2]))); }
+      else if (item) {
+        const ordered = /\d/.test(item[1]);
+        if (!list || (list.tagName === 'OL') !== ordered) box.appendChild((list = h(ordered ? 'ol' : 'ul')));
+        list.appendChild(h('li', {}, ...inline(item[2])));
+      } else if (!line.trim()) list = null;
+      else { list = null; box.appendChild(h('p', {}, ...inline(line))); }
+    }
+    if (code) box.appendChild(h('pre', {}, code.join('\n')));
+    return box;
   }
 
   function liveBlock(): HTMLElement {

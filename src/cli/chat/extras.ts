@@ -30,3 +30,14 @@ export function compactionLine(data: Record<string, unknown>): string {
   const checked = gate && typeof gate.checked === 'number' && typeof gate.restated === 'number' ? `; ${describeGate(gate)}` : '';
   return `(compacted: ${String(data.messagesBefore)} → ${String(data.messagesAfter)} messages${checked})`;
 }
+
+/** The chat's slash commands, as /help prints them. */
+export const HELP = [
+  '/interrupt        cancel the running turn (also Ctrl-C while a turn runs)',
+  '/status [status]  show the status, or set it (todo, in-progress, needs-review, done, cancelled, …)',
+  '/title <title>    rename the session',
+  '/mode <mode>      permission mode: explore, ask, execute',
+  '/model <model>    the model of the next turns',
+  '/attach <file>    send a file (image, PDF, text) with your next message',
+  '/exit             quit (also Ctrl-C at an idle prompt); the session goes on',
+].join('\n');

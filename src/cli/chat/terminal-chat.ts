@@ -10,20 +10,11 @@ import { FabricError } from '../../core/errors';
 import { asCliError } from '../context';
 import { EXIT, usage } from '../errors';
 import { PERMISSION_MODES } from '../../core/sessions/settings';
-import { compactionLine, earlierLines, isStaleApproval } from './extras';
+import { compactionLine, earlierLines, HELP, isStaleApproval } from './extras';
+import { answerPlan, isPlanQuestion, PLAN_QUESTION, planLines } from './plans';
 import { compactJson, styles } from './styles';
 import { subAgentLines } from './sub-agent-lines';
 import { StagedAttachments } from './attach';
-
-const HELP = [
-  '/interrupt        cancel the running turn (also Ctrl-C while a turn runs)',
-  '/status [status]  show the status, or set it (todo, in-progress, needs-review, done, cancelled, …)',
-  '/title <title>    rename the session',
-  '/mode <mode>      permission mode: explore, ask, execute',
-  '/model <model>    the model of the next turns',
-  '/attach <file>    send a file (image, PDF, text) with your next message',
-  '/exit             quit (also Ctrl-C at an idle prompt); the session goes on',
-].join('\n');
 
 export class Chat {
   private readonly out = process.stdout;
@@ -112,15 +103,17 @@ export class Chat {
     const m = /^(y|yes)(?:\s+(.*))?$/i.exec(line);
     const note = m ? m[2]?.trim() || undefined : /^(n|no)?$/i.test(line) ? undefined : line;
     this.asking = undefined;
+    let said = `  ${m ? 'approved' : 'denied'} ${q.tool}${note ? ` (${note})` : ''}`;
     try {
-      if (m) await this.handle.approve(q.callId, note);
+      if (isPlanQuestion(q.tool)) said = await answerPlan(this.handle, q.callId, line);
+      else if (m) await this.handle.approve(q.callId, note);
       else await this.handle.deny(q.callId, note);
     } catch (err) {
       if (!isStaleApproval(err)) throw err;
       this.print(this.s.dim(`  ${q.tool} no longer waits for an answer`));
       return this.nextQuestion();
     }
-    this.print(this.s.dim(`  ${m ? 'approved' : 'denied'} ${q.tool}${note ? ` (${note})` : ''}`));
+    this.print(this.s.dim(said));
     this.nextQuestion();
   }
 
@@ -368,6 +361,7 @@ export class Chat {
     if (!q) return this.setPrompt();
     this.asking = { callId: q.callId, tool: q.tool };
     this.setPrompt(); // before printing: the prompt redrawn under the question is the approval one
+    if (isPlanQuestion(q.tool)) return [...planLines(q.input), PLAN_QUESTION].forEach((l) => this.print(this.s.yellow(l)));
     this.print(this.s.yellow(`? ${q.tool} ${compactJson(q.input, 200)} — approve? [y/N/note]`));
   }
 

@@ -21,6 +21,8 @@ export const chatCommand: Command = {
     'Each line you type is a message (typing while a turn runs queues the next one). While a turn runs you see its',
     'tool calls (→ bash {"command":"ls"}), the first line of each result, and approval requests:',
     '  ? write_file {...} — approve? [y/N/note]   y approves (y <note> with a note); n or Enter denies; other text denies with it as the note.',
+    'In explore mode the agent may submit a plan: it is printed as text, then',
+    '  ? approve the plan? [y / y ask / y execute / N / note]   y approves; y ask or y execute also switches the mode; n declines (other text: with it as the note).',
     'Commands: /interrupt, /status [<s>], /title <t>, /mode <explore|ask|execute>, /model <m>, /help, /exit.',
     'Ctrl-C while a turn runs interrupts it; Ctrl-C at an idle prompt quits (the session goes on). No colours when',
     'stdout is not a terminal or NO_COLOR is set.',

@@ -14,6 +14,7 @@ import { EXIT, usage } from '../errors';
 import { approvalText, conversationText, infoText, sessionTable } from '../session-text';
 import { noWorkerMessage, workerPolls } from '../waiting';
 import { enhanceCommand, shareCommand } from './session-extras';
+import { planCommands } from './session-plans';
 import { archiveCommand, endCommand, interruptCommand, labelCommand, resetCommand, statusCommand, titleCommand } from './session-edits';
 import { args, handleOf, NOTE_OPTION, out, sessions, sessionsList, sub, withClient } from '../session-command-kit';
 import { messageIdFor, withReattachHint } from '../reattach';
@@ -352,6 +353,7 @@ const SUBCOMMANDS: Command[] = [
   promptCommand,
   decisionCommand(true),
   decisionCommand(false),
+  ...planCommands,
   interruptCommand,
   resetCommand,
   statusCommand,
@@ -368,7 +370,7 @@ const SUBCOMMANDS: Command[] = [
 
 export const sessionCommand: Command = {
   name: 'session',
-  summary: 'long-lived conversations: new, list, show, prompt, approve, deny, interrupt, reset, status, label, title, fork, archive, delete',
+  summary: 'long-lived conversations: new, list, show, prompt, approve, deny, plans, approve-plan, decline-plan, interrupt, reset, status, label, title, fork, archive, delete',
   // Every subcommand's usage line: `fh session --help` shows the whole syntax at a glance.
   usage: SUBCOMMANDS.map((c) => c.usage[0]!),
   description:

@@ -6,3 +6,4 @@ export * from './statuses';
 export * from './labels';
 export * from './settings';
 export * from './permissions';
+export * from './plans';

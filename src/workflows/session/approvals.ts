@@ -6,7 +6,8 @@
 import { condition, isCancellation } from '@temporalio/workflow';
 import { z } from 'zod';
 import { InterruptedError, TurnSuspendedError } from '../../core/errors';
-import type { ToolAuthorizer } from '../../core/conversation';
+import type { ToolAuthorizer, ToolCall, ToolVerdict } from '../../core/conversation';
+import type { ToolDefinition } from '../../core/tools';
 import { UnknownToolCallError } from '../../core/sessions/host-errors';
 import { deniedText, permissionFor, refusedInExploreText, toolEffect } from '../../core/sessions/permissions';
 import { parseWith } from '../../core/validate';
@@ -29,13 +30,28 @@ export class Approvals {
 
   constructor(private readonly s: SessionCore) {}
 
-  /** For the harness: asked before each tool call (permission mode, approvals). */
+  /** Set by the host: answers submit_plan calls (./plans). */
+  plans: { isPlanCall(call: ToolCall, def: ToolDefinition): boolean; answer(call: ToolCall): Promise<ToolVerdict> } | undefined;
+
+  /** For the harness: asked before each tool call (permission mode, approvals, plans). */
   readonly authorize: ToolAuthorizer = async (call, def) => {
     const s = this.s;
+    if (this.plans?.isPlanCall(call, def)) return this.plans.answer(call);
     const verdict = permissionFor(s.record.settings.permissionMode, toolEffect(def));
     // A tool that needs approval (needsApproval) waits for it in every mode that would run it.
     if (verdict === 'run' && !approvalNeeded(def, call.input)) return { allow: true };
     if (verdict === 'refuse') return { allow: false, content: refusedInExploreText(call.name) };
+    const decision = await this.awaitDecision(call);
+    return decision.approved ? { allow: true } : { allow: false, content: deniedText(call.name, decision.note) };
+  };
+
+  /**
+   * Waits for a person's decision on a call (a tool call, a plan): durable workflow state, no worker slot.
+   * Throws TurnSuspendedError when the run continues as new meanwhile (the next run waits on), and
+   * InterruptedError when the turn is cancelled.
+   */
+  async awaitDecision(call: ToolCall): Promise<{ approved: boolean; note?: string }> {
+    const s = this.s;
     let approval = s.approvals.get(call.id);
     if (!approval) {
       approval = { callId: call.id, tool: call.name, input: call.input, requestedAt: Date.now(), messageId: s.current?.message.id ?? '' };
@@ -58,8 +74,8 @@ export class Approvals {
     if (!waiting.decision) throw new TurnSuspendedError();
     s.approvals.delete(call.id);
     this.remember(call.id);
-    return waiting.decision.approved ? { allow: true } : { allow: false, content: deniedText(call.name, waiting.decision.note) };
-  };
+    return waiting.decision;
+  }
 
   validateDecision(req: Decision): void {
     const parsed = parseWith(

@@ -65,6 +65,7 @@ export async function continueSessionAsNew(s: SessionCore, session: Session, sus
     interruptedHint: s.interruptedHint,
     decided: [...s.decided],
     streamNext: streamLog().next,
+    ...(s.plans.length > 0 ? { plans: s.plans } : {}),
   };
   // The same worker keeps serving a stateful MCP server's connection to this session (mcp-pin.ts).
   const mcpPins = s.mcpPinsNow();

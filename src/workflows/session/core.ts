@@ -13,6 +13,7 @@ import { defaultSessionSettings } from '../../core/sessions/settings';
 import { resolveStatuses } from '../../core/sessions/statuses';
 import { parseTitleInput } from '../../core/sessions/titles';
 import type { SessionAgentConfig } from '../../core/sessions/config';
+import type { SessionPlan } from '../../core/sessions/plans';
 import type { PendingApproval, QueuedMessage, ReplyArchiveIndex, SessionRecord, SessionStart, StoredReply } from '../../wire/session-messages';
 import { ModelTransport } from '../model-transport';
 import { WorkflowSpans } from '../spans';
@@ -34,6 +35,8 @@ export class SessionCore {
   replyArchive: ReplyArchiveIndex | undefined;
   readonly approvals = new Map<string, Approval>();
   readonly decided: string[] = [];
+  /** The plans kept with the session (./plans), oldest first. */
+  readonly plans: SessionPlan[] = [];
   current: { message: QueuedMessage; scope: CancellationScope } | undefined;
   /** A manual reset is storing the old conversation and restarting it: no turn may start meanwhile. */
   resetting = false;
@@ -102,6 +105,7 @@ export class SessionCore {
     for (const [id, r] of carried?.replies ?? []) this.replies.set(id, r);
     this.replyArchive = carried?.replyArchive;
     this.decided.push(...(carried?.decided ?? []));
+    this.plans.push(...(carried?.plans ?? []).map((p) => ({ ...p })));
     this.interruptedHint = carried?.interruptedHint ?? false;
     this.restoring = carried !== undefined;
   }

@@ -9,6 +9,7 @@ import { condition, setHandler, workflowInfo } from '@temporalio/workflow';
 import { FabricError } from '../../core/errors';
 import type { PromptHost } from '../../core/harness';
 import type { Session, ToolAuthorizer } from '../../core/conversation';
+import type { ToolDefinition } from '../../core/tools';
 import { SessionClosedError } from '../../core/sessions/host-errors';
 import { DEFAULT_CONNECTION, namedConnection } from '../../core/connection-name';
 import type { SessionAgentConfig } from '../../core/sessions/config';
@@ -19,6 +20,7 @@ import { SESSION_RESTORING } from '../../wire/session-messages';
 import {
   approveUpdate,
   cancelMessageUpdate,
+  decidePlanUpdate,
   editSessionUpdate,
   endSessionUpdate,
   forkPointQuery,
@@ -28,6 +30,7 @@ import {
   sessionPromptUpdate,
   sessionReplyUpdate,
   sessionSendUpdate,
+  sessionPlansQuery,
   type SessionEnvelope,
   type SessionStart,
 } from '../../wire/session-messages';
@@ -36,6 +39,7 @@ import type { RunState } from '../run-state';
 import type { ActivityKind } from '../temporal-ports';
 import type { CarriedMcpPins } from '../mcp-pin';
 import { Approvals } from './approvals';
+import { Plans } from './plans';
 import { Catalogue } from './catalogue';
 import { continueSessionAsNew, readLimitRule, shouldContinue } from './continue-as-new';
 import { errorFields, SessionCore } from './core';
@@ -53,6 +57,7 @@ export class SessionHost implements PromptHost {
   private readonly s: SessionCore;
   private readonly messages: MessageQueue;
   private readonly approvals: Approvals;
+  private readonly plans: Plans;
   private readonly catalogue: Catalogue;
   private readonly edits: Edits;
   private readonly turns: Turns;
@@ -66,11 +71,18 @@ export class SessionHost implements PromptHost {
     this.s = new SessionCore(agent, start, state, config, flavour);
     this.messages = new MessageQueue(this.s);
     this.approvals = new Approvals(this.s);
+    this.plans = new Plans(this.s, this.approvals);
+    this.approvals.plans = this.plans;
     this.catalogue = new Catalogue(this.s);
     this.edits = new Edits(this.s, this.catalogue);
     this.turns = new Turns(this.s, this.catalogue, this.messages);
     this.transport = this.s.transport;
     this.authorize = this.approvals.authorize;
+  }
+
+  /** For the harness: tools offered besides the agent's (submit_plan in explore mode). */
+  offeredTools(): readonly ToolDefinition[] {
+    return this.plans.offered();
   }
 
   /** The MCP pins the previous run carried, for the harness's ports; they report the current ones back. */
@@ -107,6 +119,8 @@ export class SessionHost implements PromptHost {
     });
     setHandler(interruptUpdate, () => this.turns.interrupt());
     setHandler(approveUpdate, (req) => approvals.decide(req), { validator: (req) => rejectWith(() => approvals.validateDecision(req)) });
+    setHandler(sessionPlansQuery, () => this.plans.list());
+    setHandler(decidePlanUpdate, (req) => this.plans.decide(req), { validator: (req) => rejectWith(() => this.plans.validateDecision(req)) });
     setHandler(editSessionUpdate, (edit) => edits.edit(edit), { validator: (edit) => rejectWith(() => edits.validateEdit(edit)) });
     setHandler(resetSessionUpdate, (req) => resetConversation(s, this.catalogue, req ?? {}), { validator: (req) => rejectWith(() => validateReset(s, req)) });
     setHandler(endSessionUpdate, (req) => {
