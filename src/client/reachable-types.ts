@@ -18,3 +18,4 @@ export type { FlowRunSettings } from '../wire/flow-messages';
 export type { LiveStreamDetails, SubAgentOrigin } from '../wire/stream';
 export type { PlanDecision, PlanMode, PlanStatus, SessionPlan } from '../core/sessions/plans';
 export { PLAN_MAX_CHARS, PLAN_MODES } from '../core/sessions/plans';
+export type { RedisConnection } from '../activities/stream/redis-client';

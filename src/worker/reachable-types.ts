@@ -15,7 +15,9 @@ export type {
   BedrockModelConnection,
   VertexModelConnection,
 } from '../activities/models/connections';
-export type { LiveBrokerSettings } from '../wire/live-broker';
+export type { LiveBrokerSettings, LiveBrokerEntry } from '../wire/live-broker';
+export type { RedisLivePublisher } from '../activities/stream/redis-broker';
+export type { RedisConnection } from '../activities/stream/redis-client';
 export type { ToolSandboxOptions } from '../activities/tools/tool-env';
 export type { CompactionStrategySetting } from '../core/context/strategy';
 export type { FabricActivities, FlushMemoryActivityInput, FlushMemoryActivityResult, MemoryFilePayload, ModelActivityCompactFirst, ModelActivityInput, ModelActivityReply, ModelActivityResult, ResolveModelActivityInput, ResolveModelResult, SummarizeActivityInput, ToolActivityInput, ToolActivityResult } from '../wire/activity-contract';

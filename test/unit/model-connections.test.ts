@@ -163,7 +163,7 @@ describe('ModelService and a connection', () => {
   it("refuses a connection it lacks with UNKNOWN_CONNECTION naming the ones it has", async () => {
     const service = new ModelService({ connection: { apiKey: 'k' }, connections: { alt: { provider: 'anthropic', baseURL: 'http://127.0.0.1:1' } } });
     const err = await service.resolveModel({ model: 'm', connection: 'azure' }, around).catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'UNKNOWN_CONNECTION', connection: 'azure', known: ['alt', 'anthropic'] });
-    expect((err as Error).message).toMatch(/no connection 'azure'; this worker has: alt, anthropic/);
+    expect(err).toMatchObject({ code: 'UNKNOWN_CONNECTION', connection: 'azure', known: ['alt', 'anthropic', 'bedrock', 'google', 'openai', 'vertex'] });
+    expect((err as Error).message).toMatch(/no connection 'azure'; this worker has: alt, anthropic, bedrock, google, openai, vertex/);
   });
 });
