@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { assistantText, type Entry, type ToolResultBlock, type Usage } from './entries';
+import { assistantText, type Entry, type ToolResultBlock } from './entries';
 import { makeEvent, type AgentEventType, type EventPayloads } from './events';
 import { FabricError, InterruptedError, MaxStepsExceededError, ModelCallError, TurnSuspendedError } from './errors';
 import type { ModelCallRequest, ModelCallResult, RuntimePorts, ThinkingBudget } from './ports';
@@ -18,7 +18,8 @@ import { ServerContextStrategy } from './context/strategy-state';
 import type { ContextManagementParams } from './context/strategy';
 import { promptTextSchema, resetOptionsSchema } from './conversation-types';
 import type { CompactOptions, CompactResult, ConversationConfig, ConversationUsage, PromptOptions, ResetOptions, ResetResult, SuspendedTurn, ToolCall } from './conversation-types';
-import { addUsage, interruptedResults, lastUserText, parseFinalReply, runToolCall, toolRound } from './conversation-tools';
+import { interruptedResults, lastUserText, parseFinalReply, runToolCall, toolRound } from './conversation-tools';
+import { CostMeter } from './costs';
 import { fulfilled, isPromiseLike, rejected, settleAll, started, thenSettle, toPromise, type Pending, type Settled } from './pending';
 
 export type { CompactionRecord, CompactionState, SummarizerUsage } from './context/compaction/controller';
@@ -39,8 +40,7 @@ export class Conversation {
   private readonly toolSpecs: ToolSpec[];
   private readonly toolsByName: Map<string, ToolDefinition>;
   private readonly compaction: CompactionController;
-  private usageTotals: Usage = { inputTokens: 0, outputTokens: 0 };
-  private modelCalls = 0;
+  private readonly meter = new CostMeter();
   /** A prompt or compaction in progress; the next one waits for it. */
   private busy: Promise<unknown> = Promise.resolve();
   /** Set when a turn paused for a new run (TurnSuspendedError); resumeTurn continues it. */
@@ -92,7 +92,7 @@ export class Conversation {
   }
 
   usage(): ConversationUsage {
-    const usage = { ...this.usageTotals, modelCalls: this.modelCalls, summarizer: this.compaction.summarizerUsage() };
+    const usage = { ...this.meter.usage(), summarizer: this.compaction.summarizerUsage(), cost: this.meter.cost() };
     return this.server.active ? { ...usage, serverContext: this.server.usage() } : usage;
   }
 
@@ -123,6 +123,11 @@ export class Conversation {
     this.config.model = model;
     this.config.contextWindowTokens = contextWindowTokens;
     this.compaction.retarget(model, contextWindowTokens);
+  }
+
+  /** The spending limit from the next model call on (undefined: none). */
+  changeBudget(budget: ConversationConfig['budget']): void {
+    this.config.budget = budget;
   }
 
   /** Extended thinking with this budget (undefined: off), from the next prompt on. */
@@ -311,7 +316,7 @@ export class Conversation {
   }
 
   private request(): ModelCallRequest {
-    return {
+    return this.meter.withinBudget({
       sessionId: this.id,
       model: this.config.model,
       maxTokens: this.config.maxTokens,
@@ -321,7 +326,7 @@ export class Conversation {
       ...(this.config.cache ? { cache: this.config.cache } : {}),
       ...(this.turnThinking ? { thinking: this.turnThinking } : {}),
       ...(this.serverEdits ? { contextManagement: this.serverEdits } : {}),
-    };
+    }, this.config);
   }
 
   private callModel(): Pending<ModelCallResult> {
@@ -349,12 +354,12 @@ export class Conversation {
   }
 
   private called(result: ModelCallResult): ModelCallResult {
-    this.recordUsage(result.usage);
     this.emit('model_call', {
       model: result.model,
       stopReason: result.stopReason,
       inputTokens: result.usage.inputTokens,
       outputTokens: result.usage.outputTokens,
+      costUsd: this.meter.record(result, this.config),
     });
     const edited = this.server.account(result);
     if (edited) this.emit('context_edited', edited);
@@ -380,11 +385,6 @@ export class Conversation {
       this.chain.push({ type: 'tool_results', results });
       if (failure) throw failure.reason;
     });
-  }
-
-  private recordUsage(usage: Usage): void {
-    this.modelCalls += 1;
-    this.usageTotals = addUsage(this.usageTotals, usage);
   }
 
   private emit<K extends AgentEventType>(type: K, data: EventPayloads[K]): void {

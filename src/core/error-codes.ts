@@ -35,6 +35,11 @@ export const ERROR_CODES = {
   OUTPUT_PARSE: { in: 'core/errors', means: "the model's final reply is not JSON matching the prompt's output schema" },
   // Runs and their conversations
   MISSING_API_KEY: { in: 'core/errors', means: 'no Anthropic API key where the model is called' },
+  BUDGET_EXCEEDED: {
+    in: 'core/costs',
+    means: "the next model call could take the session's cost past its budget (or its model has no price); it was not made",
+    hint: 'raise the budget (session settings budget.maxCostUsd, or init({ budget })) and prompt again; docs/models.md',
+  },
   MAX_TURNS_EXCEEDED: { in: 'core/errors', means: 'the model kept calling tools past maxSteps in one prompt (MaxStepsExceededError; the 0.4.0 code)' },
   TOOL_NOT_REGISTERED: { in: 'core/errors', means: 'a declared tool has no code where it runs' },
   RUNTIME_UNAVAILABLE: { in: 'core/errors', means: 'the feature needs a runtime this entry does not have' },
