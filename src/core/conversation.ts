@@ -40,7 +40,8 @@ export class Conversation {
   private readonly toolSpecs: ToolSpec[];
   private readonly toolsByName: Map<string, ToolDefinition>;
   private readonly compaction: CompactionController;
-  private readonly meter = new CostMeter();
+  /** What the calls so far cost, and the budget each next call is checked against (./costs). */
+  readonly costs = new CostMeter();
   /** A prompt or compaction in progress; the next one waits for it. */
   private busy: Promise<unknown> = Promise.resolve();
   /** Set when a turn paused for a new run (TurnSuspendedError); resumeTurn continues it. */
@@ -92,7 +93,7 @@ export class Conversation {
   }
 
   usage(): ConversationUsage {
-    const usage = { ...this.meter.usage(), summarizer: this.compaction.summarizerUsage(), cost: this.meter.cost() };
+    const usage = { ...this.costs.usage(), summarizer: this.compaction.summarizerUsage(), cost: this.costs.cost() };
     return this.server.active ? { ...usage, serverContext: this.server.usage() } : usage;
   }
 
@@ -123,11 +124,6 @@ export class Conversation {
     this.config.model = model;
     this.config.contextWindowTokens = contextWindowTokens;
     this.compaction.retarget(model, contextWindowTokens);
-  }
-
-  /** The spending limit from the next model call on (undefined: none). */
-  changeBudget(budget: ConversationConfig['budget']): void {
-    this.config.budget = budget;
   }
 
   /** Extended thinking with this budget (undefined: off), from the next prompt on. */
@@ -246,6 +242,7 @@ export class Conversation {
     const maxTurns = stepsOverride ?? deprecatedStepsOverride ?? this.config.maxSteps;
     this.turnStart = this.chain.length;
     this.turnThinking = this.config.thinking;
+    this.costs.startTurn();
     this.chain.push({ type: 'user', text });
     return this.turnLoop(settings, maxTurns, output, 0);
   }
@@ -316,7 +313,7 @@ export class Conversation {
   }
 
   private request(): ModelCallRequest {
-    return this.meter.withinBudget({
+    return this.costs.withinBudget({
       sessionId: this.id,
       model: this.config.model,
       maxTokens: this.config.maxTokens,
@@ -359,7 +356,7 @@ export class Conversation {
       stopReason: result.stopReason,
       inputTokens: result.usage.inputTokens,
       outputTokens: result.usage.outputTokens,
-      costUsd: this.meter.record(result, this.config),
+      costUsd: this.costs.record(result, this.config),
     });
     const edited = this.server.account(result);
     if (edited) this.emit('context_edited', edited);

@@ -22,6 +22,8 @@ export interface UsageCost {
   unpricedCalls: number;
   /** The models without a price that answered calls. */
   unpricedModels: string[];
+  /** The latest prompt's calls (the running one's while it runs); null: one had no price. */
+  turnUsd: number | null;
 }
 
 /** A session's spending limit: no model call starts that could take its cost past `maxCostUsd`. */
@@ -83,6 +85,9 @@ export class CostMeter {
   private tokens: Usage = { inputTokens: 0, outputTokens: 0 };
   private calls = 0;
   private priced = 0;
+  /** The budget a session set (settings.budget), over the agent's (init({ budget })); null: none at all. */
+  private budget: CostBudget | null | undefined;
+  private turn = { priced: 0, unpriced: 0 };
   private unpriced = 0;
   private readonly unpricedModels: string[] = [];
 
@@ -97,11 +102,33 @@ export class CostMeter {
     const cost = callCostUsd(usage, modelInfo(model, config.models), config.cache ? { cacheTtl: config.cache.ttl } : {});
     if (cost === null) {
       this.unpriced += 1;
+      this.turn.unpriced += 1;
       if (!this.unpricedModels.includes(model)) this.unpricedModels.push(model);
     } else {
       this.priced += cost;
+      this.turn.priced += cost;
     }
     return cost;
+  }
+
+  /** A prompt starts: the turn's cost counts from 0. */
+  startTurn(): void {
+    this.turn = { priced: 0, unpriced: 0 };
+  }
+
+  /** From the next call on: this budget (null: none, whatever the agent set; undefined: the agent's). */
+  setBudget(budget: CostBudget | null | undefined): void {
+    this.budget = budget;
+  }
+
+  /** Carries the totals of an earlier run of the same conversation (a continue-as-new). */
+  restore(usage: Usage & { modelCalls: number; cost: UsageCost }): void {
+    const { modelCalls, cost, ...tokens } = usage;
+    this.tokens = { inputTokens: tokens.inputTokens, outputTokens: tokens.outputTokens, cacheReadInputTokens: tokens.cacheReadInputTokens ?? 0, cacheCreationInputTokens: tokens.cacheCreationInputTokens ?? 0 };
+    this.calls = modelCalls;
+    this.priced = cost.pricedUsd;
+    this.unpriced = cost.unpricedCalls;
+    this.unpricedModels.splice(0, this.unpricedModels.length, ...cost.unpricedModels);
   }
 
   /** The tokens of every call so far, and how many calls. */
@@ -115,6 +142,7 @@ export class CostMeter {
       pricedUsd: this.priced,
       unpricedCalls: this.unpriced,
       unpricedModels: [...this.unpricedModels],
+      turnUsd: this.turn.unpriced > 0 ? null : this.turn.priced,
     };
   }
 
@@ -123,7 +151,7 @@ export class CostMeter {
    * prompt estimated (./tokens), and all the tokens it may write (maxTokens and thinking) at the output rate.
    */
   withinBudget(req: ModelCallRequest, config: MeterConfig): ModelCallRequest {
-    const budget = config.budget;
+    const budget = this.budget === undefined ? config.budget : this.budget;
     if (!budget) return req;
     const next = {
       model: req.model,
@@ -147,5 +175,19 @@ export function addUsage(a: Usage, b: Usage): Usage {
     outputTokens: a.outputTokens + b.outputTokens,
     cacheReadInputTokens: (a.cacheReadInputTokens ?? 0) + (b.cacheReadInputTokens ?? 0),
     cacheCreationInputTokens: (a.cacheCreationInputTokens ?? 0) + (b.cacheCreationInputTokens ?? 0),
+  };
+}
+
+/** Two conversations' costs together: unknown (null) when either is. */
+export function addCost(a: UsageCost | undefined, b: UsageCost): UsageCost {
+  if (!a) return { ...b, unpricedModels: [...b.unpricedModels] };
+  const pricedUsd = a.pricedUsd + b.pricedUsd;
+  const unpricedCalls = a.unpricedCalls + b.unpricedCalls;
+  return {
+    usd: unpricedCalls > 0 ? null : pricedUsd,
+    pricedUsd,
+    unpricedCalls,
+    unpricedModels: [...new Set([...a.unpricedModels, ...b.unpricedModels])],
+    turnUsd: a.turnUsd === null || b.turnUsd === null ? null : a.turnUsd + b.turnUsd,
   };
 }

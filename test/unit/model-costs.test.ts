@@ -87,7 +87,7 @@ describe('what a call costs', () => {
     expect(usd(0.01234)).toBe('$0.0123');
     expect(usd(0.00042)).toBe('$0.00042');
     expect(usd(0)).toBe('$0');
-    expect(costText({ usd: null, pricedUsd: 0.5, unpricedCalls: 1, unpricedModels: ['x'] })).toBe('unknown (no price for x; $0.5 for the priced calls)');
+    expect(costText({ usd: null, pricedUsd: 0.5, unpricedCalls: 1, unpricedModels: ['x'], turnUsd: null })).toBe('unknown (no price for x; $0.5 for the priced calls)');
   });
 });
 
