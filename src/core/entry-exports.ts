@@ -19,5 +19,5 @@ export type { McpServerConfig, McpServerRef, McpStdioServer, McpHttpServer } fro
 // What model calls cost (pure): the model table, a call's cost from its usage, and the budget's error.
 export { builtinModelTable, callCostUsd, callCostBoundUsd, modelInfo, promptTokens } from './model-table';
 export type { ModelInfo, ModelOverride, ModelOverrides, ModelPrices, ModelCapabilities, ModelTableRow } from './model-table';
-export { BudgetExceededError, costText, usd } from './costs';
-export type { CostBudget, UsageCost } from './costs';
+export { BudgetExceededError, CostMeter, costText, usd } from './costs';
+export type { CostBudget, MeterConfig, UsageCost } from './costs';

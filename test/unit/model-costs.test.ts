@@ -2,6 +2,8 @@
 import { builtinModelTable, callCostBoundUsd, callCostUsd, modelInfo, parseModelOverrides } from '../../src/core/model-table';
 import { BudgetExceededError, CostMeter, costText, usd } from '../../src/core/costs';
 import type { ModelCallRequest } from '../../src/core/ports';
+import { contextBudget } from '../../src/core/budget';
+import { contextGauge } from '../../src/board/gauge';
 
 const M = 1_000_000;
 
@@ -127,5 +129,17 @@ describe("a conversation's meter and budget", () => {
   it('refuses a budgeted call whose model has no price (its cost cannot be kept under a limit)', () => {
     expect(() => new CostMeter().withinBudget(req({ model: 'mystery' }), { budget: { maxCostUsd: 100 } })).toThrow(/no price/);
     expect(new CostMeter().withinBudget(req({ model: 'mystery' }), {})).toBeDefined();
+  });
+});
+
+describe("the board's gauge", () => {
+  const budget = contextBudget({ entries: [{ type: 'user', text: 'hi' }], contextWindowTokens: 200_000, reserveTokens: 4096 });
+  const usage = { inputTokens: 2000, outputTokens: 800, modelCalls: 2, summarizer: { inputTokens: 0, outputTokens: 0, calls: 0 } };
+
+  it("shows the session's cost, and an unknown one as unknown", () => {
+    const priced = contextGauge({ budget, entries: [], compaction: null, usage: { ...usage, cost: { usd: 0.021, pricedUsd: 0.021, unpricedCalls: 0, unpricedModels: [], turnUsd: 0.01 } } });
+    expect(priced.usage?.cost).toBe('$0.021');
+    const unknown = contextGauge({ budget, entries: [], compaction: null, usage: { ...usage, cost: { usd: null, pricedUsd: 0, unpricedCalls: 2, unpricedModels: ['my-llama'], turnUsd: null } } });
+    expect(unknown.usage?.cost).toBe('unknown (no price for my-llama)');
   });
 });
