@@ -4,6 +4,7 @@ import { BudgetExceededError, CostMeter, costText, usd } from '../../src/core/co
 import type { ModelCallRequest } from '../../src/core/ports';
 import { contextBudget } from '../../src/core/budget';
 import { contextGauge } from '../../src/board/gauge';
+import { applySettingsPatch, defaultSessionSettings } from '../../src/core/sessions/settings';
 
 const M = 1_000_000;
 
@@ -141,5 +142,23 @@ describe("the board's gauge", () => {
     expect(priced.usage?.cost).toBe('$0.021');
     const unknown = contextGauge({ budget, entries: [], compaction: null, usage: { ...usage, cost: { usd: null, pricedUsd: 0, unpricedCalls: 2, unpricedModels: ['my-llama'], turnUsd: null } } });
     expect(unknown.usage?.cost).toBe('unknown (no price for my-llama)');
+  });
+});
+
+describe('a session budget setting and a carried cost', () => {
+  it('is validated by field, and null removes it', () => {
+    const s = applySettingsPatch(defaultSessionSettings(), { budget: { maxCostUsd: 2 } }, { started: true });
+    expect(s.budget).toEqual({ maxCostUsd: 2 });
+    expect(applySettingsPatch(s, { budget: null }, { started: true }).budget).toBeUndefined();
+    expect(() => applySettingsPatch(s, { budget: { maxCostUsd: -1 } }, { started: true })).toThrow(/settings\.budget\.maxCostUsd/);
+  });
+
+  it('goes on from the cost an earlier run carried (a budget counts the whole session)', () => {
+    const first = new CostMeter();
+    first.record({ model: 'claude-sonnet-5-5', usage: { inputTokens: 0, outputTokens: 1000 } }, {});
+    const next = new CostMeter();
+    next.restore({ ...first.usage(), cost: first.cost() });
+    expect(next.cost().usd).toBeCloseTo(0.01, 12);
+    expect(() => next.withinBudget({ sessionId: 's', model: 'claude-sonnet-5-5', maxTokens: 1000, tools: [], entries: [] }, { budget: { maxCostUsd: 0.015 } })).toThrow(BudgetExceededError);
   });
 });
