@@ -28,6 +28,7 @@ import type { Attributes, EventRef, HistoryEvent, Walk } from './walk';
 type Failure = temporal.api.failure.v1.IFailure;
 
 import { addCacheAccounts, cacheAccount } from './cache';
+import { callCostUsd, modelInfo } from '../core/model-table';
 
 export async function activityScheduled(w: Walk, a: Attributes<'activityTaskScheduledEventAttributes'>, ev: EventRef): Promise<void> {
   const name = a.activityType?.name ?? '?';
@@ -195,6 +196,13 @@ function modelCompleted(w: Walk, rec: ModelCallRecord, result: unknown, ev: Even
     if (r.usage) {
       rec.cache = cacheAccount(r.usage);
       w.run.totals.cache = addCacheAccounts(w.run.totals.cache, rec.cache);
+      // At list prices: the app's own rows (init({ models })) live in its code, which an audit does not run.
+      if (rec.model) {
+        rec.costUsd = callCostUsd(r.usage, modelInfo(rec.model));
+        const cost = w.run.totals.cost;
+        if (rec.costUsd !== null) cost.pricedUsd += rec.costUsd;
+        else if ((cost.unpricedCalls += 1) && !cost.unpricedModels.includes(rec.model)) cost.unpricedModels.push(rec.model);
+      }
     }
     if (r.contextManagement) {
       const applied = r.contextManagement.applied ?? [];

@@ -56,6 +56,7 @@ function newRun(opts: AuditOptions, events: number): AuditRun {
       userActions: 0,
       cache: emptyCacheAccount(),
       serverContext: { edits: 0, clearedToolUses: 0, clearedInputTokens: 0, compactions: 0 },
+      cost: { pricedUsd: 0, unpricedCalls: 0, unpricedModels: [] },
     },
   };
 }

@@ -2,6 +2,7 @@
 import type { AttachmentRef } from '../core/attachments';
 import { isOffloaded } from './payloads';
 import { cacheText } from './cache';
+import { usd } from '../core/costs';
 import { describeGate } from '../core/context/compaction/gate';
 import type {
   ActivityRecord,
@@ -44,6 +45,7 @@ function renderRun(run: AuditRun): string[] {
       `${t.summaries} summar${t.summaries === 1 ? 'y' : 'ies'}${t.summarizer.calls ? ` (${t.summarizer.inputTokens} input / ${t.summarizer.outputTokens} output tokens)` : ''} · ` +
       `${t.userActions} user action${t.userActions === 1 ? '' : 's'}`,
     `- Prompt ${cacheText(t.cache)}`,
+    `- Cost at list prices: ${runCostText(t.cost)}`,
     ...(t.serverContext.edits > 0
       ? [`- Server-side context management: ${t.serverContext.edits} edit${t.serverContext.edits === 1 ? '' : 's'} applied, ${t.serverContext.clearedToolUses} tool uses / ${t.serverContext.clearedInputTokens} input tokens cleared, ${t.serverContext.compactions} compaction${t.serverContext.compactions === 1 ? '' : 's'}`]
       : []),
@@ -109,6 +111,7 @@ function renderModelCall(r: ModelCallRecord, n: number): string[] {
       `- Tokens: ${r.usage.inputTokens} input / ${r.usage.outputTokens} output${r.usage.cacheReadInputTokens ? ` (${r.usage.cacheReadInputTokens} cached)` : ''} · stop reason: ${r.stopReason ?? 'none'}`,
     );
   }
+  if (r.costUsd !== undefined) lines.push(`- Cost: ${r.costUsd === null ? `unknown (no list price for ${r.model ?? 'its model'})` : `${usd(r.costUsd)} at list prices`}`);
   if (r.cache) lines.push(`- Prompt ${cacheText(r.cache)}`);
   if (r.contextManagement) {
     const applied = r.contextManagement.applied.map((e) => `${e.type} (${e.clearedToolUses !== undefined ? `${e.clearedToolUses} tool uses, ` : ''}${e.clearedInputTokens} tokens)`);
@@ -272,4 +275,10 @@ function quote(text: string): string {
 function fence(text: string): string {
   const ticks = text.includes('```') ? '````' : '```';
   return `${ticks}\n${text}\n${ticks}`;
+}
+
+/** The run's cost: unknown (never $0) while a call's model has no list price. */
+function runCostText(c: { pricedUsd: number; unpricedCalls: number; unpricedModels: string[] }): string {
+  if (c.unpricedCalls === 0) return usd(c.pricedUsd);
+  return `unknown (no list price for ${c.unpricedModels.join(', ')}: ${c.unpricedCalls} call${c.unpricedCalls === 1 ? '' : 's'}; ${usd(c.pricedUsd)} for the priced calls)`;
 }

@@ -71,6 +71,8 @@ export interface ModelCallRecord extends RecordBase {
   completedEventId?: number;
   stopReason?: string | null;
   usage?: Usage;
+  /** What the call cost at the built-in table's list prices (USD; null: the table has no price for its model). */
+  costUsd?: number | null;
   /** Prompt-cache read / write / uncached input tokens of this call, and its hit rate. */
   cache?: CacheAccount;
   /** The server-side context edits the call sent (types), and what the server applied. */
@@ -237,6 +239,8 @@ export interface AuditRun {
     cache: CacheAccount;
     /** What Claude's server-side context management cleared over the run (strategy 'server'). */
     serverContext: { edits: number; clearedToolUses: number; clearedInputTokens: number; compactions: number };
+    /** The model calls' cost at the built-in table's list prices, and the calls whose model it has no price for. */
+    cost: { pricedUsd: number; unpricedCalls: number; unpricedModels: string[] };
   };
 }
 

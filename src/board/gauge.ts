@@ -9,6 +9,7 @@ import type { Entry } from '../core/entries';
 import type { CompactionState } from '../core/conversation';
 import { estimateEntryTokens, estimateTextTokens } from '../core/tokens';
 import type { AgentUsage } from '../wire/messages';
+import { costText } from '../core/costs';
 
 export interface GaugeLayer {
   key: 'system' | 'tools' | 'memory' | 'summary' | 'conversation' | 'toolResults' | 'attachments';
@@ -29,7 +30,8 @@ export interface ContextGauge {
   hintPercent: number;
   hint?: string;
   estimateMethod: string;
-  usage?: { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number; cacheHitRate: number; modelCalls: number };
+  /** `cost`: what the calls cost, for people (`$0.021`, or `unknown (no price for m)`; never $0 for an unpriced model). */
+  usage?: { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number; cacheHitRate: number; modelCalls: number; cost: string };
 }
 
 export function contextGauge(input: {
@@ -87,6 +89,7 @@ export function contextGauge(input: {
       cacheWriteTokens: write,
       cacheHitRate: prompt > 0 ? Math.round((read / prompt) * 1000) / 10 : 0,
       modelCalls: u.modelCalls,
+      cost: costText(u.cost),
     };
   }
   return gauge;

@@ -5,6 +5,8 @@
 import type { PendingApproval, SessionInfo } from '../wire/session-messages';
 import type { SessionSummary } from '../client/sessions-list';
 import type { Entry } from '../core/entries';
+import { costText, usd } from '../core/costs';
+import type { AgentUsage } from '../wire/messages';
 import { formatTime, table } from './render';
 
 export function labelsText(labels: Record<string, unknown>): string {
@@ -38,7 +40,7 @@ export function sessionTable(rows: SessionSummary[]): string {
   );
 }
 
-export function infoText(i: SessionInfo): string {
+export function infoText(i: SessionInfo, usage?: AgentUsage | null): string {
   const rows: Array<[string, string]> = [
     ['id', `${i.id}${i.flagged ? ' ★ flagged' : ''}${i.archived ? ' (archived)' : ''}${i.closed ? ' (ended)' : ''}`],
     ['title', i.title ? `${i.title}${i.titleSource === 'generated' ? ' (generated)' : ''}` : '-'],
@@ -52,6 +54,8 @@ export function infoText(i: SessionInfo): string {
     ['messages', `${i.messageCount} from the user; last ${formatTime(i.lastMessageAt === undefined ? undefined : new Date(i.lastMessageAt))}; created ${formatTime(new Date(i.createdAt))}`],
     ['turn', i.processing ? `running${i.current ? ` (message ${i.current})` : ''}` : 'idle'],
   ];
+  if (usage) rows.push(['cost', usageCostText(usage, i.settings.budget?.maxCostUsd)]);
+  else if (i.settings.budget) rows.push(['budget', usd(i.settings.budget.maxCostUsd)]);
   if (i.queued.length) rows.push(['queued', i.queued.map((m) => `${m.id}: ${oneLineText(m.text, 50)}`).join('; ')]);
   if (i.pendingApprovals.length) rows.push(['approvals', i.pendingApprovals.map(approvalText).join('; ')]);
   if (i.forkedFrom) rows.push(['forked from', `${i.forkedFrom.sessionId} at message ${i.forkedFrom.atMessage}`]);
@@ -90,4 +94,14 @@ export function conversationText(messages: Entry[], full: boolean): string {
       }
     })
     .join('\n');
+}
+
+/**
+ * What a session's calls cost, from the table's prices: `$0.0123 over 2 model calls (1200 in, 80 out, 0 cache
+ * read, 0 cache write); budget $1.00`. A model without a price makes the cost `unknown (…)`, never $0.
+ */
+export function usageCostText(u: AgentUsage, budgetUsd?: number): string {
+  const tokens = `${u.inputTokens} in, ${u.outputTokens} out, ${u.cacheReadInputTokens ?? 0} cache read, ${u.cacheCreationInputTokens ?? 0} cache write`;
+  const summarizer = u.summarizer.calls ? `; summaries ${u.summarizer.calls} calls, not priced` : '';
+  return `${costText(u.cost)} over ${u.modelCalls} model call${u.modelCalls === 1 ? '' : 's'} (${tokens})${summarizer}${budgetUsd !== undefined ? `; budget ${usd(budgetUsd)}` : ''}`;
 }

@@ -3,7 +3,7 @@
  * and the final reply parsed as the prompt's structured output. Pure given what the ports return.
  */
 import type { z } from 'zod';
-import type { Entry, ToolResultBlock, ToolResultsEntry, Usage, UserEntry } from './entries';
+import type { Entry, ToolResultBlock, ToolResultsEntry, UserEntry } from './entries';
 import type { AgentEventType, EventPayloads } from './events';
 import { OutputParseError } from './errors';
 import type { RuntimePorts } from './ports';
@@ -142,15 +142,6 @@ export function withHostTools(specs: ToolSpec[], byName: Map<string, ToolDefinit
 }
 
 /** Token counts added up (cache counts default to 0). */
-export function addUsage(a: Usage, b: Usage): Usage {
-  return {
-    inputTokens: a.inputTokens + b.inputTokens,
-    outputTokens: a.outputTokens + b.outputTokens,
-    cacheReadInputTokens: (a.cacheReadInputTokens ?? 0) + (b.cacheReadInputTokens ?? 0),
-    cacheCreationInputTokens: (a.cacheCreationInputTokens ?? 0) + (b.cacheCreationInputTokens ?? 0),
-  };
-}
-
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }

@@ -9,6 +9,8 @@ import type { CompactionHooks } from './context/compaction/hooks';
 import type { SummarizerUsage } from './context/compaction/controller';
 import type { CompactionSettings, PromptCompactionOverrides } from './context/settings';
 import type { ServerContextUsage, StrategyDecision } from './context/strategy';
+import type { CostBudget, UsageCost } from './costs';
+import type { ModelOverrides } from './model-table';
 
 export interface ConversationConfig {
   id: string;
@@ -45,6 +47,10 @@ export interface ConversationConfig {
   memory?: ContextMemory;
   /** The recorded compaction strategy decision (absent: client). */
   strategy?: StrategyDecision;
+  /** The app's rows of the model table (init({ models })): prices and limits over the built-in ones. */
+  models?: ModelOverrides;
+  /** No model call starts that could take the conversation's cost past it (BUDGET_EXCEEDED). */
+  budget?: CostBudget;
 }
 
 /** `allow: false` answers the call with `content` instead of running it (an error result unless `isError: false`). */
@@ -127,6 +133,8 @@ export interface ConversationUsage extends Usage {
   modelCalls: number;
   /** The summariser's calls (compaction), counted apart from the conversation's model calls. */
   summarizer: SummarizerUsage;
+  /** What the model calls cost (the summariser's not included), from the model table's prices. */
+  cost: UsageCost;
   /** What Claude's server-side context management cleared and compacted (strategy 'server' only). */
   serverContext?: ServerContextUsage;
 }

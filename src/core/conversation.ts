@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { assistantText, type Entry, type ToolResultBlock, type Usage } from './entries';
+import { assistantText, type Entry, type ToolResultBlock } from './entries';
 import { makeEvent, type AgentEventType, type EventPayloads } from './events';
 import { FabricError, InterruptedError, MaxStepsExceededError, ModelCallError, TurnSuspendedError } from './errors';
 import type { ModelCallRequest, ModelCallResult, RuntimePorts, ThinkingBudget } from './ports';
@@ -18,7 +18,8 @@ import { ServerContextStrategy } from './context/strategy-state';
 import type { ContextManagementParams } from './context/strategy';
 import { parseAttachmentRefs, promptTextSchema, resetOptionsSchema } from './conversation-types';
 import type { CompactOptions, CompactResult, ConversationConfig, ConversationUsage, PromptOptions, ResetOptions, ResetResult, SuspendedTurn, ToolCall } from './conversation-types';
-import { addUsage, interruptedResults, lastUserEntry, parseFinalReply, runToolCall, toolRound, withHostTools } from './conversation-tools';
+import { interruptedResults, lastUserEntry, parseFinalReply, runToolCall, toolRound, withHostTools } from './conversation-tools';
+import { CostMeter } from './costs';
 import { fulfilled, isPromiseLike, rejected, settleAll, started, thenSettle, toPromise, type Pending, type Settled } from './pending';
 
 export type { CompactionRecord, CompactionState, SummarizerUsage } from './context/compaction/controller';
@@ -39,8 +40,8 @@ export class Conversation {
   private readonly toolSpecs: ToolSpec[];
   private readonly toolsByName: Map<string, ToolDefinition>;
   private readonly compaction: CompactionController;
-  private usageTotals: Usage = { inputTokens: 0, outputTokens: 0 };
-  private modelCalls = 0;
+  /** What the calls so far cost, and the budget each next call is checked against (./costs). */
+  readonly costs = new CostMeter();
   /** A prompt or compaction in progress; the next one waits for it. */
   private busy: Promise<unknown> = Promise.resolve();
   /** Set when a turn paused for a new run (TurnSuspendedError); resumeTurn continues it. */
@@ -92,7 +93,7 @@ export class Conversation {
   }
 
   usage(): ConversationUsage {
-    const usage = { ...this.usageTotals, modelCalls: this.modelCalls, summarizer: this.compaction.summarizerUsage() };
+    const usage = { ...this.costs.usage(), summarizer: this.compaction.summarizerUsage(), cost: this.costs.cost() };
     return this.server.active ? { ...usage, serverContext: this.server.usage() } : usage;
   }
 
@@ -241,6 +242,7 @@ export class Conversation {
     const maxTurns = stepsOverride ?? deprecatedStepsOverride ?? this.config.maxSteps;
     this.turnStart = this.chain.length;
     this.turnThinking = this.config.thinking;
+    this.costs.startTurn();
     this.chain.push(attachments?.length ? { type: 'user', text, attachments } : { type: 'user', text });
     return this.turnLoop(settings, maxTurns, output, 0);
   }
@@ -311,7 +313,7 @@ export class Conversation {
   }
 
   private request(): ModelCallRequest {
-    return {
+    return this.costs.withinBudget({
       sessionId: this.id,
       model: this.config.model,
       maxTokens: this.config.maxTokens,
@@ -321,7 +323,7 @@ export class Conversation {
       ...(this.config.cache ? { cache: this.config.cache } : {}),
       ...(this.turnThinking ? { thinking: this.turnThinking } : {}),
       ...(this.serverEdits ? { contextManagement: this.serverEdits } : {}),
-    };
+    }, this.config);
   }
 
   private callModel(): Pending<ModelCallResult> {
@@ -349,12 +351,12 @@ export class Conversation {
   }
 
   private called(result: ModelCallResult): ModelCallResult {
-    this.recordUsage(result.usage);
     this.emit('model_call', {
       model: result.model,
       stopReason: result.stopReason,
       inputTokens: result.usage.inputTokens,
       outputTokens: result.usage.outputTokens,
+      costUsd: this.costs.record(result, this.config),
     });
     const edited = this.server.account(result);
     if (edited) this.emit('context_edited', edited);
@@ -380,11 +382,6 @@ export class Conversation {
       this.chain.push({ type: 'tool_results', results });
       if (failure) throw failure.reason;
     });
-  }
-
-  private recordUsage(usage: Usage): void {
-    this.modelCalls += 1;
-    this.usageTotals = addUsage(this.usageTotals, usage);
   }
 
   private emit<K extends AgentEventType>(type: K, data: EventPayloads[K]): void {

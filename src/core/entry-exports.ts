@@ -16,3 +16,8 @@ export type { CapOptions, CappedToolResult, MaskOptions, MaskResult, KeepWindow,
 export { agentAsTool, SubAgentDepthError } from './sub-agents';
 export type { AgentAsToolOptions, SubAgentOutcome } from './sub-agents';
 export type { McpServerConfig, McpServerRef, McpStdioServer, McpHttpServer } from './mcp-config';
+// What model calls cost (pure): the model table, a call's cost from its usage, and the budget's error.
+export { builtinModelTable, callCostUsd, callCostBoundUsd, modelInfo, promptTokens } from './model-table';
+export type { ModelInfo, ModelOverride, ModelOverrides, ModelPrices, ModelCapabilities, ModelTableRow } from './model-table';
+export { BudgetExceededError, CostMeter, costText, usd } from './costs';
+export type { CostBudget, MeterConfig, UsageCost } from './costs';

@@ -40,6 +40,11 @@ export const ERROR_CODES = {
     means: "a connection's provider SDK (an optional peer, e.g. openai) is not installed where the model is called",
     hint: 'install the package the message names on the worker (or the inline process)',
   },
+  BUDGET_EXCEEDED: {
+    in: 'core/costs',
+    means: "the next model call could take the session's cost past its budget (or its model has no price); it was not made",
+    hint: 'raise the budget (session settings budget.maxCostUsd, or init({ budget })) and prompt again; docs/models.md',
+  },
   MAX_TURNS_EXCEEDED: { in: 'core/errors', means: 'the model kept calling tools past maxSteps in one prompt (MaxStepsExceededError; the 0.4.0 code)' },
   TOOL_NOT_REGISTERED: { in: 'core/errors', means: 'a declared tool has no code where it runs' },
   RUNTIME_UNAVAILABLE: { in: 'core/errors', means: 'the feature needs a runtime this entry does not have' },

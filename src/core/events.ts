@@ -71,6 +71,8 @@ export interface EventPayloads {
     stopReason: string | null;
     inputTokens: number;
     outputTokens: number;
+    /** The call's cost in USD from the model table (null: the model has no price; absent before 0.7). */
+    costUsd?: number | null;
   };
   /** The model asked for a tool. */
   tool_call: { id: string; name: string; input: unknown };

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { builtinTools, isBuiltinToolName, type BuiltinToolName } from './builtin-tools';
 import type { EventListener } from './events';
 import { builtinContextWindow } from './models';
+import { modelInfo, modelOverridesSchema, type ModelOverrides } from './model-table';
+import { costBudgetSchema, type CostBudget } from './costs';
 import type { RuntimePorts } from './ports';
 import { Conversation, type ConversationConfig, type ToolAuthorizer } from './conversation';
 import { compactionHooksSchema, type CompactionHooks } from './context/compaction/hooks';
@@ -73,6 +75,8 @@ export const initOptionsSchema = z
     onEvent: z.custom<EventListener>((v) => typeof v === 'function', { message: 'expected a function' }).optional(),
     hooks: compactionHooksSchema.optional(),
     mcp: z.array(mcpServerRefSchema).optional(),
+    models: modelOverridesSchema.optional(),
+    budget: costBudgetSchema.optional(),
   })
   .strict();
 
@@ -122,6 +126,14 @@ export type InitOptions = {
    * registered. The tool list is fetched once per run and recorded.
    */
   mcp?: McpServerRef[];
+  /**
+   * Your rows of the model table, by exact model id, over the built-in ones: `{ contextWindowTokens?,
+   * maxOutputTokens?, prices?: { input, output, cacheRead?, cacheWrite? } }` (USD per million tokens). A model
+   * without a price has an unknown cost (docs/models.md).
+   */
+  models?: ModelOverrides;
+  /** Each session's spending limit: no model call starts that could take its cost past `maxCostUsd`. */
+  budget?: CostBudget;
 };
 
 export type SessionOptions = Pick<InitOptions, 'model' | 'connection' | 'system' | 'tools' | 'compaction' | 'maxTokens' | 'maxSteps' | 'maxTurns' | 'promptCaching' | 'thinking'> & {
@@ -192,7 +204,10 @@ export class Harness {
       // Only a strategy other than the default goes to the runtime (which then looks capabilities up).
       ...(strategy !== undefined && strategy !== 'client' ? { strategy } : {}),
     });
-    const window = merged.contextWindowTokens ?? resolved.contextWindowTokens ?? builtinContextWindow(resolved.model);
+    // The app's own row first (init({ models })); the table's window only where nothing else said one.
+    const table = modelInfo(resolved.model, merged.models);
+    const own = table.source === 'app' ? merged.models?.[resolved.model]?.contextWindowTokens : undefined;
+    const window = merged.contextWindowTokens ?? own ?? resolved.contextWindowTokens ?? builtinContextWindow(resolved.model) ?? table.contextWindowTokens;
     const id = opts.id ?? (this.list.length === 0 ? 'main' : `main-${this.list.length + 1}`);
     const memory = await sessionMemory(ports, merged.compaction, id, resolved.model);
     const offloadBytes = resolveOffloadBytes(merged.compaction, this.flavour === 'default');
@@ -219,6 +234,8 @@ export class Harness {
       hooks: merged.hooks,
       memory: memory?.memory,
       ...(resolved.strategy ? { strategy: resolved.strategy } : {}),
+      ...(merged.models ? { models: merged.models } : {}),
+      ...(merged.budget ? { budget: merged.budget } : {}),
     });
     this.list.push(session);
     this.routes.set(session, route);

@@ -9,6 +9,7 @@ import type { ContextBudget } from '../core/budget';
 import type { Entry, Usage } from '../core/entries';
 import type { AgentEvent } from '../core/events';
 import type { CompactionState, CompactOptions, CompactResult } from '../core/conversation';
+import type { UsageCost } from '../core/costs';
 
 export interface PromptRequest {
   text: string;
@@ -24,6 +25,8 @@ export interface CompactRequest extends Omit<CompactOptions, 'reason'> {
 export interface AgentUsage extends Usage {
   modelCalls: number;
   summarizer: { inputTokens: number; outputTokens: number; calls: number };
+  /** What the model calls cost, from the model table (absent from runs before 0.7; usd null: a model has no price). */
+  cost?: UsageCost;
 }
 
 export const messagesQuery = defineQuery<Entry[], [string?]>('fh.messages');

@@ -2,6 +2,7 @@ import { allHandlersFinished, condition, currentUpdateInfo, setHandler } from '@
 import { z } from 'zod';
 import { utf8Length } from '../core/bytes';
 import { NotServingError, PromptTooLargeError, UnknownSessionError } from '../core/errors';
+import { addCost } from '../core/costs';
 import type { AgentEvent } from '../core/events';
 import type { Harness, PromptHost, ServeOptions } from '../core/harness';
 import { publishAgentEvent } from './stream/publish';
@@ -212,8 +213,8 @@ export class RunState implements PromptHost {
       total.summarizer.inputTokens += u.summarizer.inputTokens;
       total.summarizer.outputTokens += u.summarizer.outputTokens;
       total.summarizer.calls += u.summarizer.calls;
+      total.cost = addCost(total.cost, u.cost);
     }
     return total;
   }
 }
-

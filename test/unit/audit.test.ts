@@ -8,6 +8,7 @@ import type { Payload } from '@temporalio/common';
 import { ExternalStorageRunner } from '@temporalio/common/lib/internal-non-workflow';
 import { auditTranscript, isOffloaded, type AuditRecord } from '../../src/audit/index';
 import { parseHistoryJSON, type History } from '../../src/audit/history-file';
+import { callCostUsd, modelInfo } from '../../src/core/model-table';
 import { externalStorageFor } from '../../src/activities/stores/external-storage';
 import { MemoryTranscriptStore } from '../../src/activities/stores/transcript-store';
 
@@ -206,5 +207,18 @@ describe('auditTranscript on a 0.2.0 run, where decisions ride with the model ca
     const next = json.records.slice(at + 1).map((r) => r.type).join(' ');
     expect(next).toMatch(/^(summary )+model_call/);
     expect(json.records.map((r) => r.n)).toEqual(json.records.map((_, i) => i + 1));
+  });
+});
+
+describe('auditTranscript: what each call cost', () => {
+  it("prices each model call from its recorded usage at the table's list prices, and the run's total", async () => {
+    const audit = await auditTranscript(await recorded('calculator-tools'), { truncateAt: 40 });
+    const calls = ofType(audit.json.records, 'model_call');
+    for (const c of calls) expect(c.costUsd).toBeCloseTo(callCostUsd(c.usage!, modelInfo(c.model!))!, 12);
+    expect(calls.every((c) => typeof c.costUsd === 'number' && c.costUsd > 0)).toBe(true);
+    const total = calls.reduce((s, c) => s + c.costUsd!, 0);
+    expect(audit.json.run.totals.cost).toEqual({ pricedUsd: expect.closeTo(total, 12), unpricedCalls: 0, unpricedModels: [] });
+    expect(audit.markdown.match(/^- Cost: \$[\d.]+ at list prices$/gm)).toHaveLength(3);
+    expect(audit.markdown).toMatch(/^- Cost at list prices: \$[\d.]+$/m);
   });
 });

@@ -691,6 +691,7 @@ function boardPage(): void {
       const u = g.usage;
       box.appendChild(h('div', {}, h('h3', {}, 'Usage'), h('dl', { class: 'kv' },
         h('dt', {}, 'model calls'), h('dd', {}, String(u.modelCalls)),
+        h('dt', {}, 'cost'), h('dd', { id: 'cost' }, String(u.cost)),
         h('dt', {}, 'input tokens'), h('dd', {}, fmt(u.inputTokens)),
         h('dt', {}, 'output tokens'), h('dd', {}, fmt(u.outputTokens)),
         h('dt', {}, 'cache read / write'), h('dd', {}, fmt(u.cacheReadTokens) + ' / ' + fmt(u.cacheWriteTokens)),

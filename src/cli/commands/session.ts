@@ -149,8 +149,10 @@ const showCommand = sub('show', {
       const s = handleOf(conn, named[0]!);
       const info = await s.info();
       const messages = await s.messages();
-      if (flag(p, 'json')) return out(io, p, flag(p, 'messages') ? { info, messages } : { info, messageCount: messages.length }, '');
-      return out(io, p, null, [infoText(info), '', conversationText(messages, flag(p, 'messages'))].join('\n'));
+      // A session still loading its conversation answers no usage yet: the cost row waits for it.
+      const usage = await s.usage().catch(() => null);
+      if (flag(p, 'json')) return out(io, p, flag(p, 'messages') ? { info, usage, messages } : { info, usage, messageCount: messages.length }, '');
+      return out(io, p, null, [infoText(info, usage), '', conversationText(messages, flag(p, 'messages'))].join('\n'));
     }, true, { needsWorkerFor: named[0]! });
   },
 });

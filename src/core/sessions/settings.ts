@@ -4,6 +4,7 @@
  * field throws INVALID_INPUT naming it (`settings.permissionMode`).
  */
 import { z } from 'zod';
+import { costBudgetSchema, type CostBudget } from '../costs';
 import { InvalidInputError } from '../errors';
 import { ConnectionLockedError } from './errors';
 import { connectionNameSchema } from '../connection-name';
@@ -19,6 +20,8 @@ export interface SessionSettings {
   thinking: ThinkingLevel;
   permissionMode: PermissionMode;
   workingDirectory?: string;
+  /** The session's spending limit (absent: the agent's init({ budget }), if any). */
+  budget?: CostBudget;
 }
 
 export const sessionSettingsPatchSchema = z
@@ -32,6 +35,8 @@ export const sessionSettingsPatchSchema = z
       .min(1)
       .refine((dir) => !dir.includes('\0'), 'must not contain NUL characters')
       .optional(),
+    /** null removes the session's budget (the agent's init({ budget }) applies again). */
+    budget: costBudgetSchema.nullable().optional(),
   })
   .strict();
 
@@ -59,6 +64,7 @@ function parsePatch(patch: unknown): SessionSettingsPatch {
 function merge(base: SessionSettings, patch: SessionSettingsPatch): SessionSettings {
   const merged: Record<string, unknown> = { ...base };
   for (const [key, value] of Object.entries(patch)) if (value !== undefined) merged[key] = value;
+  if (merged.budget === null) delete merged.budget;
   return merged as unknown as SessionSettings;
 }
 

@@ -92,6 +92,8 @@ export class Edits {
         if (!dryRun && r.settings.workingDirectory && s.conversation) s.conversation.changeWorkingDirectory(r.settings.workingDirectory);
         // From the conversation's next prompt on (a running tool loop keeps the thinking it started with).
         if (!dryRun && s.conversation) s.conversation.changeThinking(resolveThinking(r.settings.thinking));
+        // A raised budget lets the next call go (a session without budgets never reaches a refusal: no patch).
+        if (!dryRun && s.conversation) s.conversation.costs.setBudget(r.settings.budget);
         // Before the first message the connection may change: the model is resolved again on the new one.
         const connection = r.settings.connection !== connectionBefore ? { connection: r.settings.connection } : {};
         const model = r.settings.model !== before && r.settings.model !== undefined ? { model: r.settings.model } : {};

@@ -191,10 +191,14 @@ export class SessionHost implements PromptHost {
       s.record.settings.thinking = agentThinking;
     }
     session.changeThinking(resolveThinking(s.record.settings.thinking));
+    session.costs.setBudget(s.record.settings.budget);
     const carried = s.start.carried?.transcript;
     if (carried) {
       const base = carried.ref ? await s.acts.fhLoadTranscript(carried.ref) : [];
       session.restore({ entries: base.concat(carried.tail) });
+      // The cost so far goes on with the session (a budget counts the whole session, not this run).
+      const usage = s.start.carried?.usage;
+      if (usage?.cost) session.costs.restore(usage);
       if (carried.ref) s.transport.seed(session.id, session.messages(), carried.ref);
     }
     s.restoring = false;
