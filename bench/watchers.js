@@ -1,8 +1,10 @@
 /**
  * watchers: many readers of one session's stream, side by side in one run: 1, 10, 50 and 500 readers in
- * this process through the shared reader (one upstream reader per session per process, the default),
- * and the same counts with each reader on a transport of its own (how every reader read before 0.7.0).
- * The fake model streams each reply as 100 deltas 20 ms apart; `onDeltaSent` stamps when it "said" each.
+ * this process through the shared reader (one upstream reader per session per process, the default);
+ * the same counts with each reader on a transport of its own (how every reader read before 0.7.0); the
+ * same counts through the broker (Redis Streams, a redis-server of the bench's own); and 500 readers
+ * across 5 processes through the broker. The fake model streams each reply as 100 deltas 20 ms apart;
+ * `onDeltaSent` stamps when it "said" each.
  *
  *   lag p50 / p95        the model's delta to the reader's, over every delta of every reader
  *   seen only at end     deltas a reader first saw when the call ended (caught up from message_end),
@@ -16,6 +18,8 @@
  */
 'use strict';
 const fs = require('node:fs');
+const net = require('node:net');
+const { spawn } = require('node:child_process');
 const os = require('node:os');
 const path = require('node:path');
 const { Client, Connection } = require('@temporalio/client');
@@ -23,7 +27,7 @@ const { DefaultLogger, NativeConnection, Runtime } = require('@temporalio/worker
 const { startDevServer } = require('../dist/testing/temporal-cli.js');
 const { FakeAnthropicServer, say } = require('../dist/testing/anthropic/fake-anthropic.js');
 const { createWorker, bundleAgents, FileTranscriptStore, FabricHarnessPlugin } = require('../dist/worker/index.js');
-const { startSession, TemporalStreamTransport } = require('../dist/client/index.js');
+const { startSession, TemporalStreamTransport, liveBroker } = require('../dist/client/index.js');
 const { FH_SEARCH_ATTRIBUTES } = require('../dist/wire/search-attributes.js');
 const { DEFAULT_MODEL } = require('../dist/core/models.js');
 const { benchSession, noteTool } = require('./fixtures/session-agents.js');
@@ -71,6 +75,48 @@ function devServerPid(address) {
   return undefined;
 }
 
+/** A redis-server of the bench's own on a free port (Debian's; scripts/redis.js installs it). */
+async function startRedis() {
+  const port = await new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const p = srv.address().port;
+      srv.close(() => resolve(p));
+    });
+  });
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  await new Promise((resolve, reject) => {
+    let out = '';
+    const onData = (d) => {
+      out += d;
+      if (/Ready to accept connections/.test(out)) resolve();
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`redis-server exited (${code}): ${out.slice(-300)}`)));
+  });
+  return { url: `redis://127.0.0.1:${port}`, stop: async () => child.kill('SIGKILL') };
+}
+
+/** `n` readers in `procs` other processes (bench/fixtures/watcher-process.js); resolves when all follow, then with what they saw. */
+function readersElsewhere(address, namespace, id, from, n, procs, redisUrl) {
+  const each = Math.ceil(n / procs);
+  const runs = Array.from({ length: procs }, () => {
+    const child = spawn(process.execPath, [require.resolve('./fixtures/watcher-process.js'), address, namespace, id, String(from), String(each), ...(redisUrl ? [redisUrl] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    let onFollowing;
+    const following = new Promise((r) => (onFollowing = r));
+    child.stdout.on('data', (d) => {
+      out += d;
+      if (out.includes('following\n')) onFollowing();
+    });
+    const done = new Promise((resolve, reject) => child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out.split('\n').filter(Boolean).pop())) : reject(new Error(`watcher process exited ${code}`)))));
+    return { following, done };
+  });
+  return { following: Promise.all(runs.map((r) => r.following)), done: Promise.all(runs.map((r) => r.done)).then((all) => all.flat()) };
+}
+
 function quietLogger() {
   const noop = () => undefined;
   return { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: (m) => console.error(m) };
@@ -101,6 +147,8 @@ module.exports = {
         stream: { chunkChars: CHUNK, delayMs: DELAY_MS, onDeltaSent: (i) => (sentAt[i] = Date.now()) },
       });
       cleanups.push(() => fake.stop());
+      const redis = await startRedis();
+      cleanups.push(() => redis.stop());
       const storeDir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'fh-bench-watchers-'));
       cleanups.push(() => fs.promises.rm(storeDir, { recursive: true, force: true }));
       const store = new FileTranscriptStore(storeDir);
@@ -117,13 +165,16 @@ module.exports = {
         taskQueue,
         model: { apiKey: API_KEY, baseURL: fake.url, defaultModel: DEFAULT_MODEL },
         store,
+        liveBroker: { url: redis.url },
         workflowBundle: await bundleAgents(AGENTS, { logger: quietLogger() }),
       });
+      const broker = liveBroker({ url: redis.url });
+      cleanups.push(() => broker.close());
       const client = new Client({ connection, namespace: server.namespace, plugins: [new FabricHarnessPlugin({ store })] });
 
       /** One session, `n` readers following it for `turns` turns; what they saw. */
-      const measure = async (n, shared) => {
-        const id = `bench-watchers-${n}-${shared ? 's' : 'o'}-${Date.now().toString(36)}`;
+      const measure = async (n, mode) => {
+        const id = `bench-watchers-${n}-${mode.replace(/[^a-z0-9]+/g, "-")}-${Date.now().toString(36)}`;
         const s = await startSession(client, benchSession, { id, taskQueue, streaming: true });
         const lags = [];
         let deltas = 0;
@@ -135,10 +186,13 @@ module.exports = {
           let following = 0;
           let allFollowing;
           const ready = new Promise((r) => (allFollowing = r));
-          const readers = Array.from({ length: n }, async () => {
+          const elsewhere = mode === 'broker, 5 processes' ? readersElsewhere(server.address, server.namespace, id, Math.max(0, from), n, 5, redis.url) : undefined;
+          if (elsewhere) void elsewhere.following.then(() => allFollowing());
+          const readers = elsewhere ? [] : Array.from({ length: n }, async () => {
             const arrivals = [];
             let first = true;
-            const options = { from: Math.max(0, from), signal: abort.signal, ...(shared ? {} : { transport: new TemporalStreamTransport(client, id) }) };
+            const via = mode === 'own' ? { transport: new TemporalStreamTransport(client, id) } : mode === 'broker' ? { broker } : {};
+            const options = { from: Math.max(0, from), signal: abort.signal, ...via };
             for await (const env of s.stream(options)) {
               if (first && ++following === n) allFollowing();
               first = false;
@@ -153,7 +207,7 @@ module.exports = {
           fake.enqueue(say(reply(turn)));
           const text = await s.prompt(`turn ${turn}`);
           if (text !== reply(turn)) throw new Error(`turn ${turn}: replied '${text}'`);
-          const seen = await Promise.all(readers);
+          const seen = elsewhere ? await elsewhere.done : await Promise.all(readers);
           cpu += serverCpuMs(pid) - cpuBefore;
           abort.abort();
           for (const { arrivals, end } of seen) {
@@ -172,17 +226,19 @@ module.exports = {
       const rows = [];
       const failures = [];
       await worker.runUntil(async () => {
-        for (const shared of [true, false]) {
+        const LABEL = { shared: 'shared reader (default)', own: 'a transport each (before)', broker: 'shared, through the broker', 'broker, 5 processes': 'broker, 5 processes' };
+        for (const mode of ['shared', 'own', 'broker', 'broker, 5 processes']) {
           let one;
-          for (const n of counts()) {
+          for (const n of mode === 'broker, 5 processes' ? [Math.max(...counts())] : counts()) {
             // A transport each for 500 readers is 500 pollers on one workflow: shown up to 50.
-            if (!shared && n > 50) continue;
-            const r = await measure(n, shared);
-            one ??= r;
-            ctx.log(`${shared ? 'shared' : 'own transports'}, ${n} readers: lag p50 ${r.p50} ms, ${(r.endOnly * 100).toFixed(1)}% only at end, server ${r.cpuPerTurn.toFixed(0)} ms CPU/turn`);
+            if (mode === 'own' && n > 50) continue;
+            const r = await measure(n, mode);
+            one ??= mode === 'broker, 5 processes' ? rows.find((x) => x.readers === 1 && x.transport === LABEL.broker)?._r ?? r : r;
+            const shared = mode !== 'own';
+            ctx.log(`${mode}, ${n} readers: lag p50 ${r.p50} ms, ${(r.endOnly * 100).toFixed(1)}% only at end, server ${r.cpuPerTurn.toFixed(0)} ms CPU/turn`);
             rows.push({
               readers: n,
-              transport: shared ? 'shared reader (default)' : 'a transport each (before)',
+              transport: LABEL[mode],
               'lag p50': `${r.p50} ms`,
               'lag p95': `${r.p95} ms`,
               'lag vs 1 reader': `${(r.p50 / one.p50).toFixed(2)}x`,
@@ -190,6 +246,7 @@ module.exports = {
               'server CPU/turn': `${r.cpuPerTurn.toFixed(0)} ms`,
               'CPU vs 1 reader': `${(r.cpuPerTurn / one.cpuPerTurn).toFixed(2)}x`,
             });
+            Object.defineProperty(rows[rows.length - 1], '_r', { value: r, enumerable: false });
             if (shared && n <= 50 && r.p50 / one.p50 > LAG_LIMIT) failures.push(`shared, ${n} readers: lag ${(r.p50 / one.p50).toFixed(2)}x one reader's (limit ${LAG_LIMIT}x)`);
             if (shared && n <= 50 && r.endOnly > END_ONLY_LIMIT) failures.push(`shared, ${n} readers: ${(r.endOnly * 100).toFixed(1)}% of deltas seen only at the end (limit 2%)`);
           }

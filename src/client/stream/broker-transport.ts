@@ -61,6 +61,8 @@ export class BrokerStreamTransport implements StreamTransport {
   private lastId = '0';
   private down = false;
   private stale = true;
+  /** A blocking read returned since the last durable page (so a page without the call's entries may be reused). */
+  private waited = false;
   private waiter: Promise<RedisConnection> | undefined;
 
   constructor(
@@ -73,7 +75,8 @@ export class BrokerStreamTransport implements StreamTransport {
   async snapshot(from: number): Promise<StreamSnapshot> {
     const open = this.open;
     const call = open && this.calls.get(open.callId);
-    if (open && call && !call.ended && !this.stale && !this.down) return { ...open.snap, live: this.liveOf(open.snap, open.callId) };
+    if (open && !call?.ended && !this.stale && !this.down && (call || this.waited)) return { ...open.snap, live: this.liveOf(open.snap, open.callId) };
+    this.waited = false;
     const snap = await this.upstream.snapshot(from);
     this.stale = false;
     const block = snap.page.blocks.find((b) => !b.closed && b.kind !== 'subagent');
@@ -88,9 +91,11 @@ export class BrokerStreamTransport implements StreamTransport {
    * call waits for the workflow to record it instead; a broker that is down, the poll interval.
    */
   async waitForLive(runId: string, signal?: AbortSignal): Promise<void> {
+    // No open call: the reader waits on the history (its caller does); an open call the broker has said
+    // nothing of yet is waited for on the broker too, not polled.
     const call = this.open && this.calls.get(this.open.callId);
-    if (this.down || !call) return sleep(this.livePollMs, signal);
-    if (call.ended) return this.upstream.waitForChange(runId, signal);
+    if (this.down || !this.open) return sleep(this.livePollMs, signal);
+    if (call?.ended) return this.upstream.waitForChange(runId, signal);
     try {
       const conn = await (this.waiter ??= this.broker.connection().then((c) => c.duplicate()));
       const got = await abortable(conn.sendCommand(['XREAD', 'COUNT', '1000', 'BLOCK', String(BLOCK_MS), 'STREAMS', liveBrokerKey(this.workflowId), this.lastId]), signal);
@@ -98,6 +103,7 @@ export class BrokerStreamTransport implements StreamTransport {
       const records = recordsOf(got);
       if (records.length === 0) this.stale = true; // a quiet second: look at the durable page
       this.apply(records);
+      this.waited = true;
     } catch {
       this.brokerDown();
     }
@@ -159,6 +165,13 @@ export class BrokerStreamTransport implements StreamTransport {
       live.set(callId, { fhStream: 1, callId, attempt: call.attempt, from: call.from, events: call.events });
     }
     return live;
+  }
+
+  /** Closes this transport's blocking-read connection (the shared one is the broker client's). */
+  close(): void {
+    const waiter = this.waiter;
+    this.waiter = undefined;
+    void waiter?.then((c) => c.close()).catch(() => undefined);
   }
 
   private brokerDown(): void {

@@ -212,7 +212,10 @@ export function sharedReader(client: Client, workflowId: string, broker?: LiveBr
       own.forget(transport);
       children.forEach((r) => r());
       own.readers--;
-      if (own.readers === 0 && hubs.get(key) === own) hubs.delete(key);
+      if (own.readers === 0 && hubs.get(key) === own) {
+        hubs.delete(key);
+        own.upstream.close?.();
+      }
     },
   };
 }

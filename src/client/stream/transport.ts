@@ -33,6 +33,8 @@ export interface StreamTransport {
    * `livePollMs`). A broker's transport blocks on the broker here instead.
    */
   waitForLive?(runId: string, signal?: AbortSignal): Promise<void>;
+  /** Releases what the transport holds open (a broker's blocking-read connection), when its readers are gone. */
+  close?(): void;
   /** A sub-agent's child workflow's stream (absent: this transport does not read sub-agents; their blocks are skipped). */
   subAgent?(workflowId: string): { transport: StreamTransport; started(): Promise<boolean> };
 }
