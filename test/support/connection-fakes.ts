@@ -40,7 +40,35 @@ export interface ConnectionFake {
   calls(): RecordedRequest[];
   /** The provider's answer to a request over the model's context window. */
   overflow(): FakeStep;
+  /** The tool results a request sends back, read in its protocol's own shape. */
+  toolResults(req: RecordedRequest): SentToolResult[];
 }
+
+/** A tool result as a request carries it: the call it answers (by id, or by name where that is the key). */
+export interface SentToolResult {
+  id?: string;
+  name?: string;
+  output: string;
+  isError: boolean;
+}
+
+type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any -- request bodies as the fakes recorded them
+const textOf = (content: Json): string => (typeof content === 'string' ? content : (content as Json[]).map((b) => b.text ?? '').join(''));
+
+/** Messages API (Anthropic, Bedrock, Vertex): tool_result blocks in the last user message. */
+const anthropicResults = (req: RecordedRequest): SentToolResult[] =>
+  (req.body.messages.at(-1).content as Json[]).filter((b) => b.type === 'tool_result').map((b) => ({ id: b.tool_use_id, output: textOf(b.content), isError: b.is_error === true }));
+/** Responses API: function_call_output items (an error is only words in the output). */
+const responsesResults = (req: RecordedRequest): SentToolResult[] =>
+  (req.body.input as Json[]).filter((i) => i.type === 'function_call_output').map((i) => ({ id: i.call_id, output: textOf(i.output), isError: false }));
+/** Chat Completions: `tool` messages. */
+const chatResults = (req: RecordedRequest): SentToolResult[] =>
+  (req.body.messages as Json[]).filter((m) => m.role === 'tool').map((m) => ({ id: m.tool_call_id, output: textOf(m.content), isError: false }));
+/** Gemini: functionResponse parts of the last user content, keyed by the function's name. */
+const geminiResults = (req: RecordedRequest): SentToolResult[] =>
+  (req.body.contents.at(-1).parts as Json[])
+    .filter((p) => p.functionResponse)
+    .map(({ functionResponse: f }) => ({ name: f.name, output: String(f.response.output ?? f.response.error), isError: 'error' in f.response }));
 
 const ANTHROPIC_OVERFLOW = () => fail(400, { message: 'prompt is too long: 250000 tokens > 200000 maximum' });
 
@@ -60,6 +88,7 @@ export async function startConnectionFakes(): Promise<ConnectionFake[]> {
       settings: { provider: 'anthropic', baseURL: anthropic.url, apiKey: 'test-key' },
       calls: () => anthropic.messageRequests().filter((r) => r.path === '/v1/messages'),
       overflow: ANTHROPIC_OVERFLOW,
+      toolResults: anthropicResults,
     },
     {
       name: 'openai',
@@ -68,6 +97,7 @@ export async function startConnectionFakes(): Promise<ConnectionFake[]> {
       settings: { provider: 'openai', baseURL: openai.url, apiKey: 'oa-key' },
       calls: () => openai.acceptedRequests(),
       overflow: () => fail(400, { message: 'Your input exceeds the context window of this model. Please adjust your input and try again.' }),
+      toolResults: responsesResults,
     },
     {
       name: 'openai-chat',
@@ -76,6 +106,7 @@ export async function startConnectionFakes(): Promise<ConnectionFake[]> {
       settings: { provider: 'openai-chat', baseURL: chat.url, apiKey: 'chat-key' },
       calls: () => chat.acceptedRequests(),
       overflow: () => fail(400, { message: "This model's maximum context length is 128000 tokens. However, your messages resulted in 250000 tokens. Please reduce the length of the messages." }),
+      toolResults: chatResults,
     },
     {
       name: 'google',
@@ -84,6 +115,7 @@ export async function startConnectionFakes(): Promise<ConnectionFake[]> {
       settings: { provider: 'google', baseURL: google.url, apiKey: 'g-key' },
       calls: () => google.generateRequests(),
       overflow: () => fail(400, { message: 'The input token count (1250000) exceeds the maximum number of tokens allowed (1048576).' }),
+      toolResults: geminiResults,
     },
     {
       name: 'bedrock',
@@ -92,6 +124,7 @@ export async function startConnectionFakes(): Promise<ConnectionFake[]> {
       settings: { provider: 'bedrock', baseURL: bedrock.url, region: 'us-east-1', awsAccessKey: 'AKIDEXAMPLE', awsSecretKey: 'bedrock-secret' },
       calls: () => bedrock.messageRequests(),
       overflow: ANTHROPIC_OVERFLOW,
+      toolResults: anthropicResults,
     },
     {
       name: 'vertex',
@@ -100,6 +133,7 @@ export async function startConnectionFakes(): Promise<ConnectionFake[]> {
       settings: { provider: 'vertex', baseURL: vertex.url, region: 'us-east5', projectId: 'proj', accessToken: 'ya29.token' },
       calls: () => vertex.messageRequests(),
       overflow: ANTHROPIC_OVERFLOW,
+      toolResults: anthropicResults,
     },
   ];
 }
