@@ -75,10 +75,25 @@ function ladderDecisions(history: temporal.api.history.v1.IHistory): Array<{ lad
 }
 
 /** Runs `each` on every connection at once; a failure names the connection it happened on. */
-async function onEvery(fakes: ConnectionFake[], each: (c: ConnectionFake) => Promise<void>): Promise<void> {
+async function onEvery<T>(fakes: ConnectionFake[], each: (c: ConnectionFake) => Promise<T>): Promise<T[]> {
   const results = await Promise.allSettled(fakes.map(each));
   const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [`on '${fakes[i]!.name}': ${(r.reason as Error)?.stack ?? r.reason}`] : []));
   if (failed.length) throw new Error(`the scenario failed ${failed.length === 1 ? 'on one connection' : `on ${failed.length} connections`}:\n${failed.join('\n\n')}`);
+  return results.map((r) => (r as PromiseFulfilledResult<T>).value);
+}
+
+/**
+ * `p`, or an error saying what did not happen: a stream that never shows live text would otherwise hang
+ * the suite until jest's timeout, which names no connection.
+ */
+async function within<T>(what: string, p: Promise<T>, ms = 30_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${ms / 1000} s`)), ms)));
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Summaries go to a route (whenever the compaction asks); an overflow is answered once per connection. */
@@ -139,10 +154,10 @@ describe('the same scenario on every connection', () => {
       void p.reply.then(() => (settled = true), () => (settled = true));
       const it = p[Symbol.asyncIterator]();
       let deltas = 0;
-      const live = await readUntil(it, (e) => e.event.type === 'text_delta' && ++deltas === 2);
+      const live = await within('two live text deltas', readUntil(it, (e) => e.event.type === 'text_delta' && ++deltas === 2));
       expect(settled).toBe(false);
       c.fake.release('mid-reply');
-      const all = [...live, ...(await readUntil(it, (e) => e.event.type === 'turn_ended'))];
+      const all = [...live, ...(await within('the end of the streamed turn', readUntil(it, (e) => e.event.type === 'turn_ended')))];
       expect(await p.reply).toBe(STREAMED);
       expect(textOf(all)).toBe(STREAMED);
       expect(lastReply(await h.messages())).toBe(STREAMED);
@@ -207,23 +222,21 @@ describe('the same scenario on every connection: a worker SIGKILLed mid-stream',
     const client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [new FabricHarnessPlugin({ store: new FileTranscriptStore(storeDir) })] });
 
     // Every connection's first attempt streams part of a reply and hangs there; the retry answers in full.
-    const started = await Promise.all(
-      fakes.map(async (c) => {
-        c.fake.enqueue(say(`PARTIAL text from ${c.name}, whose worker dies`, { stream: { chunkChars: 5, pauseAfterDeltas: 3, gate: 'never' } }), say(`The second worker's reply on ${c.name}.`));
-        const h = await startAgent(client, connectionScenario, { connection: c.name, model: c.model }, { workflowId: `conn-kill-${c.name}-${process.pid}-${Date.now()}`, taskQueue });
-        const p = await h.promptStream('Say something.');
-        const it = p[Symbol.asyncIterator]();
-        // The client has seen the doomed attempt's partial text before the worker dies.
-        const before = await readUntil(it, (e) => e.event.type === 'text_delta' && e.event.attempt === 1);
-        return { c, h, p, it, before };
-      }),
-    );
+    const started = await onEvery(fakes, async (c) => {
+      c.fake.enqueue(say(`PARTIAL text from ${c.name}, whose worker dies`, { stream: { chunkChars: 5, pauseAfterDeltas: 3, gate: 'never' } }), say(`The second worker's reply on ${c.name}.`));
+      const h = await startAgent(client, connectionScenario, { connection: c.name, model: c.model }, { workflowId: `conn-kill-${c.name}-${process.pid}-${Date.now()}`, taskQueue });
+      const p = await h.promptStream('Say something.');
+      const it = p[Symbol.asyncIterator]();
+      // The client has seen the doomed attempt's partial text before the worker dies.
+      const before = await within('live text of attempt 1 before the kill', readUntil(it, (e) => e.event.type === 'text_delta' && e.event.attempt === 1));
+      return { c, h, p, it, before };
+    });
     await killHard(first);
     await workers.start(env);
 
     await onEvery(fakes, async (c) => {
       const { h, p, it, before } = started.find((s) => s.c === c)!;
-      const all = [...before, ...(await readUntil(it, (e) => e.event.type === 'turn_ended'))];
+      const all = [...before, ...(await within('the retried turn to end', readUntil(it, (e) => e.event.type === 'turn_ended'), 60_000))];
       const reply = `The second worker's reply on ${c.name}.`;
       // What the reader saw of the dead attempt: the start of its text, attempt 1.
       expect(textOf(before)).not.toBe('');
