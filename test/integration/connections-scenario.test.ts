@@ -6,7 +6,7 @@
  *
  * The connections run side by side (one worker configured with all of them; one killable worker
  * process for the SIGKILL), so the file takes about as long as one connection's scenario: CI runs
- * integration suites one at a time, and this one must not multiply the total by six.
+ * integration suites one at a time, and this one must not multiply the total by the number of connections.
  */
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
@@ -109,18 +109,23 @@ describe('the same scenario on every connection', () => {
   let fakes: ConnectionFake[];
   let w: TestWorker;
   let n = 0;
+  // The SIGKILL runs on its own fakes, task queue and worker processes (killable), beside the scenario.
+  const workers = killableWorkers();
+  let killFakes: ConnectionFake[];
 
   beforeAll(async () => {
+    killFakes = await startConnectionFakes();
     fakes = await startConnectionFakes();
     const anthropic = fakes.find((f) => f.name === 'anthropic')!;
     w = await startTestWorker({ name: 'conn-scenario', baseURL: anthropic.fake.url, connections: connectionsOf(fakes) });
   });
   afterAll(async () => {
     await w?.stop();
-    await Promise.all((fakes ?? []).map((f) => f.fake.stop()));
+    await Promise.all([...(fakes ?? []), ...(killFakes ?? [])].map((f) => f.fake.stop()));
   });
 
-  it('tools, an approval, a streamed reply, a compaction and an overflow recovered, on each connection', async () => {
+  // The two run at once (it.concurrent, after the hooks above), each on every connection at once.
+  it.concurrent('tools, an approval, a streamed reply, a compaction and an overflow recovered, on each connection', async () => {
     await onEvery(fakes, async (c) => {
       let overflowed = 0;
       routeFor(c, () => (overflowed++ === 0 ? c.overflow() : undefined));
@@ -199,30 +204,18 @@ describe('the same scenario on every connection', () => {
       await h.close();
     });
   }, 90_000);
-});
 
-describe('the same scenario on every connection: a worker SIGKILLed mid-stream', () => {
-  const workers = killableWorkers();
-  let fakes: ConnectionFake[];
-
-  beforeAll(async () => {
-    fakes = await startConnectionFakes();
-  });
-  afterAll(async () => {
-    await Promise.all((fakes ?? []).map((f) => f.fake.stop()));
-  });
-
-  it('retries each call on another worker: the reply completes once, the retry is a new attempt', async () => {
+  it.concurrent('a worker SIGKILLed mid-stream: each call is retried on another worker, the reply completes once, the retry is a new attempt', async () => {
     const { t } = workers;
     const storeDir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-conn-kill-'));
     const taskQueue = `conn-kill-${process.pid}-${Date.now()}`;
-    const anthropic = fakes.find((f) => f.name === 'anthropic')!;
-    const env = { taskQueue, fakeUrl: anthropic.fake.url, storeDir, connections: connectionsOf(fakes) };
+    const anthropic = killFakes.find((f) => f.name === 'anthropic')!;
+    const env = { taskQueue, fakeUrl: anthropic.fake.url, storeDir, connections: connectionsOf(killFakes) };
     const first = await workers.start(env);
     const client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [new FabricHarnessPlugin({ store: new FileTranscriptStore(storeDir) })] });
 
     // Every connection's first attempt streams part of a reply and hangs there; the retry answers in full.
-    const started = await onEvery(fakes, async (c) => {
+    const started = await onEvery(killFakes, async (c) => {
       c.fake.enqueue(say(`PARTIAL text from ${c.name}, whose worker dies`, { stream: { chunkChars: 5, pauseAfterDeltas: 3, gate: 'never' } }), say(`The second worker's reply on ${c.name}.`));
       const h = await startAgent(client, connectionScenario, { connection: c.name, model: c.model }, { workflowId: `conn-kill-${c.name}-${process.pid}-${Date.now()}`, taskQueue });
       const p = await h.promptStream('Say something.');
@@ -234,7 +227,7 @@ describe('the same scenario on every connection: a worker SIGKILLed mid-stream',
     await killHard(first);
     await workers.start(env);
 
-    await onEvery(fakes, async (c) => {
+    await onEvery(killFakes, async (c) => {
       const { h, p, it, before } = started.find((s) => s.c === c)!;
       const all = [...before, ...(await within('the retried turn to end', readUntil(it, (e) => e.event.type === 'turn_ended'), 60_000))];
       const reply = `The second worker's reply on ${c.name}.`;

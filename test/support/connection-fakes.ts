@@ -18,7 +18,7 @@ import {
 } from '@fabric-harness/sdk/testing';
 import type { CreateWorkerOptions } from '@fabric-harness/sdk/worker';
 
-export const CONNECTION_NAMES = ['anthropic', 'openai', 'openai-chat', 'google', 'bedrock', 'vertex'] as const;
+export const CONNECTION_NAMES = ['anthropic', 'openai', 'openai-chat', 'openai-compatible', 'google', 'bedrock', 'vertex'] as const;
 export type ConnectionName = (typeof CONNECTION_NAMES)[number];
 
 /** What every fake shares: a script queue, a route, gates. */
@@ -77,6 +77,7 @@ export async function startConnectionFakes(): Promise<ConnectionFake[]> {
   const anthropic = await FakeAnthropicServer.start({ apiKey: 'test-key' });
   const openai = await FakeOpenAIResponsesServer.start({ apiKey: 'oa-key' });
   const chat = await FakeOpenAIChatServer.start({ apiKey: 'chat-key' });
+  const compatible = await FakeOpenAIChatServer.start({ keyless: true }); // a local server (vLLM, Ollama) asks for no key
   const google = await FakeGeminiServer.start({ apiKey: 'g-key' });
   const bedrock = await FakeBedrockServer.start({ awsAccessKey: 'AKIDEXAMPLE', region: 'us-east-1' });
   const vertex = await FakeVertexServer.start({ accessToken: 'ya29.token', projectId: 'proj', region: 'us-east5' });
@@ -106,6 +107,16 @@ export async function startConnectionFakes(): Promise<ConnectionFake[]> {
       settings: { provider: 'openai-chat', baseURL: chat.url, apiKey: 'chat-key' },
       calls: () => chat.acceptedRequests(),
       overflow: () => fail(400, { message: "This model's maximum context length is 128000 tokens. However, your messages resulted in 250000 tokens. Please reduce the length of the messages." }),
+      toolResults: chatResults,
+    },
+    {
+      // Any OpenAI-compatible server, here Kimi's words for an overflow (no code: recognised by its phrase).
+      name: 'openai-compatible',
+      model: 'kimi-k2',
+      fake: compatible,
+      settings: { provider: 'openai-compatible', baseURL: compatible.url },
+      calls: () => compatible.acceptedRequests(),
+      overflow: () => fail(400, { message: 'Invalid request: Your request exceeded model token limit: 262144 (requested: 269030)' }),
       toolResults: chatResults,
     },
     {
