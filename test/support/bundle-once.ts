@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { bundleAgents } from '../../src/worker/bundle';
 
 /** The agent modules every integration suite's worker runs. */
-export const TEST_AGENT_MODULES = ['agents.ts', 'compaction-agents.ts', 'payload-agents.ts', 'session-agents.ts', 'strategy-agents.ts', 'ladder-agents.ts', 'context-agents.ts', 'ecosystem-agents.ts', 'gate-agents.ts'].map((f) => path.resolve(__dirname, '../fixtures', f));
+export const TEST_AGENT_MODULES = ['agents.ts', 'compaction-agents.ts', 'payload-agents.ts', 'session-agents.ts', 'strategy-agents.ts', 'ladder-agents.ts', 'context-agents.ts', 'ecosystem-agents.ts', 'gate-agents.ts', 'connection-agents.ts'].map((f) => path.resolve(__dirname, '../fixtures', f));
 
 /** Bundles the test agent modules and writes the code to a temp file; returns its path. */
 export async function bundleTestAgents(): Promise<string> {

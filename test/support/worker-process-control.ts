@@ -13,6 +13,8 @@ export function startWorkerProcess(env: {
   mcpCounter?: string;
   /** Activities of this type never finish on this worker (a hung store); it writes `signal` when one starts. */
   hangIn?: { activity: string; signal: string };
+  /** Named model connections the worker has besides `anthropic` (to FH_FAKE_URL). */
+  connections?: Record<string, unknown>;
   /** A Temporal server of the test's own (namespace `default`), instead of the run's dev server. */
   address?: string;
 }): Promise<ChildProcess> {
@@ -23,6 +25,7 @@ export function startWorkerProcess(env: {
     FH_STORE_DIR: env.storeDir,
     ...(env.identity ? { FH_WORKER_IDENTITY: env.identity } : {}),
     ...(env.mcpCounter ? { FH_MCP_COUNTER: env.mcpCounter } : {}),
+    ...(env.connections ? { FH_CONNECTIONS: JSON.stringify(env.connections) } : {}),
     ...(env.hangIn ? { FH_HANG_IN_ACTIVITY: env.hangIn.activity, FH_HANG_SIGNAL: env.hangIn.signal } : {}),
   });
 }

@@ -33,6 +33,8 @@ async function main(): Promise<void> {
     namespace: env.FH_TEST_TEMPORAL_NAMESPACE,
     taskQueue: env.FH_TASK_QUEUE!,
     model: { apiKey: 'test-key', baseURL: env.FH_FAKE_URL },
+    // Named model connections (each to its own fake), as JSON: the per-connection suites' workers.
+    ...(env.FH_CONNECTIONS ? { connections: JSON.parse(env.FH_CONNECTIONS) } : {}),
     store: new FileTranscriptStore(env.FH_STORE_DIR),
     ...(env.FH_HANG_IN_ACTIVITY ? { interceptors: { activity: [hangingIn(env.FH_HANG_IN_ACTIVITY, env.FH_HANG_SIGNAL!)] } } : {}),
     workflowBundle: { code: await fs.readFile(env.FH_TEST_WORKFLOW_BUNDLE!, 'utf8') },
