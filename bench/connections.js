@@ -18,6 +18,8 @@
  *                                  worker burns over the same wall time, divided by the fhModel activities
  *   fhModel input / result         the mean encoded payload bytes of a model call's activity input and
  *                                  result: where a difference in history per call would come from
+ *   fhSummarize, failed activities the session's title (and any compaction summary) and activities that
+ *                                  failed: a failed one leaves its failure, stack and all, in history
  *
  * Each connection first runs a one-turn warm-up session (not measured): the first call loads its SDK.
  *
@@ -175,7 +177,9 @@ function measure(history) {
   let inputBytes = 0;
   let resultBytes = 0;
   let summaries = 0;
+  let failed = 0;
   for (const e of events) {
+    if (e.activityTaskFailedEventAttributes) failed++;
     const s = e.activityTaskScheduledEventAttributes;
     if (s?.activityType?.name === 'fhModel') {
       modelScheduled.add(String(e.eventId));
@@ -191,6 +195,7 @@ function measure(history) {
     events: events.length,
     calls,
     summaries,
+    failed,
     meanInput: calls ? inputBytes / calls : NaN,
     meanResult: calls ? resultBytes / calls : NaN,
   };
@@ -257,7 +262,7 @@ module.exports = {
         const m = measure(await s.workflow.fetchHistory());
         await s.end();
         results[conn.name] = { ...m, cpuMs, wallMs };
-        ctx.log(`${conn.name}: ${m.calls} model calls, ${m.bytes} history bytes, ${m.summaries} summaries, worker CPU ${cpuMs.toFixed(0)} ms over ${wallMs} ms`);
+        ctx.log(`${conn.name}: ${m.calls} model calls, ${m.bytes} history bytes, ${m.summaries} fhSummarize, ${m.failed} failed activities, worker CPU ${cpuMs.toFixed(0)} ms over ${wallMs} ms`);
       }
 
       const base = results.anthropic;
@@ -279,7 +284,8 @@ module.exports = {
           'fhModel result': ctx.bytes(r.meanResult),
           'worker CPU/model call': `${(r.cpuMs / r.calls).toFixed(1)} ms`,
           'CPU vs anthropic': `${(r.cpuMs / r.calls / baseCpu).toFixed(2)}x`,
-          summaries: r.summaries,
+          'fhSummarize (title, summaries)': r.summaries,
+          'failed activities': r.failed,
         });
       }
       if (over.length) {
