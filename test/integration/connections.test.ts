@@ -14,10 +14,10 @@ import { startFlow } from '../../src/client/flows';
 import { agent, agentAsTool } from '@fabric-harness/sdk';
 import { callTools, FakeAnthropicServer, say } from '@fabric-harness/sdk/testing';
 import { isTitleRequest, SCRIPTED_TITLE, startSessionFake } from '../support/session-fake';
-import { assistant } from '../fixtures/session-agents';
+import { assistant, longAssistant } from '../fixtures/session-agents';
 import { helpedSession } from '../fixtures/ecosystem-agents';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
-import { rejection } from '../support/waiting';
+import { rejection, until } from '../support/waiting';
 import { auditTranscript, type ModelCallRecord } from '@fabric-harness/sdk/audit';
 
 const conversationRequests = (fake: FakeAnthropicServer) => fake.messageRequests().filter((r) => r.path === '/v1/messages' && !isTitleRequest(r));
@@ -86,6 +86,36 @@ describe('model connections', () => {
     expect(calls.map((c) => [c.connection, c.model])).toEqual([['alt', expect.any(String)], ['alt', 'claude-opus-4-1'], ['alt', 'claude-opus-4-1']]);
     expect(audit.markdown.match(/^- Connection: alt · model claude-opus-4-1$/gm)).toHaveLength(2);
     await s.end();
+  });
+
+  it("asks a session's title of its own model on a named connection, of Claude Haiku on the default, of the agent's titleModel on both", async () => {
+    // Haiku's id is Anthropic's: on OpenAI or Gemini it does not exist, on Bedrock or Vertex it is spelled
+    // otherwise. So without the agent's `sessions.titleModel` (longAssistant names none), a named
+    // connection's title comes from the session's own model, which it has.
+    const titles = (fake: FakeAnthropicServer) => fake.messageRequests().filter(isTitleRequest).map((r) => r.body.model as string);
+    const before2 = titles(fake2).length;
+    const onAlt = await startSession(w.client, longAssistant, { id: sid('title-alt'), taskQueue: w.taskQueue, connection: 'alt', model: 'claude-opus-4-1' });
+    fake2.enqueue(say('titled on alt'));
+    expect(await onAlt.prompt('plan a garden trip')).toBe('titled on alt');
+    expect(await until('the title on alt', async () => ((await onAlt.info()).title === SCRIPTED_TITLE ? true : undefined))).toBe(true);
+    expect(titles(fake2).slice(before2)).toEqual(['claude-opus-4-1']);
+    await onAlt.end();
+
+    const before1 = titles(fake1).length;
+    const onDefault = await startSession(w.client, longAssistant, { id: sid('title-default'), taskQueue: w.taskQueue });
+    fake1.enqueue(say('titled on the default'));
+    expect(await onDefault.prompt('plan a garden trip')).toBe('titled on the default');
+    expect(await until('the title on the default', async () => ((await onDefault.info()).title === SCRIPTED_TITLE ? true : undefined))).toBe(true);
+    expect(titles(fake1).slice(before1)).toEqual(['claude-haiku-4-5']);
+    await onDefault.end();
+
+    // The agent's titleModel (assistant's is claude-haiku-4-5) is asked on any connection.
+    const configured = await startSession(w.client, assistant, { id: sid('title-configured'), taskQueue: w.taskQueue, connection: 'alt', model: 'claude-opus-4-1' });
+    fake2.enqueue(say('titled by the agent\'s model'));
+    expect(await configured.prompt('plan a garden trip')).toBe("titled by the agent's model");
+    expect(await until('the configured title', async () => ((await configured.info()).title === SCRIPTED_TITLE ? true : undefined))).toBe(true);
+    expect(titles(fake2).slice(before2)).toEqual(['claude-opus-4-1', 'claude-haiku-4-5']);
+    await configured.end();
   });
 
   it('moves a session to another connection before its first message; one the worker lacks changes nothing', async () => {

@@ -25,11 +25,12 @@ export class Catalogue {
     const s = this.s;
     let title: string;
     try {
-      if (!s.titleModel) throw new Error('no title model');
+      const model = s.titleModel();
+      if (!model) throw new Error('no title model');
       const req = titleRequest(firstMessage);
       // On the session's own connection (named only when not the default: the input is what it was before).
       const connection = namedConnection(s.record.settings.connection);
-      const res = await s.acts.fhSummarize({ model: s.titleModel, system: req.system, userText: req.userText, maxTokens: req.maxTokens, ...(connection ? { connection } : {}) });
+      const res = await s.acts.fhSummarize({ model, system: req.system, userText: req.userText, maxTokens: req.maxTokens, ...(connection ? { connection } : {}) });
       title = sanitizeTitle(res.text) || fallbackTitle(firstMessage);
     } catch {
       title = fallbackTitle(firstMessage); // a title is a nicety: never fail the session for it

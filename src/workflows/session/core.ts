@@ -5,6 +5,7 @@
  * is the workflow clock.
  */
 import { workflowInfo, type CancellationScope } from '@temporalio/workflow';
+import { namedConnection } from '../../core/connection-name';
 import { makeEvent, type AgentEventType, type EventPayloads } from '../../core/events';
 import type { Harness } from '../../core/harness';
 import type { Session } from '../../core/conversation';
@@ -28,7 +29,9 @@ export class SessionCore {
   readonly transport = new ModelTransport();
   readonly record: SessionRecord;
   readonly statuses: string[];
-  readonly titleModel: string | undefined;
+  /** The agent's `sessions.titleModel`, if it named one. */
+  private readonly configuredTitleModel: string | undefined;
+  private readonly flavour: 'default' | 'strict';
   queue: QueuedMessage[];
   readonly replies = new Map<string, StoredReply>();
   /** Replies of earlier runs beyond the carried ones, by reference (see messages.ts). */
@@ -77,8 +80,8 @@ export class SessionCore {
     config: SessionAgentConfig = {},
     flavour: 'default' | 'strict' = 'default',
   ) {
-    // The strict entry injects no model call of its own: without a titleModel, titles come from the message.
-    this.titleModel = config.titleModel ?? (flavour === 'strict' ? undefined : TITLE_MODEL_DEFAULT);
+    this.configuredTitleModel = config.titleModel;
+    this.flavour = flavour;
     this.statuses = resolveStatuses(config.statuses);
     const carried = start.carried;
     const now = Date.now();
@@ -108,6 +111,18 @@ export class SessionCore {
     this.plans.push(...(carried?.plans ?? []).map((p) => ({ ...p })));
     this.interruptedHint = carried?.interruptedHint ?? false;
     this.restoring = carried !== undefined;
+  }
+
+  /**
+   * The model that writes the title, on the session's connection: the agent's `titleModel`; else Claude
+   * Haiku on the default connection, and the session's own model on a named one (Haiku's id is
+   * Anthropic's: on OpenAI or Gemini it does not exist, and on Bedrock or Vertex it is spelled otherwise,
+   * so every title there failed, leaving a failed activity in history). The strict entry injects no
+   * model call of its own: without a `titleModel`, titles come from the message.
+   */
+  titleModel(): string | undefined {
+    if (this.configuredTitleModel !== undefined || this.flavour === 'strict') return this.configuredTitleModel;
+    return namedConnection(this.record.settings.connection) ? this.record.settings.model : TITLE_MODEL_DEFAULT;
   }
 
   harness(): Harness | undefined {
