@@ -10,7 +10,7 @@
  * in order, exactly as readStream promises for a transport of its own.
  */
 import type { Client } from '@temporalio/client';
-import { STREAM_PAGE_LIMIT, type StreamPage } from '../../wire/stream';
+import type { StreamPage } from '../../wire/stream';
 import { TemporalStreamTransport, untilAborted, type StreamSnapshot, type StreamTransport } from './transport';
 import { BrokerStreamTransport, type LiveBrokerClient } from './broker-transport';
 
@@ -28,12 +28,15 @@ interface SharedPoll {
   abort: AbortController;
 }
 
-/** The page a fetch got holds every event from `from` on (a full page stops at its last event). */
+/**
+ * The page a fetch got holds everything a reader at `from` needs next. A page with events reaches to its
+ * last event only (blocks after it are left for the next page: fh.stream.read pages by events), so it
+ * serves a reader at or before that event; a page without events holds every block to the end.
+ */
 function covers(f: Fetched, from: number): boolean {
   if (f.from > from) return false;
-  const page: StreamPage = f.snap.page;
-  if (page.events.length < STREAM_PAGE_LIMIT) return true;
-  return from <= page.events[page.events.length - 1]!.offset;
+  const events = f.snap.page.events;
+  return events.length === 0 || from <= events[events.length - 1]!.offset;
 }
 
 /** The readers of one workflow in this process, and the one upstream they share. */
@@ -44,8 +47,7 @@ export class StreamHub {
   private readonly polls = new Map<string, SharedPoll>();
   /** Readers following now; the registry drops the hub when it reaches 0. */
   readers = 0;
-  /** Where each reader asked from last: a fetch starts at the lowest, so one page serves them all. */
-  private readonly positions = new Map<object, number>();
+
 
   constructor(readonly upstream: StreamTransport) {}
 
@@ -57,14 +59,8 @@ export class StreamHub {
     return this.latest?.seq ?? 0;
   }
 
-  /** A reader stopped: its position no longer holds fetches back. */
-  forget(reader: object): void {
-    this.positions.delete(reader);
-  }
-
   /** A snapshot from a fetch that started after `after` and covers `from`: shared when one is there, else fetched. */
-  async snapshot(reader: object, from: number, after: number): Promise<Fetched> {
-    this.positions.set(reader, from);
+  async snapshot(from: number, after: number): Promise<Fetched> {
     const latest = this.latest;
     if (latest && latest.seq > after && covers(latest, from)) return latest;
     const flying = this.inflight;
@@ -72,10 +68,8 @@ export class StreamHub {
       const got = await flying.promise;
       if (covers(got, from)) return got;
     }
-    // From the slowest reader's position: readers move through a page at their own pace, and a page
-    // fetched from the fastest one's would leave each slower one fetching its own (a burst of queries
-    // on one workflow, which Temporal answers one after another).
-    return this.fetch(Math.min(from, ...this.positions.values()));
+    // From this reader's position: a reader behind it fetches for itself (and for those behind it).
+    return this.fetch(from);
   }
 
   private fetch(from: number): Promise<Fetched> {
@@ -151,7 +145,7 @@ export class SharedStreamTransport implements StreamTransport {
   }
 
   async snapshot(from: number): Promise<StreamSnapshot> {
-    const got = await this.hub.snapshot(this, from, this.seen);
+    const got = await this.hub.snapshot(from, this.seen);
     this.seen = got.seq;
     return got.snap;
   }
@@ -209,7 +203,6 @@ export function sharedReader(client: Client, workflowId: string, broker?: LiveBr
     release() {
       if (released) return;
       released = true;
-      own.forget(transport);
       children.forEach((r) => r());
       own.readers--;
       if (own.readers === 0 && hubs.get(key) === own) {
