@@ -71,6 +71,13 @@ const quantile = (xs, q) => {
 const mb = (n) => `${(n / 1e6).toFixed(0)} MB`;
 const ms = (n) => `${n.toFixed(0)} ms`;
 
+/** An error and its causes, one line. */
+const causes = (err) => {
+  const parts = [];
+  for (let e = err, i = 0; e && i < 6; e = e.cause, i++) parts.push(`${e.name ?? 'Error'}: ${e.details ?? e.message}${e.code !== undefined ? ` (code ${e.code})` : ''}`);
+  return parts.join(' <- ');
+};
+
 /** Every request gets a short reply (the title model gets a title). */
 function route(req) {
   if (req.path !== '/v1/messages') return undefined;
@@ -133,7 +140,10 @@ module.exports = {
             Array.from({ length: k }, async () => {
               const s = await startSession(client, benchSession, { id: `spw-${process.pid}-${started++}`, taskQueue });
               const t = performance.now();
-              const reply = await s.prompt('Say noted.');
+              const reply = await s.prompt('Say noted.').catch((err) => {
+                // The client's error says only "Workflow Update failed": name what the server said.
+                throw new Error(`session ${s.id} (after ${started} sessions started): ${causes(err)}`);
+              });
               latencies.push(performance.now() - t);
               if (reply !== REPLY) throw new Error(`session ${s.id}: replied '${reply}'`);
             }),
