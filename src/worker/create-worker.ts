@@ -12,6 +12,7 @@ import { ensureQuietRuntime } from './runtime-logging';
 import { FabricHarnessPlugin, type FabricHarnessPluginOptions } from './plugin';
 import { collectToolCode } from './tool-code';
 import { connectWorker } from './connect-worker';
+import { chooseSessionCache } from './session-cache';
 import type { ConnectionFlags } from '../client/connection';
 
 import { DEFAULT_TASK_QUEUE } from '../client/start';
@@ -102,6 +103,8 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     interceptors,
     ...rest
   } = options;
+  // A bad sessionCacheMemory or maxCachedWorkflows fails at once, not after bundling (the plugin applies them).
+  chooseSessionCache({ maxCachedWorkflows: rest.maxCachedWorkflows, sessionCacheMemory });
   ensureQuietRuntime('INFO'); // one line per entry, as `fh worker` prints; an application's own runtime wins
   const agentFiles = resolveAgentModules(agents);
   const toolCode = collectToolCode(agentFiles, tools ?? []);

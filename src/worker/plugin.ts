@@ -99,6 +99,8 @@ export class FabricHarnessPlugin extends SimplePlugin {
   private readonly reapers: Set<MissingBlobReaper>;
 
   constructor(options: FabricHarnessPluginOptions = {}) {
+    // A bad budget fails here, before any worker is configured (configureWorker applies it).
+    if (options.sessionCacheMemory !== undefined) chooseSessionCache({ sessionCacheMemory: options.sessionCacheMemory });
     const store = options.store ?? new FileTranscriptStore();
     const reapers = new Set<MissingBlobReaper>();
     const externalStorage = externalStorageFor(store, options.offloadThresholdBytes, (missing) => reapers.forEach((r) => r.report(missing)));

@@ -8,7 +8,8 @@ import { InvalidInputError } from '../core/errors';
  * its state machines in memory, mostly off the JavaScript heap, until it evicts the run.
  *
  * Measured, not guessed: issue 33's scale probe (0.6.6, Temporal TS SDK 1.13, a 2-core 25 GB Linux machine)
- * saw 2.3-2.7 MB of worker RSS per idle cached session, off the heap; the upper end is used. Re-measure after
+ * saw 2.3-2.7 MB of worker RSS per idle cached session, off the heap; the bench below measured 2.30 MB (300
+ * sessions) and 2.18 MB (2,000 sessions) on 2026-11-28, SDK 0.7.0-dev. The upper end is used. Re-measure after
  * a Temporal upgrade or a change to what a session keeps in workflow memory: `npm run build &&
  * FH_BENCH_SESSIONS=300 node bench/run.js sessions-per-worker` prints "bytes per cached session"
  * ((worker RSS after N idle cached sessions - RSS before them) / N, after a full GC); put it here, rounded up.
