@@ -11,6 +11,7 @@
  *   parent -> child  { type: 'replay', id, workflowId } child -> { type: 'replay', id, ms, cpuMs, events, error? }
  *                    (the worker is shut down before the first replay, so polling does not count)
  *   parent -> child  { type: 'mem', id }              child -> { type: 'mem', id, rss, heapUsed, external, arrayBuffers } (bytes, after a GC)
+ *   parent -> child  { type: 'status', id }           child -> { type: 'status', id, numCachedWorkflows, maxCachedWorkflows }
  *   parent -> child  { type: 'exit' }
  *   child -> parent  { type: 'ready' } once the worker polls; { type: 'fatal', error } on a crash.
  */
@@ -40,6 +41,9 @@ function serveWorker(setup) {
       // After a full collection when the child runs with --expose-gc: what is still held, not garbage.
       if (typeof global.gc === 'function') global.gc();
       send({ type: 'mem', id: msg.id, ...process.memoryUsage() });
+    } else if (msg.type === 'status') {
+      // How many runs the worker holds in its workflow cache now, and the cache's size it runs with.
+      send({ type: 'status', id: msg.id, numCachedWorkflows: worker.getStatus().numCachedWorkflows, maxCachedWorkflows: worker.options.maxCachedWorkflows });
     } else if (msg.type === 'cpu') {
       const { user, system } = process.cpuUsage();
       send({ type: 'cpu', id: msg.id, user, system, threads: threadCpuMs() });

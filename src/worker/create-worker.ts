@@ -12,6 +12,7 @@ import { ensureQuietRuntime } from './runtime-logging';
 import { FabricHarnessPlugin, type FabricHarnessPluginOptions } from './plugin';
 import { collectToolCode } from './tool-code';
 import { connectWorker } from './connect-worker';
+import { chooseSessionCache } from './session-cache';
 import type { ConnectionFlags } from '../client/connection';
 
 import { DEFAULT_TASK_QUEUE } from '../client/start';
@@ -55,11 +56,13 @@ export interface CreateWorkerOptions
   telemetry?: Telemetry;
   /**
    * The harness's in-memory cache sizes (transcripts, token counts). Temporal's workflow cache is
-   * `maxCachedWorkflows` (default: about 600 per GB of heap), which bounds how many runs keep their
-   * conversations in memory: see docs/benchmarks.md, "Flat cost per model call".
+   * `maxCachedWorkflows`, which bounds how many runs keep their conversations in memory: set here from
+   * `sessionCacheMemory` unless given (docs/deploying.md, "Sizing a worker").
    */
   caches?: WorkerCacheSizes;
   offloadThresholdBytes?: number;
+  /** Worker memory idle cached sessions may hold (bytes, or a share of memory; default 0.2): see FabricHarnessPluginOptions.sessionCacheMemory. */
+  sessionCacheMemory?: number;
   /** What happens to a run whose workflow task needs a blob the store proved absent: see FabricHarnessPluginOptions.missingBlobReaper. */
   missingBlobReaper?: FabricHarnessPluginOptions['missingBlobReaper'];
   onEvent?: EventListener;
@@ -94,15 +97,18 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     caches,
     connections,
     liveBroker,
+    sessionCacheMemory,
     plugins,
     bundlerOptions,
     interceptors,
     ...rest
   } = options;
+  // A bad sessionCacheMemory or maxCachedWorkflows fails at once, not after bundling (the plugin applies them).
+  chooseSessionCache({ maxCachedWorkflows: rest.maxCachedWorkflows, sessionCacheMemory });
   ensureQuietRuntime('INFO'); // one line per entry, as `fh worker` prints; an application's own runtime wins
   const agentFiles = resolveAgentModules(agents);
   const toolCode = collectToolCode(agentFiles, tools ?? []);
-  const plugin = new FabricHarnessPlugin({ tools: toolCode, model, ...(connections ? { connections } : {}), ...(liveBroker ? { liveBroker } : {}), store, offloadThresholdBytes, missingBlobReaper, onEvent, toolSandbox, mcpServers, caches, agents: agentFiles });
+  const plugin = new FabricHarnessPlugin({ tools: toolCode, model, ...(connections ? { connections } : {}), ...(liveBroker ? { liveBroker } : {}), store, offloadThresholdBytes, missingBlobReaper, onEvent, toolSandbox, mcpServers, caches, agents: agentFiles, ...(sessionCacheMemory !== undefined ? { sessionCacheMemory } : {}) });
   const allPlugins = [plugin, ...(telemetry ? [telemetry.plugin] : []), ...(plugins ?? [])];
   // Bundled here rather than by Worker.create so the bundler gets its own, quiet logger.
   const bundle =

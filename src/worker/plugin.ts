@@ -22,6 +22,7 @@ import { loadSources } from './load-modules';
 import { toolQueueOf, startToolWorker, type ToolQueuePlan } from './tool-queue-worker';
 import { McpPinQueues } from './mcp-pin-worker';
 import { MissingBlobReaper, type MissingBlobReaperOptions } from './missing-blob-reaper';
+import { chooseSessionCache } from './session-cache';
 
 export interface FabricHarnessPluginOptions {
   /**
@@ -70,6 +71,15 @@ export interface FabricHarnessPluginOptions {
    * `false` leaves such runs RUNNING, their task retried until the blob is put back. Default on.
    */
   missingBlobReaper?: false | Pick<MissingBlobReaperOptions, 'delayMs' | 'minAttempts' | 'maxChecks'>;
+  /**
+   * Worker memory that idle cached sessions may hold: bytes (an integer above 1), or a share of the
+   * worker's memory limit (a number in (0, 1]: of the container's limit, cgroup `memory.max`, when there
+   * is one, else of `os.totalmem()`). Default 0.2. The worker's `maxCachedWorkflows` becomes this budget
+   * divided by the measured bytes one cached session holds (BYTES_PER_CACHED_SESSION, session-cache.ts),
+   * at least 10 and at most Temporal's own heap-based default; an explicit `maxCachedWorkflows` wins.
+   * A session past the cache is evicted: its next turn replays its history (docs/deploying.md, "Sizing a worker").
+   */
+  sessionCacheMemory?: number;
 }
 
 /**
@@ -89,6 +99,8 @@ export class FabricHarnessPlugin extends SimplePlugin {
   private readonly reapers: Set<MissingBlobReaper>;
 
   constructor(options: FabricHarnessPluginOptions = {}) {
+    // A bad budget fails here, before any worker is configured (configureWorker applies it).
+    if (options.sessionCacheMemory !== undefined) chooseSessionCache({ sessionCacheMemory: options.sessionCacheMemory });
     const store = options.store ?? new FileTranscriptStore();
     const reapers = new Set<MissingBlobReaper>();
     const externalStorage = externalStorageFor(store, options.offloadThresholdBytes, (missing) => reapers.forEach((r) => r.report(missing)));
@@ -129,7 +141,15 @@ export class FabricHarnessPlugin extends SimplePlugin {
   configureWorker(options: WorkerOptions): WorkerOptions {
     // Heartbeat details carry a model call's live deltas to clients: send them within 200 ms, not the
     // SDK's default (80% of the heartbeat timeout, 8 s here). A setting of the user's wins.
-    const throttled = { ...options, maxHeartbeatThrottleInterval: options.maxHeartbeatThrottleInterval ?? STREAM_HEARTBEAT_THROTTLE };
+    // Cached sessions hold worker memory off the heap, which Temporal's heap-based default ignores:
+    // bound them by a memory budget instead (one log line says what was chosen and why).
+    const cache = chooseSessionCache({ maxCachedWorkflows: options.maxCachedWorkflows, sessionCacheMemory: this.harness.sessionCacheMemory });
+    Runtime.instance().logger.info(`fabric-harness: ${cache.reason}`, { taskQueue: options.taskQueue });
+    const throttled = {
+      ...options,
+      maxCachedWorkflows: cache.maxCachedWorkflows,
+      maxHeartbeatThrottleInterval: options.maxHeartbeatThrottleInterval ?? STREAM_HEARTBEAT_THROTTLE,
+    };
     const configured = withSinks(super.configureWorker(throttled), this.harness.onEvent);
     const plan = toolQueueOf(configured, this.harness.agents);
     if (plan) this.toolQueues.set(configured.taskQueue, plan);
