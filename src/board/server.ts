@@ -205,7 +205,7 @@ function errorBody(err: unknown): { error: { code: string; message: string; fiel
 function statusFor(code: string): number {
   if (code === 'INVALID_INPUT' || code === 'BOARD_BAD_JSON' || code === 'FLOW_UNKNOWN_CHOICE') return 400;
   if (code === 'SESSION_NOT_FOUND' || code === 'UNKNOWN_TOOL_CALL' || code === 'UNKNOWN_PLAN' || code === 'FLOW_NOT_FOUND') return 404;
-  if (code === 'ALREADY_DECIDED' || code === 'SESSION_CLOSED' || code === 'FLOW_NOT_WAITING') return 409;
+  if (code === 'ALREADY_DECIDED' || code === 'SESSION_CLOSED' || code === 'FLOW_NOT_WAITING' || code === 'CONNECTION_LOCKED') return 409;
   if (code === 'REPLAY_UNAVAILABLE') return 501;
   return 500;
 }

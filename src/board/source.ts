@@ -14,6 +14,7 @@ import { FabricError, InvalidInputError } from '../core/errors';
 import type { AgentEvent } from '../core/events';
 import type { CompactionState } from '../core/conversation';
 import { PERMISSION_MODES, THINKING_LEVELS } from '../core/sessions/settings';
+import { connectionNameSchema } from '../core/connection-name';
 import { PLAN_MODES } from '../core/sessions/plans';
 import { auditTranscript } from '../audit/collect';
 import type { TranscriptStore } from '../activities/stores/transcript-store';
@@ -99,6 +100,8 @@ export const boardActionSchema = z.discriminatedUnion('kind', [
       permissionMode: z.enum(PERMISSION_MODES).optional(),
       thinking: z.enum(THINKING_LEVELS).optional(),
       model: z.string().min(1).max(200).optional(),
+      // Refused by the session after its first message (CONNECTION_LOCKED), with the session's own message.
+      connection: connectionNameSchema.optional(),
     })
     .strict(),
 ]);

@@ -47,10 +47,8 @@ export function infoText(i: SessionInfo, usage?: AgentUsage | null): string {
     ['agent', i.agent],
     ['status', `${i.status}${i.statusManual ? ' (set by hand: no automatic transitions)' : ''}`],
     ['labels', labelsText(i.labels)],
-    [
-      'settings',
-      `mode ${i.settings.permissionMode}, model ${i.settings.model ?? '(agent default)'}, thinking ${i.settings.thinking}, connection ${i.settings.connection}${i.settings.workingDirectory ? `, cwd ${i.settings.workingDirectory}` : ''}`,
-    ],
+    ['model', `${i.settings.model ?? '(the agent\'s default)'} on connection ${i.settings.connection}${i.messageCount > 0 || i.forkedFrom ? ' (connection locked)' : ''}`],
+    ['settings', `mode ${i.settings.permissionMode}, thinking ${i.settings.thinking}${i.settings.workingDirectory ? `, cwd ${i.settings.workingDirectory}` : ''}`],
     ['messages', `${i.messageCount} from the user; last ${formatTime(i.lastMessageAt === undefined ? undefined : new Date(i.lastMessageAt))}; created ${formatTime(new Date(i.createdAt))}`],
     ['turn', i.processing ? `running${i.current ? ` (message ${i.current})` : ''}` : 'idle'],
   ];

@@ -14,7 +14,7 @@ const ROOT = path.resolve(__dirname, '../..');
 
 function demoEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
-  for (const k of ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'ANTHROPIC_MODEL', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_MODEL', 'TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE']) delete env[k];
+  for (const k of ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'ANTHROPIC_MODEL', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_MODEL', 'GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GOOGLE_GEMINI_BASE_URL', 'GEMINI_MODEL', 'TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE']) delete env[k];
   const cli = findTemporalCli({ projectDir: ROOT });
   if (cli) env.TEMPORAL_CLI_PATH = cli;
   return env;
@@ -44,15 +44,28 @@ describe('fh demo and the confinement of bash', () => {
     expect(r.stdout).toMatch(/Result: notes\.md has a heading and three bullet points \(4 lines\)/);
   }, 160_000);
 
+  // No ANTHROPIC_API_KEY here (demoEnv removes it): a call on the default connection would fail with
+  // MISSING_API_KEY, so these runs pass only by naming their provider's connection, as a user's run does.
   it('--provider openai: the same run on the OpenAI connection, against the scripted fake Responses API', async () => {
     const r = await runFh(['demo', '--provider', 'openai', '--exit'], demoEnv(), { timeoutMs: 150_000 });
     expect({ code: r.code, stderr: r.code ? r.stderr : '' }).toEqual({ code: 0, stderr: '' });
     expect(r.stdout).toMatch(/uses the SCRIPTED fake OpenAI Responses server\n {7}\(http:\/\/127\.0\.0\.1:\d+\/v1\)/);
+    expect(r.stdout).toMatch(/Started workflow demo-notes-keeper-\d+ \(agent notes-keeper, connection openai, model gpt-5\.1, sandbox /);
     expect(r.stdout).toMatch(/→ tool write_file[\s\S]*→ tool edit_file[\s\S]*→ tool read_file/);
     expect(r.stdout).toMatch(/Result: notes\.md has a heading and three bullet points/);
     expect(r.stdout).toContain('runs are reliable and auditable');
     // Usage as the Responses API reported it (the fake counts every call's input).
     expect(r.stdout).toMatch(/Usage: [45] model calls, [1-9]\d* input \/ [1-9]\d* output tokens/);
+  }, 160_000);
+
+  it('--provider google: the same run on the Gemini connection, against the scripted fake Gemini server', async () => {
+    const r = await runFh(['demo', '--provider', 'google', '--exit'], demoEnv(), { timeoutMs: 150_000 });
+    expect({ code: r.code, stderr: r.code ? r.stderr : '' }).toEqual({ code: 0, stderr: '' });
+    expect(r.stdout).toMatch(/uses the SCRIPTED fake Gemini server\n {7}\(http:\/\/127\.0\.0\.1:\d+/);
+    expect(r.stdout).toMatch(/Started workflow demo-notes-keeper-\d+ \(agent notes-keeper, connection google, model gemini-2\.5-flash, sandbox /);
+    expect(r.stdout).toMatch(/→ tool write_file[\s\S]*→ tool edit_file[\s\S]*→ tool read_file/);
+    expect(r.stdout).toMatch(/Result: notes\.md has a heading and three bullet points/);
+    expect(r.stdout).toContain('runs are reliable and auditable');
   }, 160_000);
 
   it('--provider openai without the openai package says to install it, before starting anything', async () => {

@@ -5,8 +5,8 @@
  * input deltas, tool start and end, the reply in history, the tool result sent back as a
  * function_call_output.
  *
- * Runs do not name a connection yet (that threading lands separately), so the worker gives the default
- * connection ('anthropic') the OpenAI settings; with the threading, the session names 'openai' instead.
+ * The session names its connection (`connection: 'openai'`, `local`) and a model in it; the worker's
+ * default connection ('anthropic') points nowhere, so a call that went there would fail, not pass.
  */
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
@@ -37,7 +37,7 @@ describe('a session on the OpenAI connection (Responses API)', () => {
     fake = await FakeOpenAIResponsesServer.start({ apiKey: 'k', route: (req) => (isTitleRequest(req) ? say('Notes On Watering') : undefined) });
     const openai = { provider: 'openai' as const, baseURL: fake.url, apiKey: 'k' };
     // The Anthropic settings point nowhere useful: a call that reached them would fail, not pass.
-    w = await startTestWorker({ name: 'openai-conn', baseURL: 'http://127.0.0.1:9', defaultModel: 'gpt-5.1', connections: { anthropic: openai, openai } });
+    w = await startTestWorker({ name: 'openai-conn', baseURL: 'http://127.0.0.1:9', connections: { openai } });
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-openai-cwd-'));
   });
   afterAll(async () => {
@@ -47,7 +47,7 @@ describe('a session on the OpenAI connection (Responses API)', () => {
 
   it('makes a tool call and streams its reply, live, with the tool result sent back as a function_call_output', async () => {
     await fs.writeFile(path.join(dir, 'notes.txt'), 'water on tuesdays');
-    const s = await startSession(w.client, assistant, { id: `openai-${process.pid}-${Date.now()}`, taskQueue: w.taskQueue, settings: { workingDirectory: dir } });
+    const s = await startSession(w.client, assistant, { id: `openai-${process.pid}-${Date.now()}`, taskQueue: w.taskQueue, connection: 'openai', model: 'gpt-5.1', settings: { workingDirectory: dir } });
     fake.enqueue(
       callTools({ name: 'read_file', input: { path: 'notes.txt' }, id: 'call_notes_1' }),
       say('Your notes say: water on tuesdays.', { stream: { chunkChars: 6, pauseAfterDeltas: 2, gate: 'mid-reply' } }),
@@ -91,9 +91,9 @@ describe('a session on an OpenAI-compatible connection (Chat Completions)', () =
   let dir: string;
 
   beforeAll(async () => {
-    fake = await FakeOpenAIChatServer.start({ keyless: true, route: (req) => (isChatTitleRequest(req) ? say('Notes On Watering') : undefined) });
+    fake = await FakeOpenAIChatServer.start({ keyless: true, models: ['llama3.2'], route: (req) => (isChatTitleRequest(req) ? say('Notes On Watering') : undefined) });
     const local = { provider: 'openai-compatible' as const, baseURL: fake.url };
-    w = await startTestWorker({ name: 'openai-compat', baseURL: 'http://127.0.0.1:9', defaultModel: 'llama3.2', connections: { anthropic: local, local } });
+    w = await startTestWorker({ name: 'openai-compat', baseURL: 'http://127.0.0.1:9', connections: { local } });
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-compat-cwd-'));
   });
   afterAll(async () => {
@@ -103,7 +103,7 @@ describe('a session on an OpenAI-compatible connection (Chat Completions)', () =
 
   it('makes a tool call and streams its reply, the result sent back as a tool message', async () => {
     await fs.writeFile(path.join(dir, 'notes.txt'), 'water on tuesdays');
-    const s = await startSession(w.client, assistant, { id: `compat-${process.pid}-${Date.now()}`, taskQueue: w.taskQueue, settings: { workingDirectory: dir } });
+    const s = await startSession(w.client, assistant, { id: `compat-${process.pid}-${Date.now()}`, taskQueue: w.taskQueue, connection: 'local', model: 'llama3.2', settings: { workingDirectory: dir } });
     fake.enqueue(callTools({ name: 'read_file', input: { path: 'notes.txt' }, id: 'call_local_1' }), say('Your notes say: water on tuesdays.', { stream: { chunkChars: 6 } }));
     const p = await s.promptStream('What do my notes say?');
     const all = await readUntil(p[Symbol.asyncIterator](), (e) => e.event.type === 'turn_ended');

@@ -258,4 +258,18 @@ describe('the packed tarball, installed in fresh projects', () => {
       fake.kill('SIGINT');
     }
   });
+
+  // Last: it adds the openai package to the project the other tests use.
+  it('`npx fh demo --provider openai` runs as a new user would try it, after `npm install openai`', async () => {
+    await npmInstall(dir, ['openai']);
+    const env = userEnv();
+    for (const k of ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_MODEL']) delete env[k];
+    const r = await run('npx', ['fh', 'demo', '--provider', 'openai'], { cwd: dir, env, timeout: 180_000 }).catch((err) => err);
+    expect({ code: r.code ?? 0, stderr: r.code ? r.stderr : '' }).toEqual({ code: 0, stderr: '' });
+    expect(r.stdout).toContain('SCRIPTED fake OpenAI Responses server');
+    // On the worker's own `openai` connection, named by the run (no ANTHROPIC_API_KEY: the default would fail).
+    expect(r.stdout).toMatch(/Started workflow demo-notes-keeper-\d+ \(agent notes-keeper, connection openai, model gpt-5\.1, /);
+    expect(r.stdout).toMatch(/Result: notes\.md has a heading/);
+    expect(r.stdout).toContain('runs are reliable and auditable');
+  }, 300_000);
 });

@@ -27,14 +27,15 @@ export function ensureBuilt(): void {
   execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
 }
 
-/** Runs `fh …` to completion with exactly `env` (stdin is not a terminal). */
-export function runFh(args: string[], env: NodeJS.ProcessEnv, opts: { cwd?: string; timeoutMs?: number } = {}): Promise<Ran> {
+/** Runs `fh …` to completion with exactly `env` (stdin is not a terminal: empty, or `input` piped in and closed). */
+export function runFh(args: string[], env: NodeJS.ProcessEnv, opts: { cwd?: string; timeoutMs?: number; input?: string } = {}): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [FH, ...args], { cwd: opts.cwd ?? ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [FH, ...args], { cwd: opts.cwd ?? ROOT, env, stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    if (opts.input !== undefined) child.stdin!.end(opts.input);
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
+    child.stdout!.on('data', (d) => (stdout += d));
+    child.stderr!.on('data', (d) => (stderr += d));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`fh ${args.join(' ')} timed out\nstdout: ${stdout}\nstderr: ${stderr}`));

@@ -39,6 +39,8 @@ function boardPage(): void {
     drafts: Record<string, string>;
     /** Files dropped on the message box or picked, sent with the next message (base64, as the action takes them). */
     files: Array<{ name: string; mediaType: string; data: string }>;
+    /** The last refused action's message: kept across re-renders (a live event would wipe it) until the next action. */
+    flash: string;
   } = {
     filter: { status: '', label: '', archived: false },
     selected: null,
@@ -48,6 +50,7 @@ function boardPage(): void {
     seen: JSON.parse(localStorage.getItem('fh-board-seen') || '{}'),
     drafts: {},
     files: [],
+    flash: '',
   };
   /** An input whose text survives re-renders (kept in state.drafts under `key`). */
   function draft(tag: 'input' | 'textarea', key: string, initial: string, props: Record<string, any>): HTMLInputElement {
@@ -103,6 +106,7 @@ function boardPage(): void {
   const sid = () => encodeURIComponent(state.selected || '');
   async function act(action: Json): Promise<void> {
     try {
+      flash('');
       await api('/api/sessions/' + sid() + '/actions', { method: 'POST', body: action });
     } catch (err) {
       flash(String((err as Error).message));
@@ -111,6 +115,7 @@ function boardPage(): void {
     if (['title', 'flag', 'archive', 'status'].includes(action.kind)) setTimeout(loadInbox, 1200);
   }
   function flash(message: string) {
+    state.flash = message;
     const el = document.querySelector('.flash');
     if (el) el.textContent = message;
   }
@@ -255,6 +260,7 @@ function boardPage(): void {
     const ch: Channel = { id, offset: undefined, live: emptyLive(), source: null, abort: new AbortController(), refreshTimer: null };
     state.channel = ch;
     state.selected = id;
+    state.flash = '';
     state.view = null;
     state.tab = 'conversation';
     state.drafts = {};
@@ -449,6 +455,9 @@ function boardPage(): void {
       return h('label', {}, name, el);
     };
     const model = draft('input', 'model', s.model || '', { placeholder: 'agent default', 'aria-label': 'model', style: 'width:150px' });
+    // The connection is locked at the first message (a fork inherits its original's): then it is shown, not offered.
+    const locked = info.messageCount > 0 || !!info.forkedFrom;
+    const connection = draft('input', 'connection', s.connection || 'anthropic', { 'aria-label': 'connection', style: 'width:110px', disabled: locked });
     const head = h('div', { class: 'shead' },
       h('div', { class: 'line' }, title,
         h('button', { onclick: () => { clearDraft('title'); act({ kind: 'title', title: title.value }); } }, 'Rename'),
@@ -459,9 +468,12 @@ function boardPage(): void {
       h('div', { class: 'line' },
         select('permission', ['explore', 'ask', 'execute'], s.permissionMode, (m) => act({ kind: 'settings', permissionMode: m })),
         select('thinking', ['off', 'low', 'medium', 'high', 'max'], s.thinking, (t) => act({ kind: 'settings', thinking: t })),
+        h('label', {}, 'connection', connection, locked
+          ? h('span', { class: 'note', id: 'connection-locked' }, 'locked after the first message')
+          : h('button', { onclick: () => connection.value.trim() && (clearDraft('connection'), act({ kind: 'settings', connection: connection.value.trim() })) }, 'Set')),
         h('label', {}, 'model', model, h('button', { onclick: () => model.value.trim() && (clearDraft('model'), act({ kind: 'settings', model: model.value.trim() })) }, 'Set')),
         h('span', { class: 'note' }, info.agent + ' · ' + info.messageCount + (info.messageCount === 1 ? ' message' : ' messages') + (info.readPointer >= v.entries.length - 1 ? ' · all read' : ' · ' + (v.entries.length - 1 - info.readPointer) + ' unread entries') + (info.closed ? ' · closed' : '')),
-        h('span', { class: 'flash error' })),
+        h('span', { class: 'flash error' }, state.flash)),
       h('div', { class: 'tabs' },
         h('button', { class: state.tab === 'conversation' ? 'on' : '', onclick: () => { state.tab = 'conversation'; renderSession(); } }, 'Conversation'),
         h('button', { class: state.tab === 'audit' ? 'on' : '', id: 'tab-audit', onclick: () => { state.tab = 'audit'; renderSession(); loadAudit(); } }, 'Audit')),

@@ -37,7 +37,8 @@ export const HELP = [
   '/status [status]  show the status, or set it (todo, in-progress, needs-review, done, cancelled, …)',
   '/title <title>    rename the session',
   '/mode <mode>      permission mode: explore, ask, execute',
-  '/model <model>    the model of the next turns',
+  '/model <model>    the model of the next turns (within the connection)',
+  '/connection <n>   the model connection (only before the first message: then it is locked)',
   '/attach <file>    send a file (image, PDF, text) with your next message',
   '/exit             quit (also Ctrl-C at an idle prompt); the session goes on',
 ].join('\n');

@@ -156,7 +156,12 @@ export class Chat {
       case 'attach': return this.print(this.s.dim(await this.attachments.add(need('a file')))); // prettier-ignore
       case 'model': {
         const i = await this.handle.updateSettings({ model: need('a model name') });
-        return this.print(this.s.dim(`model: ${i.settings.model}`));
+        return this.print(this.s.dim(`model: ${i.settings.model} (connection ${i.settings.connection})`));
+      }
+      case 'connection': {
+        // Locked after the first message: the session refuses (CONNECTION_LOCKED) and this.error prints why.
+        const i = await this.handle.updateSettings({ connection: need('a connection name') });
+        return this.print(this.s.dim(`connection: ${i.settings.connection}${i.settings.model ? ` · model ${i.settings.model}` : ''}`));
       }
       default:
         return this.print(this.s.red(`unknown command /${cmd}; /help lists them`));

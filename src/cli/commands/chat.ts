@@ -16,14 +16,15 @@ import { noWorkerMessage } from '../waiting';
 export const chatCommand: Command = {
   name: 'chat',
   summary: 'chat with a session in the terminal: tool calls, approvals, interrupts, settings',
-  usage: ['chat <session-id>', 'chat --new <agent> [--id <id>] [--title <t>] [--mode explore|ask|execute] [--model <m>] [--cwd <dir>] [--task-queue <q>]'],
+  usage: ['chat <session-id>', 'chat --new <agent> [--id <id>] [--title <t>] [--mode explore|ask|execute] [--connection <name>] [--model <m>] [--cwd <dir>] [--task-queue <q>]'],
   description: [
     'Each line you type is a message (typing while a turn runs queues the next one). While a turn runs you see its',
     'tool calls (→ bash {"command":"ls"}), the first line of each result, and approval requests:',
     '  ? write_file {...} — approve? [y/N/note]   y approves (y <note> with a note); n or Enter denies; other text denies with it as the note.',
     'In explore mode the agent may submit a plan: it is printed as text, then',
     '  ? approve the plan? [y / y ask / y execute / N / note]   y approves; y ask or y execute also switches the mode; n declines (other text: with it as the note).',
-    'Commands: /interrupt, /status [<s>], /title <t>, /mode <explore|ask|execute>, /model <m>, /help, /exit.',
+    'Commands: /interrupt, /status [<s>], /title <t>, /mode <explore|ask|execute>, /model <m>, /connection <name> (before the',
+    'first message only), /help, /exit.',
     'Ctrl-C while a turn runs interrupts it; Ctrl-C at an idle prompt quits (the session goes on). No colours when',
     'stdout is not a terminal or NO_COLOR is set.',
   ].join('\n'),
@@ -33,13 +34,14 @@ export const chatCommand: Command = {
     id: { type: 'string', value: '<id>', help: 'with --new: the session id', default: 'a fresh slug' },
     title: { type: 'string', value: '<title>', help: 'with --new: the title' },
     mode: { type: 'string', value: '<mode>', help: `with --new: permission mode (${PERMISSION_MODES.join(', ')})` },
-    model: { type: 'string', value: '<model>', help: 'with --new: the model' },
+    connection: { type: 'string', value: '<name>', help: "with --new: the worker's model connection (locked after the first message)" },
+    model: { type: 'string', value: '<model>', help: 'with --new: the model, an id within the connection' },
     cwd: { type: 'string', value: '<dir>', help: 'with --new: working directory of the tools (on the worker)' },
     'task-queue': { type: 'string', short: 'q', value: '<name>', help: 'with --new: task queue of the worker', default: DEFAULT_TASK_QUEUE },
     'poll-ms': { type: 'string', value: '<ms>', help: 'how often a streaming model call is looked at for new text', default: '100' },
     ...STORE_OPTION,
   },
-  examples: ['fh chat 261122-amber-forest', 'fh chat --new assistant --mode ask --cwd ~/src/app'],
+  examples: ['fh chat 261122-amber-forest', 'fh chat --new assistant --mode ask --cwd ~/src/app', 'fh chat --new assistant --connection openai --model gpt-5.1'],
   run: (p, io) => runChat(p, io),
 };
 
@@ -49,7 +51,7 @@ async function runChat(p: Parsed, io: Io): Promise<number> {
   if (agent === undefined && id === undefined) throw usage('fh chat needs a session id (fh chat <session-id>) or --new <agent>');
   if (agent !== undefined && id !== undefined) throw usage(`fh chat takes a session id or --new <agent>, not both (use --id ${id} to name the new session)`);
   if (extra.length) throw usage(`unexpected argument '${extra[0]}' (fh chat <session-id>)`);
-  for (const o of ['id', 'title', 'mode', 'model', 'cwd']) {
+  for (const o of ['id', 'title', 'mode', 'connection', 'model', 'cwd']) {
     if (agent === undefined && str(p, o) !== undefined) throw usage(`--${o} goes with --new <agent> (to change a session's settings, use /mode, /title, … in the chat)`);
   }
   const pollMs = int(p, 'poll-ms', 100, 20);
@@ -61,6 +63,7 @@ async function runChat(p: Parsed, io: Io): Promise<number> {
     if (agent !== undefined) {
       const settings: Record<string, string> = {};
       if (str(p, 'mode') !== undefined) settings.permissionMode = str(p, 'mode')!;
+      if (str(p, 'connection') !== undefined) settings.connection = str(p, 'connection')!;
       if (str(p, 'model') !== undefined) settings.model = str(p, 'model')!;
       if (str(p, 'cwd') !== undefined) settings.workingDirectory = str(p, 'cwd')!;
       handle = await startSession(conn.client, agent, {

@@ -18,21 +18,23 @@ const PACKAGE_ROOT = path.resolve(__dirname, '..', '..', '..');
 export const demoCommand: Command = {
   name: 'demo',
   summary: 'run an agent as a durable workflow on a local Temporal dev server (no API key needed)',
-  usage: ['demo [--provider anthropic|openai] [--exit | --stay]'],
+  usage: ['demo [--provider anthropic|openai|google] [--exit | --stay]'],
   description:
     'Starts a Temporal dev server with the Web UI, a worker and a small agent that writes, checks and fixes a file with\n' +
     'the built-in tools. With ANTHROPIC_API_KEY set the model is Claude; without it, the SCRIPTED fake Anthropic server\n' +
     'replays canned replies (it is not a model). Finds the Temporal CLI on TEMPORAL_CLI_PATH, PATH or .temporal/bin, or\n' +
     'builds it with Go. In a terminal the server stays up for the UI until Ctrl-C; otherwise it stops when the run ends.\n' +
-    "--provider openai runs it on OpenAI's Responses API: with OPENAI_API_KEY set the model is OPENAI_MODEL (default\n" +
-    'gpt-5.1); without it, the SCRIPTED fake OpenAI Responses server replays the same canned replies.',
+    "--provider openai runs it on the worker's `openai` connection (OpenAI's Responses API): with OPENAI_API_KEY set the\n" +
+    'model is OPENAI_MODEL (default gpt-5.1); without it, the SCRIPTED fake OpenAI Responses server replays the same\n' +
+    "canned replies. --provider google does the same on the `google` connection (Gemini): GEMINI_API_KEY or GOOGLE_API_KEY,\n" +
+    'GEMINI_MODEL (default gemini-2.5-flash), else the SCRIPTED fake Gemini server.',
   connects: false,
   options: {
     exit: { type: 'boolean', help: 'stop as soon as the run ends, even in a terminal' },
     stay: { type: 'boolean', help: 'keep the dev server up for the UI until Ctrl-C, even without a terminal' },
-    provider: { type: 'string', value: '<name>', help: "the model's provider: anthropic or openai (the Responses API)", default: 'anthropic' },
+    provider: { type: 'string', value: '<name>', help: "the model's provider: anthropic, openai (the Responses API) or google (Gemini)", default: 'anthropic' },
   },
-  examples: ['npx fh demo', 'ANTHROPIC_API_KEY=sk-… npx fh demo --exit', 'npx fh demo --provider openai'],
+  examples: ['npx fh demo', 'ANTHROPIC_API_KEY=sk-… npx fh demo --exit', 'npx fh demo --provider openai', 'npx fh demo --provider google'],
   run: (p, io) => runDemo(p, io),
 };
 
@@ -40,10 +42,11 @@ async function runDemo(p: Parsed, io: Io = stdio): Promise<number> {
   if (p.positionals.length > 0) throw usage(`unexpected argument '${p.positionals[0]}' (fh demo takes only options)`);
   if (flag(p, 'exit') && flag(p, 'stay')) throw usage('--exit and --stay contradict each other: pick one');
   const provider = str(p, 'provider') ?? 'anthropic';
-  if (provider !== 'anthropic' && provider !== 'openai') throw usage(`--provider must be anthropic or openai, not '${provider}'`);
-  // The openai SDK is an optional peer: say so before starting anything, not as the run's first failure.
-  if (provider === 'openai' && !resolvable('openai')) {
-    throw new CliError(EXIT.FAILURE, "--provider openai needs the openai package, an optional dependency: install it with `npm install openai`, then run the demo again.");
+  if (provider !== 'anthropic' && !(provider in OTHER_PROVIDERS)) throw usage(`--provider must be anthropic, openai or google, not '${provider}'`);
+  // The provider's SDK is an optional peer: say so before starting anything, not as the run's first failure.
+  const pkg = provider === 'anthropic' ? undefined : OTHER_PROVIDERS[provider as OtherProvider].pkg;
+  if (pkg && !resolvable(pkg)) {
+    throw new CliError(EXIT.FAILURE, `--provider ${provider} needs the ${pkg} package, an optional dependency: install it with \`npm install ${pkg}\`, then run the demo again.`);
   }
   /* eslint-disable @typescript-eslint/no-require-imports */
   const { Runtime, DefaultLogger } = require('@temporalio/worker') as typeof import('@temporalio/worker');
@@ -78,9 +81,9 @@ async function runDemo(p: Parsed, io: Io = stdio): Promise<number> {
 
   const cleanups: Array<() => Promise<unknown>> = [() => fs.rm(work, { recursive: true, force: true })];
   try {
-    const models = await demoModel(provider, async () => {
+    const models = await demoModel(provider as DemoProvider, async () => {
       let fake: Awaited<ReturnType<typeof startFake>> | undefined;
-      fake = await startFake(provider, { script: demoScript(bash), route: sideRequestRoute(() => fake?.remaining() ?? 0) });
+      fake = await startFake(provider as DemoProvider, { script: demoScript(bash), route: sideRequestRoute(() => fake?.remaining() ?? 0) });
       const started = fake;
       cleanups.unshift(() => started.stop());
       return started.url;
@@ -102,7 +105,7 @@ async function runDemo(p: Parsed, io: Io = stdio): Promise<number> {
       connection: server.env.nativeConnection,
       namespace: server.namespace,
       taskQueue,
-      model: models.model,
+      ...(models.model ? { model: models.model } : {}),
       ...(models.connections ? { connections: models.connections } : {}),
       store,
       onEvent: (event) => {
@@ -113,8 +116,9 @@ async function runDemo(p: Parsed, io: Io = stdio): Promise<number> {
     const client = new Client({ connection: server.env.connection, namespace: server.namespace, plugins: [new FabricHarnessPlugin({ store })] });
     const workflowId = `demo-notes-keeper-${Date.now()}`;
     const result = await worker.runUntil(async () => {
-      const handle = await startAgent(client, DEMO_AGENT, { task, dir: sandbox, bash }, { workflowId, taskQueue });
-      io.out(`\nStarted workflow ${workflowId} (agent ${DEMO_AGENT}, sandbox ${sandbox})`);
+      const handle = await startAgent(client, DEMO_AGENT, { task, dir: sandbox, bash, ...models.run }, { workflowId, taskQueue });
+      const on = models.run ? `, connection ${models.run.connection}, model ${models.run.model}` : '';
+      io.out(`\nStarted workflow ${workflowId} (agent ${DEMO_AGENT}${on}, sandbox ${sandbox})`);
       io.out(`Task: ${task}\n`);
       return (await handle.result()) as { reply: string; usage: { modelCalls: number; inputTokens: number; outputTokens: number } };
     });
@@ -140,36 +144,52 @@ async function runDemo(p: Parsed, io: Io = stdio): Promise<number> {
   }
 }
 
-type DemoModel = { model: { apiKey?: string; baseURL?: string; defaultModel?: string }; connections?: Record<string, ModelConnectionSettings> };
+type DemoProvider = 'anthropic' | OtherProvider;
+type OtherProvider = 'openai' | 'google';
+
+/** The providers besides Anthropic: the worker's connection of that name, its SDK, key and model variables. */
+const OTHER_PROVIDERS: Record<OtherProvider, { pkg: string; keys: string[]; modelEnv: string; defaultModel: string; api: string }> = {
+  openai: { pkg: 'openai', keys: ['OPENAI_API_KEY'], modelEnv: 'OPENAI_MODEL', defaultModel: 'gpt-5.1', api: 'OpenAI Responses' },
+  google: { pkg: '@google/genai', keys: ['GEMINI_API_KEY', 'GOOGLE_API_KEY'], modelEnv: 'GEMINI_MODEL', defaultModel: 'gemini-2.5-flash', api: 'Gemini' },
+};
+
+type DemoModel = {
+  /** The worker's default (Anthropic) settings, when the demo runs on Anthropic's fake. */
+  model?: { apiKey?: string; baseURL?: string };
+  /** The connection the run names, by its provider's name (the fake's settings, or none: the environment's). */
+  connections?: Record<string, ModelConnectionSettings>;
+  /** What the run names: `init({ connection, model })` in the demo agent. */
+  run?: { connection: string; model: string };
+};
 
 /**
  * The demo's model: the provider's real API when its key is set, else its scripted fake (started by
- * `startFake`, which returns its URL). Runs use the default connection, so on OpenAI that name is
- * given the OpenAI settings (and 'openai' too, for runs that name it).
+ * `startFake`, which returns its URL). On another provider than Anthropic the run names that provider's
+ * connection and a model in it; the default connection stays Anthropic's, untouched.
  */
-async function demoModel(provider: 'anthropic' | 'openai', startFake: () => Promise<string>, io: Io): Promise<DemoModel> {
+async function demoModel(provider: DemoProvider, startFake: () => Promise<string>, io: Io): Promise<DemoModel> {
   if (provider === 'anthropic') {
     if (process.env.ANTHROPIC_API_KEY) {
       io.out(`Model: Claude via the Anthropic API (${process.env.ANTHROPIC_MODEL ?? 'the SDK default model'}).`);
-      return { model: {} };
+      return {};
     }
     const url = await startFake();
     io.out('Model: none. ANTHROPIC_API_KEY is not set, so the demo uses the SCRIPTED fake Anthropic server');
     io.out(`       (${url}): it replays canned replies, it is not a model. Set ANTHROPIC_API_KEY for Claude.`);
     return { model: { apiKey: 'scripted-demo', baseURL: url } };
   }
-  const defaultModel = process.env.OPENAI_MODEL ?? 'gpt-5.1';
-  let openai: ModelConnectionSettings = { provider: 'openai' };
-  if (process.env.OPENAI_API_KEY) {
-    io.out(`Model: ${defaultModel} via the OpenAI Responses API.`);
-  } else {
-    const url = await startFake();
-    openai = { provider: 'openai', apiKey: 'scripted-demo', baseURL: url };
-    io.out('Model: none. OPENAI_API_KEY is not set, so the demo uses the SCRIPTED fake OpenAI Responses server');
-    io.out(`       (${url}): it replays canned replies, it is not a model. Set OPENAI_API_KEY for OpenAI.`);
+  const p = OTHER_PROVIDERS[provider];
+  const model = process.env[p.modelEnv]?.trim() || p.defaultModel;
+  const run = { connection: provider, model };
+  const key = p.keys.find((k) => process.env[k]?.trim());
+  if (key) {
+    io.out(`Model: ${model} via the ${p.api} API (connection ${provider}, ${key}).`);
+    return { run };
   }
-  const { DEFAULT_CONNECTION } = require('../../activities/models/connections') as typeof import('../../activities/models/connections'); // eslint-disable-line @typescript-eslint/no-require-imports
-  return { model: { defaultModel }, connections: { [DEFAULT_CONNECTION]: openai, openai } };
+  const url = await startFake();
+  io.out(`Model: none. ${p.keys.join(' / ')} is not set, so the demo uses the SCRIPTED fake ${p.api} server`);
+  io.out(`       (${url}): it replays canned replies, it is not a model. Set ${p.keys[0]} for ${provider === 'openai' ? 'OpenAI' : 'Gemini'}.`);
+  return { connections: { [provider]: { provider, apiKey: 'scripted-demo', baseURL: url } as ModelConnectionSettings }, run };
 }
 
 function resolvable(pkg: string): boolean {

@@ -26,7 +26,7 @@ export { idleTaskQueue } from '../session-command-kit';
 const newCommand = sub('new', {
   summary: 'start a session of an agent (its worker must serve the task queue)',
   usage:
-    'new <agent> [--id <id>] [--title <title>] [--label name=value]… [--mode explore|ask|execute] [--model <m>] [--thinking <level>] [--cwd <dir>] [--task-queue <q>] [--history-limit <n>] [--auto-archive-after 30d]',
+    'new <agent> [--id <id>] [--title <title>] [--label name=value]… [--mode explore|ask|execute] [--connection <name>] [--model <m>] [--thinking <level>] [--cwd <dir>] [--task-queue <q>] [--history-limit <n>] [--auto-archive-after 30d]',
   description:
     'Starts a session workflow of <agent> (an agent whose run calls init() and then serve()). It starts as `todo`;\n' +
     'the first message moves it to `in-progress`. Prints the session id (a slug like 261122-amber-forest unless --id).',
@@ -35,7 +35,8 @@ const newCommand = sub('new', {
     title: { type: 'string', value: '<title>', help: 'a title (never replaced by a generated one)' },
     label: { type: 'string', multiple: true, value: '<name[=value]>', help: 'a label, e.g. urgent, priority=2, area=billing' },
     mode: { type: 'string', value: '<mode>', help: `permission mode: ${PERMISSION_MODES.join(', ')}` },
-    model: { type: 'string', value: '<model>', help: 'the model of this session' },
+    connection: { type: 'string', value: '<name>', help: "the worker's model connection (locked after the first message)", default: "the agent's, else anthropic" },
+    model: { type: 'string', value: '<model>', help: 'the model of this session, an id within its connection (changes freely)' },
     thinking: { type: 'string', value: '<level>', help: `thinking level: ${THINKING_LEVELS.join(', ')}` },
     cwd: { type: 'string', value: '<dir>', help: 'working directory of the tools (on the worker)' },
     'task-queue': { type: 'string', short: 'q', value: '<name>', help: 'task queue of the worker', default: DEFAULT_TASK_QUEUE },
@@ -46,6 +47,7 @@ const newCommand = sub('new', {
     'fh session new assistant',
     'fh session new assistant --title "Billing cleanup" --label area=billing --label priority=2 --mode ask',
     'fh session new assistant --id triage-7 --cwd /srv/repo --auto-archive-after 30d --json',
+    'fh session new assistant --connection openai --model gpt-5.1',
   ],
   run: async (p, io) => {
     const { named } = args(p, 'session new', ['agent']);
@@ -84,6 +86,8 @@ function settingsFrom(p: Parsed): SessionSettingsPatch {
   const patch: Record<string, string> = {};
   const mode = str(p, 'mode');
   if (mode !== undefined) patch.permissionMode = mode;
+  const connection = str(p, 'connection');
+  if (connection !== undefined) patch.connection = connection;
   const model = str(p, 'model');
   if (model !== undefined) patch.model = model;
   const thinking = str(p, 'thinking');

@@ -14,12 +14,15 @@ exports.notesKeeper = agent({
   name: ${JSON.stringify(DEMO_AGENT)},
   description: 'Writes, checks and fixes a small notes file in its sandbox directory.',
   // bash: false where this machine cannot confine it (no bubblewrap, no sandbox-exec): the file tools only.
-  input: schema.object({ task: schema.string(), dir: schema.string(), bash: schema.boolean() }),
+  // connection and model: the worker's model connection the run names (fh demo --provider openai), and a model in it.
+  input: schema.object({ task: schema.string(), dir: schema.string(), bash: schema.boolean(), connection: schema.string().optional(), model: schema.string().optional() }),
   run: async ({ init, input }) => {
     const fabric = await init({
       system: 'You are a careful engineer. Work only in the sandbox directory, using the tools. Be brief.',
       tools: input.bash ? ['write_file', 'bash', 'edit_file', 'read_file'] : ['write_file', 'edit_file', 'read_file'],
       sandbox: { type: 'local', cwd: input.dir },
+      ...(input.connection ? { connection: input.connection } : {}),
+      ...(input.model ? { model: input.model } : {}),
     });
     const session = await fabric.session();
     const reply = await session.prompt(input.task);
