@@ -52,9 +52,10 @@ export class RedisLivePublisher {
     console.warn(`[fabric-harness] live broker ${this.settings.url}: ${err instanceof Error ? err.message : String(err)}; readers fall back to the heartbeat details`);
   }
 
+  /** Closes the connection if one is open; a connect still under way is closed when it lands (never waited on). */
   async close(): Promise<void> {
-    const client = await this.client?.catch(() => undefined);
+    const pending = this.client;
     this.client = undefined;
-    await client?.close();
+    void pending?.then((c) => c?.close()).catch(() => undefined);
   }
 }

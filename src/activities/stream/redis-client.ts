@@ -4,6 +4,9 @@
  */
 import { ProviderPackageMissingError } from '../../core/errors';
 
+/** How long a connect may take before the broker counts as down. */
+const CONNECT_MS = 2_000;
+
 export interface RedisConnection {
   sendCommand(args: string[]): Promise<unknown>;
   /** A second connection for a blocking read (XREAD BLOCK holds its connection while it waits). */
@@ -22,7 +25,7 @@ interface RawClient {
 }
 
 export async function loadRedis(url: string): Promise<RedisConnection> {
-  let redis: { createClient(options: { url: string; socket?: { reconnectStrategy?: (retries: number) => number | false } }): RawClient };
+  let redis: { createClient(options: { url: string; disableOfflineQueue?: boolean; socket?: { connectTimeout?: number; reconnectStrategy?: (retries: number) => number | false } }): RawClient };
   try {
     redis = require('redis') as typeof redis; // eslint-disable-line @typescript-eslint/no-require-imports
   } catch {
@@ -31,7 +34,20 @@ export async function loadRedis(url: string): Promise<RedisConnection> {
   // Reconnects with a short backoff; errors are the caller's to report (an unhandled 'error' event would crash).
   const wrap = async (raw: RawClient): Promise<RedisConnection> => {
     raw.on('error', () => undefined);
-    await raw.connect();
+    // A broker that is not there fails the connect within CONNECT_MS (node-redis would retry forever),
+    // so the caller falls back instead of waiting on it.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      await Promise.race([
+        raw.connect(),
+        new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer from ${url} within ${CONNECT_MS} ms`)), CONNECT_MS))),
+      ]);
+    } catch (err) {
+      raw.destroy?.();
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
     return {
       sendCommand: (args) => raw.sendCommand(args),
       duplicate: () => wrap(raw.duplicate()),
@@ -43,5 +59,6 @@ export async function loadRedis(url: string): Promise<RedisConnection> {
       },
     };
   };
-  return wrap(redis.createClient({ url, socket: { reconnectStrategy: (retries) => Math.min(retries * 100, 2_000) } }));
+  // No offline queue: while the broker is away a command fails at once rather than piling up in memory.
+  return wrap(redis.createClient({ url, disableOfflineQueue: true, socket: { connectTimeout: CONNECT_MS, reconnectStrategy: (retries) => Math.min(retries * 100, 2_000) } }));
 }

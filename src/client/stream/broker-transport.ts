@@ -32,10 +32,11 @@ export class LiveBrokerClient {
     return made;
   }
 
+  /** Closes the connection if one is open; a connect still under way is closed when it lands (never waited on). */
   async close(): Promise<void> {
-    const conn = await this.conn?.catch(() => undefined);
+    const pending = this.conn;
     this.conn = undefined;
-    await conn?.close();
+    void pending?.then((c) => c.close()).catch(() => undefined);
   }
 }
 
