@@ -172,6 +172,28 @@ describe('model connections', () => {
     expect(conversationRequests(fake2).slice(before2).map((r) => r.body.model)).toEqual(['claude-opus-4-1']);
     expect(conversationRequests(fake1).length - before1).toBe(1);
   });
+});
+
+// On a worker of its own: on the shared worker above, after the other tests' sessions, this prompt hung
+// until the test timed out (seen in CI and locally; passing alone). Not understood yet: the closing note
+// of the session that found it names it as an open defect to chase.
+describe('model connections: an unknown one', () => {
+  let fake1: FakeAnthropicServer;
+  let fake2: FakeAnthropicServer;
+  let w: TestWorker;
+  let n = 0;
+  const sid = (p: string) => `${p}-${process.pid}-${Date.now() % 100000}-${n++}`;
+
+  beforeAll(async () => {
+    fake1 = await startSessionFake();
+    fake2 = await startSessionFake({ apiKey: 'k' });
+    w = await startTestWorker({ name: 'connections-unknown', baseURL: fake1.url, connections: { alt: { provider: 'anthropic', baseURL: fake2.url, apiKey: 'k' } } });
+  });
+  afterAll(async () => {
+    await w?.stop();
+    await fake1?.stop();
+    await fake2?.stop();
+  });
 
   it("refuses a connection the worker lacks with UNKNOWN_CONNECTION naming the worker's, before any model call", async () => {
     const before = fake1.messageRequests().length + fake2.messageRequests().length;
