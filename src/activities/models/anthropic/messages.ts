@@ -20,8 +20,9 @@ import {
 
 /** Where the model lives. Resolved on the worker (or the inline process); never part of a workflow's input. */
 export interface ModelConnection {
-  apiKey?: string;
-  baseURL?: string;
+  // `| undefined`: `apiKey: process.env.X` compiles under exactOptionalPropertyTypes (unset means the default).
+  apiKey?: string | undefined;
+  baseURL?: string | undefined;
 }
 
 export function createAnthropicClient(conn: ModelConnection = {}): Anthropic {
