@@ -25,6 +25,9 @@ const CALLS: Record<string, (s: SessionHandle) => Promise<unknown>> = {
   cancelMessage: (s) => s.cancelMessage('m-1'),
   interrupt: (s) => s.interrupt(),
   approve: (s) => s.approve('call-1'),
+  approvePlan: (s) => s.approvePlan('plan-1'),
+  declinePlan: (s) => s.declinePlan('plan-1'),
+  plans: (s) => s.plans(),
   deny: (s) => s.deny('call-1'),
   pendingApprovals: (s) => s.pendingApprovals(),
   info: (s) => s.info(),
@@ -50,7 +53,7 @@ const CALLS: Record<string, (s: SessionHandle) => Promise<unknown>> = {
   delete: (s) => s.delete(),
 };
 /** Methods that make no call of their own (followReply only asks again for a reply that continued) or are private. */
-const NO_CALL = ['constructor', 'followReply', 'update', 'endWorktree', 'restored', 'waitGone', 'agent'];
+const NO_CALL = ['constructor', 'followReply', 'update', 'endWorktree', 'restored', 'waitGone', 'agent', 'request'];
 
 describe('a session id nobody started', () => {
   let t: TestConnection;
