@@ -14,7 +14,7 @@ module.exports = {
       displayName: 'cluster',
       testMatch: ['<rootDir>/test/cluster/**/*.test.ts'],
       globalSetup: '<rootDir>/test/cluster/global-setup.ts',
-      globalTeardown: undefined,
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts', // only its exit watchdog: no dev server here
     },
   ],
   testTimeout: 300000,

@@ -175,9 +175,13 @@ export class BrokerStreamTransport implements StreamTransport {
     void waiter?.then((c) => c.close()).catch(() => undefined);
   }
 
+  /**
+   * The reader polls from now on. Its blocking-read connection is closed, not just dropped: the client
+   * library reconnects forever in the background, which would keep the process alive after its readers end.
+   */
   private brokerDown(): void {
     this.down = true;
-    this.waiter = undefined;
+    this.close();
   }
 }
 

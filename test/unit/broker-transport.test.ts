@@ -1,0 +1,49 @@
+/**
+ * The broker's reader transport against a broker that fails: the reader falls back to polling and lets go
+ * of its blocking-read connection (a dropped but unclosed connection reconnects forever in the background
+ * and keeps the process alive: CI's jest never exited after the broker tests).
+ */
+import { BrokerStreamTransport, LiveBrokerClient } from '../../src/client/stream/broker-transport';
+import type { RedisConnection } from '../../src/activities/stream/redis-client';
+import type { StreamSnapshot, StreamTransport } from '../../src/client/stream/transport';
+
+/** The shared connection answers (nothing there yet); its duplicate's blocking read fails (the broker went away). */
+function connection(closed: string[], name: string, answers: boolean): RedisConnection {
+  return {
+    sendCommand: () => (answers ? Promise.resolve([]) : Promise.reject(new Error('connection lost'))),
+    duplicate: () => Promise.resolve(connection(closed, `${name}'s duplicate`, false)),
+    close: async () => void closed.push(name),
+  };
+}
+
+/** The durable side: one open model call, nothing streamed yet. */
+const upstream: StreamTransport = {
+  snapshot: async (): Promise<StreamSnapshot> => ({
+    runId: 'run-1',
+    running: true,
+    continued: false,
+    page: { events: [], blocks: [{ callId: 'call-1', kind: 'model', from: 0, to: 0, closed: false }], next: 0, oldest: 0 },
+    live: new Map(),
+  }),
+  readRun: async () => ({ events: [], blocks: [], next: 0, oldest: 0 }),
+  previousRun: async () => undefined,
+  waitForChange: async () => undefined,
+};
+
+describe('BrokerStreamTransport with a broker that fails', () => {
+  it('closes its blocking-read connection when a read fails, and polls from then on', async () => {
+    const closed: string[] = [];
+    const broker = new LiveBrokerClient({ url: 'redis://127.0.0.1:1' });
+    broker.connection = () => Promise.resolve(connection(closed, 'shared', true));
+    const transport = new BrokerStreamTransport(upstream, broker, 'wf-1', 5);
+    await transport.snapshot(0);
+    await transport.waitForLive('run-1');
+    await new Promise((r) => setImmediate(r));
+    expect(closed).toEqual(["shared's duplicate"]);
+    // Down: the next wait is the poll interval, with no new connection made.
+    const started = Date.now();
+    await transport.waitForLive('run-1');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(4);
+    expect(closed).toEqual(["shared's duplicate"]);
+  });
+});
