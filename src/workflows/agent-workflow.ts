@@ -8,7 +8,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { parseAgentInput, type AgentDefinition, type InitFn } from '../core/agent';
-import { InterruptedError, UnknownAgentError } from '../core/errors';
+import { FabricError, InterruptedError, UnknownAgentError } from '../core/errors';
 import { isSessionEnvelope, SessionHost } from './session';
 import type { SessionEnvelope } from '../wire/session-messages';
 import {
@@ -77,6 +77,10 @@ async function sessionWorkflow(def: AgentDefinition, envelope: SessionEnvelope, 
     return result;
   } catch (err) {
     if (isContinueAsNew(err)) throw err;
+    // A typed error fails the run: the prompts it accepted are answered with it first (their handlers
+    // would wait for a turn that never comes, and the run with them). Anything else fails the workflow
+    // task, which retries: those prompts are still answered by the run that resumes.
+    if (err instanceof FabricError) host.fail(err);
     await condition(allHandlersFinished);
     if (err instanceof InterruptedError && CancellationScope.current().consideredCancelled) throw new CancelledFailure('workflow cancelled');
     throw encodeFailure(err);

@@ -3,7 +3,7 @@
  * both speak Anthropic's protocol, each to its own fake. A session on `alt` reaches alt's fake and no
  * other, its activity inputs name the connection, its model changes within it, its connection is
  * locked after the first message (CONNECTION_LOCKED, the session still usable), and a connection the
- * worker lacks is UNKNOWN_CONNECTION naming the worker's own.
+ * worker lacks is UNKNOWN_CONNECTION naming the worker's own, answered to every prompt the run accepted.
  */
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
@@ -172,39 +172,17 @@ describe('model connections', () => {
     expect(conversationRequests(fake2).slice(before2).map((r) => r.body.model)).toEqual(['claude-opus-4-1']);
     expect(conversationRequests(fake1).length - before1).toBe(1);
   });
-});
-
-// On a worker of its own: on the shared worker above, after the other tests' sessions, this prompt hung
-// until the test timed out (seen in CI and locally; passing alone). Not understood yet: the closing note
-// of the session that found it names it as an open defect to chase.
-describe('model connections: an unknown one', () => {
-  let fake1: FakeAnthropicServer;
-  let fake2: FakeAnthropicServer;
-  let w: TestWorker;
-  let n = 0;
-  const sid = (p: string) => `${p}-${process.pid}-${Date.now() % 100000}-${n++}`;
-
-  beforeAll(async () => {
-    fake1 = await startSessionFake();
-    fake2 = await startSessionFake({ apiKey: 'k' });
-    w = await startTestWorker({ name: 'connections-unknown', baseURL: fake1.url, connections: { alt: { provider: 'anthropic', baseURL: fake2.url, apiKey: 'k' } } });
-  });
-  afterAll(async () => {
-    await w?.stop();
-    await fake1?.stop();
-    await fake2?.stop();
-  });
 
   it("refuses a connection the worker lacks with UNKNOWN_CONNECTION naming the worker's, before any model call", async () => {
     const before = fake1.messageRequests().length + fake2.messageRequests().length;
-    const err = await rejection(
-      (async () => {
-        const s = await startSession(w.client, assistant, { id: sid('unknown'), taskQueue: w.taskQueue, settings: { connection: 'azure' } });
-        return s.prompt('hi');
-      })(),
-    );
+    // On this worker, warm from the tests above, the run fails before the prompt arrives: the prompt is
+    // still answered (with the run's failure), not left waiting for a turn that never comes.
+    const s = await startSession(w.client, assistant, { id: sid('unknown'), taskQueue: w.taskQueue, settings: { connection: 'azure' } });
+    const err = await rejection(s.prompt('hi'));
     expect(err.code).toBe('UNKNOWN_CONNECTION');
     expect(err.message).toMatch(/no connection 'azure'; this worker has: alt, anthropic/);
+    const again = await rejection(s.prompt('hi again'));
+    expect(again.code).toBe('UNKNOWN_CONNECTION'); // the failed run's error, at once
     expect(fake1.messageRequests().length + fake2.messageRequests().length).toBe(before);
   });
 });

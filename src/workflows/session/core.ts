@@ -46,6 +46,11 @@ export class SessionCore {
   interruptedHint: boolean;
   conversation: Session | undefined;
   closed = false;
+  /**
+   * The run failed outside a turn (its conversation could not open: a connection this worker lacks): what
+   * every message waiting for a reply, and every later prompt, is answered with, so no handler waits forever.
+   */
+  failure: { code: string; message: string } | undefined;
   /** Prompt handlers answer "continued" and return, so the run can continue as new. */
   continuing = false;
   /** A turn waiting only for approvals should pause so the run can continue as new. */

@@ -130,6 +130,12 @@ export class SessionHost implements PromptHost {
     });
   }
 
+  /** The run failed with `err` outside a turn: waiting and later prompts are answered with it (see SessionCore.failure). */
+  fail(err: { code: string; message: string }): void {
+    const failure = (this.s.failure ??= errorFields(err));
+    for (const m of this.s.queue.splice(0)) this.messages.answer(m.id, { error: failure }, m.text);
+  }
+
   async serve(): Promise<number> {
     const s = this.s;
     const session = await this.openConversation();

@@ -37,6 +37,7 @@ export class MessageQueue {
       const bytes = utf8Length(text);
       if (bytes > MAX_PROMPT_BYTES) throw new PromptTooLargeError(bytes, MAX_PROMPT_BYTES);
       if (attachments) checkAttachmentLimits(attachments);
+      if (this.s.failure) throw new FabricError(this.s.failure.code, this.s.failure.message);
       if (this.s.closed) throw new SessionClosedError(workflowInfo().workflowId);
       // A reused key this run knows is refused before anything is written; an archived one by the handler.
       if (messageId !== undefined) this.assertSameText(messageId, this.askedInRun(messageId), text);
@@ -105,8 +106,8 @@ export class MessageQueue {
     const archived = await this.archived(messageId);
     if (archived) return replyOf(messageId, archived);
     if (!this.knownInRun(messageId) && this.s.replyArchive) throw encodeFailure(new UnknownMessageError(messageId));
-    await condition(() => this.s.replies.has(messageId) || this.s.continuing);
-    const reply = this.s.replies.get(messageId);
+    await condition(() => this.s.replies.has(messageId) || this.s.continuing || this.s.failure !== undefined);
+    const reply = this.s.replies.get(messageId) ?? (this.s.failure && { error: this.s.failure });
     if (!reply) return { messageId, continued: true };
     return replyOf(messageId, reply);
   }
