@@ -31,7 +31,7 @@
  *   FH_BENCH_RUN_LIMIT_S=420      a run with no result by then is terminated and reported (default 420)
  *   FH_BENCH_REPLAYS=3            each history is replayed this many times (in rounds); the median is kept
  *   FH_BENCH_RESULTS=path.json    where the JSON results go (default bench/results/side-by-side.json)
- *   FH_BENCH_CPU_PROF=dir         run our workers under `node --cpu-prof`, profiles written to
+ *   FH_BENCH_CPU_PROF=dir         run our workers and floor-model's under `node --cpu-prof`, profiles written to
  *                                 dir/<design>/, one per thread (the main thread's and the workflow
  *                                 thread's; the warm-up and replays are in them too; read them with
  *                                 `node bench/cpu-profile-top.js dir/<design>/<file>.cpuprofile`)
@@ -115,7 +115,7 @@ class ChildWorker {
     const profDir = process.env.FH_BENCH_CPU_PROF;
         // One directory per design and no fixed file name: every thread (workflows run in worker threads)
     // writes a profile of its own, where one name would have each overwrite the other.
-    const profile = profDir && design.key.startsWith('ours') ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(profDir, design.key)] : [];
+    const profile = profDir && (design.key.startsWith('ours') || design.key === 'floor-model') ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(profDir, design.key)] : [];
     const child = fork(path.join(__dirname, design.script), [], {
       execArgv: [...process.execArgv, ...profile, ...extraExecArgv],
       env: { ...process.env, FH_BENCH_CHILD_CONFIG: JSON.stringify(config) },

@@ -5,6 +5,7 @@
  */
 import type { Client } from '@temporalio/client';
 import type { TranscriptStore } from '../activities/stores/transcript-store';
+import type { LiveBrokerClient } from '../client/stream/broker-transport';
 import { startBoardServer, type BoardServer } from './server';
 import { temporalBoardSource, type BoardSource } from './source';
 import { temporalFlowSource, type BoardFlowSource } from './flow-source';
@@ -20,6 +21,8 @@ export interface BoardOptions {
   agents?: string[];
   /** The workers' transcript store, to show offloaded payloads in audits. */
   store?: TranscriptStore;
+  /** Read live replies from the broker the workers publish to (`liveBroker({ url })`; closing it is the caller's). */
+  broker?: LiveBrokerClient;
   /** Default 127.0.0.1. Another address needs `allowRemote: true`. */
   host?: string;
   port?: number;
@@ -34,7 +37,7 @@ export interface BoardOptions {
 }
 
 export async function board(options: BoardOptions): Promise<BoardServer> {
-  const source = options.source ?? (options.client ? temporalBoardSource(options.client, { agents: options.agents, store: options.store }) : undefined);
+  const source = options.source ?? (options.client ? temporalBoardSource(options.client, { agents: options.agents, store: options.store, ...(options.broker ? { broker: options.broker } : {}) }) : undefined);
   if (!source) throw new TypeError('board: pass a client (or a source)');
   const flows = options.flows ?? (options.client ? temporalFlowSource(options.client) : undefined);
   return startBoardServer({

@@ -20,6 +20,7 @@ import { auditTranscript } from '../audit/collect';
 import type { TranscriptStore } from '../activities/stores/transcript-store';
 import { listSessions, type SessionSummary } from '../client/sessions-list';
 import { getSession } from '../client/sessions';
+import type { LiveBrokerClient } from '../client/stream/broker-transport';
 import type { AgentUsage } from '../wire/messages';
 import type { SessionInfo } from '../wire/session-messages';
 import { contextGauge, type ContextGauge } from './gauge';
@@ -151,6 +152,8 @@ export interface TemporalBoardSourceOptions {
   store?: TranscriptStore;
   /** How often the live channel asks a session for new events (ms; default 250). */
   pollMs?: number;
+  /** Live replies from the workers' broker instead of Temporal while a call streams (see docs/streaming.md). */
+  broker?: LiveBrokerClient;
 }
 
 const DECISIONS = new Set(['compaction', 'masking', 'overflow_step', 'context_edited', 'compaction_started', 'warning']);
@@ -192,7 +195,7 @@ export function temporalBoardSource(client: Client, options: TemporalBoardSource
     subscribe(id, from, signal) {
       const s = getSession(client, id) as unknown as Partial<Streaming>;
       // The session's stream (text as it is generated) where the SDK has it; else its events, polled.
-      if (typeof s.stream === 'function') return streamEvents(s as Streaming, from, signal);
+      if (typeof s.stream === 'function') return streamEvents(s as Streaming, from, signal, options.broker);
       return pollEvents(client, id, from, signal, pollMs);
     },
 
@@ -271,13 +274,13 @@ function inboxRow(s: SessionSummary): InboxRow {
 
 /** The session handle's stream (src/wire/stream.ts): numeric offsets that only grow, across continue-as-new. */
 interface Streaming {
-  stream(options: { from?: number; signal?: AbortSignal }): AsyncIterable<{ offset: number; event: { type: string }; subAgent?: BoardSubAgent }>;
+  stream(options: { from?: number; signal?: AbortSignal; broker?: LiveBrokerClient }): AsyncIterable<{ offset: number; event: { type: string }; subAgent?: BoardSubAgent }>;
 }
 
-async function* streamEvents(s: Streaming, from: string | undefined, signal: AbortSignal): AsyncIterable<BoardEnvelope> {
+async function* streamEvents(s: Streaming, from: string | undefined, signal: AbortSignal, broker?: LiveBrokerClient): AsyncIterable<BoardEnvelope> {
   const last = from !== undefined && /^\d+$/.test(from) ? Number(from) : undefined;
   try {
-    for await (const env of s.stream({ ...(last !== undefined ? { from: last + 1 } : {}), signal })) {
+    for await (const env of s.stream({ ...(last !== undefined ? { from: last + 1 } : {}), signal, ...(broker ? { broker } : {}) })) {
       // A sub-agent's events are marked as its (its text is not the session's reply): the page shows them
       // live in a box of their own, nested by depth.
       const event = { type: env.event.type, data: env.event as unknown as Record<string, unknown> };

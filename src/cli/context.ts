@@ -44,6 +44,18 @@ export interface Command {
   run(p: Parsed, io: Io): Promise<number>;
 }
 
+/** The live path's broker (Redis Streams), for the commands that run a worker or read streams: docs/streaming.md. */
+export const LIVE_BROKER_OPTION: Options = {
+  'live-broker': { type: 'string', value: '<redis-url>', help: 'Redis for the live path (redis://host:port): workers add live events, readers block on it', env: 'FH_LIVE_BROKER' },
+};
+
+/** The --live-broker URL (or FH_LIVE_BROKER), if any. */
+export function liveBrokerUrl(p: Parsed): string | undefined {
+  const url = str(p, 'live-broker') ?? (process.env.FH_LIVE_BROKER || undefined);
+  if (url !== undefined && !/^rediss?:\/\/./.test(url)) throw usage(`--live-broker must be a redis:// or rediss:// URL, got '${url}'`);
+  return url;
+}
+
 export const STORE_OPTION: Options = {
   'store-dir': {
     type: 'string',

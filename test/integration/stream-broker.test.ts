@@ -8,13 +8,14 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client, type WorkflowClientInterceptor } from '@temporalio/client';
-import { getSession, liveBroker, startSession, TemporalStreamTransport, type LiveBrokerClient, type StreamEnvelope } from '@fabric-harness/sdk/client';
+import { getSession, liveBroker, sessionChatHandler, startSession, TemporalStreamTransport, type LiveBrokerClient, type StreamEnvelope } from '@fabric-harness/sdk/client';
 import { FabricHarnessPlugin, FileTranscriptStore } from '@fabric-harness/sdk/worker';
 import { say, type FakeAnthropicServer } from '@fabric-harness/sdk/testing';
 import { assistant } from '../fixtures/session-agents';
 import { startSessionFake } from '../support/session-fake';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
 import { startRedis, type TestRedis } from '../support/redis';
+import { temporalBoardSource } from '../../src/board/source';
 
 const REPLY = 'Mulch keeps the soil moist between waterings, so water less often. '.repeat(3);
 
@@ -90,6 +91,69 @@ describe('the live path on a broker', () => {
     expect(brokered.text).toBe(REPLY);
     expect(brokered.live).toBeGreaterThan(0.9);
     // Polling describes every 100 ms for the whole call; the broker's reader only at the call's start and end.
+    expect(polled.describes).toBeGreaterThan(8);
+    expect(brokered.describes).toBeLessThan(polled.describes / 2);
+  });
+
+  it('a web chat handler given the broker streams the reply from it, asking Temporal nothing while it streams', async () => {
+    const id = `broker-chat-${process.pid}-${Date.now() % 100000}`;
+    await startSession(w.client, assistant, { id, taskQueue: w.taskQueue, settings: { workingDirectory: dir } });
+    /** One chat turn through the handler (the AI SDK's POST); the text it streamed and the describes made. */
+    const chatTurn = async (withBroker: boolean, n: number) => {
+      const handler = sessionChatHandler({ client: counted, agent: assistant, taskQueue: w.taskQueue, ...(withBroker ? { broker } : {}) });
+      fake.enqueue(say(REPLY));
+      calls.describe = 0;
+      const body = JSON.stringify({ id, trigger: 'submit-message', messages: [{ id: `ui-${n}`, role: 'user', parts: [{ type: 'text', text: `Question ${n}?` }] }] });
+      const res = await handler.POST(new Request('http://localhost/api/chat', { method: 'POST', headers: { 'content-type': 'application/json' }, body }));
+      expect(res.status).toBe(200);
+      const sse = await res.text();
+      const text = sse
+        .split('\n')
+        .filter((l) => l.startsWith('data: {'))
+        .map((l) => JSON.parse(l.slice(6)) as { type: string; delta?: string })
+        .filter((c) => c.type === 'text-delta')
+        .map((c) => c.delta)
+        .join('');
+      return { text, describes: calls.describe };
+    };
+    const polled = await chatTurn(false, 1);
+    const brokered = await chatTurn(true, 2);
+    expect(polled.text).toBe(REPLY);
+    expect(brokered.text).toBe(REPLY);
+    expect(polled.describes).toBeGreaterThan(8);
+    expect(brokered.describes).toBeLessThan(polled.describes / 2);
+  });
+
+  it("the board's live channel given the broker reads the reply from it, asking Temporal nothing while it streams", async () => {
+    const id = `broker-board-${process.pid}-${Date.now() % 100000}`;
+    const s = await startSession(w.client, assistant, { id, taskQueue: w.taskQueue, settings: { workingDirectory: dir } });
+    const boardTurn = async (withBroker: boolean, n: number) => {
+      const source = temporalBoardSource(counted, withBroker ? { broker } : {});
+      const from = String((await new TemporalStreamTransport(counted, id).snapshot(Number.MAX_SAFE_INTEGER)).page.next - 1);
+      const abort = new AbortController();
+      let text = '';
+      let following!: () => void;
+      const ready = new Promise<void>((r) => (following = r));
+      const reading = (async () => {
+        following();
+        for await (const env of source.subscribe(id, from, abort.signal)) {
+          const data = env.event.data as { type: string; text?: string; stopReason?: string };
+          if (data.type === 'text_delta') text += data.text;
+          if (data.type === 'message_end' && data.stopReason === 'end_turn') return;
+        }
+      })();
+      await ready;
+      calls.describe = 0;
+      fake.enqueue(say(REPLY));
+      await s.prompt(`Board question ${n}?`);
+      await reading;
+      abort.abort();
+      return { text, describes: calls.describe };
+    };
+    const polled = await boardTurn(false, 1);
+    const brokered = await boardTurn(true, 2);
+    expect(polled.text).toBe(REPLY);
+    expect(brokered.text).toBe(REPLY);
     expect(polled.describes).toBeGreaterThan(8);
     expect(brokered.describes).toBeLessThan(polled.describes / 2);
   });

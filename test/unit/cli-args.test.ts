@@ -61,3 +61,26 @@ describe('options that take several words (fh worker --agents a.js b.js)', () =>
     expect(p.positionals).toEqual(['more']);
   });
 });
+
+describe('--live-broker', () => {
+  const { liveBrokerUrl, LIVE_BROKER_OPTION } = require('../../src/cli/context') as typeof import('../../src/cli/context');
+  const url = (argv: string[]) => liveBrokerUrl(parse(argv, LIVE_BROKER_OPTION, 'worker'));
+
+  it('takes a redis:// or rediss:// URL, else FH_LIVE_BROKER, else none', () => {
+    const before = process.env.FH_LIVE_BROKER;
+    try {
+      delete process.env.FH_LIVE_BROKER;
+      expect(url([])).toBeUndefined();
+      expect(url(['--live-broker', 'rediss://cache:6380'])).toBe('rediss://cache:6380');
+      process.env.FH_LIVE_BROKER = 'redis://127.0.0.1:6379';
+      expect(url([])).toBe('redis://127.0.0.1:6379');
+    } finally {
+      if (before === undefined) delete process.env.FH_LIVE_BROKER;
+      else process.env.FH_LIVE_BROKER = before;
+    }
+  });
+
+  it('refuses anything else at once, naming the flag', () => {
+    expect(() => url(['--live-broker', 'localhost:6379'])).toThrow("--live-broker must be a redis:// or rediss:// URL, got 'localhost:6379'");
+  });
+});

@@ -1,14 +1,14 @@
 /** fh board: the web page for one namespace's sessions and flow runs, on 127.0.0.1 with a token in its URL. */
 import * as path from 'node:path';
 import { flag, int, str, strs, type Parsed } from '../args';
-import { asCliError, connect, STORE_OPTION, storeFrom, type Command, type Io } from '../context';
+import { asCliError, connect, LIVE_BROKER_OPTION, liveBrokerUrl, STORE_OPTION, storeFrom, type Command, type Io } from '../context';
 import { EXIT, usage } from '../errors';
 import { parsePublicUrls } from '../../board/public-url';
 
 export const boardCommand: Command = {
   name: 'board',
   summary: "a web page for the namespace's sessions (inbox, live conversation, approvals, context gauge, audit) and flow runs (graph, gates)",
-  usage: ['board [--port 0] [--agents <module>] [--host 127.0.0.1 --allow-remote --token <t>] [--public-url <url>]…'],
+  usage: ['board [--port 0] [--agents <module>] [--host 127.0.0.1 --allow-remote --token <t>] [--public-url <url>]… [--live-broker <redis-url>]'],
   description:
     'Serves the board from this package (no CDN; works offline) on 127.0.0.1 and prints its URL, which carries a\n' +
     'random access token (as Jupyter does): every request needs it. Binding to another address needs --allow-remote\n' +
@@ -16,6 +16,7 @@ export const boardCommand: Command = {
     'localhost and [::1]) and each --public-url, the URL a browser uses to reach it (this machine\'s IP or name, or\n' +
     'a proxy\'s). Bound to 0.0.0.0, name the address others use, or they get 421.\n' +
     '--agents enables the replay check of the audit view (the code a history is replayed against).\n' +
+    '--live-broker reads live replies from Redis (the workers\' --live-broker) instead of asking Temporal while they stream.\n' +
     'Stops on Ctrl-C.',
   connects: true,
   options: {
@@ -26,6 +27,7 @@ export const boardCommand: Command = {
     token: { type: 'string', value: '<token>', help: 'the access token (default: random); at least 16 characters', env: 'FH_BOARD_TOKEN' },
     agents: { type: 'string', multiple: true, value: '<module>', help: 'agent module(s) for the replay check', env: 'FH_AGENTS' },
     ...STORE_OPTION,
+    ...LIVE_BROKER_OPTION,
   },
   examples: ['fh board', 'fh board --port 8787 --agents ./dist/agents.js', 'fh board --host 0.0.0.0 --port 8787 --allow-remote --token "$(openssl rand -hex 24)" --public-url http://192.168.1.20:8787 --public-url http://devbox.lan:8787'],
   run: (p, io) => runBoard(p, io),
@@ -49,13 +51,17 @@ async function runBoard(p: Parsed, io: Io): Promise<number> {
   }
   const given = strs(p, 'agents');
   const agents = (given.length ? given : (process.env.FH_AGENTS ?? '').split(',').map((s) => s.trim()).filter(Boolean)).map((m) => path.resolve(m));
+  const brokerUrl = liveBrokerUrl(p);
   const conn = await connect(p);
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { board } = require('../../board') as typeof import('../../board');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const broker = brokerUrl ? (require('../../client/stream/broker-transport') as typeof import('../../client/stream/broker-transport')).liveBroker({ url: brokerUrl }) : undefined;
   let server;
   try {
-    server = await board({ client: conn.client, agents, store: storeFrom(p), host, port, allowRemote: !loopback, publicUrl, ...(token ? { token } : {}) });
+    server = await board({ client: conn.client, agents, store: storeFrom(p), host, port, allowRemote: !loopback, publicUrl, ...(token ? { token } : {}), ...(broker ? { broker } : {}) });
   } catch (err) {
+    await broker?.close();
     await conn.close();
     throw asCliError(err);
   }
@@ -63,7 +69,7 @@ async function runBoard(p: Parsed, io: Io): Promise<number> {
   io.out(`fh board for namespace '${conn.settings.namespace}' at ${conn.settings.address}\n  open: ${server.url}${also}\nPress Ctrl+C to stop.`);
   return new Promise<number>((resolve) => {
     const stop = () => {
-      server.close().then(() => conn.close()).finally(() => resolve(EXIT.OK));
+      server.close().then(() => broker?.close()).then(() => conn.close()).finally(() => resolve(EXIT.OK));
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);

@@ -7,13 +7,13 @@ import { collectToolCode } from '../../worker/tool-code';
 import { DEFAULT_TASK_QUEUE } from '../../client/start';
 import { ServerUnreachableError } from '../../client/connection';
 import { str, strs, type Parsed } from '../args';
-import { asCliError, installRuntime, logLevel, settingsFrom, STORE_OPTION, storeFrom, type Command, type Io } from '../context';
+import { asCliError, installRuntime, LIVE_BROKER_OPTION, liveBrokerUrl, logLevel, settingsFrom, STORE_OPTION, storeFrom, type Command, type Io } from '../context';
 import { CliError, EXIT, oneLine, usage } from '../errors';
 
 export const workerCommand: Command = {
   name: 'worker',
   summary: 'run a worker for the agents (and tools) in these modules',
-  usage: ['worker --agents <module>… [--tools <module>…] [--task-queue <name>]'],
+  usage: ['worker --agents <module>… [--tools <module>…] [--task-queue <name>] [--live-broker <redis-url>]'],
   description:
     'Loads the modules with Node, bundles their agents as workflow code (one workflow type per agent name) and serves\n' +
     'them on the task queue. TypeScript modules load through tsx when it is installed (npm i -D tsx), or a loader you\n' +
@@ -26,6 +26,7 @@ export const workerCommand: Command = {
     tools: { type: 'string', variadic: true, value: '<module>…', help: 'module whose exports are tool code (implement(...), tools with execute)' },
     'task-queue': { type: 'string', short: 'q', value: '<name>', help: 'task queue', default: DEFAULT_TASK_QUEUE },
     ...STORE_OPTION,
+    ...LIVE_BROKER_OPTION,
     'log-level': { type: 'string', value: '<level>', help: 'worker log level (trace, debug, info, warn, error)', default: 'warn' },
   },
   examples: [
@@ -33,6 +34,7 @@ export const workerCommand: Command = {
     'fh worker --agents ./agents.js --tools ./tools.js --task-queue research',
     'fh worker --agents ./dist/support.js ./dist/research.js   # several modules',
     "fh worker --agents ./src/agents.ts --tools ./src/tools.ts   # TypeScript: with tsx installed",
+    'fh worker --agents ./dist/agents.js --live-broker redis://127.0.0.1:6379   # the live path on Redis',
   ],
   run: (p, io) => runWorker(p, io),
 };
@@ -122,6 +124,7 @@ async function runWorker(p: Parsed, io: Io): Promise<number> {
     throw err;
   }
 
+  const broker = liveBrokerUrl(p);
   installRuntime(logLevel(p));
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { createWorker } = require('../../worker/create-worker') as typeof import('../../worker/create-worker');
@@ -141,6 +144,7 @@ async function runWorker(p: Parsed, io: Io): Promise<number> {
       namespace: settings.namespace,
       taskQueue,
       store: storeFrom(p),
+      ...(broker ? { liveBroker: { url: broker } } : {}),
     }).catch((err: unknown) => {
       throw asCliError(err, { settings });
     });

@@ -20,6 +20,7 @@ import { turnChunks } from './chunks';
 import { approvalResponses, chatRequestSchema, parseApprovalId, replyMessageId, sessionMessageId, type ChatRequest } from './protocol';
 import { decide, isPendingApproval, sendWithStart, streamNow, turnStart } from './session-ops';
 import { badRequest, errorResponse, sseResponse } from './sse';
+import type { LiveBrokerClient } from '../stream/broker-transport';
 
 export interface SessionChatHandlerOptions {
   client: Client;
@@ -36,6 +37,8 @@ export interface SessionChatHandlerOptions {
   session?: Omit<StartSessionOptions, 'id' | 'taskQueue'>;
   /** How often live deltas are looked for while the model streams (default 100 ms). */
   livePollMs?: number;
+  /** Live deltas from the workers' broker instead of Temporal (`liveBroker({ url })`; closing it is the caller's). */
+  broker?: LiveBrokerClient;
 }
 
 export interface SessionChatHandler {
@@ -55,7 +58,7 @@ export function sessionChatHandler(options: SessionChatHandlerOptions): SessionC
   const streamTurn = (session: SessionHandle, request: Request, messageId: string, replyId: string, from: number, extra: { continuing?: boolean; knownApprovals?: Map<string, string> } = {}): Response => {
     const abort = new AbortController();
     request.signal?.addEventListener('abort', () => abort.abort(), { once: true });
-    const events = session.stream({ from, signal: abort.signal, ...(options.livePollMs ? { livePollMs: options.livePollMs } : {}) });
+    const events = session.stream({ from, signal: abort.signal, ...(options.livePollMs ? { livePollMs: options.livePollMs } : {}), ...(options.broker ? { broker: options.broker } : {}) });
     const chunks = turnChunks(events, { messageId, replyId, isPending: (callId) => isPendingApproval(session, callId), ...extra });
     return sseResponse(chunks, () => abort.abort());
   };
