@@ -31,6 +31,7 @@
  *   FH_BENCH_RUN_LIMIT_S=420      a run with no result by then is terminated and reported (default 420)
  *   FH_BENCH_REPLAYS=3            each history is replayed this many times (in rounds); the median is kept
  *   FH_BENCH_RESULTS=path.json    where the JSON results go (default bench/results/side-by-side.json)
+ *   FH_BENCH_DESIGNS=ours-on      only these designs besides the floors (comma-separated keys; default all)
  *   FH_BENCH_CPU_PROF=dir         run our workers and floor-model's under `node --cpu-prof`, profiles written to
  *                                 dir/<design>/, one per thread (the main thread's and the workflow
  *                                 thread's; the warm-up and replays are in them too; read them with
@@ -63,7 +64,7 @@ const IDLE_SAMPLES = 8;
 const BIG_MESSAGES = { 'grpc.max_receive_message_length': 512 * 1024 * 1024 };
 
 /** The designs, in table order. `model` is the activity type that counts as one model call. */
-const DESIGNS = [
+const ALL_DESIGNS = [
   { key: 'floor', label: 'floor (no-op activities)', script: 'side-by-side/floor-worker.js', model: 'noop' },
   // The same activity count per model call as ours (model + tool): N model-like and N-1 tool-like no-ops.
   { key: 'floor-tool', label: 'floor, 2 activities per call (as ours)', script: 'side-by-side/floor-worker.js', model: 'noop' },
@@ -76,6 +77,16 @@ const DESIGNS = [
   { key: 'ours-on-nostream', label: 'ours, compaction on, streaming off', script: 'side-by-side/ours-worker.js', model: 'fhModel' },
   { key: 'peer', label: 'peer @temporalio/ai-sdk', script: 'peer/worker.js', model: 'invokeModel' },
 ];
+
+/** FH_BENCH_DESIGNS narrows the run (the floors every ratio is against always run); default: all. */
+const DESIGNS = (() => {
+  const raw = process.env.FH_BENCH_DESIGNS;
+  if (!raw) return ALL_DESIGNS;
+  const keys = raw.split(',').map((k) => k.trim());
+  const unknown = keys.filter((k) => !ALL_DESIGNS.some((d) => d.key === k));
+  if (unknown.length) throw new Error(`FH_BENCH_DESIGNS: no design ${unknown.join(', ')} (there are ${ALL_DESIGNS.map((d) => d.key).join(', ')})`);
+  return ALL_DESIGNS.filter((d) => d.key === 'floor' || d.key === 'floor-tool' || d.key === 'floor-model' || keys.includes(d.key));
+})();
 
 function callCounts() {
   const raw = process.env.FH_BENCH_CALLS ?? '100,1000';
