@@ -23,6 +23,7 @@
 const fs = require('node:fs');
 const net = require('node:net');
 const { spawn } = require('node:child_process');
+const { setMaxListeners } = require('node:events');
 const os = require('node:os');
 const path = require('node:path');
 const { Client, Connection } = require('@temporalio/client');
@@ -212,6 +213,7 @@ module.exports = {
         for (let turn = 0; turn <= turns; turn++) {
           const from = (await new TemporalStreamTransport(client, id).snapshot(Number.MAX_SAFE_INTEGER)).page.next - 1;
           const abort = new AbortController();
+          setMaxListeners(0, abort.signal); // every reader of the turn listens on it: not a leak
           let following = 0;
           let allFollowing;
           const ready = new Promise((r) => (allFollowing = r));

@@ -42,6 +42,43 @@ export interface StreamTransport {
 /** History events per page while finding the end (small pages: the server warns past a few hundred). */
 const PAGE = 200;
 
+/** How long a stream query may go unanswered before it is asked again (a query answers in ~10 ms). */
+export const QUERY_HEDGE_MS = 250;
+
+/**
+ * `ask()`, and once more if it has not settled within `ms`: the first to succeed wins, and it fails only
+ * when both fail (with the first failure seen). The slow one is left to finish on its own.
+ */
+export function hedged<T>(ask: () => Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let failures = 0;
+    let asked = 1;
+    let firstError: unknown;
+    let settled = false;
+    const fail = (err: unknown) => {
+      if (settled) return;
+      if (failures++ === 0) firstError = err;
+      if (failures === asked) {
+        settled = true;
+        clearTimeout(timer);
+        reject(firstError);
+      }
+    };
+    const win = (v: T) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(v);
+    };
+    const timer = setTimeout(() => {
+      if (settled || failures > 0) return;
+      asked = 2;
+      ask().then(win, fail);
+    }, ms);
+    ask().then(win, fail);
+  });
+}
+
 export class TemporalStreamTransport implements StreamTransport {
   private waiter: { runId: string; token?: Uint8Array | null; ready: boolean } | undefined;
 
@@ -98,8 +135,15 @@ export class TemporalStreamTransport implements StreamTransport {
     return res.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
   }
 
+  /**
+   * The stream query, asked again if the first has no answer within QUERY_HEDGE_MS (the first answer
+   * wins). Why: two queries reaching one workflow at once (readers in different processes) can leave
+   * one of them unanswered until the workflow's next task, a second or more later; measured with two
+   * readers, the turn's first delta reached one of them 1.4 s late. A query asked again then is answered
+   * at once. A query only reads, so asking twice is harmless.
+   */
   private read(handle: WorkflowHandle, from: number): Promise<StreamPage> {
-    return handle.query(streamReadQuery, { from });
+    return hedged(() => handle.query(streamReadQuery, { from }), QUERY_HEDGE_MS);
   }
 
   async waitForChange(runId: string, signal?: AbortSignal): Promise<void> {
