@@ -42,7 +42,7 @@ describe('hedged', () => {
     const fails = [later(100, new Error('first'), true), later(10, new Error('second'), true)];
     let a = 0;
     await expect(hedged(() => fails[a++]!, 50)).rejects.toThrow('second'); // the first failure seen
-    const mixed = [later(100, new Error('first'), true), later(10, 'page')];
+    const mixed: Array<Promise<unknown>> = [later<unknown>(100, new Error('first'), true), later<unknown>(10, 'page')];
     let b = 0;
     await expect(hedged(() => mixed[b++]!, 50)).resolves.toBe('page');
   });
