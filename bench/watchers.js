@@ -13,6 +13,9 @@
  *
  * Claims (ratios against one reader in the same run): shared, lag with 50 readers <= 1.5x the lag with
  * one, at most 2% of deltas seen only at the end, and server CPU per turn not growing with the readers.
+ * Through the broker, up to 50 readers: lag p50 at most 50 ms per row, and the turn's first delta at most
+ * 50 ms after the model's (the median over every reader's measured turns of those rows: one reader gives
+ * one sample a turn, too few for a claim of its own).
  *
  *   FH_BENCH_WATCHERS=1,10,50,500   reader counts      FH_BENCH_WATCHERS_TURNS=2   turns measured per count
  *
@@ -256,11 +259,13 @@ module.exports = {
         }
         procs?.stop();
         await s.end();
-        return { p50: quantile(lags, 0.5), p95: quantile(lags, 0.95), first: quantile(firsts, 0.5), endOnly: endOnly / deltas, cpuPerTurn: cpu / turns };
+        return { p50: quantile(lags, 0.5), p95: quantile(lags, 0.95), first: quantile(firsts, 0.5), firsts, endOnly: endOnly / deltas, cpuPerTurn: cpu / turns };
       };
 
       const rows = [];
       const failures = [];
+      // The first-delta claim pools the broker rows up to 50 readers: one reader gives one sample a turn.
+      const brokerFirsts = [];
       await worker.runUntil(async () => {
         const LABEL = { shared: 'shared reader (default)', own: 'a transport each (before)', broker: 'shared, through the broker', 'broker, 5 processes': 'broker, 5 processes' };
         for (const mode of ['shared', 'own', 'broker', 'broker, 5 processes']) {
@@ -284,13 +289,16 @@ module.exports = {
               'CPU vs 1 reader': `${(r.cpuPerTurn / one.cpuPerTurn).toFixed(2)}x`,
             });
             Object.defineProperty(rows[rows.length - 1], '_r', { value: r, enumerable: false });
-            if (mode === 'broker' && n <= 50 && r.first > BROKER_LAG_MS) failures.push(`broker, ${n} readers: first delta p50 ${r.first} ms after the model's (the claim: at most ${BROKER_LAG_MS} ms)`);
+            if (mode === 'broker' && n <= 50) brokerFirsts.push(...r.firsts);
             if (mode === 'broker' && n <= 50 && r.p50 > BROKER_LAG_MS) failures.push(`broker, ${n} readers: lag p50 ${r.p50} ms (the claim: at most ${BROKER_LAG_MS} ms after the model's delta)`);
             if (mode === 'shared' && n <= 50 && r.p50 / one.p50 > LAG_LIMIT) failures.push(`shared, ${n} readers: lag ${(r.p50 / one.p50).toFixed(2)}x one reader's (limit ${LAG_LIMIT}x)`);
             if (mode === 'shared' && n <= 50 && r.endOnly > END_ONLY_LIMIT) failures.push(`shared, ${n} readers: ${(r.endOnly * 100).toFixed(1)}% of deltas seen only at the end (limit 2%)`);
           }
         }
       });
+      const pooled = quantile(brokerFirsts, 0.5);
+      if (brokerFirsts.length && pooled > BROKER_LAG_MS) failures.push(`broker, up to 50 readers: first delta p50 ${pooled} ms after the model's (the claim: at most ${BROKER_LAG_MS} ms)`);
+      if (brokerFirsts.length) ctx.log(`broker, up to 50 readers: first delta p50 ${pooled} ms over ${brokerFirsts.length} readers' turns (claim: at most ${BROKER_LAG_MS} ms)`);
       if (failures.length) throw new Error(`${failures.join('; ')}\n${JSON.stringify(rows, null, 1)}`);
       return rows;
     } finally {
