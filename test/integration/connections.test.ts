@@ -132,6 +132,23 @@ describe('model connections', () => {
     await s.end();
   });
 
+  it('checks a connection edit that arrives before the session opened its conversation', async () => {
+    // No worker on this queue yet: the edit reaches the run in its first task, before init() has run.
+    const taskQueue = `connections-early-${process.pid}-${Date.now()}`;
+    const s = await startSession(w.client, assistant, { id: sid('early'), taskQueue });
+    const refused = rejection(s.updateSettings({ connection: 'azure' }));
+    const late = await startTestWorker({ name: 'connections-early', taskQueue, baseURL: fake1.url, connections: { alt: { provider: 'anthropic', baseURL: fake2.url, apiKey: 'k' } } });
+    try {
+      expect((await refused).code).toBe('UNKNOWN_CONNECTION');
+      expect((await s.info()).settings.connection).toBe('anthropic');
+      fake1.enqueue(say('still on the default'));
+      expect(await s.prompt('hello?')).toBe('still on the default');
+      await s.end();
+    } finally {
+      await late.stop();
+    }
+  });
+
   it("runs a sub-agent (a child workflow) on its session's connection: the connection rides in the child's envelope", async () => {
     const s = await startSession(w.client, helpedSession, { id: sid('sub'), taskQueue: w.taskQueue, settings: { connection: 'alt' } });
     const before1 = conversationRequests(fake1).length;

@@ -2,6 +2,7 @@
  * Edits of the catalogue entry and settings, one kind per request: the validator runs the same checks
  * on a copy as the handler applies, so what it accepts never fails; a model switch is resolved first.
  */
+import { condition, patched } from '@temporalio/workflow';
 import { z } from 'zod';
 import { FabricError } from '../../core/errors';
 import type { Session } from '../../core/conversation';
@@ -16,6 +17,9 @@ import { decodeFailure, encodeFailure } from '../../wire/failures';
 import type { SessionEdit, SessionInfo } from '../../wire/session-messages';
 import type { Catalogue } from './catalogue';
 import type { SessionCore } from './core';
+
+/** A model or connection edit made before the session's conversation opened waits for it (see Edits.edit). */
+export const EDIT_AFTER_OPEN_PATCH = 'fh-edit-after-open';
 
 export class Edits {
   constructor(
@@ -32,6 +36,12 @@ export class Edits {
     const s = this.s;
     // A new model (or connection) is resolved first: an unknown one fails the update and changes nothing.
     const model = this.applyEdit(edit, true);
+    // One that arrives before the conversation opened (just after the start) waits for it: applied
+    // unchecked, a connection the worker lacks got in. Patched: the wait moves its resolve activity.
+    if (model && !s.conversation && patched(EDIT_AFTER_OPEN_PATCH)) {
+      await condition(() => s.conversation !== undefined || s.failure !== undefined);
+      if (s.failure) throw encodeFailure(new FabricError(s.failure.code, s.failure.message));
+    }
     try {
       if (model && s.conversation) await switchModel(s, s.conversation, model.model ?? s.conversation.model, model.connection);
     } catch (err) {
