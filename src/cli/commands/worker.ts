@@ -99,6 +99,7 @@ async function runWorker(p: Parsed, io: Io): Promise<number> {
   const agentFiles = agentModules(p, 'worker');
   const toolFiles = strs(p, 'tools').map((m) => path.resolve(m));
   const taskQueue = str(p, 'task-queue') ?? DEFAULT_TASK_QUEUE;
+  const broker = liveBrokerUrl(p); // a malformed URL is a usage error before any module loads
   const settings = settingsFrom(p);
 
   const loader = registerTypeScriptLoader([...agentFiles, ...toolFiles]);
@@ -124,7 +125,6 @@ async function runWorker(p: Parsed, io: Io): Promise<number> {
     throw err;
   }
 
-  const broker = liveBrokerUrl(p);
   installRuntime(logLevel(p));
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { createWorker } = require('../../worker/create-worker') as typeof import('../../worker/create-worker');
