@@ -41,6 +41,21 @@ describe('public types', () => {
     expect(named.filter((n) => !installed.has(n.pkg) && !builtin(n.pkg)).map((n) => `${n.file} names ${n.pkg}`)).toEqual([]);
   });
 
+  it('no published declaration file names an optional peer, reached from an entry or not (every file ships, and a deep import reaches it)', () => {
+    const pkg = JSON.parse(readFileSync(path.resolve(__dirname, '../../package.json'), 'utf8'));
+    const optional = Object.keys(pkg.peerDependenciesMeta ?? {}).filter((n) => pkg.peerDependenciesMeta[n].optional);
+    expect(optional).toEqual(expect.arrayContaining(['openai', '@google/genai', 'redis']));
+    const { readdirSync } = jest.requireActual('node:fs') as typeof import('node:fs');
+    const files = (readdirSync(DIST, { recursive: true }) as string[]).filter((f) => f.endsWith('.d.ts'));
+    expect(files.length).toBeGreaterThan(100);
+    const naming = files.flatMap((f) => {
+      const text = readFileSync(path.join(DIST, f), 'utf8');
+      const specs = [...text.matchAll(/(?:[}\s]from\s*|\bimport\s*\(\s*|^\s*import\s+)['"]([^'"]+)['"]/gm)].map((m) => m[1]!);
+      return specs.filter((spec) => optional.some((o) => spec === o || spec.startsWith(`${o}/`))).map((spec) => `${f} names ${spec}`);
+    });
+    expect(naming).toEqual([]);
+  });
+
   it('the walk finds a reached type that is not exported (a declaration made up for the check)', () => {
     const { mkdtempSync, writeFileSync, mkdirSync } = jest.requireActual('node:fs') as typeof import('node:fs');
     const dir = mkdtempSync(path.join(require('node:os').tmpdir(), 'fh-public-types-'));

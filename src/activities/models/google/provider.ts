@@ -31,7 +31,7 @@ export const GOOGLE_CAPABILITIES: ProviderCapabilities = {
 type GenAiModule = { GoogleGenAI: new (options: Record<string, unknown>) => GoogleGenAI };
 
 /** The SDK's module, loaded on first use (PROVIDER_PACKAGE_MISSING when the app did not install it). */
-export function loadGenAi(): GenAiModule {
+function loadGenAi(): GenAiModule {
   return requireProviderPackage<GenAiModule>(GOOGLE_PACKAGE, 'google');
 }
 
@@ -39,11 +39,11 @@ export class GoogleProvider implements ModelProvider {
   readonly protocol = 'google' as const;
   readonly capabilities = GOOGLE_CAPABILITIES;
   private made: GoogleGenAI | undefined;
+  // A private field, not a constructor parameter: the published declarations then name nothing of the
+  // SDK (an optional peer), so a project without it compiles them with skipLibCheck: false.
+  private readonly sdk: GenAiModule = loadGenAi();
 
-  constructor(
-    private readonly settings: Omit<GoogleModelConnection, 'provider'>,
-    private readonly sdk: GenAiModule = loadGenAi(),
-  ) {}
+  constructor(private readonly settings: Omit<GoogleModelConnection, 'provider'>) {}
 
   /** The SDK client, made on first use (a run that needs no model call needs no API key). */
   private client(): GoogleGenAI {

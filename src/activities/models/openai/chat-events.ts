@@ -17,6 +17,11 @@ const STOP_REASONS: Record<string, string> = {
   content_filter: 'refusal',
 };
 
+/**
+ * Chat Completions stream chunks as our canonical stream events.
+ *
+ * @internal Typed by the `openai` SDK (an optional peer): stripped from the published declarations.
+ */
 export class ChatTranslator {
   private started = false;
   private next = 0;

@@ -22,7 +22,7 @@ export interface ChatDialect {
 /** OpenAI's reasoning models: the o-series and gpt-5 (gpt-4.1 and gpt-4o take no reasoning effort). */
 export const OPENAI_REASONING_MODEL = /^(o\d|gpt-5)/;
 
-export function chatMessages(call: MessagesCall): ChatCompletionMessageParam[] {
+function chatMessages(call: MessagesCall): ChatCompletionMessageParam[] {
   const out: ChatCompletionMessageParam[] = call.system ? [{ role: 'system', content: call.system }] : [];
   for (const message of toApiMessages(call.entries)) {
     if (message.role === 'user') {
@@ -46,13 +46,14 @@ export function chatMessages(call: MessagesCall): ChatCompletionMessageParam[] {
   return out;
 }
 
-export function chatTools(call: MessagesCall): ChatCompletionTool[] {
+function chatTools(call: MessagesCall): ChatCompletionTool[] {
   return call.tools.map((t) => ({
     type: 'function' as const,
     function: { name: t.name, ...(t.description ? { description: t.description } : {}), parameters: t.input_schema as Record<string, unknown> },
   }));
 }
 
+/** @internal Typed by the `openai` SDK (an optional peer): stripped from the published declarations. */
 export function chatParams(call: MessagesCall, dialect: ChatDialect): ChatCompletionCreateParamsStreaming {
   if (call.thinking && !dialect.reasons(call.model)) {
     throw new ModelCallError(

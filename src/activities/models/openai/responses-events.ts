@@ -12,6 +12,11 @@ import { streamedError } from './errors';
 import { blockStart, blockStop, jsonDelta, messageEnd, messageStart, textDelta } from './reply';
 import { sealReasoning } from './reasoning';
 
+/**
+ * Responses API stream events as our canonical stream events.
+ *
+ * @internal Typed by the `openai` SDK (an optional peer): stripped from the published declarations.
+ */
 export class ResponsesTranslator {
   private next = 0;
   /** Our block index by the API's output item (and content part, for text). */

@@ -10,7 +10,7 @@ import { toApiMessages } from '../../../core/entries';
 import type { MessagesCall } from '../port';
 import { effortFor, openReasoning } from './reasoning';
 
-export function responsesInput(call: MessagesCall): ResponseInputItem[] {
+function responsesInput(call: MessagesCall): ResponseInputItem[] {
   const input: ResponseInputItem[] = [];
   for (const message of toApiMessages(call.entries)) {
     if (message.role === 'user') {
@@ -37,7 +37,7 @@ export function responsesInput(call: MessagesCall): ResponseInputItem[] {
   return input;
 }
 
-export function responsesTools(call: MessagesCall): Tool[] {
+function responsesTools(call: MessagesCall): Tool[] {
   return call.tools.map((t) => ({
     type: 'function' as const,
     name: t.name,
@@ -48,6 +48,7 @@ export function responsesTools(call: MessagesCall): Tool[] {
   }));
 }
 
+/** @internal Typed by the `openai` SDK (an optional peer): stripped from the published declarations. */
 export function responsesParams(call: MessagesCall): ResponseCreateParamsStreaming {
   const tools = responsesTools(call);
   return {

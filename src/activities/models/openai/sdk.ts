@@ -8,11 +8,16 @@ import { MissingApiKeyError, ProviderPackageMissingError } from '../../../core/e
 import type { OpenAIChatModelConnection, OpenAICompatibleModelConnection, OpenAIModelConnection } from './settings';
 
 type OpenAIModule = typeof import('openai');
+/** @internal Typed by the `openai` SDK (an optional peer): stripped from the published declarations. */
 export type OpenAIClient = import('openai').OpenAI;
 
 let loaded: OpenAIModule | undefined;
 
-/** The SDK module; `provider` names the connection's provider in the error when it is missing. */
+/**
+ * The SDK module; `provider` names the connection's provider in the error when it is missing.
+ *
+ * @internal Typed by the `openai` SDK (an optional peer): stripped from the published declarations.
+ */
 export function openaiSdk(provider: string): OpenAIModule {
   if (loaded) return loaded;
   try {
@@ -37,6 +42,8 @@ type AnyOpenAISettings = OpenAIModelConnection | OpenAIChatModelConnection | Ope
 /**
  * The client for a connection. SDK retries are off: Temporal's retry policy (or the inline caller)
  * decides, so every retry shows in history, as on the Anthropic path.
+ *
+ * @internal Typed by the `openai` SDK (an optional peer): stripped from the published declarations.
  */
 export function createOpenAIClient(settings: AnyOpenAISettings): OpenAIClient {
   const sdk = openaiSdk(settings.provider);
