@@ -26,8 +26,11 @@ abstract class OpenAIBase {
 
   constructor(protected readonly settings: Settings) {}
 
-  /** The SDK client, made on first use (a run that needs no model call needs neither key nor package). */
-  /** @internal Typed by the `openai` SDK (an optional peer): stripped from the published declarations. */
+  /**
+   * The SDK client, made on first use (a run that needs no model call needs neither key nor package).
+   *
+   * @internal Typed by the `openai` SDK (an optional peer): stripped from the published declarations.
+   */
   protected client(): OpenAIClient {
     return (this.made ??= createOpenAIClient(this.settings));
   }
