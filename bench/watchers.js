@@ -18,6 +18,7 @@
  * one sample a turn, too few for a claim of its own).
  *
  *   FH_BENCH_WATCHERS=1,10,50,500   reader counts      FH_BENCH_WATCHERS_TURNS=2   turns measured per count
+ *   FH_BENCH_WATCHERS_MODES=shared,own,broker,broker, 5 processes   the ways measured (default all)
  *
  * Each count's session first runs one turn that is not measured (its readers, and the other processes,
  * warm: connections made, code compiled), so a row says what following costs, not starting to.
@@ -53,6 +54,18 @@ const quantile = (xs, q) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? s[Math.min(s.length - 1, Math.floor(q * s.length))] : NaN;
 };
+
+const MODES = ['shared', 'own', 'broker', 'broker, 5 processes'];
+
+/** The ways to read measured (FH_BENCH_WATCHERS_MODES, comma-separated; default all four). */
+function modes() {
+  const raw = process.env.FH_BENCH_WATCHERS_MODES;
+  if (!raw) return MODES;
+  const list = raw.split(',').map((x) => x.trim());
+  const unknown = list.filter((m) => !MODES.includes(m));
+  if (unknown.length) throw new Error(`FH_BENCH_WATCHERS_MODES: unknown '${unknown.join("', '")}' (one of: ${MODES.join('; ')})`);
+  return list;
+}
 
 function counts() {
   const raw = process.env.FH_BENCH_WATCHERS ?? '1,10,50,500';
@@ -268,7 +281,7 @@ module.exports = {
       const brokerFirsts = [];
       await worker.runUntil(async () => {
         const LABEL = { shared: 'shared reader (default)', own: 'a transport each (before)', broker: 'shared, through the broker', 'broker, 5 processes': 'broker, 5 processes' };
-        for (const mode of ['shared', 'own', 'broker', 'broker, 5 processes']) {
+        for (const mode of modes()) {
           let one;
           for (const n of mode === 'broker, 5 processes' ? [Math.max(...counts())] : counts()) {
             // A transport each for 500 readers is 500 pollers on one workflow: shown up to 50.

@@ -167,10 +167,14 @@ export interface StreamBlock {
   agent?: string;
 }
 
-/** What the stream query answers: durable events at offsets >= from, and the blocks that overlap them. */
 /** The most events one stream query returns (a page that holds this many may stop before the end). */
 export const STREAM_PAGE_LIMIT = 500;
 
+/**
+ * What the stream query answers: durable events at offsets >= from (at most STREAM_PAGE_LIMIT), and the
+ * blocks that overlap them: those that end after `from` and open at or before the page's last event
+ * (a page without events: every such block).
+ */
 export interface StreamPage {
   events: StreamEnvelope[];
   blocks: StreamBlock[];
@@ -178,6 +182,22 @@ export interface StreamPage {
   next: number;
   /** The oldest offset still kept (older durable events dropped off the buffer). */
   oldest: number;
+}
+
+/**
+ * What the stream query would answer from `from`, worked out from its answer from `readFrom` for the same
+ * workflow state, or undefined when that answer does not hold it: `from` before `readFrom`, a page that
+ * may have stopped before the end, or one whose events all lie before `from` (the blocks after its last
+ * event were left out of it). Exactly what the workflow answers otherwise (a unit test compares them),
+ * so a reader polling for live deltas need not ask the workflow again while nothing durable changed.
+ */
+export function pageFrom(page: StreamPage, readFrom: number, from: number): StreamPage | undefined {
+  if (from < readFrom || page.events.length >= STREAM_PAGE_LIMIT) return undefined;
+  const events = page.events.filter((e) => e.offset >= from);
+  if (events.length === 0 && page.events.length > 0) return undefined;
+  const until = events.length > 0 ? events[events.length - 1]!.offset : page.next;
+  const blocks = page.blocks.filter((b) => b.to > from && b.from <= until);
+  return { events, blocks, next: page.next, oldest: page.oldest };
 }
 
 /**

@@ -90,6 +90,9 @@ describe('a shared reader per session per process', () => {
     await startSession(w.client, assistant, { id, taskQueue: w.taskQueue, settings: { workingDirectory: dir } });
     const lone = await turn(id, 1);
     expect(lone.reply).toBe(REPLY);
+    // While the call streams a reader polls describe for the live deltas; it asks the workflow (the
+    // stream query, which the worker answers) only when the run's history grew (it asked on every poll).
+    expect(lone.queries).toBeLessThan(lone.describes / 2);
     const many = await turn(id, WATCHERS);
     expect(many.reply).toBe(REPLY);
     const text = (envs: StreamEnvelope[]) => envs.map((e) => (e.event.type === 'text_delta' ? e.event.text : '')).join('');

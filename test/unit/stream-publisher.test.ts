@@ -4,10 +4,10 @@ import { DEFAULT_OFFLOAD_THRESHOLD_BYTES } from '../../src/activities/stores/ext
 import type { LiveStreamDetails, StreamEvent } from '../../src/wire/stream';
 
 /** A publisher whose heartbeats are recorded, with the flush timer under jest's clock. */
-function publisher(prior?: unknown) {
+function publisher(prior?: unknown, attempt = 2) {
   const beats: LiveStreamDetails[] = [];
   // Copies: the publisher hands over its live array, as Temporal serialises it at once.
-  const p = new LivePublisher({ slot: { callId: 'c1', from: 10, to: 1_000_000 }, attempt: 2, prior, heartbeat: (d) => beats.push({ ...d, events: [...d.events] }), kind: 'model', model: 'm' });
+  const p = new LivePublisher({ slot: { callId: 'c1', from: 10, to: 1_000_000 }, attempt, prior, heartbeat: (d) => beats.push({ ...d, events: [...d.events] }), kind: 'model', model: 'm' });
   return { p, beats };
 }
 
@@ -18,10 +18,47 @@ describe('LivePublisher: live events in heartbeat details', () => {
   it('a call that ends before the first flush is due sends no heartbeat (its reader catches up from message_end)', () => {
     const { p, beats } = publisher();
     p.push({ type: 'text_delta', index: 0, text: 'hi' });
-    jest.advanceTimersByTime(99);
+    jest.advanceTimersByTime(19);
     p.close();
     jest.advanceTimersByTime(1000);
     expect(beats).toEqual([]);
+  });
+
+  it('the first delta goes out 20 ms after it came, not on the attempt timer (100 ms after the start)', () => {
+    const { p, beats } = publisher();
+    jest.advanceTimersByTime(50); // the model has not answered yet: nothing sent
+    expect(beats).toEqual([]);
+    p.push({ type: 'text_delta', index: 0, text: 'a' });
+    jest.advanceTimersByTime(19);
+    expect(beats).toEqual([]);
+    jest.advanceTimersByTime(1);
+    expect(beats.map((b) => b.events.length)).toEqual([2]);
+    // Later deltas go on the 100 ms timer.
+    p.push({ type: 'text_delta', index: 0, text: 'b' });
+    jest.advanceTimersByTime(99);
+    expect(beats).toHaveLength(1);
+    jest.advanceTimersByTime(1);
+    expect(beats.map((b) => b.events.length)).toEqual([2, 3]);
+  });
+
+  it("a retry's first delta just before its start's timer is due is not held back by it; a retry's slow start goes out alone", () => {
+    const late = publisher();
+    jest.advanceTimersByTime(90);
+    late.p.push({ type: 'text_delta', index: 0, text: 'a' });
+    jest.advanceTimersByTime(10);
+    expect(late.beats.map((b) => b.events.length)).toEqual([2]);
+    const slow = publisher();
+    jest.advanceTimersByTime(100);
+    expect(slow.beats.map((b) => b.events.map((e) => e.type))).toEqual([['attempt_started']]);
+  });
+
+  it("a first attempt's start waits for its first delta, however slow the model, which then goes out 20 ms after it", () => {
+    const { p, beats } = publisher(undefined, 1);
+    jest.advanceTimersByTime(5_000);
+    expect(beats).toEqual([]);
+    p.push({ type: 'text_delta', index: 0, text: 'a' });
+    jest.advanceTimersByTime(20);
+    expect(beats.map((b) => b.events.map((e) => e.type))).toEqual([['attempt_started', 'text_delta']]);
   });
 
   it('a longer call sends attempt_started with its first deltas on the timer, and the rest when it closes', () => {

@@ -5,11 +5,11 @@
  * late still gets the whole attempt. A retried attempt starts after the offsets the previous attempt
  * published (Temporal hands it the last recorded details) and says so with `attempt_started`.
  *
- * Nothing is sent before the first flush is due (FLUSH_MS after the attempt starts): a call that ends
- * sooner sends no heartbeat at all, and its reader gets the whole reply from message_end, as it does
- * when a last heartbeat never left. Waiting costs a live reader nothing: deltas went out on that same
- * timer before, only the bare `attempt_started` went out at once, and each heartbeat is a round trip
- * to Temporal (two or three per call, most of streaming's cost per call when replies are quick).
+ * Nothing is sent before the first flush is due: FIRST_DELTA_MS after the attempt's first event that is
+ * not its start (a retry's start: FLUSH_MS after it, when sooner), then at most every FLUSH_MS. A call
+ * that ends sooner sends no heartbeat at all, and its reader gets the whole reply from message_end, as
+ * it does when a last heartbeat never left; each heartbeat is a round trip to Temporal (most of
+ * streaming's cost per call when replies are quick).
  */
 import type { RawStreamEvent } from '../models/anthropic/messages';
 import { isLiveStreamDetails, type LiveStreamDetails, type StreamEvent, type StreamSlot } from '../../wire/stream';
@@ -17,6 +17,13 @@ import type { LiveBrokerEntry } from '../../wire/live-broker';
 
 /** How often details are handed to the SDK at most (the worker's heartbeat throttle decides when they leave). */
 const FLUSH_MS = 100;
+/**
+ * The first delta goes out this soon after it came: a reader's first sight of the reply. On the
+ * attempt's FLUSH_MS timer it waited up to 100 ms (part of the 118-145 ms from the model's first delta
+ * to a reader's, measured by the watchers bench); a call that ends within this much of its first delta,
+ * as a quick reply does, still sends no heartbeat.
+ */
+const FIRST_DELTA_MS = 20;
 /**
  * Past this many bytes of events (UTF-8, as the payload is encoded) an attempt stops publishing
  * (message_end still says what the reply is): the details stay under the 128 KiB external-storage
@@ -43,6 +50,10 @@ export class LivePublisher {
   private bytes = 0;
   private full = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /** When the armed timer fires (epoch ms). */
+  private due = 0;
+  /** Whether the attempt had an event other than its start yet (the first goes out soon). */
+  private hurried = false;
   private dirty = false;
   /** Whether any details were handed to Temporal yet (the last events then follow them at close). */
   private published = false;
@@ -70,10 +81,28 @@ export class LivePublisher {
     this.events.push(event);
     this.init.mirror?.({ callId: this.init.slot.callId, attempt: this.init.attempt, offset: this.from + this.events.length - 1, event });
     this.dirty = true;
-    this.timer ??= setTimeout(() => {
+    if (event.type === 'attempt_started') {
+      // A first attempt's start alone tells a reader nothing the call's block does not (it waits for the
+      // reply), so it waits for the first delta. A retry's goes out on the timer: readers then drop what
+      // the failed attempt streamed.
+      if (this.init.attempt > 1) this.arm(FLUSH_MS);
+      return;
+    }
+    if (!this.hurried) {
+      this.hurried = true;
+      if (!this.timer || this.due - Date.now() > FIRST_DELTA_MS) this.arm(FIRST_DELTA_MS);
+      return;
+    }
+    if (!this.timer) this.arm(FLUSH_MS);
+  }
+
+  private arm(ms: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.due = Date.now() + ms;
+    this.timer = setTimeout(() => {
       this.timer = undefined;
       this.flush();
-    }, FLUSH_MS);
+    }, ms);
   }
 
   /** A raw Anthropic server-sent event, as the stream events a client reads. */

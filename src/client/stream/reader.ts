@@ -42,11 +42,11 @@ export async function* readStreamKeeping(transport: StreamTransport, options: Re
       continue;
     }
     let progressed = false;
-    let blocked = false;
+    let blocked: StreamBlock | undefined;
     let nested: StreamBlock | undefined;
     for (const item of walk(snap.page, snap, pos, calls)) {
-      if (item === OPEN_BLOCK) {
-        blocked = true;
+      if ('openBlock' in item) {
+        blocked = item.openBlock;
         break;
       }
       if ('subAgentBlock' in item) {
@@ -70,12 +70,23 @@ export async function* readStreamKeeping(transport: StreamTransport, options: Re
     }
     if (progressed && !blocked) continue; // maybe more than one page
     if (!snap.running && !snap.continued && pos >= snap.page.next) return; // the chain ended
-    if (blocked) await (transport.waitForLive ? transport.waitForLive(snap.runId, signal) : sleep(livePollMs, signal));
+    if (blocked) await (transport.waitForLive ? transport.waitForLive(snap.runId, signal) : sleep(awaitingFirstDelta(blocked, snap) ? Math.min(livePollMs, FIRST_DELTA_POLL_MS) : livePollMs, signal));
     else await transport.waitForChange(snap.runId, signal);
   }
 }
 
-const OPEN_BLOCK = Symbol('open block');
+/**
+ * How often a reader looks for a model call's first live events, while it has none: the reply's first
+ * delta is what a user waits for. The model's activity sends it 20 ms after the model did (see
+ * LivePublisher); at the 100 ms poll it reached a reader 118-145 ms after the model's (the watchers
+ * bench), most of it the wait for the next poll. Only until the first delta: then livePollMs again.
+ */
+export const FIRST_DELTA_POLL_MS = 25;
+
+/** A model call's block whose activity published nothing yet (the model has not answered). */
+function awaitingFirstDelta(block: StreamBlock, snap: StreamSnapshot): boolean {
+  return block.kind === 'model' && !snap.live.has(block.callId);
+}
 /** How many runs back a reader looks for the offset it asked for. */
 const MAX_EARLIER_RUNS = 20;
 
@@ -102,7 +113,7 @@ async function* earlierRuns(
       const page = await transport.readRun(runId, pos);
       let moved = false;
       for (const item of walk(page, { ...snap, runId, running: false, page, live: new Map() }, pos, calls)) {
-        if (item === OPEN_BLOCK) break; // a closed run has no open block
+        if ('openBlock' in item) break; // a closed run has no open block
         if ('subAgentBlock' in item) {
           const block = item.subAgentBlock;
           for await (const env of readSubAgent(transport, block, pos, {})) {
@@ -155,7 +166,7 @@ function* walk(
   snap: StreamSnapshot,
   start: number,
   calls: CallAssemblies,
-): Generator<StreamEnvelope | typeof OPEN_BLOCK | { subAgentBlock: StreamBlock }> {
+): Generator<StreamEnvelope | { openBlock: StreamBlock } | { subAgentBlock: StreamBlock }> {
   let pos = start;
   const blocks = page.blocks.filter((b) => b.to > pos).sort((a, b) => a.from - b.from);
   const events = page.events.filter((e) => e.offset >= pos);
@@ -188,7 +199,7 @@ function* walk(
       yield env;
     }
     if (!b.closed) {
-      yield OPEN_BLOCK;
+      yield { openBlock: b };
       return;
     }
     // Closed: what the reader missed of the reply, from its message_end (after the block).

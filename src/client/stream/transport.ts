@@ -6,7 +6,7 @@
  */
 import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
-import { isLiveStreamDetails, streamReadQuery, type LiveStreamDetails, type StreamPage } from '../../wire/stream';
+import { isLiveStreamDetails, pageFrom, streamReadQuery, type LiveStreamDetails, type StreamPage } from '../../wire/stream';
 
 export interface StreamSnapshot {
   /** The run that answered (a continued session has a new run). */
@@ -79,8 +79,17 @@ export function hedged<T>(ask: () => Promise<T>, ms: number): Promise<T> {
   });
 }
 
+/** The last stream query's answer, and the history length of the run it was asked of. */
+interface LastRead {
+  runId: string;
+  historyLength: number;
+  from: number;
+  page: StreamPage;
+}
+
 export class TemporalStreamTransport implements StreamTransport {
   private waiter: { runId: string; token?: Uint8Array | null; ready: boolean } | undefined;
+  private lastRead: LastRead | undefined;
 
   constructor(
     private readonly client: Client,
@@ -91,8 +100,7 @@ export class TemporalStreamTransport implements StreamTransport {
     const described = await this.client.workflow.getHandle(this.workflowId).describe();
     const runId = described.runId;
     const status = described.status.name;
-    const handle = this.client.workflow.getHandle(this.workflowId, runId);
-    const page = await this.read(handle, from);
+    const page = this.unchangedPage(runId, described.historyLength, from) ?? (await this.readAt(runId, described.historyLength, from));
     const live = new Map<string, LiveStreamDetails>();
     for (const a of described.raw.pendingActivities ?? []) {
       const payloads = a.heartbeatDetails?.payloads;
@@ -105,6 +113,25 @@ export class TemporalStreamTransport implements StreamTransport {
       }
     }
     return { runId, running: status === 'RUNNING', continued: status === 'CONTINUED_AS_NEW', page, live };
+  }
+
+  /**
+   * The page from `from`, without asking the workflow, when its history did not grow since the last
+   * query: the stream changes only in workflow tasks, and each adds events to the history (describe was
+   * asked before that query, so the length kept is never newer than the state it answered from). While
+   * a call streams, a reader polls describe for the live deltas every 100 ms; the stream query, which
+   * the worker answers, was asked on each poll too, and is now asked only when something happened.
+   */
+  private unchangedPage(runId: string, historyLength: number, from: number): StreamPage | undefined {
+    const last = this.lastRead;
+    if (!last || last.runId !== runId || last.historyLength !== historyLength) return undefined;
+    return pageFrom(last.page, last.from, from);
+  }
+
+  private async readAt(runId: string, historyLength: number, from: number): Promise<StreamPage> {
+    const page = await this.read(this.client.workflow.getHandle(this.workflowId, runId), from);
+    this.lastRead = { runId, historyLength, from, page };
+    return page;
   }
 
   subAgent(workflowId: string): { transport: StreamTransport; started(): Promise<boolean> } {
