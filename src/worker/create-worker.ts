@@ -6,7 +6,7 @@ import type { WorkerCacheSizes } from '../activities/create-activities';
 import type { TranscriptStore } from '../activities/stores/transcript-store';
 import type { EventListener } from '../core/events';
 import type { ToolSource } from '../core/tool-registry';
-import { resolveAgentModules, writeWorkflowEntry } from './bundle';
+import { keepSourcesWhen, resolveAgentModules, writeWorkflowEntry } from './bundle';
 import { bundlerLogger } from './bundler-logger';
 import { ensureQuietRuntime } from './runtime-logging';
 import { FabricHarnessPlugin, type FabricHarnessPluginOptions } from './plugin';
@@ -122,7 +122,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
       failureConverterPath: rest.dataConverter?.failureConverterPath,
       ignoreModules: bundlerOptions?.ignoreModules,
       preloadModules: bundlerOptions?.preloadModules,
-      webpackConfigHook: bundlerOptions?.webpackConfigHook,
+      webpackConfigHook: keepSourcesWhen(rest.showStackTraceSources, bundlerOptions?.webpackConfigHook),
     }));
   const owned = connection ? undefined : await connectWorker(connect ?? {});
   let worker: Worker;

@@ -2,7 +2,7 @@ export { createWorker, DEFAULT_TASK_QUEUE, type CreateWorkerOptions } from './cr
 export { connectWorker, workerConnectionOptions, type WorkerConnection, type WorkerConnectConfig } from './connect-worker';
 export { resolveConnectionSettings, ConnectionSettingsError, ServerUnreachableError, type ConnectionFlags, type ConnectionSettings } from '../client/connection';
 export { FabricHarnessPlugin, type FabricHarnessPluginOptions } from './plugin';
-export { bundleAgents, workflowsPathFor } from './bundle';
+export { bundleAgents, workflowsPathFor, type AgentBundlerOptions } from './bundle';
 export { FileTranscriptStore, MemoryTranscriptStore, type TranscriptStore, type CollectableStore, type StoredBlob } from '../activities/stores/transcript-store';
 export { StoreNotCollectableError } from '../activities/stores/store-gc';
 export { S3Store, S3StoreRequestError, type S3StoreOptions, type S3ClientLike } from '../activities/stores/s3-store';

@@ -138,6 +138,9 @@ export class FabricHarnessPlugin extends SimplePlugin {
     this.reapers = reapers;
   }
 
+  /** A worker configured with `showStackTraceSources`: the bundle keeps the sources' text (see configureAgentBundler). */
+  private keepSources = false;
+
   configureWorker(options: WorkerOptions): WorkerOptions {
     // Heartbeat details carry a model call's live deltas to clients: send them within 200 ms, not the
     // SDK's default (80% of the heartbeat timeout, 8 s here). A setting of the user's wins.
@@ -150,6 +153,8 @@ export class FabricHarnessPlugin extends SimplePlugin {
       maxCachedWorkflows: cache.maxCachedWorkflows,
       maxHeartbeatThrottleInterval: options.maxHeartbeatThrottleInterval ?? STREAM_HEARTBEAT_THROTTLE,
     };
+    // Temporal bundles after configuring the worker: the bundle keeps the sources' text when shown.
+    if (options.showStackTraceSources) this.keepSources = true;
     const configured = withSinks(super.configureWorker(throttled), this.harness.onEvent);
     const plan = toolQueueOf(configured, this.harness.agents);
     if (plan) this.toolQueues.set(configured.taskQueue, plan);
@@ -202,7 +207,7 @@ export class FabricHarnessPlugin extends SimplePlugin {
   }
 
   configureBundler(options: BundleOptions): BundleOptions {
-    return configureAgentBundler(super.configureBundler(options));
+    return configureAgentBundler(super.configureBundler(options), { keepSources: this.keepSources });
   }
 }
 

@@ -4,12 +4,14 @@
  * the modules it loads. A tool the model calls that the worker has no code for fails the run.
  */
 import * as path from 'node:path';
-import { WorkflowFailedError } from '@temporalio/client';
-import { startAgent } from '@fabric-harness/sdk/client';
+import { Client, WorkflowFailedError } from '@temporalio/client';
+import { startAgent, startSession } from '@fabric-harness/sdk/client';
 import { FakeAnthropicServer, callTools, say } from '@fabric-harness/sdk/testing';
-import { bundleAgents, createWorker } from '@fabric-harness/sdk/worker';
+import { bundleAgents, createWorker, FabricHarnessPlugin, MemoryTranscriptStore } from '@fabric-harness/sdk/worker';
 import { orphan } from '../fixtures/agents';
+import { assistant } from '../fixtures/session-agents';
 import { testBundle } from '../support/bundle';
+import { testConnection } from '../support/temporal';
 import { startTestWorker } from '../support/test-worker';
 import { collectToolCode } from '../../src/worker/tool-code';
 
@@ -41,6 +43,45 @@ describe('the workflow bundle of agent modules', () => {
     await expect(bundleAgents(fixture('fs-agent.ts'), { logger: silent })).rejects.toThrow(
       /Your Workflow code \(or a library used by your Workflow code\) is importing the following disallowed modules:\s+- 'fs'/,
     );
+  });
+});
+
+/** The bundle's inline source map. */
+function sourceMapOf(code: string): { sources: string[]; sourcesContent?: Array<string | null> } {
+  const at = code.lastIndexOf('//# sourceMappingURL=data:');
+  return JSON.parse(Buffer.from(code.slice(code.indexOf('base64,', at) + 'base64,'.length).trim(), 'base64').toString('utf8'));
+}
+
+describe("the bundle's source map", () => {
+  it("names every source file, without the sources' text unless asked to keep it", async () => {
+    // The bundle is handled whole whenever a worker or a replay starts: without the text it is half the size.
+    const map = sourceMapOf((await testBundle()).code);
+    expect(map.sources.some((s) => s.endsWith(path.join('src', 'workflows', 'agent-workflow.ts')))).toBe(true);
+    expect((map.sourcesContent ?? []).filter((c) => c)).toEqual([]);
+    const kept = sourceMapOf((await bundleAgents(fixture('routing-calc.ts'), { logger: silent, keepSources: true })).code);
+    expect(kept.sourcesContent?.[kept.sources.findIndex((s) => s.endsWith('routing-calc.ts'))]).toContain('routeCalc');
+  });
+
+  it("a worker with showStackTraceSources shows the code in the enhanced stack trace (createWorker keeps the sources' text)", async () => {
+    const t = await testConnection();
+    const store = new MemoryTranscriptStore();
+    const taskQueue = `stack-sources-${process.pid}-${Date.now()}`;
+    const worker = await createWorker({ agents: fixture('session-agents.ts'), connection: t.nativeConnection, namespace: t.namespace, taskQueue, model: { apiKey: 'test-key', baseURL: 'http://127.0.0.1:9' }, store, showStackTraceSources: true });
+    const client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [new FabricHarnessPlugin({ store })] });
+    try {
+      await worker.runUntil(async () => {
+        const session = await startSession(client, assistant, { id: `stack-sources-${Date.now()}`, taskQueue });
+        const handle = client.workflow.getHandle(session.id);
+        // The session waits for a prompt: its stack is in the SDK's session code, whose text is shown.
+        const trace = await handle.query<{ sources: Record<string, Array<{ content: string }>> }>('__enhanced_stack_trace');
+        const shown = Object.entries(trace.sources).filter(([file]) => file.includes(`${path.sep}src${path.sep}`));
+        expect(shown.length).toBeGreaterThan(0);
+        expect(shown[0]![1][0]!.content.length).toBeGreaterThan(100);
+        await session.end();
+      });
+    } finally {
+      await t.close();
+    }
   });
 });
 
