@@ -4,6 +4,7 @@
  * the modules it loads. A tool the model calls that the worker has no code for fails the run.
  */
 import * as path from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import { Client, WorkflowFailedError } from '@temporalio/client';
 import { startAgent, startSession } from '@fabric-harness/sdk/client';
 import { FakeAnthropicServer, callTools, say } from '@fabric-harness/sdk/testing';
@@ -51,6 +52,22 @@ function sourceMapOf(code: string): { sources: string[]; sourcesContent?: Array<
   const at = code.lastIndexOf('//# sourceMappingURL=data:');
   return JSON.parse(Buffer.from(code.slice(code.indexOf('base64,', at) + 'base64,'.length).trim(), 'base64').toString('utf8'));
 }
+
+/** Whether V8 keeps `array` in dictionary mode (slow elements), through its natives syntax. */
+function isDictionaryArray(array: unknown[]): boolean {
+  setFlagsFromString('--allow-natives-syntax');
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval
+  return new Function('a', 'return %HasDictionaryElements(a)')(array) as boolean;
+}
+
+describe('bundling in the worker process', () => {
+  it("leaves V8's fast Array.prototype.concat alone (webpack's back-compat shims broke it for the whole process)", async () => {
+    const concatenated = () => [{ type: 'user' }].concat([{ type: 'assistant' }]);
+    expect(isDictionaryArray(concatenated())).toBe(false);
+    await bundleAgents(fixture('routing-calc.ts'), { logger: silent });
+    expect(isDictionaryArray(concatenated())).toBe(false);
+  });
+});
 
 describe("the bundle's source map", () => {
   it("names every source file, without the sources' text unless asked to keep it", async () => {
