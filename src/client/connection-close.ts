@@ -80,19 +80,38 @@ export function guardClose(connection: ConnectionLike): CloseGuard {
   return guard;
 }
 
+/**
+ * How long one signal serves a wait. The connection adds an abort listener to the signal for each call
+ * made under it and never removes it, and result() long-polls (a call every ~20 s) for as long as the run
+ * goes on: on one signal they piled up (MaxListenersExceededWarning after about 4 minutes, each listener
+ * keeping its finished call; a day's wait kept thousands). So the wait is asked again on a fresh signal
+ * this often; the old one, and what it holds, is then garbage.
+ */
+export const WAIT_RENEW_MS = 120_000;
+
 /** `wait()` (calls on `client`), ended with CONNECTION_CLOSED when the client's connection is closed under it. */
-export async function untilClosed<T>(client: Client, workflowId: string, wait: () => Promise<T>): Promise<T> {
+export async function untilClosed<T>(client: Client, workflowId: string, wait: () => Promise<T>, renewMs = WAIT_RENEW_MS): Promise<T> {
   const guard = guardClose(client.connection);
-  const closing = new AbortController();
-  guard.waits.add(closing);
-  try {
-    return await client.withAbortSignal(closing.signal, wait);
-  } catch (err) {
-    if (!closing.signal.aborted) throw err;
-    const closed = new ConnectionClosedError(workflowId);
-    (closed as { cause?: unknown }).cause = err;
-    throw closed;
-  } finally {
-    guard.waits.delete(closing);
+  for (;;) {
+    const closing = new AbortController();
+    guard.waits.add(closing);
+    let renewed = false;
+    const renew = setTimeout(() => {
+      renewed = true;
+      closing.abort();
+    }, renewMs);
+    renew.unref();
+    try {
+      return await client.withAbortSignal(closing.signal, wait);
+    } catch (err) {
+      if (!closing.signal.aborted) throw err;
+      if (renewed && !guard.closed) continue; // only the renewal ended it: wait again on a fresh signal
+      const closed = new ConnectionClosedError(workflowId);
+      (closed as { cause?: unknown }).cause = err;
+      throw closed;
+    } finally {
+      clearTimeout(renew);
+      guard.waits.delete(closing);
+    }
   }
 }
