@@ -10,17 +10,7 @@ import { callTools, fail, say, type FakeRoute, type RecordedRequest } from '../.
 import { CLUSTER_BIG_KB, clusterReply } from '../fixtures/cluster-agents';
 import { killHard, startTsProcess } from './worker-process-control';
 
-/** A small seeded PRNG (mulberry32), so a failing chaos schedule can be replayed with its seed. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom } from './seeded-random';
 
 type Block = { type: string; text?: string; tool_use_id?: string; content?: string | Block[] };
 type Message = { role: string; content: string | Block[] };

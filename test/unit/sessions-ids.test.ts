@@ -1,18 +1,10 @@
 /** Session ids: `YYMMDD-adjective-noun` slugs from a given time and random source, and caller-chosen ids. */
 import { InvalidInputError } from '../../src/core/errors';
+import { seededRandom } from '../support/seeded-random';
 import { SESSION_ID_PATTERN, SLUG_ADJECTIVES, SLUG_NOUNS, parseSessionId, sessionSlug } from '../../src/core/sessions';
 
-/** A seeded PRNG (mulberry32), so the distribution test is the same on every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeded, so the distribution test is the same on every run. */
+const seeded = seededRandom;
 
 const sequence = (...values: number[]) => {
   let i = 0;

@@ -6,18 +6,8 @@
  */
 import { StreamLog } from '../../src/workflows/stream/log';
 import { pageFrom, STREAM_PAGE_LIMIT, type StreamPage } from '../../src/wire/stream';
+import { seededRandom } from '../support/seeded-random';
 
-/** A small deterministic generator (mulberry32): the same logs on every run. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The answer as a client gets it (the query's result goes through JSON). */
 const asQueried = (page: StreamPage): StreamPage => JSON.parse(JSON.stringify(page)) as StreamPage;
@@ -46,7 +36,7 @@ function randomLog(rand: () => number, steps: number): { log: StreamLog; offsets
 
 describe('pageFrom', () => {
   it("answers what the workflow's read answers, or nothing", () => {
-    const rand = random(20261129);
+    const rand = seededRandom(20261129);
     let answered = 0;
     let declined = 0;
     for (let round = 0; round < 40; round++) {
