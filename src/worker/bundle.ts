@@ -87,18 +87,6 @@ export interface AgentBundlerOptions {
  */
 const DEVTOOL_WITHOUT_SOURCES = 'inline-nosources-source-map';
 
-/**
- * A webpack hook that puts the sources' text back in the map when the worker shows it in stack traces
- * (`showStackTraceSources`), then runs the user's own hook.
- */
-export function keepSourcesWhen(showStackTraceSources: boolean | undefined, userHook: BundleOptions['webpackConfigHook']): BundleOptions['webpackConfigHook'] {
-  if (!showStackTraceSources) return userHook;
-  return (config) => {
-    config.devtool = 'inline-source-map';
-    return userHook ? userHook(config) : config;
-  };
-}
-
 export function configureAgentBundler(options: BundleOptions, { keepSources = false }: AgentBundlerOptions = {}): BundleOptions {
   const userHook = options.webpackConfigHook;
   return {

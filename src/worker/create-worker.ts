@@ -6,7 +6,7 @@ import type { WorkerCacheSizes } from '../activities/create-activities';
 import type { TranscriptStore } from '../activities/stores/transcript-store';
 import type { EventListener } from '../core/events';
 import type { ToolSource } from '../core/tool-registry';
-import { keepSourcesWhen, resolveAgentModules, writeWorkflowEntry } from './bundle';
+import { resolveAgentModules, writeWorkflowEntry } from './bundle';
 import { bundlerLogger } from './bundler-logger';
 import { ensureQuietRuntime } from './runtime-logging';
 import { FabricHarnessPlugin, type FabricHarnessPluginOptions } from './plugin';
@@ -108,7 +108,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   ensureQuietRuntime('INFO'); // one line per entry, as `fh worker` prints; an application's own runtime wins
   const agentFiles = resolveAgentModules(agents);
   const toolCode = collectToolCode(agentFiles, tools ?? []);
-  const plugin = new FabricHarnessPlugin({ tools: toolCode, model, ...(connections ? { connections } : {}), ...(liveBroker ? { liveBroker } : {}), store, offloadThresholdBytes, missingBlobReaper, onEvent, toolSandbox, mcpServers, caches, agents: agentFiles, ...(sessionCacheMemory !== undefined ? { sessionCacheMemory } : {}) });
+  const plugin = new FabricHarnessPlugin({ tools: toolCode, model, ...(connections ? { connections } : {}), ...(liveBroker ? { liveBroker } : {}), store, offloadThresholdBytes, missingBlobReaper, onEvent, toolSandbox, mcpServers, caches, agents: agentFiles, ...(sessionCacheMemory !== undefined ? { sessionCacheMemory } : {}), ...(rest.showStackTraceSources ? { showStackTraceSources: true } : {}) });
   const allPlugins = [plugin, ...(telemetry ? [telemetry.plugin] : []), ...(plugins ?? [])];
   // Bundled here rather than by Worker.create so the bundler gets its own, quiet logger.
   const bundle =
@@ -122,7 +122,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
       failureConverterPath: rest.dataConverter?.failureConverterPath,
       ignoreModules: bundlerOptions?.ignoreModules,
       preloadModules: bundlerOptions?.preloadModules,
-      webpackConfigHook: keepSourcesWhen(rest.showStackTraceSources, bundlerOptions?.webpackConfigHook),
+      webpackConfigHook: bundlerOptions?.webpackConfigHook,
     }));
   const owned = connection ? undefined : await connectWorker(connect ?? {});
   let worker: Worker;

@@ -26,6 +26,13 @@ import { chooseSessionCache } from './session-cache';
 
 export interface FabricHarnessPluginOptions {
   /**
+   * Bundles made with this plugin keep the sources' text in their source map (see configureAgentBundler):
+   * the worker shows it in the enhanced stack trace. Taken from the worker's own `showStackTraceSources`
+   * when Temporal bundles; `createWorker`, which bundles before the worker exists, passes it here.
+   * @internal
+   */
+  showStackTraceSources?: boolean;
+  /**
    * Code of the custom tools the agents use (built-ins are always there): implement() results, tools
    * with execute, or paths of modules that export them (an agent module's path finds the tools with
    * execute it exports). Loaded once, here.
@@ -133,13 +140,14 @@ export class FabricHarnessPlugin extends SimplePlugin {
       dataConverter: (existing?: DataConverter) => ({ ...existing, externalStorage }),
     });
     this.store = store;
+    this.keepSources = options.showStackTraceSources === true;
     this.harness = options;
     this.pins = pins;
     this.reapers = reapers;
   }
 
   /** A worker configured with `showStackTraceSources`: the bundle keeps the sources' text (see configureAgentBundler). */
-  private keepSources = false;
+  private keepSources: boolean;
 
   configureWorker(options: WorkerOptions): WorkerOptions {
     // Heartbeat details carry a model call's live deltas to clients: send them within 200 ms, not the

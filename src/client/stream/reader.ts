@@ -87,6 +87,7 @@ export const FIRST_DELTA_POLL_MS = 25;
 function awaitingFirstDelta(block: StreamBlock, snap: StreamSnapshot): boolean {
   return block.kind === 'model' && !snap.live.has(block.callId);
 }
+
 /** How many runs back a reader looks for the offset it asked for. */
 const MAX_EARLIER_RUNS = 20;
 
