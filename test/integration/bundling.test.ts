@@ -3,6 +3,7 @@
  * Temporal's check for disallowed modules applies to them, and tool code reaches the worker once, from
  * the modules it loads. A tool the model calls that the worker has no code for fails the run.
  */
+import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { Client, WorkflowFailedError } from '@temporalio/client';
@@ -48,7 +49,7 @@ describe('the workflow bundle of agent modules', () => {
 });
 
 /** The bundle's inline source map. */
-function sourceMapOf(code: string): { sources: string[]; sourcesContent?: Array<string | null> } {
+function sourceMapOf(code: string): { sources: string[]; sourcesContent?: Array<string | null>; mappings: string } {
   const at = code.lastIndexOf('//# sourceMappingURL=data:');
   return JSON.parse(Buffer.from(code.slice(code.indexOf('base64,', at) + 'base64,'.length).trim(), 'base64').toString('utf8'));
 }
@@ -70,13 +71,52 @@ describe('bundling in the worker process', () => {
 });
 
 describe("the bundle's source map", () => {
-  it("names every source file, without the sources' text unless asked to keep it", async () => {
-    // The bundle is handled whole whenever a worker or a replay starts: without the text it is half the size.
+  it("names every source file and maps lines only, without the sources' text, unless asked to keep them", async () => {
+    // The bundle is handled whole whenever a worker or a replay starts, and every workflow promise's stack
+    // is mapped through it: without the text it is half the size, with lines only its mappings a quarter.
     const map = sourceMapOf((await testBundle()).code);
     expect(map.sources.some((s) => s.endsWith(path.join('src', 'workflows', 'agent-workflow.ts')))).toBe(true);
     expect((map.sourcesContent ?? []).filter((c) => c)).toEqual([]);
+    const segmentsPerLine = (m: { mappings: string }) => Math.max(...m.mappings.split(';').map((line) => (line ? line.split(',').length : 0)));
+    expect(segmentsPerLine(map)).toBe(1);
     const kept = sourceMapOf((await bundleAgents(fixture('routing-calc.ts'), { logger: silent, keepSources: true })).code);
     expect(kept.sourcesContent?.[kept.sources.findIndex((s) => s.endsWith('routing-calc.ts'))]).toContain('routeCalc');
+    expect(segmentsPerLine(kept)).toBeGreaterThan(1);
+  });
+
+  it('bundled from the built package, it maps through the package\'s own maps to its TypeScript sources', async () => {
+    // What users run: dist/ bundles dist/*.js, whose .js.map files point at src/*.ts (shipped with the package).
+    const dist = path.resolve(__dirname, '../../dist/worker/index.js');
+    expect(existsSync(dist)).toBe(true); // `npm test` builds first (pretest)
+    const built = require(dist) as { bundleAgents: typeof bundleAgents };
+    const map = sourceMapOf((await built.bundleAgents(fixture('routing-calc.ts'), { logger: silent })).code);
+    expect(map.sources.filter((s) => /[\\/]workflows[\\/]agent-workflow\.[jt]s$/.test(s)).map((s) => path.relative(path.resolve(__dirname, '../..'), s))).toEqual([
+      path.join('src', 'workflows', 'agent-workflow.ts'),
+    ]);
+  });
+
+  it('a default worker\'s stack trace names the TypeScript source and line of each workflow frame', async () => {
+    const t = await testConnection();
+    const store = new MemoryTranscriptStore();
+    const taskQueue = `stack-lines-${process.pid}-${Date.now()}`;
+    const worker = await createWorker({ agents: fixture('session-agents.ts'), connection: t.nativeConnection, namespace: t.namespace, taskQueue, model: { apiKey: 'test-key', baseURL: 'http://127.0.0.1:9' }, store });
+    const client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [new FabricHarnessPlugin({ store })] });
+    try {
+      await worker.runUntil(async () => {
+        const session = await startSession(client, assistant, { id: `stack-lines-${Date.now()}`, taskQueue });
+        // The session waits for a prompt in the SDK's session code: its frames map to src/workflows/*.ts lines.
+        const trace = await client.workflow.getHandle(session.id).query<string>('__stack_trace');
+        const frames = [...trace.matchAll(/\((.+?):(\d+):(\d+)\)/g)].filter(([, file]) => file!.includes(`${path.sep}src${path.sep}workflows${path.sep}`));
+        expect(frames.length).toBeGreaterThan(0);
+        for (const [, file, line] of frames) {
+          expect(file).toMatch(/\.ts$/);
+          expect(Number(line)).toBeGreaterThan(0);
+        }
+        await session.end();
+      });
+    } finally {
+      await t.close();
+    }
   });
 
   it("a worker with showStackTraceSources shows the code in the enhanced stack trace (createWorker keeps the sources' text)", async () => {
