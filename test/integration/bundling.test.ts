@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
-import { Client, WorkflowFailedError } from '@temporalio/client';
+import { Client, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { startAgent, startSession } from '@fabric-harness/sdk/client';
 import { FakeAnthropicServer, callTools, say } from '@fabric-harness/sdk/testing';
 import { bundleAgents, createWorker, FabricHarnessPlugin, MemoryTranscriptStore } from '@fabric-harness/sdk/worker';
@@ -96,51 +96,46 @@ describe("the bundle's source map", () => {
   });
 
   it('a default worker\'s stack trace names the TypeScript source and line of each workflow frame', async () => {
-    const t = await testConnection();
-    const store = new MemoryTranscriptStore();
-    const taskQueue = `stack-lines-${process.pid}-${Date.now()}`;
-    const worker = await createWorker({ agents: fixture('session-agents.ts'), connection: t.nativeConnection, namespace: t.namespace, taskQueue, model: { apiKey: 'test-key', baseURL: 'http://127.0.0.1:9' }, store });
-    const client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [new FabricHarnessPlugin({ store })] });
-    try {
-      await worker.runUntil(async () => {
-        const session = await startSession(client, assistant, { id: `stack-lines-${Date.now()}`, taskQueue });
-        // The session waits for a prompt in the SDK's session code: its frames map to src/workflows/*.ts lines.
-        const trace = await client.workflow.getHandle(session.id).query<string>('__stack_trace');
-        const frames = [...trace.matchAll(/\((.+?):(\d+):(\d+)\)/g)].filter(([, file]) => file!.includes(`${path.sep}src${path.sep}workflows${path.sep}`));
-        expect(frames.length).toBeGreaterThan(0);
-        for (const [, file, line] of frames) {
-          expect(file).toMatch(/\.ts$/);
-          expect(Number(line)).toBeGreaterThan(0);
-        }
-        await session.end();
-      });
-    } finally {
-      await t.close();
-    }
+    await withWaitingSession('stack-lines', {}, async (handle) => {
+      // The session waits for a prompt in the SDK's session code: its frames map to src/workflows/*.ts lines.
+      const trace = await handle.query<string>('__stack_trace');
+      const frames = [...trace.matchAll(/\((.+?):(\d+):(\d+)\)/g)].filter(([, file]) => file!.includes(`${path.sep}src${path.sep}workflows${path.sep}`));
+      expect(frames.length).toBeGreaterThan(0);
+      for (const [, file, line] of frames) {
+        expect(file).toMatch(/\.ts$/);
+        expect(Number(line)).toBeGreaterThan(0);
+      }
+    });
   });
 
   it("a worker with showStackTraceSources shows the code in the enhanced stack trace (createWorker keeps the sources' text)", async () => {
-    const t = await testConnection();
-    const store = new MemoryTranscriptStore();
-    const taskQueue = `stack-sources-${process.pid}-${Date.now()}`;
-    const worker = await createWorker({ agents: fixture('session-agents.ts'), connection: t.nativeConnection, namespace: t.namespace, taskQueue, model: { apiKey: 'test-key', baseURL: 'http://127.0.0.1:9' }, store, showStackTraceSources: true });
-    const client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [new FabricHarnessPlugin({ store })] });
-    try {
-      await worker.runUntil(async () => {
-        const session = await startSession(client, assistant, { id: `stack-sources-${Date.now()}`, taskQueue });
-        const handle = client.workflow.getHandle(session.id);
-        // The session waits for a prompt: its stack is in the SDK's session code, whose text is shown.
-        const trace = await handle.query<{ sources: Record<string, Array<{ content: string }>> }>('__enhanced_stack_trace');
-        const shown = Object.entries(trace.sources).filter(([file]) => file.includes(`${path.sep}src${path.sep}`));
-        expect(shown.length).toBeGreaterThan(0);
-        expect(shown[0]![1][0]!.content.length).toBeGreaterThan(100);
-        await session.end();
-      });
-    } finally {
-      await t.close();
-    }
+    await withWaitingSession('stack-sources', { showStackTraceSources: true }, async (handle) => {
+      // The session waits for a prompt: its stack is in the SDK's session code, whose text is shown.
+      const trace = await handle.query<{ sources: Record<string, Array<{ content: string }>> }>('__enhanced_stack_trace');
+      const shown = Object.entries(trace.sources).filter(([file]) => file.includes(`${path.sep}src${path.sep}`));
+      expect(shown.length).toBeGreaterThan(0);
+      expect(shown[0]![1][0]!.content.length).toBeGreaterThan(100);
+    });
   });
 });
+
+/** A worker from createWorker (these options added) with one session waiting for its first prompt; `inspect` gets the session's workflow handle. */
+async function withWaitingSession(name: string, options: { showStackTraceSources?: boolean }, inspect: (handle: WorkflowHandle) => Promise<void>): Promise<void> {
+  const t = await testConnection();
+  const store = new MemoryTranscriptStore();
+  const taskQueue = `${name}-${process.pid}-${Date.now()}`;
+  const worker = await createWorker({ agents: fixture('session-agents.ts'), connection: t.nativeConnection, namespace: t.namespace, taskQueue, model: { apiKey: 'test-key', baseURL: 'http://127.0.0.1:9' }, store, ...options });
+  const client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [new FabricHarnessPlugin({ store })] });
+  try {
+    await worker.runUntil(async () => {
+      const session = await startSession(client, assistant, { id: `${name}-${Date.now()}`, taskQueue });
+      await inspect(client.workflow.getHandle(session.id));
+      await session.end();
+    });
+  } finally {
+    await t.close();
+  }
+}
 
 describe('tool code on the worker', () => {
   it('createWorker refuses to start when an agent declares a tool the worker has no code for', async () => {
