@@ -26,8 +26,8 @@ import { chooseSessionCache } from './session-cache';
 
 export interface FabricHarnessPluginOptions {
   /**
-   * Bundles made with this plugin keep the sources' text in their source map (see configureAgentBundler):
-   * the worker shows it in the enhanced stack trace. Taken from the worker's own `showStackTraceSources`
+   * Bundles made with this plugin keep Temporal's full source map, the sources' text and columns (see
+   * configureAgentBundler): the worker shows the text in the enhanced stack trace. Taken from the worker's own `showStackTraceSources`
    * when Temporal bundles; `createWorker`, which bundles before the worker exists, passes it here.
    * @internal
    */
@@ -146,7 +146,7 @@ export class FabricHarnessPlugin extends SimplePlugin {
     this.reapers = reapers;
   }
 
-  /** A worker configured with `showStackTraceSources`: the bundle keeps the sources' text (see configureAgentBundler). */
+  /** A worker configured with `showStackTraceSources`: the bundle keeps Temporal's full source map (see configureAgentBundler). */
   private keepSources: boolean;
 
   configureWorker(options: WorkerOptions): WorkerOptions {
