@@ -21,7 +21,11 @@
  * samples taken before the first run; a busier second is the warm-up's garbage collection or
  * compilation, which is the work's own cost, not polling). For each N the four runs
  * go concurrently (same server, same moment); then each recorded history is replayed, one at a time,
- * in its design's child with that design's `Worker.runReplayHistory` (the history fetch is not timed).
+ * with its design's `Worker.runReplayHistory` (the history fetch is not timed), in a fresh process per
+ * design started after every run has ended: a worker that has just run thousands of activities replays
+ * with its own garbage and heap state, which once made two designs replaying the very same workflow
+ * differ by 1.3x within one run. Each fresh process replays its design's warm-up run once first (module
+ * loading and JIT, not timed), and then every history in rounds.
  *
  * Measured per run: history bytes (`History.encode(history).finish().length` of the fetched history),
  * events (total, per model call), largest activity input (encoded payloads of any ActivityTaskScheduled
@@ -29,12 +33,12 @@
  *
  *   FH_BENCH_CALLS=100,1000       the Ns (default 100,1000)
  *   FH_BENCH_RUN_LIMIT_S=420      a run with no result by then is terminated and reported (default 420)
- *   FH_BENCH_REPLAYS=3            each history is replayed this many times (in rounds); the median is kept
+ *   FH_BENCH_REPLAYS=5            each history is replayed this many times (in rounds); the median is kept
  *   FH_BENCH_RESULTS=path.json    where the JSON results go (default bench/results/side-by-side.json)
  *   FH_BENCH_DESIGNS=ours-on      only these designs besides the floors (comma-separated keys; default all)
  *   FH_BENCH_CPU_PROF=dir         run our workers and floor-model's under `node --cpu-prof`, profiles written to
  *                                 dir/<design>/, one per thread (the main thread's and the workflow
- *                                 thread's; the warm-up and replays are in them too; read them with
+ *                                 thread's; the warm-up is in them too, the replays are not; read them with
  *                                 `node bench/cpu-profile-top.js dir/<design>/<file>.cpuprofile`)
  *
  * The peer is installed (`npm ci --prefix bench/peer`) when bench/peer/node_modules is missing.
@@ -98,7 +102,7 @@ function callCounts() {
 }
 
 function replayRounds() {
-  const raw = process.env.FH_BENCH_REPLAYS ?? '3';
+  const raw = process.env.FH_BENCH_REPLAYS ?? '5';
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 1) throw new Error(`FH_BENCH_REPLAYS must be a positive integer, got '${raw}'`);
   return n;
@@ -122,9 +126,9 @@ function ensurePeerInstalled(ctx) {
 
 /** A design's worker in its own process, answering the requests of side-by-side/child.js. */
 class ChildWorker {
-  static async start(design, config, ctx, extraExecArgv = []) {
-    const profDir = process.env.FH_BENCH_CPU_PROF;
-        // One directory per design and no fixed file name: every thread (workflows run in worker threads)
+  static async start(design, config, ctx, extraExecArgv = [], { profile: profiled = true } = {}) {
+    const profDir = profiled && process.env.FH_BENCH_CPU_PROF;
+    // One directory per design and no fixed file name: every thread (workflows run in worker threads)
     // writes a profile of its own, where one name would have each overwrite the other.
     const profile = profDir && (design.key.startsWith('ours') || design.key === 'floor-model') ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(profDir, design.key)] : [];
     const child = fork(path.join(__dirname, design.script), [], {
@@ -375,13 +379,30 @@ module.exports = {
         DESIGNS.forEach((d, i) => runs.push({ calls, design: d.key, label: d.label, ...measured[i] }));
       }
 
-      // Replays one at a time (wall time is the figure), each in its design's process with its release;
-      // every run replayed `replays` times, in rounds (so a burst of load on the machine hits one round
-      // of every design, not one design), and the median kept.
+      // Replays one at a time (wall time is the figure), each in a fresh process of its design (its
+      // release, its bundle) started once the live workers are gone, warmed by one replay of its
+      // warm-up run; every run replayed `replays` times, in rounds (so a burst of load on the machine
+      // hits one round of every design, not one design), and the median kept.
+      await Promise.all(Object.values(workers).map((w) => w.stop()));
+      t = Date.now();
+      const replayers = {};
+      cleanups.push(() => Promise.all(Object.values(replayers).map((w) => w.stop())));
+      for (const [i, d] of DESIGNS.entries()) {
+        replayers[d.key] = await ChildWorker.start(
+          d,
+          { address: server.address, namespace, taskQueue: `bench-sbs-replay-${d.key}-${process.pid}`, fakeUrl: fake.url, apiKey: API_KEY, storeDir, growTextChars: GROW_TEXT_CHARS },
+          ctx,
+          [],
+          { profile: false },
+        );
+        const warmUp = await replayers[d.key].replay(warmUps[i].workflowId);
+        if (warmUp.error) throw new Error(`${d.key}: the warm-up run's replay failed: ${warmUp.error.split('\n')[0]}`);
+      }
+      ctx.log(`started ${DESIGNS.length} fresh replay processes, each warmed by one replay, in ${ctx.seconds(Date.now() - t)}`);
       const replays = replayRounds();
       for (let round = 0; round < replays; round++) {
         for (const r of runs) {
-          const out = await workers[r.design].replay(r.workflowId);
+          const out = await replayers[r.design].replay(r.workflowId);
           (r.replayTimes ??= []).push(out.ms);
           r.replayMs = median(r.replayTimes);
           r.replayCpuMs = out.cpuMs;

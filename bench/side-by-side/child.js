@@ -62,6 +62,9 @@ function serveWorker(setup) {
     ({ worker, replay } = await setup(config));
     running = worker.run();
     running.catch((err) => send({ type: 'fatal', error: errorText(err) }));
+    // A plugin's runWorker may start polling only after an await: until then the worker cannot be shut
+    // down (a replay asked for at once would wait on a worker that never stops).
+    while (worker.getState() === 'INITIALIZED') await new Promise((resolve) => setTimeout(resolve, 5));
     send({ type: 'ready' });
   })().catch((err) => {
     send({ type: 'fatal', error: errorText(err) });
