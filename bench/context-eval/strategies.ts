@@ -8,7 +8,7 @@
  *   the same way in both.
  * - `masking+summary`: stale tool results masked (../mask, default preserve predicate, the compaction's
  *   keep window), then the same compaction when still over the threshold.
- * - `server-side`: Anthropic's `clear_tool_uses_20250919` edit as src/testing/anthropic/fake-anthropic-features
+ * - `server-side`: Anthropic's `clear_tool_uses_20250919` edit as src/testing/anthropic/fake-anthropic-context-edits
  *   applies it: over the trigger, every tool result but those of the last 3 tool uses is replaced by a
  *   placeholder in the request; the client's history is never changed.
  */

@@ -5,7 +5,7 @@
  */
 import { init, schema, tool, type AgentEvent } from '@fabric-harness/sdk';
 import { FakeAnthropicServer, callTools, say } from '@fabric-harness/sdk/testing';
-import { modelCapabilities } from '../../src/testing/anthropic/fake-anthropic-features';
+import { modelCapabilities } from '../../src/testing/anthropic/fake-anthropic-capabilities';
 import { chooseStrategy, contextManagementParams, serverContextCapabilities, COMPACTION_BETA, CONTEXT_MANAGEMENT_BETA } from '../../src/core/context/strategy';
 import { parseCompactionSettings } from '../../src/core/context/settings';
 import { InvalidCompactionSettingsError } from '../../src/core/context/compaction/errors';

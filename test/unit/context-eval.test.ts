@@ -16,7 +16,7 @@ import {
   survival,
   type SessionTruth,
 } from '../../bench/context-eval';
-import { applyContextEdits } from '../../src/testing/anthropic/fake-anthropic-features';
+import { applyContextEdits } from '../../src/testing/anthropic/fake-anthropic-context-edits';
 import { validateMessagesRequest } from '../../src/testing/anthropic/fake-anthropic';
 import { call, results, say, summary, user } from './compaction-helpers';
 

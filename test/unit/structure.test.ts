@@ -40,7 +40,6 @@ const UPWARD_ALLOWED: Record<string, string> = {
 const LONG_FILES: Record<string, string> = {
   'client/sessions.ts': 'being split (the session client)',
   'testing/anthropic/fake-anthropic.ts': 'the fake server class: its HTTP handler and the replies it builds share per-server state (ids, prompt cache, clock); its script language and validation are their own modules',
-  'testing/anthropic/fake-anthropic-features.ts': 'being split (the fake Anthropic server)',
   'board/page/script.ts': 'the page script: one self-contained function served as its own source text, so it cannot import',
 };
 

@@ -3,7 +3,7 @@
  * thinking blocks), what a recorded request looks like, and the server's options.
  */
 import type Anthropic from '@anthropic-ai/sdk';
-import type { FakeCapabilities } from './fake-anthropic-features';
+import type { FakeCapabilities } from './fake-anthropic-capabilities';
 import type { FakeStreamOptions } from './fake-anthropic-sse';
 
 type StopReason = Anthropic.StopReason;

@@ -5,7 +5,11 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { checkTopLevelFields } from './fake-anthropic-fields';
 import { checkMediaBlock, isMediaBlock, mediaBlockTokens } from './fake-anthropic-media';
-import { checkCacheControl, checkContextManagement, checkThinkingBlocks, checkThinkingConfig, COMPACTION_BETA } from './fake-anthropic-features';
+import { COMPACTION_BETA } from './fake-anthropic-betas';
+import { blocksOf, isObj } from './fake-anthropic-blocks';
+import { checkCacheControl } from './fake-anthropic-cache';
+import { checkContextManagement } from './fake-anthropic-context-edits';
+import { checkThinkingBlocks, checkThinkingConfig } from './fake-anthropic-thinking';
 
 type ContentBlock = Anthropic.ContentBlock;
 
@@ -99,8 +103,6 @@ const KNOWN_BLOCKS = ['text', 'image', 'document', 'tool_use', 'tool_result', 't
 /** Block types a tool_result's `content` list may hold. */
 const TOOL_RESULT_BLOCKS = ['text', 'image', 'document', 'search_result'];
 
-export const isObj = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const blocksOf = (m: any): any[] => (Array.isArray(m?.content) ? m.content : typeof m?.content === 'string' ? [{ type: 'text', text: m.content }] : []);
 const toolUseIds = (m: any): string[] =>
   m?.role === 'assistant' ? blocksOf(m).filter((b) => b?.type === 'tool_use').map((b) => b.id) : [];
 const isBlank = (s: string) => s.trim().length === 0;

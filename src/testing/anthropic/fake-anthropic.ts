@@ -49,24 +49,14 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type Anthropic from '@anthropic-ai/sdk';
-import {
-  PromptCache,
-  applyContextEdits,
-  betasOf,
-  checkCapabilities,
-  checkCompactionBlocks,
-  compactEditOf,
-  COMPACTION_BETA,
-  COMPACT_DEFAULT_TRIGGER,
-  defaultMinCacheableTokens,
-  dropBeforeCompaction,
-  modelCapabilities,
-  sealRedactedThinking,
-  signCompaction,
-  signThinking,
-  thinkingOn,
-  type AppliedEdit,
-} from './fake-anthropic-features';
+import { betasOf, COMPACTION_BETA } from './fake-anthropic-betas';
+import { isObj } from './fake-anthropic-blocks';
+import { defaultMinCacheableTokens, PromptCache } from './fake-anthropic-cache';
+import { checkCapabilities, modelCapabilities } from './fake-anthropic-capabilities';
+import { checkCompactionBlocks, compactEditOf, dropBeforeCompaction } from './fake-anthropic-compaction';
+import { applyContextEdits, COMPACT_DEFAULT_TRIGGER, type AppliedEdit } from './fake-anthropic-context-edits';
+import { sealRedactedThinking, signCompaction, signThinking } from './fake-anthropic-signatures';
+import { thinkingOn } from './fake-anthropic-thinking';
 import { StreamGates, streamDurationMs, writeEventStream, type FakeStreamOptions } from './fake-anthropic-sse';
 
 import {
@@ -81,19 +71,16 @@ import {
   type FakeUsage,
   type RecordedRequest,
 } from './fake-anthropic-script';
-import { countFakeTokens, countOutputTokens, DEFAULT_MAX_OUTPUT_TOKENS, isObj, validateMessagesRequest } from './fake-anthropic-validate';
+import { countFakeTokens, countOutputTokens, DEFAULT_MAX_OUTPUT_TOKENS, validateMessagesRequest } from './fake-anthropic-validate';
 
 export * from './fake-anthropic-script';
 export { countFakeTextTokens, countFakeTokens, validateMessagesRequest, type ValidateMessagesOptions } from './fake-anthropic-validate';
 export { sseEventsFor, type FakeStreamOptions, type SseEvent } from './fake-anthropic-sse';
-export {
-  CLEARED_TOOL_RESULT,
-  COMPACTION_BETA,
-  CONTEXT_MANAGEMENT_BETA,
-  defaultMinCacheableTokens,
-  signThinking,
-  type FakeCapabilities,
-} from './fake-anthropic-features';
+export { COMPACTION_BETA, CONTEXT_MANAGEMENT_BETA } from './fake-anthropic-betas';
+export { defaultMinCacheableTokens } from './fake-anthropic-cache';
+export type { FakeCapabilities } from './fake-anthropic-capabilities';
+export { CLEARED_TOOL_RESULT } from './fake-anthropic-context-edits';
+export { signThinking } from './fake-anthropic-signatures';
 
 type ContentBlock = Anthropic.ContentBlock;
 type Message = Anthropic.Message;

@@ -14,7 +14,7 @@
  * ```
  */
 import type { RecordedRequest } from '../anthropic/fake-anthropic-script';
-import { isObj } from '../anthropic/fake-anthropic-validate';
+import { isObj } from '../anthropic/fake-anthropic-blocks';
 import { estimateInputTokens, outputTokens, planStep } from '../openai-common/fake-openai-plan';
 import { FakeOpenAIServerBase, invalid, json, type FakeOpenAIOptions, type FakeReply } from '../openai-common/fake-openai-server';
 import { chatStreamError, completionChunks, completionObject, type CompletionContext } from './fake-openai-chat-render';
