@@ -20,7 +20,9 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import type { UpdateDefinition } from '@temporalio/common';
+import type { AttachmentRef } from '../core/attachments';
 import { FabricError } from '../core/errors';
+import { hashString } from '../core/hash';
 import { SessionClosedError, SessionNotFoundError } from '../core/sessions/host-errors';
 import { decodeFailure, errorOfTermination, typedFailure } from '../wire/failures';
 import { SESSION_RESTORING } from '../wire/session-messages';
@@ -298,4 +300,11 @@ function chainText(err: unknown): string {
     cur = (cur as { cause?: unknown }).cause;
   }
   return text;
+}
+
+/** The update id of a message: the same message (id and text) is the same update, so a retry reattaches to it. */
+export function messageUpdateId(kind: 'prompt' | 'send', messageId: string, text: string, attachments?: readonly AttachmentRef[]): string {
+  // Attachments make it another message: their hashes are hashed with the text (none: the id as before).
+  const files = attachments?.length ? `\n${attachments.map((a) => a.hash).join(',')}` : '';
+  return `${kind}:${messageId}:${hashString(text + files)}`;
 }

@@ -38,7 +38,6 @@ const UPWARD_ALLOWED: Record<string, string> = {
 
 /** Files allowed over MAX_LINES, with the reason. */
 const LONG_FILES: Record<string, string> = {
-  'client/sessions.ts': 'being split (the session client)',
   'testing/anthropic/fake-anthropic.ts': 'the fake server class: its HTTP handler and the replies it builds share per-server state (ids, prompt cache, clock); its script language and validation are their own modules',
   'board/page/script.ts': 'the page script: one self-contained function served as its own source text, so it cannot import',
 };

@@ -1,0 +1,377 @@
+/**
+ * A session from the client side (SessionHandle: prompt, queue, approvals, interrupt, catalogue edits,
+ * fork, end, delete), and the start of a session's workflow, which returns one (a fork starts a session).
+ */
+import { randomInt, randomUUID } from 'node:crypto';
+import { WorkflowExecutionAlreadyStartedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import type { UpdateDefinition } from '@temporalio/common';
+import type { AgentDefinition } from '../core/agent';
+import type { ContextBudget } from '../core/budget';
+import type { Entry } from '../core/entries';
+import { FabricError } from '../core/errors';
+import type { AgentEvent } from '../core/events';
+import type { CompactionState } from '../core/conversation';
+import { parseSessionId, sessionSlug } from '../core/sessions/ids';
+import { SessionNotFoundError } from '../core/sessions/host-errors';
+import type { LabelValue } from '../core/sessions/labels';
+import type { SessionSettingsPatch } from '../core/sessions/settings';
+import type { PlanMode, SessionPlan } from '../core/sessions/plans';
+import { parseWith } from '../core/validate';
+import { z } from 'zod';
+import { compactionStateQuery, contextBudgetQuery, eventsQuery, messagesQuery, usageQuery, type AgentUsage } from '../wire/messages';
+import {
+  approveUpdate,
+  decidePlanUpdate,
+  sessionPlansQuery,
+  cancelMessageUpdate,
+  editSessionUpdate,
+  endSessionUpdate,
+  forkPointQuery,
+  resetSessionUpdate,
+  interruptUpdate,
+  sessionInfoQuery,
+  sessionPromptUpdate,
+  sessionReplyUpdate,
+  sessionSendUpdate,
+  type CarriedSession,
+  type PendingApproval,
+  type SessionEdit,
+  type SessionInfo,
+  type SessionWorktree,
+  type SessionReply,
+  type SessionResetResult,
+  type SessionPromptRequest,
+} from '../wire/session-messages';
+import { attachmentStore, storeAttachments } from './attachments';
+import { approvalRequests, approvalSource, type ApprovalRequest, type ApprovalsOptions } from './approvals';
+import { collectStoreGarbage, type CollectGarbageReport } from './collect-garbage';
+import { collectableStore } from '../activities/stores/store-gc';
+import { startPromptStream, streamOf, type StreamOptions } from './stream/handles';
+import { refuseUnknownAgent } from './unknown-agent';
+import { guardClose } from './connection-close';
+import type { PromptStream } from './stream/prompt-stream';
+import type { StreamEnvelope } from '../wire/stream';
+import { messageUpdateId, runSessionQuery, runSessionUpdate, typedSessionError, type WaitLimits } from './session-updates';
+import { missingSearchAttributes } from './search-attribute-errors';
+import { forkedSession, sessionStartPlan, WORKTREE_MEMO_KEY } from './session-plan';
+import type { DeleteOptions, EndSessionOptions, ForkOptions, SessionPromptOptions, StartSessionOptions } from './session-options';
+
+export class SessionExistsError extends FabricError {
+  constructor(readonly sessionId: string) {
+    super('SESSION_EXISTS', `id: a session ${sessionId} exists already; choose another id or getSession(client, '${sessionId}')`);
+  }
+}
+
+const SLUG_ATTEMPTS = 8;
+
+export async function startSessionWith(
+  client: Client,
+  agent: AgentDefinition | string,
+  options: StartSessionOptions,
+  carried: CarriedSession | undefined,
+): Promise<SessionHandle> {
+  const plan = sessionStartPlan(agent, options, carried);
+  const chosen = options.id !== undefined;
+  for (let attempt = 0; ; attempt++) {
+    const id = chosen ? parseSessionId(options.id) : sessionSlug(Date.now(), () => randomInt(2 ** 31) / 2 ** 31);
+    try {
+      const started = await client.workflow.start(plan.agent, { ...plan.options, workflowId: id, workflowIdReusePolicy: 'REJECT_DUPLICATE' });
+      await refuseUnknownAgent(started, plan.agent, plan.options.taskQueue);
+      return new SessionHandle(client, id, plan.agent);
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw missingSearchAttributes(err, client.options.namespace, 'started with') ?? typedSessionError(err, id);
+      if (chosen) throw new SessionExistsError(id);
+      if (attempt + 1 >= SLUG_ATTEMPTS) throw new SessionExistsError(id);
+    }
+  }
+}
+
+export class SessionHandle {
+  readonly workflow: WorkflowHandle;
+
+  constructor(
+    readonly client: Client,
+    readonly id: string,
+    private agentName?: string,
+  ) {
+    this.workflow = client.workflow.getHandle(id);
+    guardClose(client.connection);
+  }
+
+  /**
+   * Sends a message and resolves to the reply (queued behind a running turn, in order). Waits through
+   * RPC timeouts and continue-as-new; `timeoutMs` or `signal` end the wait with WAIT_ENDED, naming the
+   * message id to reattach with (the message stays in the session).
+   */
+  async prompt(text: string, options: SessionPromptOptions = {}): Promise<string> {
+    const messageId = options.messageId ?? randomUUID();
+    const req = await this.request(text, messageId, options);
+    const reply = await this.update(sessionPromptUpdate, [req], messageUpdateId('prompt', messageId, text, req.attachments), options, messageId);
+    return this.followReply(reply, options);
+  }
+
+  /** The update's argument: the attachments checked and stored first (nothing is queued when one is refused). */
+  private async request(text: string, messageId: string, options: SessionPromptOptions): Promise<SessionPromptRequest> {
+    const attachments = await storeAttachments(attachmentStore(this.client, options.store), options.attachments);
+    return attachments ? { text, messageId, attachments } : { text, messageId };
+  }
+
+  /**
+   * The session's stream (text and thinking deltas, tool calls, approvals, decisions, status, title,
+   * replies), in order, from offset `from` (a reconnecting client passes its last offset + 1).
+   */
+  stream(options: StreamOptions = {}): AsyncIterable<StreamEnvelope> {
+    return streamOf(this.client, this.id, options, this.typed);
+  }
+
+  /** Sends a message and streams its turn; `.reply` resolves to the reply (as `prompt` does). */
+  promptStream(text: string, options: SessionPromptOptions & Pick<StreamOptions, 'transport' | 'livePollMs'> = {}): Promise<PromptStream> {
+    // The prompt update itself (one update in history, as prompt() has), sent through prompt() so it keeps
+    // one update id across RPC timeouts and follows the session across continue-as-new.
+    return startPromptStream(this.client, this.id, async (messageId) => ({ reply: this.prompt(text, { ...options, messageId }) }), options, this.typed);
+  }
+
+  /**
+   * The one mapping of a Temporal failure to this session's typed error (SESSION_NOT_FOUND, SESSION_CLOSED,
+   * a FabricError the session sent): updates and queries get it in session-updates, streams through this.
+   */
+  private readonly typed = (err: unknown): unknown => typedSessionError(err, this.id);
+
+  /** Queues a message and returns at once with its id (`reply(id)` waits for the answer; position -1: answered already). */
+  async send(text: string, options: SessionPromptOptions = {}): Promise<{ messageId: string; position: number }> {
+    const messageId = options.messageId ?? randomUUID();
+    const req = await this.request(text, messageId, options);
+    return this.update(sessionSendUpdate, [req], messageUpdateId('send', messageId, text, req.attachments), options, messageId);
+  }
+
+  /** The reply to a message sent earlier (waits for it; any message of the session's life). */
+  async reply(messageId: string, limits: WaitLimits = {}): Promise<string> {
+    return this.followReply(await this.update(sessionReplyUpdate, [{ messageId }], randomUUID(), limits, messageId), limits);
+  }
+
+  /** A reply that says the session continued as new is asked for again, from the next run. */
+  async followReply(reply: SessionReply, limits: WaitLimits = {}): Promise<string> {
+    let r = reply;
+    while (r.continued) r = await this.update(sessionReplyUpdate, [{ messageId: r.messageId }], randomUUID(), limits, r.messageId);
+    return r.text;
+  }
+
+  /** Every update goes through here: one id per call, kept through retries, across continue-as-new. */
+  private update<Ret, Args extends unknown[]>(def: UpdateDefinition<Ret, Args>, args: Args, updateId: string = randomUUID(), limits: WaitLimits = {}, messageId?: string): Promise<Ret> {
+    return runSessionUpdate({ client: this.client, handle: this.workflow, sessionId: this.id, def, args, updateId, limits, ...(messageId !== undefined ? { messageId } : {}) });
+  }
+
+  /** Removes a queued message that has not started; its prompt rejects with MESSAGE_CANCELLED. */
+  cancelMessage(messageId: string): Promise<void> {
+    return this.update(cancelMessageUpdate, [{ messageId }]);
+  }
+
+  /** Cancels the running turn (its model call, tools, approval wait); the next message says so to the model. */
+  interrupt(): Promise<{ interrupted: boolean; messageId?: string }> {
+    return this.update(interruptUpdate, []);
+  }
+
+  approve(callId: string, note?: string): Promise<void> {
+    return this.update(approveUpdate, [note === undefined ? { callId, approved: true } : { callId, approved: true, note }]);
+  }
+
+  deny(callId: string, note?: string): Promise<void> {
+    return this.update(approveUpdate, [note === undefined ? { callId, approved: false } : { callId, approved: false, note }]);
+  }
+
+  async pendingApprovals(): Promise<PendingApproval[]> {
+    return (await this.info()).pendingApprovals;
+  }
+
+  /** Each tool call waiting for a decision, once, as it comes (those waiting already first): see ./approvals. */
+  approvals(options: ApprovalsOptions = {}): AsyncIterable<ApprovalRequest> {
+    return approvalRequests(approvalSource(this, this.client, this.id, this.typed), options);
+  }
+
+  /** The plans the session keeps (explore mode's submit_plan), oldest first: pending, approved or declined. */
+  plans(): Promise<SessionPlan[]> {
+    return runSessionQuery(this.workflow, this.id, () => this.workflow.query(sessionPlansQuery));
+  }
+
+  /**
+   * Approves a waiting plan: the model reads it as its call's result and follows it; `mode` switches the
+   * session (ask or execute) before the agent's next tool calls. UNKNOWN_PLAN / ALREADY_DECIDED (field planId).
+   */
+  approvePlan(planId: string, options: { mode?: PlanMode; note?: string } = {}): Promise<SessionPlan> {
+    return this.update(decidePlanUpdate, [{ planId, approved: true, ...options }]);
+  }
+
+  /** Declines a waiting plan: the model reads `note`; the session stays in explore mode. */
+  declinePlan(planId: string, options: { note?: string } = {}): Promise<SessionPlan> {
+    return this.update(decidePlanUpdate, [{ planId, approved: false, ...options }]);
+  }
+
+  info(): Promise<SessionInfo> {
+    return runSessionQuery(this.workflow, this.id, () => this.workflow.query(sessionInfoQuery));
+  }
+
+  edit(edit: SessionEdit): Promise<SessionInfo> {
+    return this.update(editSessionUpdate, [edit]);
+  }
+
+  /**
+   * Restarts the conversation from a transfer summary (`transferSummary: false`: none) and the agent's
+   * memory, in the same workflow: the session id and this handle stay valid, and the old conversation
+   * stays in the transcript store (`previousTranscript`). Waits for a running turn to finish.
+   */
+  reset(options: { transferSummary?: boolean } = {}): Promise<SessionResetResult> {
+    return this.update(resetSessionUpdate, [options]);
+  }
+
+  setStatus(status: string): Promise<SessionInfo> {
+    return this.edit({ kind: 'status', status });
+  }
+
+  setTitle(title: string): Promise<SessionInfo> {
+    return this.edit({ kind: 'title', title });
+  }
+
+  label(name: string, value?: LabelValue | null): Promise<SessionInfo> {
+    return this.edit(value === undefined ? { kind: 'label', name } : { kind: 'label', name, value });
+  }
+
+  unlabel(name: string): Promise<SessionInfo> {
+    return this.edit({ kind: 'unlabel', name });
+  }
+
+  flag(flagged = true): Promise<SessionInfo> {
+    return this.edit({ kind: 'flag', flagged });
+  }
+
+  archive(): Promise<SessionInfo> {
+    return this.edit({ kind: 'archive', archived: true });
+  }
+
+  unarchive(): Promise<SessionInfo> {
+    return this.edit({ kind: 'archive', archived: false });
+  }
+
+  markRead(upTo?: number): Promise<SessionInfo> {
+    return this.edit(upTo === undefined ? { kind: 'read' } : { kind: 'read', upTo });
+  }
+
+  updateSettings(settings: SessionSettingsPatch): Promise<SessionInfo> {
+    return this.edit({ kind: 'settings', settings });
+  }
+
+  /** Starts a fresh conversation in this session; its title, status, labels and settings stay. */
+  clear(): Promise<SessionInfo> {
+    return this.edit({ kind: 'clear' });
+  }
+
+  async messages(): Promise<Entry[]> {
+    await this.restored();
+    return runSessionQuery(this.workflow, this.id, () => this.workflow.query(messagesQuery));
+  }
+
+  async compactionState(): Promise<CompactionState | null> {
+    await this.restored();
+    return runSessionQuery(this.workflow, this.id, () => this.workflow.query(compactionStateQuery));
+  }
+
+  async contextBudget(): Promise<ContextBudget | null> {
+    await this.restored();
+    return runSessionQuery(this.workflow, this.id, () => this.workflow.query(contextBudgetQuery));
+  }
+
+  usage(): Promise<AgentUsage> {
+    return runSessionQuery(this.workflow, this.id, () => this.workflow.query(usageQuery));
+  }
+
+  events(limit?: number): Promise<AgentEvent[]> {
+    return runSessionQuery(this.workflow, this.id, () => this.workflow.query(eventsQuery, limit));
+  }
+
+  /**
+   * A new session with this one's conversation up to `atMessage`: the shared part by reference to the
+   * same stored transcript (nothing copied); this session is untouched.
+   */
+  async fork(options: ForkOptions): Promise<SessionHandle> {
+    const at = parseWith(z.number().int().min(0), options.atMessage, 'atMessage');
+    parseWith(z.literal('worktree').optional(), options.isolation, 'isolation');
+    await this.restored();
+    const answer = await runSessionQuery(this.workflow, this.id, () => this.workflow.query(forkPointQuery, at));
+    if ('error' in answer) throw new FabricError(answer.error.code, answer.error.message);
+    const carried = forkedSession(answer, this.id, at, options.title);
+    const desc = await this.workflow.describe();
+    return startSessionWith(this.client, answer.agent, {
+      ...(options.id !== undefined ? { id: options.id } : {}),
+      taskQueue: options.taskQueue ?? desc.taskQueue,
+      ...(answer.input !== undefined ? { input: answer.input } : {}),
+      ...(options.isolation !== undefined ? { isolation: options.isolation } : {}),
+    }, carried);
+  }
+
+  /**
+   * Ends the session: queued messages are answered SESSION_CLOSED, the workflow completes. A session with
+   * a worktree commits its changes on its branch and removes the worktree first, and answers with it.
+   */
+  async end(options: EndSessionOptions = {}): Promise<{ worktree?: SessionWorktree }> {
+    const request = parseWith(endOptionsSchema, options, 'end options');
+    return (await this.update(endSessionUpdate, [request])) ?? {};
+  }
+
+  /**
+   * Deletes the session: ends it, deletes every run of its workflow (all continue-as-new runs), and with
+   * `store` removes the blobs nothing else references (a fork's shared prefix stays with the fork).
+   */
+  async delete(options: DeleteOptions = {}): Promise<{ runs: number; garbage?: CollectGarbageReport }> {
+    if (options.store) collectableStore(options.store); // a store that cannot be swept fails before anything is deleted
+    await this.endWorktree(options.deleteBranch === true);
+    const ns = this.client.options.namespace;
+    let runs = 0;
+    // The running run is deleted as it is terminated (fast); closed ones by a background task.
+    for await (const wf of this.client.workflow.list({ query: `WorkflowId = '${this.id}'` })) {
+      try {
+        await this.client.workflowService.deleteWorkflowExecution({ namespace: ns, workflowExecution: { workflowId: wf.workflowId, runId: wf.runId } });
+        runs++;
+      } catch (err) {
+        if ((err as { code?: number }).code !== 5) throw err; // already gone
+      }
+    }
+    if (runs === 0) throw new SessionNotFoundError(this.id);
+    if (options.wait === false && !options.store) return { runs };
+    await this.waitGone(options.waitMs ?? 120_000);
+    if (!options.store) return { runs };
+    const garbage = await collectStoreGarbage(this.client, { ...options.store, olderThanMs: options.store.olderThanMs ?? 60_000 });
+    return { runs, garbage };
+  }
+
+  /** A running session with a worktree is ended first: its worker commits the changes and removes the worktree. */
+  private async endWorktree(deleteBranch: boolean): Promise<void> {
+    const desc = await this.workflow.describe().catch(() => undefined);
+    if (!desc || desc.status.name !== 'RUNNING' || desc.memo?.[WORKTREE_MEMO_KEY] !== true) return;
+    await this.update(endSessionUpdate, [{ deleting: true, ...(deleteBranch ? { deleteBranch } : {}) }]).catch((err: unknown) => {
+      if (!(err instanceof FabricError && (err.code === 'SESSION_CLOSED' || err.code === 'SESSION_NOT_FOUND'))) throw err;
+    });
+  }
+
+  /** Right after a continue-as-new the new run loads the conversation: wait for it (bounded). */
+  private async restored(): Promise<void> {
+    for (let i = 0; i < 300 && (await this.info()).restoring; i++) await new Promise((r) => setTimeout(r, 100));
+  }
+
+  /** Deletion is asynchronous on the server: wait until visibility lists no run of this session. */
+  private async waitGone(ms: number): Promise<void> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      let left = 0;
+      for await (const _ of this.client.workflow.list({ query: `WorkflowId = '${this.id}'` })) left++;
+      if (left === 0) return;
+      if (Date.now() > deadline) throw new FabricError('DELETE_PENDING', `session ${this.id}: the server has not finished deleting ${left} run(s) after ${ms} ms; they will go`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
+  get agent(): string | undefined {
+    return this.agentName;
+  }
+
+}
+
+const endOptionsSchema = z.object({ keepWorktree: z.boolean().optional(), deleteBranch: z.boolean().optional() }).strict();
