@@ -288,25 +288,14 @@ module.exports = {
       cleanups.push(() => fs.rm(storeDir, { recursive: true, force: true }));
       const namespace = server.namespace;
 
+      // What every design's child is started with (the live workers and, later, the replayers).
+      const childConfig = (taskQueue) => ({ address: server.address, namespace, taskQueue, fakeUrl: fake.url, apiKey: API_KEY, storeDir, growTextChars: GROW_TEXT_CHARS });
+
       let t = Date.now();
       const workers = {};
       cleanups.push(() => Promise.all(Object.values(workers).map((w) => w.stop())));
       // One at a time: each bundles its workflow code, and two cores are shared.
-      for (const d of DESIGNS) {
-        workers[d.key] = await ChildWorker.start(
-          d,
-          {
-            address: server.address,
-            namespace,
-            taskQueue: `bench-sbs-${d.key}-${process.pid}`,
-            fakeUrl: fake.url,
-            apiKey: API_KEY,
-            storeDir,
-            growTextChars: GROW_TEXT_CHARS,
-          },
-          ctx,
-        );
-      }
+      for (const d of DESIGNS) workers[d.key] = await ChildWorker.start(d, childConfig(`bench-sbs-${d.key}-${process.pid}`), ctx);
       ctx.log(`started ${DESIGNS.length} workers (one process each) in ${ctx.seconds(Date.now() - t)}`);
 
       const connection = await Connection.connect({ address: server.address, channelArgs: BIG_MESSAGES });
@@ -388,13 +377,7 @@ module.exports = {
       const replayers = {};
       cleanups.push(() => Promise.all(Object.values(replayers).map((w) => w.stop())));
       for (const [i, d] of DESIGNS.entries()) {
-        replayers[d.key] = await ChildWorker.start(
-          d,
-          { address: server.address, namespace, taskQueue: `bench-sbs-replay-${d.key}-${process.pid}`, fakeUrl: fake.url, apiKey: API_KEY, storeDir, growTextChars: GROW_TEXT_CHARS },
-          ctx,
-          [],
-          { profile: false },
-        );
+        replayers[d.key] = await ChildWorker.start(d, childConfig(`bench-sbs-replay-${d.key}-${process.pid}`), ctx, [], { profile: false });
         const warmUp = await replayers[d.key].replay(warmUps[i].workflowId);
         if (warmUp.error) throw new Error(`${d.key}: the warm-up run's replay failed: ${warmUp.error.split('\n')[0]}`);
       }

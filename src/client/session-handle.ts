@@ -56,6 +56,7 @@ import { missingSearchAttributes } from './search-attribute-errors';
 import { forkedSession, sessionStartPlan, WORKTREE_MEMO_KEY } from './session-plan';
 import type { DeleteOptions, EndSessionOptions, ForkOptions, SessionPromptOptions, StartSessionOptions } from './session-options';
 
+/** A session with this id exists already (a caller-chosen id; a generated one just gets another slug). */
 export class SessionExistsError extends FabricError {
   constructor(readonly sessionId: string) {
     super('SESSION_EXISTS', `id: a session ${sessionId} exists already; choose another id or getSession(client, '${sessionId}')`);
@@ -86,6 +87,7 @@ export async function startSessionWith(
   }
 }
 
+/** A session: its id is the workflow id, so it follows the session across continue-as-new. */
 export class SessionHandle {
   readonly workflow: WorkflowHandle;
 

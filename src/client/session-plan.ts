@@ -14,8 +14,10 @@ import type { CarriedSession, ForkPoint, SessionEnvelope, SessionStart } from '.
 import { AGENT_MEMO_KEY, DEFAULT_TASK_QUEUE } from './start';
 import type { StartSessionOptions } from './session-options';
 
+/** The memo mark of a session started with isolation 'worktree': delete() ends it first, so its worker removes the worktree. */
 export const WORKTREE_MEMO_KEY = 'fhWorktree';
 
+/** The settings a session starts with: `settings`, with `connection` and `model` given beside it (the same field twice must agree). */
 function startSettings(options: StartSessionOptions): SessionSettingsPatch | undefined {
   const settings: Record<string, unknown> = { ...(options.settings ?? {}) };
   for (const key of ['connection', 'model'] as const) {
@@ -29,6 +31,7 @@ function startSettings(options: StartSessionOptions): SessionSettingsPatch | und
   return options.settings === undefined && options.connection === undefined && options.model === undefined ? undefined : (settings as SessionSettingsPatch);
 }
 
+/** How a session of `agent` is started (its workflow type and start options); sendPrompt and the web chat handler start with it. */
 export function sessionStartPlan(agent: AgentDefinition | string, options: StartSessionOptions, carried: CarriedSession | undefined) {
   const name = typeof agent === 'string' ? agent : agent.name;
   const input = typeof agent === 'string' || options.input === undefined && !agent.input ? options.input : parseAgentInput(agent, options.input);
