@@ -19,7 +19,7 @@ import { ToolRegistry, type ToolSource } from '../core/tool-registry';
 import type { FabricSinks } from '../workflows/sinks';
 import { configureAgentBundler } from './bundle';
 import { loadSources } from './load-modules';
-import { toolQueueOf, startToolWorker, type ToolQueuePlan } from './tool-queue-worker';
+import { toolQueueOf, startToolWorker, type RunningToolWorker, type ToolQueuePlan } from './tool-queue-worker';
 import { McpPinQueues } from './mcp-pin-worker';
 import { MissingBlobReaper, type MissingBlobReaperOptions } from './missing-blob-reaper';
 import { chooseSessionCache } from './session-cache';
@@ -181,16 +181,32 @@ export class FabricHarnessPlugin extends SimplePlugin {
     const base = this.configured.get(worker.options.taskQueue);
     const served = [worker.options.taskQueue, ...(plan ? [plan.taskQueue] : [])];
     if (base) this.pins.serve(served, withInterceptors(base), stopWorker);
-    const tools = plan ? await startToolWorker({ ...plan, options: withInterceptors(plan.options) }, stopWorker) : undefined;
     const reaper = this.reaperFor(worker);
+    // The worker becomes RUNNING when `next` runs, and only a RUNNING worker is stopped by Temporal's
+    // runUntil (and by a shutdown signal): so nothing is awaited before it. The tool queue's worker used
+    // to be created first, and a runUntil whose promise settled meanwhile (an input rejected at once)
+    // waited forever on a worker nobody stopped.
+    const running = super.runWorker(worker, next);
+    running.catch(() => undefined); // awaited below, after the tool worker starts; not unhandled meanwhile
+    let tools: RunningToolWorker | undefined;
+    let toolsFailed: { error: unknown } | undefined;
     try {
-      await super.runWorker(worker, next);
+      if (plan) {
+        try {
+          tools = await startToolWorker({ ...plan, options: withInterceptors(plan.options) }, stopWorker);
+        } catch (error) {
+          toolsFailed = { error };
+          stopWorker();
+        }
+      }
+      await running;
     } finally {
       reaper?.stop();
       if (reaper) this.reapers.delete(reaper);
       await tools?.stop();
       await this.pins.stop(served);
     }
+    if (toolsFailed) throw toolsFailed.error;
     tools?.rethrow();
   }
 

@@ -118,4 +118,33 @@ describe('the harness as a plugin on a plain Worker.create and Client', () => {
       await fake.stop();
     }
   });
+
+  it('worker.runUntil ends when its promise is rejected at once (an input refused before it reaches Temporal), with the worker stopped', async () => {
+    // Temporal's runUntil stops the worker only if it is RUNNING when the promise settles; the plugin
+    // awaited the tool queue's worker before letting it run, so this waited forever.
+    const t = await testConnection();
+    try {
+      const plugin = new FabricHarnessPlugin({ tools: [addTool], model: { apiKey: 'test-key', baseURL: 'http://127.0.0.1:9' } });
+      const taskQueue = `plugin-bad-input-${process.pid}`;
+      const worker = await Worker.create({
+        connection: t.nativeConnection,
+        namespace: t.namespace,
+        taskQueue,
+        plugins: [plugin],
+        workflowsPath: await workflowsPathFor(require.resolve('../fixtures/agents')),
+      });
+      const client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [plugin] });
+      const refused = startAgent(client, calculator, { task: 42 } as never, { workflowId: `plugin-bad-${Date.now()}`, taskQueue });
+      let timer: NodeJS.Timeout | undefined;
+      const hung = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`runUntil still waiting after 15 s; worker ${worker.getState()}`)), 15_000)));
+      try {
+        await expect(Promise.race([worker.runUntil(refused), hung])).rejects.toThrow(/task/);
+      } finally {
+        clearTimeout(timer);
+      }
+      expect(worker.getState()).toBe('STOPPED');
+    } finally {
+      await t.close();
+    }
+  });
 });
