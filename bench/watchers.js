@@ -19,7 +19,8 @@
  * delta at most 100 ms after the model's, pooled the same way.
  *
  *   FH_BENCH_WATCHERS=1,10,50,500   reader counts      FH_BENCH_WATCHERS_TURNS=2   turns measured per count
- *   FH_BENCH_WATCHERS_MODES=shared,own,broker,broker, 5 processes   the ways measured (default all)
+ *   FH_BENCH_WATCHERS_MODES=shared,own,broker,processes   the ways measured (default all; processes: the
+ *                                                          500 readers in 5 processes, through the broker)
  *
  * Each count's session first runs one turn that is not measured (its readers, and the other processes,
  * warm: connections made, code compiled), so a row says what following costs, not starting to.
@@ -58,7 +59,7 @@ const quantile = (xs, q) => {
   return s.length ? s[Math.min(s.length - 1, Math.floor(q * s.length))] : NaN;
 };
 
-const MODES = ['shared', 'own', 'broker', 'broker, 5 processes'];
+const MODES = ['shared', 'own', 'broker', 'processes'];
 
 /** The ways to read measured (FH_BENCH_WATCHERS_MODES, comma-separated; default all four). */
 function modes() {
@@ -66,7 +67,7 @@ function modes() {
   if (!raw) return MODES;
   const list = raw.split(',').map((x) => x.trim());
   const unknown = list.filter((m) => !MODES.includes(m));
-  if (unknown.length) throw new Error(`FH_BENCH_WATCHERS_MODES: unknown '${unknown.join("', '")}' (one of: ${MODES.join('; ')})`);
+  if (unknown.length) throw new Error(`FH_BENCH_WATCHERS_MODES: unknown '${unknown.join("', '")}' (one of: ${MODES.join(', ')})`);
   return list;
 }
 
@@ -175,6 +176,9 @@ module.exports = {
 
   async run(ctx) {
     if (process.platform !== 'linux') throw new Error('watchers reads the server CPU from /proc: run it on Linux');
+    // A bad FH_BENCH_WATCHERS or FH_BENCH_WATCHERS_MODES fails here, before a server is started.
+    const measuredModes = modes();
+    counts();
     try {
       Runtime.install({ logger: new DefaultLogger('WARN') });
     } catch {
@@ -223,7 +227,7 @@ module.exports = {
       const measure = async (n, mode) => {
         const id = `bench-watchers-${n}-${mode.replace(/[^a-z0-9]+/g, "-")}-${Date.now().toString(36)}`;
         const s = await startSession(client, benchSession, { id, taskQueue, streaming: true });
-        const procs = mode === 'broker, 5 processes' ? readersElsewhere(server.address, server.namespace, id, n, 5, redis.url) : undefined;
+        const procs = mode === 'processes' ? readersElsewhere(server.address, server.namespace, id, n, 5, redis.url) : undefined;
         const lags = [];
         const firsts = [];
         let deltas = 0;
@@ -284,14 +288,14 @@ module.exports = {
       const brokerFirsts = [];
       const sharedFirsts = [];
       await worker.runUntil(async () => {
-        const LABEL = { shared: 'shared reader (default)', own: 'a transport each (before)', broker: 'shared, through the broker', 'broker, 5 processes': 'broker, 5 processes' };
-        for (const mode of modes()) {
+        const LABEL = { shared: 'shared reader (default)', own: 'a transport each (before)', broker: 'shared, through the broker', processes: 'broker, 5 processes' };
+        for (const mode of measuredModes) {
           let one;
-          for (const n of mode === 'broker, 5 processes' ? [Math.max(...counts())] : counts()) {
+          for (const n of mode === 'processes' ? [Math.max(...counts())] : counts()) {
             // A transport each for 500 readers is 500 pollers on one workflow: shown up to 50.
             if (mode === 'own' && n > 50) continue;
             const r = await measure(n, mode);
-            one ??= mode === 'broker, 5 processes' ? rows.find((x) => x.readers === 1 && x.transport === LABEL.broker)?._r ?? r : r;
+            one ??= mode === 'processes' ? rows.find((x) => x.readers === 1 && x.transport === LABEL.broker)?._r ?? r : r;
             const shared = mode !== 'own';
             ctx.log(`${mode}, ${n} readers: lag p50 ${r.p50} ms, first delta ${r.first} ms, ${(r.endOnly * 100).toFixed(1)}% only at end, server ${r.cpuPerTurn.toFixed(0)} ms CPU/turn`);
             rows.push({
