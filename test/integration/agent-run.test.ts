@@ -93,21 +93,26 @@ describe('an agent with two tools', () => {
   });
 });
 
+/** A plain Worker.create and Client with nothing but the plugin and workflowsPathFor. */
+async function pluginWorker(t: Awaited<ReturnType<typeof testConnection>>, taskQueue: string, baseURL: string): Promise<{ worker: Worker; client: Client }> {
+  const plugin = new FabricHarnessPlugin({ tools: [addTool], model: { apiKey: 'test-key', baseURL } });
+  const worker = await Worker.create({
+    connection: t.nativeConnection,
+    namespace: t.namespace,
+    taskQueue,
+    plugins: [plugin],
+    workflowsPath: await workflowsPathFor(require.resolve('../fixtures/agents')),
+  });
+  return { worker, client: new Client({ connection: t.connection, namespace: t.namespace, plugins: [plugin] }) };
+}
+
 describe('the harness as a plugin on a plain Worker.create and Client', () => {
   it('runs an agent with nothing but the plugin and workflowsPathFor', async () => {
     const fake = await FakeAnthropicServer.start({ script: [callTools({ name: 'add', input: { a: 20, b: 22 } }), say('42')] });
     const t = await testConnection();
     try {
-      const plugin = new FabricHarnessPlugin({ tools: [addTool], model: { apiKey: 'test-key', baseURL: fake.url } });
       const taskQueue = `plugin-${process.pid}`;
-      const worker = await Worker.create({
-        connection: t.nativeConnection,
-        namespace: t.namespace,
-        taskQueue,
-        plugins: [plugin],
-        workflowsPath: await workflowsPathFor(require.resolve('../fixtures/agents')),
-      });
-      const client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [plugin] });
+      const { worker, client } = await pluginWorker(t, taskQueue, fake.url);
       const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-plugin-'));
       const result = await worker.runUntil(async () =>
         (await startAgent(client, calculator, { task: 'add 20 and 22', dir }, { workflowId: `plugin-${Date.now()}`, taskQueue })).result(),
@@ -124,16 +129,8 @@ describe('the harness as a plugin on a plain Worker.create and Client', () => {
     // awaited the tool queue's worker before letting it run, so this waited forever.
     const t = await testConnection();
     try {
-      const plugin = new FabricHarnessPlugin({ tools: [addTool], model: { apiKey: 'test-key', baseURL: 'http://127.0.0.1:9' } });
       const taskQueue = `plugin-bad-input-${process.pid}`;
-      const worker = await Worker.create({
-        connection: t.nativeConnection,
-        namespace: t.namespace,
-        taskQueue,
-        plugins: [plugin],
-        workflowsPath: await workflowsPathFor(require.resolve('../fixtures/agents')),
-      });
-      const client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [plugin] });
+      const { worker, client } = await pluginWorker(t, taskQueue, 'http://127.0.0.1:9');
       const refused = startAgent(client, calculator, { task: 42 } as never, { workflowId: `plugin-bad-${Date.now()}`, taskQueue });
       let timer: NodeJS.Timeout | undefined;
       const hung = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`runUntil still waiting after 15 s; worker ${worker.getState()}`)), 15_000)));
