@@ -178,7 +178,7 @@ module.exports = {
     if (process.platform !== 'linux') throw new Error('watchers reads the server CPU from /proc: run it on Linux');
     // A bad FH_BENCH_WATCHERS or FH_BENCH_WATCHERS_MODES fails here, before a server is started.
     const measuredModes = modes();
-    counts();
+    const measuredCounts = counts();
     try {
       Runtime.install({ logger: new DefaultLogger('WARN') });
     } catch {
@@ -291,7 +291,7 @@ module.exports = {
         const LABEL = { shared: 'shared reader (default)', own: 'a transport each (before)', broker: 'shared, through the broker', processes: 'broker, 5 processes' };
         for (const mode of measuredModes) {
           let one;
-          for (const n of mode === 'processes' ? [Math.max(...counts())] : counts()) {
+          for (const n of mode === 'processes' ? [Math.max(...measuredCounts)] : measuredCounts) {
             // A transport each for 500 readers is 500 pollers on one workflow: shown up to 50.
             if (mode === 'own' && n > 50) continue;
             const r = await measure(n, mode);
