@@ -182,18 +182,24 @@ export interface StreamPage {
   next: number;
   /** The oldest offset still kept (older durable events dropped off the buffer). */
   oldest: number;
+  /**
+   * The page was not cut at its limit: it holds every block to the end, those opened after its last
+   * event too. Absent: the blocks reach only to the last event (a cut page, or an older worker's answer).
+   */
+  toEnd?: true;
 }
 
 /**
  * What the stream query would answer from `from`, worked out from its answer from `readFrom` for the same
  * workflow state, or undefined when that answer does not hold it: `from` before `readFrom`, a page that
- * may have stopped before the end, or one whose events all lie before `from` (the blocks after its last
- * event were left out of it). Exactly what the workflow answers otherwise (a unit test compares them),
+ * may have stopped before the end, or one without `toEnd` whose events all lie before `from` (the blocks
+ * after its last event were left out of it: an older worker's answer). Exactly what the workflow answers otherwise (a unit test compares them),
  * so a reader polling for live deltas need not ask the workflow again while nothing durable changed.
  */
 export function pageFrom(page: StreamPage, readFrom: number, from: number): StreamPage | undefined {
   if (from < readFrom || page.events.length >= STREAM_PAGE_LIMIT) return undefined;
   const events = page.events.filter((e) => e.offset >= from);
+  if (page.toEnd) return { events, blocks: page.blocks.filter((b) => b.to > from && b.from <= page.next), next: page.next, oldest: page.oldest, toEnd: true };
   if (events.length === 0 && page.events.length > 0) return undefined;
   const until = events.length > 0 ? events[events.length - 1]!.offset : page.next;
   const blocks = page.blocks.filter((b) => b.to > from && b.from <= until);

@@ -26,7 +26,7 @@ describe('the live path on a broker', () => {
   let broker: LiveBrokerClient;
   let counted: Client;
   let dir: string;
-  const calls = { describe: 0 };
+  const calls = { describe: 0, query: 0 };
 
   beforeAll(async () => {
     fake = await startSessionFake({ stream: { chunkChars: 4, delayMs: 25 } });
@@ -34,7 +34,10 @@ describe('the live path on a broker', () => {
     w = await startTestWorker({ name: 'broker', baseURL: fake.url, liveBroker: { url: redis.url } });
     broker = liveBroker({ url: redis.url });
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fh-broker-'));
-    const counter: WorkflowClientInterceptor = { describe: (input, next) => (calls.describe++, next(input)) };
+    const counter: WorkflowClientInterceptor = {
+      describe: (input, next) => (calls.describe++, next(input)),
+      query: (input, next) => (calls.query++, next(input)),
+    };
     counted = new Client({
       connection: w.client.connection,
       namespace: w.t.namespace,
@@ -55,17 +58,21 @@ describe('the live path on a broker', () => {
     const from = (await new TemporalStreamTransport(counted, id).snapshot(Number.MAX_SAFE_INTEGER)).page.next - 1;
     const abort = new AbortController();
     const seen: Array<{ env: StreamEnvelope; at: number }> = [];
+    /** Temporal asked from the prompt to the reply's first delta (how the reader learned of the call). */
+    let beforeFirstDelta: { describe: number; query: number } | undefined;
     let following!: () => void;
     const ready = new Promise<void>((r) => (following = r));
     const reader = (async () => {
       for await (const env of s.stream({ from, signal: abort.signal, ...(withBroker ? { broker } : {}) })) {
         seen.push({ env, at: Date.now() });
         if (seen.length === 1) following();
+        if (env.event.type === 'text_delta') beforeFirstDelta ??= { ...calls };
         if (env.event.type === 'message_end' && env.event.stopReason === 'end_turn') return;
       }
     })();
     await ready;
     calls.describe = 0;
+    calls.query = 0;
     fake.enqueue(say(REPLY));
     const replying = s.prompt('How often should I water?');
     await during?.();
@@ -79,6 +86,7 @@ describe('the live path on a broker', () => {
       text: deltas.map((x) => (x.env.event as { text: string }).text).join(''),
       live: deltas.filter((x) => x.at < end - 3).length / deltas.length,
       describes: calls.describe,
+      beforeFirstDelta,
     };
   }
 
@@ -102,6 +110,49 @@ describe('the live path on a broker', () => {
     await startSession(w.client, assistant, { id, taskQueue: w.taskQueue, settings: { workingDirectory: dir } });
     const brokered = await comparedWithBroker((withBroker) => turn(id, withBroker));
     expect(brokered.live).toBeGreaterThan(0.9);
+  });
+
+  it("a reader on the broker learns of a turn's call from the history's long poll and the stream query alone, describing nothing", async () => {
+    const id = `broker-first-${process.pid}-${Date.now() % 100000}`;
+    await startSession(w.client, assistant, { id, taskQueue: w.taskQueue, settings: { workingDirectory: dir } });
+    const r = await turn(id, true);
+    expect(r.text).toBe(REPLY);
+    // The long poll's answer says the run runs and how long its history is; the query's page holds the
+    // call's block opened after the turn's first events. (It described after every wake, and asked the
+    // page once more to find the block: 5 processes doing so put the first delta 74-95 ms behind the model's.)
+    expect(r.beforeFirstDelta).toEqual({ describe: 0, query: expect.any(Number) });
+    expect(r.beforeFirstDelta!.query).toBeGreaterThan(0);
+  });
+
+  it('a reader that joins while the call streams finds its block in the first page: one describe before the first delta', async () => {
+    const id = `broker-join-${process.pid}-${Date.now() % 100000}`;
+    await startSession(w.client, assistant, { id, taskQueue: w.taskQueue, settings: { workingDirectory: dir } });
+    const s = getSession(counted, id);
+    // A first turn: its title comes after the call's block, and a page holding it would hold the block too.
+    fake.enqueue(say(REPLY));
+    await s.prompt('What is mulch?');
+    const from = (await new TemporalStreamTransport(counted, id).snapshot(Number.MAX_SAFE_INTEGER)).page.next;
+    fake.enqueue(say(REPLY));
+    const replying = s.prompt('How deep should the mulch be?');
+    await new Promise((res) => setTimeout(res, 400)); // into the stream: the turn's first events and its call's block are there
+    calls.describe = 0;
+    const abort = new AbortController();
+    let describedBeforeDelta: number | undefined;
+    let text = '';
+    for await (const env of s.stream({ from, signal: abort.signal, broker })) {
+      if (env.event.type === 'text_delta') {
+        describedBeforeDelta ??= calls.describe;
+        text += env.event.text;
+      }
+      if (env.event.type === 'message_end' && env.event.stopReason === 'end_turn') break;
+    }
+    abort.abort();
+    expect(await replying).toBe(REPLY);
+    expect(text).toBe(REPLY);
+    // The page from the turn's start holds its events and, after them, the open call's block (a page not
+    // cut at its limit holds every block to the end). Before, it ended at its last event: one more
+    // describe and query to find the block.
+    expect(describedBeforeDelta).toBe(1);
   });
 
   it('a web chat handler given the broker streams the reply from it, asking Temporal nothing while it streams', async () => {

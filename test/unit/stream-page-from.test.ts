@@ -64,18 +64,35 @@ describe('pageFrom', () => {
     expect(declined).toBeGreaterThan(0);
   });
 
-  it('declines a page that may have stopped before the end, an earlier offset, and a page whose events all lie before from', () => {
+  it('declines a page that may have stopped before the end, an earlier offset, and an older page whose events all lie before from', () => {
     const log = new StreamLog(0);
     for (let i = 0; i < STREAM_PAGE_LIMIT + 5; i++) log.publish({ type: 'title', title: String(i) });
+    expect(log.read(0).toEnd).toBeUndefined();
     expect(pageFrom(log.read(0), 0, 10)).toBeUndefined();
     const small = new StreamLog(0);
     small.publish({ type: 'title', title: 'a' });
     const slot = small.open('model')!;
     expect(pageFrom(small.read(0), 0, 0)).toEqual(small.read(0));
     expect(pageFrom(small.read(1), 1, 0)).toBeUndefined();
-    // From offset 0 the page ends at its one event, so it leaves out the call's block opened after it.
-    expect(small.read(0).blocks).toEqual([]);
-    expect(pageFrom(small.read(0), 0, slot.from)).toBeUndefined();
+    // A page not cut at its limit holds the call's block opened after its last event: a reader learns of
+    // the call from it (the watchers bench: one query fewer before a turn's first delta).
+    expect(small.read(0).blocks.map((b) => b.callId)).toEqual([slot.callId]);
+    expect(pageFrom(small.read(0), 0, slot.from)).toEqual(small.read(slot.from));
     expect(pageFrom(small.read(slot.from), slot.from, slot.from + 7)).toEqual(small.read(slot.from + 7));
+    // An older worker's page (no toEnd) ended at its last event: nothing past it is derived from it.
+    const { toEnd: _, ...older } = small.read(0);
+    expect(pageFrom({ ...older, blocks: [] }, 0, slot.from)).toBeUndefined();
+  });
+
+  it('cuts a page at a smaller limit asked for, and then leaves the blocks after its last event to the next page', () => {
+    const log = new StreamLog(0);
+    log.publish({ type: 'title', title: 'a' });
+    log.publish({ type: 'title', title: 'b' });
+    log.open('model');
+    expect(log.read(0, 1)).toMatchObject({ events: [{ offset: 0 }], blocks: [] });
+    expect(log.read(0, 1).toEnd).toBeUndefined();
+    expect(log.read(0, 2).toEnd).toBeUndefined();
+    expect(log.read(0, 3).blocks).toHaveLength(1);
+    expect(log.read(0, 3).toEnd).toBe(true);
   });
 });

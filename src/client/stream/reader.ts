@@ -68,7 +68,11 @@ export async function* readStreamKeeping(transport: StreamTransport, options: Re
       pos = Math.max(pos, nested.to);
       continue;
     }
-    if (progressed && !blocked) continue; // maybe more than one page
+    // Maybe more than one page. A reader that read a running run to its end waits on the history
+    // instead: asking again at once found nothing new, and cost a describe and a stream query (30-60 ms
+    // with five processes asking at once on 2 cores) just when a turn's call is about to open, so each
+    // process learned of the call one round later (the watchers bench).
+    if (progressed && !blocked && !(snap.running && pos >= snap.page.next)) continue;
     if (!snap.running && !snap.continued && pos >= snap.page.next) return; // the chain ended
     if (blocked) await (transport.waitForLive ? transport.waitForLive(snap.runId, signal) : sleep(awaitingFirstDelta(blocked, snap) ? Math.min(livePollMs, FIRST_DELTA_POLL_MS) : livePollMs, signal));
     else await transport.waitForChange(snap.runId, signal);

@@ -29,14 +29,15 @@ interface SharedPoll {
 }
 
 /**
- * The page a fetch got holds everything a reader at `from` needs next. A page with events reaches to its
- * last event only (blocks after it are left for the next page: fh.stream.read pages by events), so it
- * serves a reader at or before that event; a page without events holds every block to the end.
+ * The page a fetch got holds everything a reader at `from` needs next. A page cut at its limit (or an
+ * older worker's) reaches to its last event only (blocks after it are left for the next page:
+ * fh.stream.read pages by events), so it serves a reader at or before that event; a page without
+ * events, or one marked `toEnd`, holds every block to the end.
  */
 function covers(f: Fetched, from: number): boolean {
   if (f.from > from) return false;
-  const events = f.snap.page.events;
-  return events.length === 0 || from <= events[events.length - 1]!.offset;
+  const page = f.snap.page;
+  return page.events.length === 0 || page.toEnd === true || from <= page.events[page.events.length - 1]!.offset;
 }
 
 /** The readers of one workflow in this process, and the one upstream they share. */

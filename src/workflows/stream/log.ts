@@ -110,14 +110,19 @@ export class StreamLog {
   }
 
   read(from: number, limit = STREAM_PAGE_LIMIT): StreamPage {
+    const cap = Math.min(limit, STREAM_PAGE_LIMIT);
     const events: StreamEnvelope[] = [];
     for (const e of this.events) {
       if (e.offset < from) continue;
       events.push(e);
-      if (events.length >= Math.min(limit, STREAM_PAGE_LIMIT)) break;
+      if (events.length >= cap) break;
     }
-    const until = events.length > 0 ? events[events.length - 1]!.offset : this.nextOffset;
+    // A page cut at its limit reaches to its last event (the next page holds the blocks after it). One
+    // that was not holds every block to the end: a call opened in the workflow task that published the
+    // page's last events is in it, so a reader learns of the call from this answer, not one more query.
+    const cut = events.length > 0 && events.length >= cap;
+    const until = cut ? events[events.length - 1]!.offset : this.nextOffset;
     const blocks = this.blocks.filter((b) => b.to > from && b.from <= until);
-    return { events, blocks, next: this.nextOffset, oldest: this.oldest };
+    return { events, blocks, next: this.nextOffset, oldest: this.oldest, ...(cut ? {} : { toEnd: true as const }) };
   }
 }
