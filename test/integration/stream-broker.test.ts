@@ -155,6 +155,58 @@ describe('the live path on a broker', () => {
     expect(describedBeforeDelta).toBe(1);
   });
 
+  it('readers of a session in three processes ask the stream query about as often as those of one process', async () => {
+    const id = `broker-procs-${process.pid}-${Date.now() % 100000}`;
+    await startSession(w.client, assistant, { id, taskQueue: w.taskQueue, settings: { workingDirectory: dir } });
+    // A process is a client here: each client has its own shared reader per session, as a process does.
+    const asked = [0, 0, 0];
+    const clients = asked.map(
+      (_, i) =>
+        new Client({
+          connection: w.client.connection,
+          namespace: w.t.namespace,
+          interceptors: { workflow: [{ query: (input, next) => (asked[i]!++, next(input)) }] },
+          plugins: [new FabricHarnessPlugin({ store: new FileTranscriptStore(w.storeDir) })],
+        }),
+    );
+    /** One turn followed by 2 readers in each of `n` processes; the queries each process asked. */
+    const turnIn = async (n: number, question: string) => {
+      const from = (await new TemporalStreamTransport(w.client, id).snapshot(Number.MAX_SAFE_INTEGER)).page.next - 1;
+      const abort = new AbortController();
+      let following = 0;
+      let allFollowing!: () => void;
+      const ready = new Promise<void>((r) => (allFollowing = r));
+      const readers = clients.slice(0, n).flatMap((c) =>
+        [0, 1].map(async () => {
+          let text = '';
+          let first = true;
+          for await (const env of getSession(c, id).stream({ from, signal: abort.signal, broker })) {
+            if (first && ++following === n * 2) allFollowing();
+            first = false;
+            if (env.event.type === 'text_delta') text += env.event.text;
+            if (env.event.type === 'message_end' && env.event.stopReason === 'end_turn') return text;
+          }
+          return text;
+        }),
+      );
+      await ready;
+      asked.fill(0);
+      fake.enqueue(say(REPLY));
+      expect(await getSession(w.client, id).prompt(question)).toBe(REPLY);
+      for (const text of await Promise.all(readers)) expect(text).toBe(REPLY);
+      abort.abort();
+      return asked.slice(0, n);
+    };
+    await turnIn(3, 'Warm-up: what is mulch?'); // the first turn has a title too
+    const one = await turnIn(1, 'How deep?');
+    const three = await turnIn(3, 'How often?');
+    const total = three.reduce((a, b) => a + b, 0);
+    // Each process asked as often as one process alone did before (three times the queries); now the
+    // first to need a page asks and shares it on the broker, and the others wait for it.
+    expect(one[0]).toBeGreaterThan(0);
+    expect(total).toBeLessThan(one[0]! * 2);
+  });
+
   it('a web chat handler given the broker streams the reply from it, asking Temporal nothing while it streams', async () => {
     const id = `broker-chat-${process.pid}-${Date.now() % 100000}`;
     await startSession(w.client, assistant, { id, taskQueue: w.taskQueue, settings: { workingDirectory: dir } });

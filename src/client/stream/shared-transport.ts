@@ -13,6 +13,7 @@ import type { Client } from '@temporalio/client';
 import type { StreamPage } from '../../wire/stream';
 import { TemporalStreamTransport, untilAborted, type StreamSnapshot, type StreamTransport } from './transport';
 import { BrokerStreamTransport, type LiveBrokerClient } from './broker-transport';
+import { BrokerPageShare } from './broker-pages';
 
 /** One upstream fetch: when it started (a sequence number), from where, and what it got. */
 interface Fetched {
@@ -184,7 +185,8 @@ export function sharedReader(client: Client, workflowId: string, broker?: LiveBr
   const key = broker ? `${workflowId}\u0000${brokerId(broker)}` : workflowId;
   let hub = hubs.get(key);
   if (!hub) {
-    const temporal = new TemporalStreamTransport(client, workflowId);
+    // With a broker, the run's pages are shared with its readers in other processes too.
+    const temporal = new TemporalStreamTransport(client, workflowId, broker ? new BrokerPageShare(() => broker.connection(), workflowId) : undefined);
     hubs.set(key, (hub = new StreamHub(broker ? new BrokerStreamTransport(temporal, broker, workflowId) : temporal)));
   }
   const own = hub;

@@ -40,6 +40,14 @@ export interface StreamTransport {
   subAgent?(workflowId: string): { transport: StreamTransport; started(): Promise<boolean> };
 }
 
+/**
+ * Where a transport may get a run's page from besides the stream query: another process's answer for
+ * the same history length (the broker's, see BrokerPageShare), or `ask()`'s, which it then shares.
+ */
+export interface PageShare {
+  read(runId: string, historyLength: number, from: number, ask: () => Promise<StreamPage>): Promise<StreamPage>;
+}
+
 /** History events per page while finding the end (small pages: the server warns past a few hundred). */
 const PAGE = 200;
 
@@ -105,6 +113,8 @@ export class TemporalStreamTransport implements StreamTransport {
   constructor(
     private readonly client: Client,
     private readonly workflowId: string,
+    /** Pages shared with the run's readers in other processes (through the broker); absent: each asks. */
+    private readonly pages?: PageShare,
   ) {}
 
   async snapshot(from: number): Promise<StreamSnapshot> {
@@ -171,7 +181,8 @@ export class TemporalStreamTransport implements StreamTransport {
   }
 
   private async readAt(runId: string, historyLength: number, from: number): Promise<StreamPage> {
-    const page = await this.read(this.client.workflow.getHandle(this.workflowId, runId), from);
+    const ask = () => this.read(this.client.workflow.getHandle(this.workflowId, runId), from);
+    const page = await (this.pages ? this.pages.read(runId, historyLength, from, ask) : ask());
     this.lastRead = { runId, historyLength, from, page };
     return page;
   }
