@@ -15,6 +15,7 @@ class MemoryRedis implements RedisConnection {
     if (this.down) throw new Error('connection refused');
     const [cmd, key, value, ...opts] = args;
     if (cmd === 'GET') return this.values.get(key!) ?? null;
+    if (cmd === 'MGET') return args.slice(1).map((k) => this.values.get(k) ?? null);
     if (cmd === 'DEL') return this.values.delete(key!) ? 1 : 0;
     if (cmd === 'SET') {
       if (opts.includes('NX') && this.values.has(key!)) return null;

@@ -15,14 +15,16 @@ import { sleep, QUERY_HEDGE_MS, type PageShare } from './transport';
 
 /** How long a page is kept on the broker. */
 const KEEP_MS = 10_000;
-/** How long the process that asks holds the right to (a process that died with it frees it then). */
-const ASKING_MS = 2_000;
-/** How long another process waits for that answer before it asks for itself (a slow query is asked again at QUERY_HEDGE_MS). */
-const WAIT_MS = 2 * QUERY_HEDGE_MS;
+/**
+ * How long the process that asks holds the right to, and the longest the others wait for its answer
+ * (a process that died asking frees it then; a query that failed frees it at once). Its query is asked
+ * again after QUERY_HEDGE_MS when it has no answer, so this is several of those.
+ */
+const ASKING_MS = 8 * QUERY_HEDGE_MS;
 /** How often a waiting process looks for the answer. */
 const LOOK_MS = 3;
 /** After the broker failed, how long pages are asked of Temporal only (a broker that is away may take seconds to refuse a connect). */
-const OFF_MS = 5_000;
+const OFF_MS = 30_000;
 
 /** The broker's key for a run's page at a history length. */
 export function brokerPageKey(workflowId: string, runId: string, historyLength: number): string {
@@ -54,13 +56,14 @@ export class BrokerPageShare implements PageShare {
       // This process asks. Returned, not awaited here: the query's own failure is the caller's, not the broker's.
       if (asking === 'OK') return this.askAndShare(conn, key, from, ask);
       // Another process is asking: its answer, as soon as it is there.
-      for (const until = Date.now() + WAIT_MS; Date.now() < until; ) {
+      for (const until = Date.now() + ASKING_MS; Date.now() < until; ) {
         await sleep(LOOK_MS);
-        const got = await conn.sendCommand(['GET', key]);
+        const [got, asking] = (await conn.sendCommand(['MGET', key, `${key}:asking`])) as [unknown, unknown];
         const page = pageOf(got, from);
         if (page) return page;
-        // An answer that does not hold this reader's offset (it is behind the one who asked): ask.
-        if (got) break;
+        // An answer that does not hold this reader's offset (it is behind the one who asked), or nobody
+        // asking any more (the query failed): ask.
+        if (got || !asking) break;
       }
     } catch {
       // The broker is down or answered something unexpected: ask Temporal, as without it.
