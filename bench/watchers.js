@@ -21,6 +21,7 @@
  *   FH_BENCH_WATCHERS=1,10,50,500   reader counts      FH_BENCH_WATCHERS_TURNS=2   turns measured per count
  *   FH_BENCH_WATCHERS_MODES=shared,own,broker,processes   the ways measured (default all; processes: the
  *                                                          500 readers in 5 processes, through the broker)
+ *   FH_BENCH_WATCHERS_PROCESSES=5   how many processes the `processes` mode spreads its readers over
  *
  * Each count's session first runs one turn that is not measured (its readers, and the other processes,
  * warm: connections made, code compiled), so a row says what following costs, not starting to.
@@ -76,6 +77,14 @@ function counts() {
   const list = raw.split(',').map((x) => Number(x.trim()));
   if (list.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`FH_BENCH_WATCHERS must list positive integers, got '${raw}'`);
   return list;
+}
+
+/** How many processes the `processes` mode spreads its readers over (FH_BENCH_WATCHERS_PROCESSES, default 5). */
+function processes() {
+  const raw = process.env.FH_BENCH_WATCHERS_PROCESSES ?? '5';
+  const n = Number(raw.trim());
+  if (!Number.isInteger(n) || n < 1 || n > 50) throw new Error(`FH_BENCH_WATCHERS_PROCESSES must be an integer from 1 to 50, got '${raw}'`);
+  return n;
 }
 
 /** CPU milliseconds (user + system) the process listening on `port` has used: the dev server. */
@@ -179,6 +188,7 @@ module.exports = {
     // A bad FH_BENCH_WATCHERS or FH_BENCH_WATCHERS_MODES fails here, before a server is started.
     const measuredModes = modes();
     const measuredCounts = counts();
+    const processCount = processes();
     try {
       Runtime.install({ logger: new DefaultLogger('WARN') });
     } catch {
@@ -227,7 +237,7 @@ module.exports = {
       const measure = async (n, mode) => {
         const id = `bench-watchers-${n}-${mode.replace(/[^a-z0-9]+/g, "-")}-${Date.now().toString(36)}`;
         const s = await startSession(client, benchSession, { id, taskQueue, streaming: true });
-        const procs = mode === 'processes' ? readersElsewhere(server.address, server.namespace, id, n, 5, redis.url) : undefined;
+        const procs = mode === 'processes' ? readersElsewhere(server.address, server.namespace, id, n, processCount, redis.url) : undefined;
         const lags = [];
         const firsts = [];
         let deltas = 0;
@@ -288,7 +298,7 @@ module.exports = {
       const brokerFirsts = [];
       const sharedFirsts = [];
       await worker.runUntil(async () => {
-        const LABEL = { shared: 'shared reader (default)', own: 'a transport each (before)', broker: 'shared, through the broker', processes: 'broker, 5 processes' };
+        const LABEL = { shared: 'shared reader (default)', own: 'a transport each (before)', broker: 'shared, through the broker', processes: `broker, ${processCount} processes` };
         for (const mode of measuredModes) {
           let one;
           for (const n of mode === 'processes' ? [Math.max(...measuredCounts)] : measuredCounts) {
