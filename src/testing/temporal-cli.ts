@@ -16,6 +16,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { acquireBuildLock, findOnPath, goInstall, isExecutableFile } from './go-build';
+import { FH_SEARCH_ATTRIBUTES } from '../wire/search-attributes';
 
 /**
  * The CLI release built by {@link ensureTemporalCli}. Pinned to v1.5.1 on purpose: later tags declare a `replace`
@@ -71,7 +72,10 @@ export interface StartDevServerOptions extends EnsureTemporalCliOptions {
   dbFilename?: string;
   /** Namespace created at startup. Default `default`. */
   namespace?: string;
-  /** Custom search attributes registered at startup, by name. */
+  /**
+   * Custom search attributes registered at startup, by name, besides the harness's own (`FH_SEARCH_ATTRIBUTES`:
+   * sessions are started with them, and a namespace without them refuses the start).
+   */
   searchAttributes?: Record<string, SearchAttributeTypeName>;
   /** Server log level (`debug`, `info`, `warn`, `error`, `never`). Default `warn`. */
   logLevel?: string;
@@ -246,7 +250,9 @@ export async function startDevServer(opts: StartDevServerOptions = {}): Promise<
     fs.mkdirSync(path.dirname(dbFilename), { recursive: true });
   }
   const extraArgs: string[] = [];
-  for (const [name, type] of Object.entries(opts.searchAttributes ?? {})) {
+  // The harness's own always: a session started on this server needs them (it was the first thing a
+  // user of startDevServer without `fh server` met: SearchAttributesMissingError at the first session).
+  for (const [name, type] of Object.entries({ ...FH_SEARCH_ATTRIBUTES, ...opts.searchAttributes })) {
     extraArgs.push('--search-attribute', `${name}=${type}`);
   }
 

@@ -11,6 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { startDevServer, TemporalCliError, type DevServer } from '@fabric-harness/sdk/testing';
+import { FH_SEARCH_ATTRIBUTES } from '@fabric-harness/sdk/client';
 
 async function listed(client: Client, query: string): Promise<string[]> {
   for (let i = 0; i < 75; i++) {
@@ -55,6 +56,8 @@ describe('startDevServer (public testing API)', () => {
     const client = new Client({ connection, namespace });
     const attrs = await connection.operatorService.listSearchAttributes({ namespace });
     expect(Object.keys(attrs.customAttributes ?? {})).toContain('FhProbeLabel');
+    // The harness's own too, without being asked: a session needs them to start.
+    expect(Object.keys(attrs.customAttributes ?? {})).toEqual(expect.arrayContaining(Object.keys(FH_SEARCH_ATTRIBUTES)));
     const workflowId = `probe-${randomUUID()}`;
     // No worker polls this task queue: the run stays RUNNING, in the database, across the restart.
     await client.workflow.start('fhProbe', { taskQueue: `probe-${randomUUID()}`, workflowId, args: [] });
