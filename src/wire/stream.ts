@@ -193,8 +193,9 @@ export interface StreamPage {
  * What the stream query would answer from `from`, worked out from its answer from `readFrom` for the same
  * workflow state, or undefined when that answer does not hold it: `from` before `readFrom`, a page that
  * may have stopped before the end, or one without `toEnd` whose events all lie before `from` (the blocks
- * after its last event were left out of it: an older worker's answer). Exactly what the workflow answers otherwise (a unit test compares them),
- * so a reader polling for live deltas need not ask the workflow again while nothing durable changed.
+ * after its last event were left out of it: an older worker's answer). Exactly what the workflow answers
+ * otherwise (a unit test compares them), so a reader polling for live deltas need not ask the workflow
+ * again while nothing durable changed.
  */
 export function pageFrom(page: StreamPage, readFrom: number, from: number): StreamPage | undefined {
   if (from < readFrom || page.events.length >= STREAM_PAGE_LIMIT) return undefined;
