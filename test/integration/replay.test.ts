@@ -111,7 +111,9 @@ describe('recorded histories replay against the current workflow code', () => {
     }
     const results = await replayAll(await historyBundle(), names);
     expect(results.map((r) => [r.workflowId, r.error?.message])).toEqual(names.map((n) => [replayId(n), undefined]));
-  });
+    // Bundling, then every release's histories (more with each release): 20-25 s alone, but 60-120 s
+    // and once over the default 120 s in a full run on 2 cores, sharing them with another heavy suite.
+  }, 300_000);
 
   it('each context-management history holds what it was recorded for (so replaying it exercises that code)', async () => {
     const release = holding('ladder-purge-tool-results');
