@@ -200,11 +200,10 @@ export interface StreamPage {
 export function pageFrom(page: StreamPage, readFrom: number, from: number): StreamPage | undefined {
   if (from < readFrom || page.events.length >= STREAM_PAGE_LIMIT) return undefined;
   const events = page.events.filter((e) => e.offset >= from);
-  if (page.toEnd) return { events, blocks: page.blocks.filter((b) => b.to > from && b.from <= page.next), next: page.next, oldest: page.oldest, toEnd: true };
-  if (events.length === 0 && page.events.length > 0) return undefined;
-  const until = events.length > 0 ? events[events.length - 1]!.offset : page.next;
+  if (!page.toEnd && events.length === 0 && page.events.length > 0) return undefined;
+  const until = !page.toEnd && events.length > 0 ? events[events.length - 1]!.offset : page.next;
   const blocks = page.blocks.filter((b) => b.to > from && b.from <= until);
-  return { events, blocks, next: page.next, oldest: page.oldest };
+  return { events, blocks, next: page.next, oldest: page.oldest, ...(page.toEnd ? { toEnd: true as const } : {}) };
 }
 
 /**
