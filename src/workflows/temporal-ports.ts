@@ -111,7 +111,10 @@ export function createTemporalPorts(opts: TemporalPortOptions): RuntimePorts {
   const spans = new WorkflowSpans(workflowInfo().workflowId);
   const emit = (event: AgentEvent): void => {
     opts.record(event);
-    sinks.fabric.event(event);
+    // The worker drops event sink calls made while history replays (callDuringReplay: false), but only
+    // after each was cloned with the run's info on the workflow thread and sent to the main one: three a
+    // model call, on every replay of the run and every rebuild of an evicted session. Not made at all.
+    if (!workflowInfo().unsafe.isReplayingHistoryEvents) sinks.fabric.event(event);
     spans.onEvent(event);
   };
 

@@ -1,10 +1,10 @@
 /**
- * Promises workflow code makes per model call. Temporal's workflow sandbox captures a stack trace, mapped
- * through the bundle's source map, for every promise workflow code makes (for its stack trace query), on
- * every run and again on every replay: it was most of what our workflow code cost per call. Counted, not
- * timed: a run of the grower (a model call and a tool call per step) is replayed in debug mode, so its
- * workflow code runs on this thread, under a promise hook; two lengths, so what a run makes once (start,
- * the session, the prelude) cancels out.
+ * What workflow code makes per model call. Promises: Temporal's workflow sandbox captures a stack trace,
+ * mapped through the bundle's source map, for every promise workflow code makes (for its stack trace
+ * query), on every run and again on every replay: it was most of what our workflow code cost per call.
+ * Counted, not timed: a run of the grower (a model call and a tool call per step) is replayed in debug
+ * mode, so its workflow code runs on this thread, under a promise hook; two lengths, so what a run makes
+ * once (start, the session, the prelude) cancels out. Sink calls: none for events on replay.
  */
 import { promiseHooks } from 'node:v8';
 import { Worker } from '@temporalio/worker';
@@ -35,7 +35,7 @@ function inWorkflow(p: Promise<unknown>): boolean {
   }
 }
 
-describe('promises workflow code makes per model call', () => {
+describe('what workflow code makes per model call', () => {
   let fake: FakeAnthropicServer;
   let w: TestWorker;
 
@@ -48,12 +48,17 @@ describe('promises workflow code makes per model call', () => {
     await fake?.stop();
   });
 
-  async function promisesOfRun(calls: number): Promise<number> {
-    const workflowId = `promises-${calls}-${Date.now()}`;
+  async function run(calls: number, name: string) {
+    const workflowId = `${name}-${calls}-${Date.now()}`;
     const handle = await startAgent(w.client, growerCompacting, { calls }, { workflowId, taskQueue: w.taskQueue });
     expect((await handle.result()).usage.modelCalls).toBe(calls);
     const history = await handle.fetchHistory();
     const options = { workflowBundle: await testBundle(), debugMode: true, plugins: [new FabricHarnessPlugin({ store: new FileTranscriptStore(w.storeDir) })] };
+    return { workflowId, history, options };
+  }
+
+  async function promisesOfRun(calls: number): Promise<number> {
+    const { workflowId, history, options } = await run(calls, 'promises');
     let made = 0;
     const stop = promiseHooks.onInit((p) => {
       if (inWorkflow(p)) made++;
@@ -73,5 +78,36 @@ describe('promises workflow code makes per model call', () => {
     console.log(`workflow promises: ${short} in ${SHORT} calls, ${long} in ${LONG}: ${perCall.toFixed(2)} per added call`);
     expect(short).toBeGreaterThan(0);
     expect(perCall).toBeLessThanOrEqual(PROMISES_PER_CALL);
+  });
+
+  /**
+   * The sink calls the worker is handed (Temporal's own path: every call a workflow makes to a sink is
+   * cloned with the run's info on the workflow thread and sent to the main one, which then drops those
+   * made while history replays). Counted by name, on this process's workers, while `during` runs.
+   */
+  async function sinkCallsDuring(during: () => Promise<unknown>): Promise<Map<string, number>> {
+    type SinkCall = { ifaceName: string; fnName: string };
+    const proto = Worker.prototype as unknown as { processSinkCalls(calls: SinkCall[], ...rest: unknown[]): Promise<void> };
+    const original = proto.processSinkCalls;
+    const counts = new Map<string, number>();
+    proto.processSinkCalls = function (this: unknown, calls: SinkCall[], ...rest: unknown[]) {
+      for (const c of calls) counts.set(`${c.ifaceName}.${c.fnName}`, (counts.get(`${c.ifaceName}.${c.fnName}`) ?? 0) + 1);
+      return original.call(this, calls, ...rest);
+    };
+    try {
+      await during();
+    } finally {
+      proto.processSinkCalls = original;
+    }
+    return counts;
+  }
+
+  it('a replay makes no event sink calls; the live run makes one an event', async () => {
+    let replay: Awaited<ReturnType<typeof run>> | undefined;
+    const live = await sinkCallsDuring(async () => (replay = await run(SHORT, 'sinks')));
+    // A model call, a tool call and a tool result each step (the last step answers with text, no tool).
+    expect(live.get('fabric.event')).toBeGreaterThanOrEqual(SHORT);
+    const replayed = await sinkCallsDuring(() => Worker.runReplayHistory(replay!.options, replay!.history, replay!.workflowId));
+    expect(replayed.get('fabric.event') ?? 0).toBe(0);
   });
 });
