@@ -155,22 +155,37 @@ describe('the live path on a broker', () => {
     expect(describedBeforeDelta).toBe(1);
   });
 
-  it('readers of a session in three processes ask the stream query about as often as those of one process', async () => {
+  it('readers of a session in three processes ask Temporal about as often as those of one process (the stream query, the long poll, a describe to start)', async () => {
     const id = `broker-procs-${process.pid}-${Date.now() % 100000}`;
     await startSession(w.client, assistant, { id, taskQueue: w.taskQueue, settings: { workingDirectory: dir } });
     // A process is a client here: each client has its own shared reader per session, as a process does.
     const asked = [0, 0, 0];
-    const clients = asked.map(
-      (_, i) =>
-        new Client({
-          connection: w.client.connection,
-          namespace: w.t.namespace,
-          interceptors: { workflow: [{ query: (input, next) => (asked[i]!++, next(input)) }] },
-          plugins: [new FabricHarnessPlugin({ store: new FileTranscriptStore(w.storeDir) })],
-        }),
-    );
+    /** The long polls on the history each client made (a wait from where it had read, not the first paging to the end). */
+    const polled = [0, 0, 0];
+    /** The describes each client asked: counted from its readers' start until every reader follows. */
+    const started = [0, 0, 0];
+    const clients = asked.map((_, i) => {
+      const c = new Client({
+        connection: w.client.connection,
+        namespace: w.t.namespace,
+        interceptors: { workflow: [{ query: (input, next) => (asked[i]!++, next(input)), describe: (input, next) => (started[i]!++, next(input)) }] },
+        plugins: [new FabricHarnessPlugin({ store: new FileTranscriptStore(w.storeDir) })],
+      });
+      const service = w.client.workflowService;
+      const counted = Object.create(service, {
+        getWorkflowExecutionHistory: {
+          value: (req: Parameters<typeof service.getWorkflowExecutionHistory>[0]) => {
+            if (req.waitNewEvent && req.nextPageToken?.length) polled[i]!++;
+            return service.getWorkflowExecutionHistory(req);
+          },
+        },
+      }) as typeof service;
+      Object.defineProperty(c, 'workflowService', { value: counted });
+      return c;
+    });
     /** One turn followed by 2 readers in each of `n` processes; the queries each process asked. */
     const turnIn = async (n: number, question: string) => {
+      started.fill(0);
       const from = (await new TemporalStreamTransport(w.client, id).snapshot(Number.MAX_SAFE_INTEGER)).page.next - 1;
       const abort = new AbortController();
       let following = 0;
@@ -190,21 +205,32 @@ describe('the live path on a broker', () => {
         }),
       );
       await ready;
+      const startedNow = started.slice(0, n).reduce((a, b) => a + b, 0);
       asked.fill(0);
+      polled.fill(0);
       fake.enqueue(say(REPLY));
       expect(await getSession(w.client, id).prompt(question)).toBe(REPLY);
       for (const text of await Promise.all(readers)) expect(text).toBe(REPLY);
       abort.abort();
-      return asked.slice(0, n);
+      const sum = (xs: number[]) => xs.slice(0, n).reduce((a, b) => a + b, 0);
+      return { queries: asked.slice(0, n), polls: sum(polled), started: startedNow };
     };
     await turnIn(3, 'Warm-up: what is mulch?'); // the first turn has a title too
     const one = await turnIn(1, 'How deep?');
     const three = await turnIn(3, 'How often?');
-    const total = three.reduce((a, b) => a + b, 0);
+    const total = three.queries.reduce((a, b) => a + b, 0);
     // Each process asked as often as one process alone did before (three times the queries); now the
     // first to need a page asks and shares it on the broker, and the others wait for it.
-    expect(one[0]).toBeGreaterThan(0);
-    expect(total).toBeLessThan(one[0]! * 2);
+    expect(one.queries[0]).toBeGreaterThan(0);
+    expect(total).toBeLessThan(one.queries[0]! * 2);
+    // The same for the history's long poll: one process polls for all of them, the others wait on the
+    // broker for its answers (each polled for itself before: three times one process's polls).
+    // And a process's readers start from the last answer polled for all when there is one, not from a
+    // describe (each process described once to start before).
+    console.log(`a turn: long polls ${one.polls} (one process) / ${three.polls} (three); stream queries ${one.queries[0]} / ${total}; describes to start ${one.started} / ${three.started}`);
+    expect(one.polls).toBeGreaterThan(0);
+    expect(three.polls).toBeLessThan(one.polls * 2);
+    expect(three.started).toBeLessThan(3);
   });
 
   it('a web chat handler given the broker streams the reply from it, asking Temporal nothing while it streams', async () => {

@@ -168,8 +168,13 @@ export class BrokerStreamTransport implements StreamTransport {
     return live;
   }
 
-  /** Closes this transport's blocking-read connection (the shared one is the broker client's). */
+  /** Closes this transport's blocking-read connection (the shared one is the broker client's), and its upstream's. */
   close(): void {
+    this.closeWaiter();
+    this.upstream.close?.();
+  }
+
+  private closeWaiter(): void {
     const waiter = this.waiter;
     this.waiter = undefined;
     void waiter?.then((c) => c.close()).catch(() => undefined);
@@ -181,13 +186,14 @@ export class BrokerStreamTransport implements StreamTransport {
    */
   private brokerDown(): void {
     this.down = true;
-    this.close();
+    this.closeWaiter();
   }
 }
 
-const ABORTED = Symbol('aborted');
+export const ABORTED = Symbol('aborted');
 
-function abortable<T>(p: Promise<T>, signal?: AbortSignal): Promise<T | typeof ABORTED> {
+/** `p`, or ABORTED as soon as `signal` aborts (what `p` does after is left to it). */
+export function abortable<T>(p: Promise<T>, signal?: AbortSignal): Promise<T | typeof ABORTED> {
   if (!signal) return p;
   if (signal.aborted) return Promise.resolve(ABORTED);
   return new Promise((resolve, reject) => {
@@ -200,8 +206,8 @@ function abortable<T>(p: Promise<T>, signal?: AbortSignal): Promise<T | typeof A
   });
 }
 
-/** XRANGE / XREAD replies (RESP2 arrays or RESP3 maps, as the client returns them) as records. */
-function recordsOf(reply: unknown): Array<{ id: string; fields: Record<string, string> }> {
+/** XRANGE / XREVRANGE / XREAD replies (RESP2 arrays or RESP3 maps, as the client returns them) as records. */
+export function recordsOf(reply: unknown): Array<{ id: string; fields: Record<string, string> }> {
   if (!reply) return [];
   // XREAD: [[key, records]] (or { key: records }); XRANGE: records.
   let records: unknown = reply;

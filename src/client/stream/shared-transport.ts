@@ -14,6 +14,7 @@ import type { StreamPage } from '../../wire/stream';
 import { TemporalStreamTransport, untilAborted, type StreamSnapshot, type StreamTransport } from './transport';
 import { BrokerStreamTransport, type LiveBrokerClient } from './broker-transport';
 import { BrokerPageShare } from './broker-pages';
+import { BrokerPollShare } from './broker-polls';
 
 /** One upstream fetch: when it started (a sequence number), from where, and what it got. */
 interface Fetched {
@@ -185,8 +186,11 @@ export function sharedReader(client: Client, workflowId: string, broker?: LiveBr
   const key = broker ? `${workflowId}\u0000${brokerId(broker)}` : workflowId;
   let hub = hubs.get(key);
   if (!hub) {
-    // With a broker, the run's pages are shared with its readers in other processes too.
-    const temporal = new TemporalStreamTransport(client, workflowId, broker ? new BrokerPageShare(() => broker.connection(), workflowId) : undefined);
+    // With a broker, the run's pages and its history's long poll are shared with its readers in other processes too.
+    const connection = broker && (() => broker.connection());
+    const temporal = connection
+      ? new TemporalStreamTransport(client, workflowId, new BrokerPageShare(connection, workflowId), new BrokerPollShare(connection, workflowId))
+      : new TemporalStreamTransport(client, workflowId);
     hubs.set(key, (hub = new StreamHub(broker ? new BrokerStreamTransport(temporal, broker, workflowId) : temporal)));
   }
   const own = hub;

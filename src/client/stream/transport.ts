@@ -48,6 +48,26 @@ export interface PageShare {
   read(runId: string, historyLength: number, from: number, ask: () => Promise<StreamPage>): Promise<StreamPage>;
 }
 
+/** What a long poll on a run's history answered: its length, and whether that was the end of a running run. */
+export interface PollNews {
+  historyLength: number;
+  /** A last page without the run's close: the run still ran, and this length stands in for describe. */
+  last: boolean;
+}
+
+/**
+ * Where a transport may learn that a run's history grew besides its own long poll: from the process
+ * polling for all (the broker's, see BrokerPollShare), or from `poll()`, which this process then runs
+ * for the others. Resolves with news past `known` events, or undefined after a while without any.
+ */
+export interface PollShare {
+  wait(runId: string, known: number, poll: () => Promise<PollNews | undefined>, signal?: AbortSignal): Promise<PollNews | undefined>;
+  /** The latest news of the workflow's latest run polled for all (absent: none, or not known here). */
+  latest?(): Promise<{ runId: string; news: PollNews } | undefined>;
+  /** This process follows the run no more: another polls from now on. */
+  close?(): void;
+}
+
 /** History events per page while finding the end (small pages: the server warns past a few hundred). */
 const PAGE = 200;
 
@@ -115,10 +135,12 @@ export class TemporalStreamTransport implements StreamTransport {
     private readonly workflowId: string,
     /** Pages shared with the run's readers in other processes (through the broker); absent: each asks. */
     private readonly pages?: PageShare,
+    /** The history's long poll shared with them the same way; absent: each polls. */
+    private readonly polls?: PollShare,
   ) {}
 
   async snapshot(from: number): Promise<StreamSnapshot> {
-    const polled = this.polled;
+    const polled = this.polled ?? (this.lastRead ? undefined : await this.sharedStart());
     this.polled = undefined;
     if (polled) return this.snapshotPolled(polled, from);
     const described = await this.client.workflow.getHandle(this.workflowId).describe();
@@ -157,14 +179,22 @@ export class TemporalStreamTransport implements StreamTransport {
   }
 
   /**
+   * A reader's first snapshot in this process, without describe when the run's readers in other
+   * processes share their long poll: its latest answer names the run and its length, if the run was
+   * still running then. A length that is behind by now only means the page is read again sooner (news
+   * past it is already there).
+   */
+  private async sharedStart(): Promise<Polled | undefined> {
+    const latest = await this.polls?.latest?.().catch(() => undefined);
+    return latest?.news.last ? { runId: latest.runId, historyLength: latest.news.historyLength } : undefined;
+  }
+
+  /**
    * Keeps what a long poll's answer says of the run, for the next snapshot: only a last page (a full one
    * may stop before the end) without the run's close (a closed run is described: how it ended matters).
    */
-  private notePolled(runId: string, events: HistoryEvent[] | null | undefined): void {
-    this.polled = undefined;
-    if (!events?.length || events.length >= PAGE || events.some(closesRun)) return;
-    const last = Number(events[events.length - 1]!.eventId);
-    if (Number.isSafeInteger(last) && last > 0) this.polled = { runId, historyLength: last };
+  private notePolled(runId: string, news: PollNews | undefined): void {
+    this.polled = news?.last ? { runId, historyLength: news.historyLength } : undefined;
   }
 
   /**
@@ -239,33 +269,57 @@ export class TemporalStreamTransport implements StreamTransport {
         waitNewEvent: wait,
         maximumPageSize: PAGE,
       });
-    if (!w.ready) {
-      // Page to the end first (pages come back at once while there are events): waiting starts from
-      // the history as it is now. A short page is the last one.
+    // Page to the end first (pages come back at once while there are events): waiting starts from the
+    // history as it is now. A short page is the last one.
+    const toEnd = async (): Promise<PollNews | undefined> => {
       let res = await call(undefined, true);
       while (res.nextPageToken?.length && (res.history?.events?.length ?? 0) >= PAGE) res = await call((w.token = res.nextPageToken), true);
       w.token = res.nextPageToken?.length ? res.nextPageToken : null;
-      this.notePolled(runId, res.history?.events);
       w.ready = true;
-      return; // the caller reads once more before it really waits
-    }
-    if (!w.token) {
+      return newsOf(res.history?.events);
+    };
+    const poll = async (): Promise<PollNews | undefined> => {
+      if (!w.ready) return toEnd(); // the caller reads once more before it really waits
+      // The long poll itself is cancelled when the reader stops (not left running behind it: an abandoned
+      // call would outlive the reader and fail once its connection closes).
+      const token = w.token;
+      if (!token) return undefined; // a poll of this process's, earlier, found the run closed
+      const res = signal
+        ? await linkedSignal(signal, (one) => this.client.withAbortSignal(one, () => call(token, true))).catch((err: unknown) => {
+            if (signal.aborted) return undefined;
+            throw err;
+          })
+        : await call(token, true);
+      if (res && res.nextPageToken?.length) w.token = res.nextPageToken;
+      else if (res) w.token = null;
+      return newsOf(res?.history?.events);
+    };
+    if (w.ready && !w.token) {
       await sleep(500, signal); // a closed run: nothing to wait on
       return;
     }
-    // The long poll itself is cancelled when the reader stops (not left running behind it: an abandoned
-    // call would outlive the reader and fail once its connection closes).
-    const token = w.token;
-    const res = signal
-      ? await linkedSignal(signal, (one) => this.client.withAbortSignal(one, () => call(token, true))).catch((err: unknown) => {
-          if (signal.aborted) return undefined;
-          throw err;
-        })
-      : await call(token, true);
-    if (res && res.nextPageToken?.length) w.token = res.nextPageToken;
-    else if (res) w.token = null;
-    if (res) this.notePolled(runId, res.history?.events);
+    if (!this.polls) {
+      this.notePolled(runId, await poll());
+      return;
+    }
+    // Shared: what this process last read is what it knows, and news past it wakes it. Only a process
+    // that polls for the others pages to the end first.
+    const known = this.lastRead?.runId === runId ? this.lastRead.historyLength : 0;
+    this.notePolled(runId, await this.polls.wait(runId, known, poll, signal));
   }
+
+  /** This process reads the run no more: the shared poll goes to another. */
+  close(): void {
+    this.polls?.close?.();
+  }
+}
+
+/** What a long poll's answer says of the run: its length (the last event's id), and whether it ended a running run's history. */
+function newsOf(events: HistoryEvent[] | null | undefined): PollNews | undefined {
+  if (!events?.length) return undefined;
+  const historyLength = Number(events[events.length - 1]!.eventId);
+  if (!Number.isSafeInteger(historyLength) || historyLength <= 0) return undefined;
+  return { historyLength, last: events.length < PAGE && !events.some(closesRun) };
 }
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
