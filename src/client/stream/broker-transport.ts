@@ -16,7 +16,8 @@ const BLOCK_MS = 1_000;
 
 /**
  * A process's connection to the broker, for readers: `stream({ broker })`. One connection for reads,
- * and one per session being waited on (a blocking read holds its connection).
+ * and two per session being waited on (a blocking read holds its connection: one waits for the live
+ * events, the other for news of the history's long poll, broker-polls.ts).
  */
 export class LiveBrokerClient {
   private conn: Promise<RedisConnection> | undefined;
