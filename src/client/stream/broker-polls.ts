@@ -121,7 +121,7 @@ export class BrokerPollShare implements PollShare {
       const raw = await (await this.connection()).sendCommand(['GET', latestKey(this.workflowId)]);
       if (typeof raw !== 'string') return undefined;
       const { runId, news } = JSON.parse(raw) as { runId?: unknown; news?: unknown };
-      const checked = newsOf(JSON.stringify(news));
+      const checked = checkedNews(news);
       return typeof runId === 'string' && checked ? { runId, news: checked } : undefined;
     } catch {
       this.offUntil = Date.now() + OFF_MS;
@@ -153,9 +153,14 @@ function latestFrom(record: { id: string; fields: Record<string, string> }): Lat
 function newsOf(raw: string | undefined): PollNews | undefined {
   if (raw === undefined) return undefined;
   try {
-    const news = JSON.parse(raw) as PollNews;
-    return Number.isSafeInteger(news?.historyLength) && typeof news.last === 'boolean' ? news : undefined;
+    return checkedNews(JSON.parse(raw));
   } catch {
     return undefined;
   }
+}
+
+/** `value` as news, if it has news's shape (what the broker holds is read, not trusted). */
+function checkedNews(value: unknown): PollNews | undefined {
+  const news = value as PollNews | undefined;
+  return Number.isSafeInteger(news?.historyLength) && typeof news?.last === 'boolean' ? news : undefined;
 }
