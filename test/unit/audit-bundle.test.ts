@@ -121,4 +121,20 @@ describe('verify', () => {
     const at = offsetIn(signed, 'manifest.json', '"workflowId": "wf-1"') + 16;
     await expect(verifyBundle(flip(signed, at))).rejects.toMatchObject({ code: 'BUNDLE_SIGNATURE_INVALID', message: expect.stringContaining('manifest.json') });
   });
+
+  it('a signed manifest changed so it no longer parses (a hash that is not hex, broken JSON) fails on its signature, checked first', async () => {
+    const run = await recorded('artifact-offload.json');
+    const signed = (await buildBundle([run], { namespace: 'default', rootId: 'wf-1', signingKey: keys[0]!.private })).bytes;
+    const set = (at: number, char: string): Buffer => {
+      const out = Buffer.from(signed);
+      out[at] = char.charCodeAt(0);
+      return out;
+    };
+    const notHex = set(offsetIn(signed, 'manifest.json', '"sha256": "') + 11, 'g');
+    const notJSON = set(offsetIn(signed, 'manifest.json', '{'), '[');
+    for (const changed of [notHex, notJSON]) {
+      await expect(verifyBundle(changed)).rejects.toMatchObject({ code: 'BUNDLE_SIGNATURE_INVALID', message: expect.stringContaining('manifest.json') });
+      await expect(verifyBundle(changed, { publicKey: publicKeyFrom(keys[0]!.public) })).rejects.toMatchObject({ code: 'BUNDLE_SIGNATURE_INVALID' });
+    }
+  });
 });

@@ -28,29 +28,40 @@ export async function readBundleFile(file: string): Promise<OpenBundle> {
   return openBundle(bytes);
 }
 
-export function openBundle(bytes: Uint8Array): OpenBundle {
+export interface OpenOptions {
+  /**
+   * Called with the manifest's bytes and the signature record before the manifest is parsed, so a
+   * verifier checks a signed manifest's signature first: a change that also breaks the manifest's
+   * shape (a hash that is no longer hex) is then reported as the signature failing, not as a format error.
+   */
+  beforeManifest?: (manifestBytes: Buffer | undefined, signature: BundleSignature | undefined) => void;
+}
+
+export function openBundle(bytes: Uint8Array, opts: OpenOptions = {}): OpenBundle {
   const entries = readTar(bytes);
   const manifestBytes = entries.get(MANIFEST);
+  const signature = signatureOf(entries.get(SIGNATURE));
+  opts.beforeManifest?.(manifestBytes, signature);
   const manifest = parseManifest(manifestBytes);
-  let signature: BundleSignature | undefined;
-  const sig = entries.get(SIGNATURE);
-  if (sig) {
-    let value: unknown;
-    try {
-      value = JSON.parse(sig.toString('utf8'));
-    } catch {
-      throw new BundleTamperedError(SIGNATURE, 'it is not JSON');
-    }
-    const parsed = signatureSchema.safeParse(value);
-    if (!parsed.success) throw new BundleTamperedError(SIGNATURE, `it is not a signature record (${parsed.error.issues[0]?.path.join('.')})`);
-    signature = parsed.data;
-  }
   const blobs = new Map<string, Buffer>();
   for (const b of manifest.blobs) {
     const data = entries.get(b.part);
     if (data) blobs.set(b.key, data);
   }
   return { entries, manifestBytes: manifestBytes!, manifest, ...(signature ? { signature } : {}), store: new BundleStore(blobs) };
+}
+
+function signatureOf(sig: Buffer | undefined): BundleSignature | undefined {
+  if (!sig) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(sig.toString('utf8'));
+  } catch {
+    throw new BundleTamperedError(SIGNATURE, 'it is not JSON');
+  }
+  const parsed = signatureSchema.safeParse(value);
+  if (!parsed.success) throw new BundleTamperedError(SIGNATURE, `it is not a signature record (${parsed.error.issues[0]?.path.join('.')})`);
+  return parsed.data;
 }
 
 /** A run's history, parsed (BUNDLE_INVALID when the part is absent; the format error when it is not a history). */

@@ -12,7 +12,7 @@
 import type { KeyObject } from 'node:crypto';
 import { historyToJSONString } from '../history-file';
 import { BundleIncompleteError, BundleReplayDivergedError, BundleSignatureError, BundleTamperedError } from './errors';
-import { MANIFEST, SIGNATURE, eventChain, eventIds, sha256Hex, type BundleManifest } from './format';
+import { MANIFEST, SIGNATURE, eventChain, eventIds, sha256Hex, type BundleManifest, type BundleSignature } from './format';
 import { openBundle, runHistory, type OpenBundle } from './read';
 import { blobReferences, historyReferences } from './references';
 import { checkSignature } from './sign';
@@ -38,8 +38,8 @@ export interface VerifyReport {
 }
 
 export async function verifyBundle(bytes: Uint8Array, opts: VerifyOptions = {}): Promise<VerifyReport> {
-  const b = openBundle(bytes);
-  checkSigned(b, opts.publicKey);
+  // The signature is checked over the manifest's bytes before they are parsed (see `beforeManifest`).
+  const b = openBundle(bytes, { beforeManifest: (manifestBytes, signature) => checkSigned(manifestBytes, signature, opts.publicKey) });
   checkParts(b);
   const events = checkChains(b);
   checkReferences(b);
@@ -58,12 +58,13 @@ export async function verifyBundle(bytes: Uint8Array, opts: VerifyOptions = {}):
   };
 }
 
-function checkSigned(b: OpenBundle, trusted: KeyObject | undefined): void {
-  if (!b.signature) {
+function checkSigned(manifestBytes: Buffer | undefined, signature: BundleSignature | undefined, trusted: KeyObject | undefined): void {
+  if (!signature) {
     if (trusted) throw new BundleSignatureError('the bundle is not signed, and a public key was given');
     return;
   }
-  checkSignature(b.manifestBytes, b.signature, trusted);
+  // No manifest at all is the manifest parser's to name (BUNDLE_INVALID), as for an unsigned bundle.
+  if (manifestBytes) checkSignature(manifestBytes, signature, trusted);
 }
 
 function checkParts(b: OpenBundle): void {
