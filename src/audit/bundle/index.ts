@@ -4,7 +4,7 @@
  */
 export { exportBundle, buildBundle, type ExportOptions, type ExportResult } from './export';
 export { verifyBundle, type VerifyOptions, type VerifyReport } from './verify';
-export { openBundle, readBundleFile, runHistory, BundleStore, type OpenBundle } from './read';
+export { openBundle, readBundleFile, runHistory, BundleStore, type OpenBundle, type OpenBundleOptions } from './read';
 export { auditBundle, type BundleRunAudit } from './show';
 export { searchBundles, searchVisibility, type SearchQuery, type SearchHit } from './search';
 export { signManifest, checkSignature, keyFingerprint, publicKeyFrom } from './sign';

@@ -28,7 +28,7 @@ export async function readBundleFile(file: string): Promise<OpenBundle> {
   return openBundle(bytes);
 }
 
-export interface OpenOptions {
+export interface OpenBundleOptions {
   /**
    * Called with the manifest's bytes and the signature record before the manifest is parsed, so a
    * verifier checks a signed manifest's signature first: a change that also breaks the manifest's
@@ -37,7 +37,7 @@ export interface OpenOptions {
   beforeManifest?: (manifestBytes: Buffer | undefined, signature: BundleSignature | undefined) => void;
 }
 
-export function openBundle(bytes: Uint8Array, opts: OpenOptions = {}): OpenBundle {
+export function openBundle(bytes: Uint8Array, opts: OpenBundleOptions = {}): OpenBundle {
   const entries = readTar(bytes);
   const manifestBytes = entries.get(MANIFEST);
   const signature = signatureOf(entries.get(SIGNATURE));
