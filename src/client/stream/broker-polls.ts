@@ -11,15 +11,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { RedisConnection } from '../../activities/stream/redis-client';
-import { ABORTED, abortable, recordsOf } from './broker-transport';
+import { ABORTED, BlockingReads, recordsOf, type BlockingReader, type BrokerRecord } from './broker-reads';
 import type { PollNews, PollShare } from './transport';
 
 /** How long the polling process holds the run's lease without renewing it. */
 const LEASE_MS = 3_000;
 /** How often the polling process renews its lease while its long poll waits. */
 const RENEW_MS = 1_000;
-/** How long a waiting process blocks on the news before it looks at the lease again. */
-const BLOCK_MS = 1_000;
 /** A wait with no news returns after this, as a long poll does (its reader then reads again). */
 const WAIT_MS = 20_000;
 /** News entries kept on the broker, and how long the stream outlives its last entry. */
@@ -56,14 +54,16 @@ export class BrokerPollShare implements PollShare {
   private offUntil = 0;
   /** This process's name on the lease. */
   private readonly me = randomUUID();
-  /** The connection a wait blocks on (a blocking read holds its connection). */
-  private blocking: Promise<RedisConnection> | undefined;
+  /** This share's handle on the process's blocking reads (a wait blocks on the news there, a second at a time). */
+  private reader: BlockingReader | undefined;
   /** The lease this process may hold (and its renewal while it polls), released when its readers are gone. */
   private lease: { conn: RedisConnection; key: string; renew?: ReturnType<typeof setInterval> } | undefined;
 
+  /** `reads`: the process's blocking reads (the broker client's); without them, this share blocks on a connection of its own. */
   constructor(
     private readonly connection: () => Promise<RedisConnection>,
     private readonly workflowId: string,
+    private readonly reads: BlockingReads = new BlockingReads(connection),
   ) {}
 
   async wait(runId: string, known: number, poll: () => Promise<PollNews | undefined>, signal?: AbortSignal): Promise<PollNews | undefined> {
@@ -80,10 +80,9 @@ export class BrokerPollShare implements PollShare {
         const took = await conn.sendCommand(['SET', lease, this.me, 'NX', 'PX', String(LEASE_MS)]);
         if (took === 'OK' || (await conn.sendCommand(['GET', lease])) === this.me) break; // this process polls
         if (Date.now() >= until) return undefined;
-        const blocking = await (this.blocking ??= conn.duplicate());
-        const got = await abortable(blocking.sendCommand(['XREAD', 'COUNT', String(KEEP_ENTRIES), 'BLOCK', String(BLOCK_MS), 'STREAMS', key, latest?.id ?? '0']), signal);
+        const got = await (this.reader ??= this.reads.open()).read(key, latest?.id ?? '0', signal);
         if (got === ABORTED) return undefined;
-        const newest = recordsOf(got).at(-1);
+        const newest = got.at(-1);
         if (newest) latest = latestFrom(newest);
       }
     } catch {
@@ -129,15 +128,14 @@ export class BrokerPollShare implements PollShare {
     }
   }
 
-  /** Gives up the lease (another process polls from its next wait) and closes the blocking connection. */
+  /** Gives up the lease (another process polls from its next wait) and lets go of the blocking reads. */
   close(): void {
     const lease = this.lease;
     this.lease = undefined;
     clearInterval(lease?.renew);
     void lease?.conn.sendCommand(['EVAL', RELEASE, '1', lease.key, this.me]).catch(() => undefined);
-    const blocking = this.blocking;
-    this.blocking = undefined;
-    void blocking?.then((c) => c.close()).catch(() => undefined);
+    this.reader?.release();
+    this.reader = undefined;
   }
 }
 
@@ -146,7 +144,7 @@ async function latestOf(conn: RedisConnection, key: string): Promise<Latest | un
   return newest && latestFrom(newest);
 }
 
-function latestFrom(record: { id: string; fields: Record<string, string> }): Latest {
+function latestFrom(record: BrokerRecord): Latest {
   return { id: record.id, news: newsOf(record.fields.news) };
 }
 

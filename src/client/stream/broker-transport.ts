@@ -9,15 +9,13 @@
 import { decodeLiveEntry, liveBrokerKey, type LiveBrokerSettings } from '../../wire/live-broker';
 import type { LiveStreamDetails, StreamEvent, StreamPage } from '../../wire/stream';
 import { loadRedis, type RedisConnection } from '../../activities/stream/redis-client';
+import { ABORTED, BlockingReads, recordsOf, type BlockingReader, type BrokerRecord } from './broker-reads';
 import { sleep, type StreamSnapshot, type StreamTransport } from './transport';
 
-/** How long one blocking read waits before the reader looks at the durable page again. */
-const BLOCK_MS = 1_000;
-
 /**
- * A process's connection to the broker, for readers: `stream({ broker })`. One connection for reads,
- * and two per session being waited on (a blocking read holds its connection: one waits for the live
- * events, the other for news of the history's long poll, broker-polls.ts).
+ * A process's connections to the broker, for readers: `stream({ broker })`. Two, however many sessions
+ * the process follows: one for commands, and one that every blocking read of the process shares
+ * (broker-reads.ts: the live events of each run read, the news of each run's history, broker-polls.ts).
  */
 export class LiveBrokerClient {
   private conn: Promise<RedisConnection> | undefined;
@@ -35,10 +33,21 @@ export class LiveBrokerClient {
 
   /** Closes the connection if one is open; a connect still under way is closed when it lands (never waited on). */
   async close(): Promise<void> {
+    readsByBroker.get(this)?.close();
     const pending = this.conn;
     this.conn = undefined;
     void pending?.then((c) => c.close()).catch(() => undefined);
   }
+}
+
+/** Each broker client's blocking reads (kept off the class: they are not part of its public shape). */
+const readsByBroker = new WeakMap<LiveBrokerClient, BlockingReads>();
+
+/** The blocking reads of every reader on `broker` in the process (one `XREAD BLOCK` over all their streams). */
+export function brokerReads(broker: LiveBrokerClient): BlockingReads {
+  let reads = readsByBroker.get(broker);
+  if (!reads) readsByBroker.set(broker, (reads = new BlockingReads(() => broker.connection())));
+  return reads;
 }
 
 /** Redis for readers of the live path: `stream({ broker: liveBroker({ url }) })`. */
@@ -54,8 +63,6 @@ interface CallEntries {
   ended: boolean;
 }
 
-type XRecords = Array<[string, string[]]> | Array<{ id: string; message: Record<string, string> }>;
-
 export class BrokerStreamTransport implements StreamTransport {
   private open: { snap: StreamSnapshot; callId: string } | undefined;
   private readonly calls = new Map<string, CallEntries>();
@@ -65,7 +72,8 @@ export class BrokerStreamTransport implements StreamTransport {
   private stale = true;
   /** A blocking read returned since the last durable page (so a page without the call's entries may be reused). */
   private waited = false;
-  private waiter: Promise<RedisConnection> | undefined;
+  /** This reader's handle on the process's blocking reads (taken at its first wait, released when it closes). */
+  private reader: BlockingReader | undefined;
 
   constructor(
     private readonly upstream: StreamTransport,
@@ -99,10 +107,8 @@ export class BrokerStreamTransport implements StreamTransport {
     if (this.down || !this.open) return sleep(this.livePollMs, signal);
     if (call?.ended) return this.upstream.waitForChange(runId, signal);
     try {
-      const conn = await (this.waiter ??= this.broker.connection().then((c) => c.duplicate()));
-      const got = await abortable(conn.sendCommand(['XREAD', 'COUNT', '1000', 'BLOCK', String(BLOCK_MS), 'STREAMS', liveBrokerKey(this.workflowId), this.lastId]), signal);
-      if (got === ABORTED) return;
-      const records = recordsOf(got);
+      const records = await (this.reader ??= brokerReads(this.broker).open()).read(liveBrokerKey(this.workflowId), this.lastId, signal);
+      if (records === ABORTED) return;
       if (records.length === 0) this.stale = true; // a quiet second: look at the durable page
       this.apply(records);
       this.waited = true;
@@ -139,7 +145,7 @@ export class BrokerStreamTransport implements StreamTransport {
     }
   }
 
-  private apply(records: Array<{ id: string; fields: Record<string, string> }>): void {
+  private apply(records: BrokerRecord[]): void {
     for (const { id, fields } of records) {
       this.lastId = id;
       const entry = decodeLiveEntry(fields);
@@ -169,61 +175,24 @@ export class BrokerStreamTransport implements StreamTransport {
     return live;
   }
 
-  /** Closes this transport's blocking-read connection (the shared one is the broker client's), and its upstream's. */
+  /** Lets go of the blocking reads (their connection closes with its last user), and closes its upstream. */
   close(): void {
-    this.closeWaiter();
+    this.releaseReader();
     this.upstream.close?.();
   }
 
-  private closeWaiter(): void {
-    const waiter = this.waiter;
-    this.waiter = undefined;
-    void waiter?.then((c) => c.close()).catch(() => undefined);
+  private releaseReader(): void {
+    this.reader?.release();
+    this.reader = undefined;
   }
 
   /**
-   * The reader polls from now on. Its blocking-read connection is closed, not just dropped: the client
-   * library reconnects forever in the background, which would keep the process alive after its readers end.
+   * The reader polls from now on, and lets go of the blocking reads: a connection nobody reads on is
+   * closed, not just dropped (the client library reconnects forever in the background, which would keep
+   * the process alive after its readers end).
    */
   private brokerDown(): void {
     this.down = true;
-    this.closeWaiter();
+    this.releaseReader();
   }
-}
-
-export const ABORTED = Symbol('aborted');
-
-/** `p`, or ABORTED as soon as `signal` aborts (what `p` does after is left to it). */
-export function abortable<T>(p: Promise<T>, signal?: AbortSignal): Promise<T | typeof ABORTED> {
-  if (!signal) return p;
-  if (signal.aborted) return Promise.resolve(ABORTED);
-  return new Promise((resolve, reject) => {
-    const onAbort = () => resolve(ABORTED);
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(
-      (v) => (signal.removeEventListener('abort', onAbort), resolve(v)),
-      (e: unknown) => (signal.removeEventListener('abort', onAbort), reject(e)),
-    );
-  });
-}
-
-/** XRANGE / XREVRANGE / XREAD replies (RESP2 arrays or RESP3 maps, as the client returns them) as records. */
-export function recordsOf(reply: unknown): Array<{ id: string; fields: Record<string, string> }> {
-  if (!reply) return [];
-  // XREAD: [[key, records]] (or { key: records }); XRANGE: records.
-  let records: unknown = reply;
-  if (Array.isArray(reply) && reply.length > 0 && Array.isArray(reply[0]) && typeof reply[0][0] === 'string' && Array.isArray(reply[0][1]) && reply[0][1].length > 0 && Array.isArray(reply[0][1][0])) records = reply[0][1];
-  else if (!Array.isArray(reply) && typeof reply === 'object') records = Object.values(reply as Record<string, unknown>)[0];
-  const out: Array<{ id: string; fields: Record<string, string> }> = [];
-  for (const r of (records as XRecords) ?? []) {
-    if (Array.isArray(r)) {
-      const [id, flat] = r as [string, string[]];
-      const fields: Record<string, string> = {};
-      for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i]!] = flat[i + 1]!;
-      out.push({ id, fields });
-    } else {
-      out.push({ id: r.id, fields: r.message });
-    }
-  }
-  return out;
 }

@@ -12,7 +12,7 @@
 import type { Client } from '@temporalio/client';
 import type { StreamPage } from '../../wire/stream';
 import { TemporalStreamTransport, untilAborted, type StreamSnapshot, type StreamTransport } from './transport';
-import { BrokerStreamTransport, type LiveBrokerClient } from './broker-transport';
+import { BrokerStreamTransport, brokerReads, type LiveBrokerClient } from './broker-transport';
 import { BrokerPageShare } from './broker-pages';
 import { BrokerPollShare } from './broker-polls';
 
@@ -189,7 +189,7 @@ export function sharedReader(client: Client, workflowId: string, broker?: LiveBr
     // With a broker, the run's pages and its history's long poll are shared with its readers in other processes too.
     const connection = broker && (() => broker.connection());
     const temporal = connection
-      ? new TemporalStreamTransport(client, workflowId, new BrokerPageShare(connection, workflowId), new BrokerPollShare(connection, workflowId))
+      ? new TemporalStreamTransport(client, workflowId, new BrokerPageShare(connection, workflowId), new BrokerPollShare(connection, workflowId, brokerReads(broker)))
       : new TemporalStreamTransport(client, workflowId);
     hubs.set(key, (hub = new StreamHub(broker ? new BrokerStreamTransport(temporal, broker, workflowId) : temporal)));
   }

@@ -1,0 +1,153 @@
+/**
+ * A process's blocking reads of the broker on one connection (BlockingReads), on a redis-server of the
+ * test's own. Readers of many sessions in one process (their live events, their history's news) wait on
+ * one `XREAD BLOCK`, so the process holds two connections however many sessions it follows (it held two
+ * per session); a wait the read in flight does not cover interrupts it and is answered at once; a
+ * quiet stream still answers "nothing" after its second; aborting or failing a wait leaves the rest.
+ */
+import { loadRedis, type RedisConnection } from '../../src/activities/stream/redis-client';
+import { encodeLiveEntry, liveBrokerKey } from '../../src/wire/live-broker';
+import { BrokerPollShare, brokerPollKey } from '../../src/client/stream/broker-polls';
+import { ABORTED, BlockingReads, type BrokerRecord } from '../../src/client/stream/broker-reads';
+import { BrokerStreamTransport, LiveBrokerClient, brokerReads } from '../../src/client/stream/broker-transport';
+import type { StreamSnapshot, StreamTransport } from '../../src/client/stream/transport';
+import { startRedis, type TestRedis } from '../support/redis';
+
+/** Long enough that a wait answered before it ends was answered by an interrupt, not by the block running out. */
+const LONG_BLOCK_MS = 20_000;
+
+describe('a process’s blocking reads of the broker, on one connection', () => {
+  let redis: TestRedis;
+  let admin: RedisConnection;
+  let shared: RedisConnection;
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    admin = await loadRedis(redis.url);
+    shared = await loadRedis(redis.url);
+  });
+  afterAll(async () => {
+    await shared?.close();
+    await admin?.close();
+    await redis?.stop();
+  });
+
+  /** Connections the server has, the test's own two (admin, shared) not counted. */
+  const connections = async () => String(await admin.sendCommand(['CLIENT', 'LIST'])).trim().split('\n').length - 2;
+  const add = async (key: string, text: string) => String(await admin.sendCommand(['XADD', key, '*', 'text', text]));
+  const texts = (got: BrokerRecord[] | typeof ABORTED) => (got === ABORTED ? 'aborted' : got.map((r) => r.fields.text));
+  const until = async (check: () => Promise<boolean>) => {
+    for (let i = 0; i < 200 && !(await check()); i++) await new Promise((r) => setTimeout(r, 10));
+  };
+
+  it('readers of 30 sessions (their live events and their history’s news) hold one blocking connection, and each gets its own records', async () => {
+    const broker = new LiveBrokerClient({ url: redis.url });
+    broker.connection = async () => shared;
+    const tag = `many-${Date.now()}`;
+    // The durable side of each session: one open model call, so its reader waits on the broker.
+    const upstream: StreamTransport = {
+      snapshot: async (): Promise<StreamSnapshot> => ({
+        runId: 'run-1',
+        running: true,
+        continued: false,
+        page: { events: [], blocks: [{ callId: 'call-1', kind: 'model', from: 0, to: 0, closed: false }], next: 0, oldest: 0 },
+        live: new Map(),
+      }),
+      readRun: async () => ({ events: [], blocks: [], next: 0, oldest: 0 }),
+      previousRun: async () => undefined,
+      waitForChange: async () => undefined,
+    };
+    const sessions = Array.from({ length: 30 }, (_, i) => `${tag}-${i}`);
+    const readers = sessions.map((wf) => new BrokerStreamTransport(upstream, broker, wf));
+    const polls = sessions.map((wf) => new BrokerPollShare(async () => shared, wf, brokerReads(broker)));
+    await Promise.all(readers.map((r) => r.snapshot(0)));
+    // Each session's history is being polled by another process (it holds the lease): these wait for its news.
+    await Promise.all(sessions.map((wf) => admin.sendCommand(['SET', `${brokerPollKey(wf, 'run-1')}:polling`, 'another process', 'PX', '60000'])));
+    const live = readers.map((r) => r.waitForLive('run-1'));
+    const news = polls.map((p) => p.wait('run-1', 3, async () => undefined));
+    await until(async () => Number(await admin.sendCommand(['INFO', 'clients']).then((s) => /blocked_clients:(\d+)/.exec(String(s))?.[1])) === 1);
+    expect(await connections()).toBe(1);
+    for (const wf of sessions) {
+      await admin.sendCommand(['XADD', liveBrokerKey(wf), '*', ...encodeLiveEntry({ callId: 'call-1', attempt: 1, offset: 0, event: { type: 'text_delta', index: 0, text: wf } })]);
+      await admin.sendCommand(['XADD', brokerPollKey(wf, 'run-1'), '*', 'news', JSON.stringify({ historyLength: 9, last: false })]);
+    }
+    await Promise.all(live);
+    expect(await Promise.all(news)).toEqual(sessions.map(() => ({ historyLength: 9, last: false })));
+    const snaps = await Promise.all(readers.map((r) => r.snapshot(0)));
+    expect(snaps.map((s) => (s.live.get('call-1')?.events[0] as { text?: string } | undefined)?.text)).toEqual(sessions);
+    // The connection closes with its last user: a process whose readers ended holds none.
+    readers.forEach((r) => r.close());
+    polls.forEach((p) => p.close());
+    await until(async () => (await connections()) === 0);
+    expect(await connections()).toBe(0);
+  }, 60_000);
+
+  it('a wait on a stream the read in flight does not cover is answered at once, not when that read’s block ends', async () => {
+    const reads = new BlockingReads(async () => shared, LONG_BLOCK_MS);
+    const [a, b] = [reads.open(), reads.open()];
+    const tag = `join-${Date.now()}`;
+    const first = a.read(`${tag}:a`, '0');
+    await until(async () => /blocked_clients:1/.test(String(await admin.sendCommand(['INFO', 'clients']))));
+    const started = Date.now();
+    const second = b.read(`${tag}:b`, '0');
+    await add(`${tag}:b`, 'for b');
+    expect(texts(await second)).toEqual(['for b']);
+    expect(Date.now() - started).toBeLessThan(LONG_BLOCK_MS / 4);
+    await add(`${tag}:a`, 'for a');
+    expect(texts(await first)).toEqual(['for a']);
+    a.release();
+    b.release();
+  }, 60_000);
+
+  it('a wait from an earlier record than the read in flight gets the records in between', async () => {
+    const reads = new BlockingReads(async () => shared, LONG_BLOCK_MS);
+    const [a, b] = [reads.open(), reads.open()];
+    const key = `earlier-${Date.now()}`;
+    const one = await add(key, 'one');
+    const two = await add(key, 'two');
+    const later = a.read(key, two);
+    await until(async () => /blocked_clients:1/.test(String(await admin.sendCommand(['INFO', 'clients']))));
+    expect(texts(await b.read(key, one))).toEqual(['two']);
+    await add(key, 'three');
+    expect(texts(await later)).toEqual(['three']);
+    a.release();
+    b.release();
+  }, 60_000);
+
+  it('a quiet stream answers nothing after its block, however busy the others are; an aborted wait leaves the rest', async () => {
+    const reads = new BlockingReads(async () => shared, 300);
+    const [quiet, busy, gone] = [reads.open(), reads.open(), reads.open()];
+    const tag = `quiet-${Date.now()}`;
+    const started = Date.now();
+    const nothing = quiet.read(`${tag}:quiet`, '0');
+    const stop = new AbortController();
+    const aborted = gone.read(`${tag}:gone`, '0', stop.signal);
+    stop.abort();
+    expect(await aborted).toBe(ABORTED);
+    let last = '0';
+    for (let i = 0; i < 8; i++) {
+      const got = busy.read(`${tag}:busy`, last);
+      await add(`${tag}:busy`, `b${i}`);
+      const records = await got;
+      expect(texts(records)).toEqual([`b${i}`]);
+      last = (records as BrokerRecord[]).at(-1)!.id;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(await nothing).toEqual([]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+    [quiet, busy, gone].forEach((u) => u.release());
+  }, 60_000);
+
+  it('a broker that fails fails the waits (their readers fall back), and the next read connects again', async () => {
+    let fail = true;
+    const reads = new BlockingReads(async () => (fail ? Promise.reject(new Error('connection refused')) : shared), 300);
+    const user = reads.open();
+    await expect(user.read(`down-${Date.now()}`, '0')).rejects.toThrow('connection refused');
+    fail = false;
+    const key = `back-${Date.now()}`;
+    const got = user.read(key, '0');
+    await add(key, 'back');
+    expect(texts(await got)).toEqual(['back']);
+    user.release();
+  }, 60_000);
+});
