@@ -10,7 +10,7 @@ import { encodeLiveEntry, liveBrokerKey } from '../../src/wire/live-broker';
 import { BrokerPollShare, brokerPollKey } from '../../src/client/stream/broker-polls';
 import { ABORTED, BlockingReads, type BrokerRecord } from '../../src/client/stream/broker-reads';
 import { BrokerStreamTransport, LiveBrokerClient, brokerReads } from '../../src/client/stream/broker-transport';
-import type { StreamSnapshot, StreamTransport } from '../../src/client/stream/transport';
+import { openCallUpstream } from '../support/open-call-upstream';
 import { startRedis, type TestRedis } from '../support/redis';
 
 /** Long enough that a wait answered before it ends was answered by an interrupt, not by the block running out. */
@@ -44,21 +44,9 @@ describe('a process’s blocking reads of the broker, on one connection', () => 
     const broker = new LiveBrokerClient({ url: redis.url });
     broker.connection = async () => shared;
     const tag = `many-${Date.now()}`;
-    // The durable side of each session: one open model call, so its reader waits on the broker.
-    const upstream: StreamTransport = {
-      snapshot: async (): Promise<StreamSnapshot> => ({
-        runId: 'run-1',
-        running: true,
-        continued: false,
-        page: { events: [], blocks: [{ callId: 'call-1', kind: 'model', from: 0, to: 0, closed: false }], next: 0, oldest: 0 },
-        live: new Map(),
-      }),
-      readRun: async () => ({ events: [], blocks: [], next: 0, oldest: 0 }),
-      previousRun: async () => undefined,
-      waitForChange: async () => undefined,
-    };
     const sessions = Array.from({ length: 30 }, (_, i) => `${tag}-${i}`);
-    const readers = sessions.map((wf) => new BrokerStreamTransport(upstream, broker, wf));
+    // Each session has one open model call, so its reader waits on the broker.
+    const readers = sessions.map((wf) => new BrokerStreamTransport(openCallUpstream, broker, wf));
     const polls = sessions.map((wf) => new BrokerPollShare(async () => shared, wf, brokerReads(broker)));
     await Promise.all(readers.map((r) => r.snapshot(0)));
     // Each session's history is being polled by another process (it holds the lease): these wait for its news.

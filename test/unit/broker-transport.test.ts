@@ -5,7 +5,7 @@
  */
 import { BrokerStreamTransport, LiveBrokerClient } from '../../src/client/stream/broker-transport';
 import type { RedisConnection } from '../../src/activities/stream/redis-client';
-import type { StreamSnapshot, StreamTransport } from '../../src/client/stream/transport';
+import { openCallUpstream as upstream } from '../support/open-call-upstream';
 
 /** The shared connection answers (nothing there yet); its duplicate's blocking read fails (the broker went away). */
 function connection(closed: string[], name: string, answers: boolean): RedisConnection {
@@ -15,20 +15,6 @@ function connection(closed: string[], name: string, answers: boolean): RedisConn
     close: async () => void closed.push(name),
   };
 }
-
-/** The durable side: one open model call, nothing streamed yet. */
-const upstream: StreamTransport = {
-  snapshot: async (): Promise<StreamSnapshot> => ({
-    runId: 'run-1',
-    running: true,
-    continued: false,
-    page: { events: [], blocks: [{ callId: 'call-1', kind: 'model', from: 0, to: 0, closed: false }], next: 0, oldest: 0 },
-    live: new Map(),
-  }),
-  readRun: async () => ({ events: [], blocks: [], next: 0, oldest: 0 }),
-  previousRun: async () => undefined,
-  waitForChange: async () => undefined,
-};
 
 describe('BrokerStreamTransport with a broker that fails', () => {
   it('closes its blocking-read connection when a read fails, and polls from then on', async () => {
