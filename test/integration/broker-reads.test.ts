@@ -87,6 +87,26 @@ describe('a process’s blocking reads of the broker, on one connection', () => 
     b.release();
   }, 60_000);
 
+  it('a wait that comes while the blocking connection is being made is in the first read', async () => {
+    // A connect that takes a while (a broker across a network).
+    const slow: RedisConnection = { ...shared, duplicate: async () => (await new Promise((r) => setTimeout(r, 300)), shared.duplicate()) };
+    const reads = new BlockingReads(async () => slow, LONG_BLOCK_MS);
+    const [a, b] = [reads.open(), reads.open()];
+    const tag = `connecting-${Date.now()}`;
+    const first = a.read(`${tag}:a`, '0');
+    await new Promise((r) => setTimeout(r, 50));
+    const started = Date.now();
+    const second = b.read(`${tag}:b`, '0');
+    await until(async () => /blocked_clients:1/.test(String(await admin.sendCommand(['INFO', 'clients']))));
+    await add(`${tag}:b`, 'for b');
+    expect(texts(await second)).toEqual(['for b']);
+    expect(Date.now() - started).toBeLessThan(LONG_BLOCK_MS / 4);
+    await add(`${tag}:a`, 'for a');
+    expect(texts(await first)).toEqual(['for a']);
+    a.release();
+    b.release();
+  }, 60_000);
+
   it('a wait from an earlier record than the read in flight gets the records in between', async () => {
     const reads = new BlockingReads(async () => shared, LONG_BLOCK_MS);
     const [a, b] = [reads.open(), reads.open()];

@@ -121,21 +121,23 @@ export class BlockingReads {
       // Waits that come back right after a reply (a reader that took its records and waits again) join this read.
       await new Promise((r) => setImmediate(r));
       if (this.waits.size === 0) return;
-      const streams = new Map<string, string>();
-      for (const w of this.waits) {
-        const from = streams.get(w.key);
-        if (from === undefined || compareIds(w.after, from) < 0) streams.set(w.key, w.after);
-      }
-      const now = Date.now();
-      let block = this.blockMs;
-      for (const w of this.waits) block = Math.min(block, w.until - now);
       const made = (this.conn ??= this.connect());
-      let reply: unknown;
       try {
         const { conn, clientId } = await made;
+        if (this.waits.size === 0) return; // every wait aborted while connecting
+        // What to read is taken after the connect, with nothing awaited until the read is sent: a wait
+        // that came while connecting is in it, and one that comes after finds it in flight.
+        const streams = new Map<string, string>();
+        for (const w of this.waits) {
+          const from = streams.get(w.key);
+          if (from === undefined || compareIds(w.after, from) < 0) streams.set(w.key, w.after);
+        }
+        const now = Date.now();
+        let block = this.blockMs;
+        for (const w of this.waits) block = Math.min(block, w.until - now);
         const current: InFlight = (this.current = { streams, waits: new Set(this.waits), clientId, unblocked: false });
         // BLOCK 0 would wait forever: at least a millisecond.
-        reply = await conn.sendCommand(['XREAD', 'COUNT', String(COUNT), 'BLOCK', String(Math.max(1, block)), 'STREAMS', ...streams.keys(), ...streams.values()]);
+        const reply = await conn.sendCommand(['XREAD', 'COUNT', String(COUNT), 'BLOCK', String(Math.max(1, block)), 'STREAMS', ...streams.keys(), ...streams.values()]);
         this.answer(current, recordsByStream(reply));
       } catch (err) {
         this.current = undefined;
