@@ -79,7 +79,7 @@ export { terminateRun, RunNotFoundError, RunClosedError } from './terminate';
 export type { SessionInfo, SessionEdit, PendingApproval, WaitingApproval, QueuedMessage, SessionRecord, SessionWorktree } from '../wire/session-messages';
 export { streamEventSchema, streamEnvelopeSchema, type StreamEvent, type StreamEnvelope, type StreamEventOf, type StreamEventType, type StreamPage, type StreamBlock } from '../wire/stream';
 export { TemporalStreamTransport, type StreamTransport, type StreamSnapshot, type PageShare, type PollShare, type PollNews } from './stream/transport';
-export { liveBroker, LiveBrokerClient, BrokerStreamTransport } from './stream/broker-transport';
+export { liveBroker, LiveBrokerClient, BrokerStreamTransport, BrokerClosedError } from './stream/broker-transport';
 export type { LiveBrokerSettings } from '../wire/live-broker';
 export { readStream, type ReadStreamOptions } from './stream/reader';
 export { CallAssembly } from './stream/assembler';

@@ -53,6 +53,7 @@ export const ERROR_CODES = {
   UNKNOWN_SESSION: { in: 'core/errors', means: 'a prompt or compaction named a conversation the run does not have' },
   NOT_SERVING: { in: 'core/errors', means: 'a prompt reached a run that does not answer prompts (now, or any more)' },
   RUN_NOT_FOUND: { in: 'client/terminate', means: 'no run has this workflow id in the namespace', exit: 'not-found', hint: 'list runs with `fh list`' },
+  BROKER_CLOSED: { in: 'client/stream/broker-transport', means: 'a live broker client was used after close(); readers on it fall back to Temporal' },
   CONNECTION_CLOSED: { in: 'client/connection-close', means: "the client's connection was closed while a call (a run's result()) waited; the run goes on" },
   RUN_CLOSED: { in: 'client/terminate', means: 'the run has ended already (completed, failed, terminated, …): it cannot be terminated', hint: '`fh history <id>` shows how it ended' },
   PAYLOAD_TOO_LARGE: { in: 'core/errors', means: 'a value is over the size a Temporal payload may carry' },

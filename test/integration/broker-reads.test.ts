@@ -149,6 +149,27 @@ describe('a process’s blocking reads of the broker, on one connection', () => 
     [quiet, busy, gone].forEach((u) => u.release());
   }, 60_000);
 
+  it('closing the broker client ends its readers’ waits at once (they fall back to Temporal) and leaves no connection', async () => {
+    const broker = new LiveBrokerClient({ url: redis.url });
+    const tag = `closing-${Date.now()}`;
+    const reader = new BrokerStreamTransport(openCallUpstream, broker, tag, 50);
+    await reader.snapshot(0);
+    const waiting = reader.waitForLive('run-1');
+    await oneBlocked();
+    expect(await connections()).toBe(2); // its commands, and the process's one blocking read
+    const closedAt = Date.now();
+    await broker.close();
+    await waiting;
+    expect(Date.now() - closedAt).toBeLessThan(500); // not the read's quiet second, nor a read on a new connection
+    // The reader polls Temporal now: its next waits neither block on the broker nor connect to it again.
+    await reader.waitForLive('run-1');
+    await reader.snapshot(0);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await connections()).toBe(0);
+    await expect(broker.connection()).rejects.toMatchObject({ code: 'BROKER_CLOSED' });
+    reader.close();
+  }, 60_000);
+
   it('a broker that fails fails the waits (their readers fall back), and the next read connects again', async () => {
     let fail = true;
     const reads = new BlockingReads(async () => (fail ? Promise.reject(new Error('connection refused')) : shared), 300);

@@ -53,6 +53,8 @@ export class BlockingReads {
   private readonly waits = new Set<Wait>();
   private current: InFlight | undefined;
   private running = false;
+  /** Why these reads ended for good (their broker client was closed): every read fails with it. */
+  private ended: Error | undefined;
 
   constructor(
     private readonly shared: () => Promise<RedisConnection>,
@@ -73,6 +75,18 @@ export class BlockingReads {
     };
   }
 
+  /**
+   * Ends these reads for good (their broker client was closed): every wait fails with `reason` at once,
+   * and so does every later read, so their readers fall back to Temporal instead of connecting again.
+   */
+  end(reason: Error): void {
+    this.ended = reason;
+    this.close();
+    const waits = [...this.waits];
+    this.waits.clear();
+    for (const w of waits) w.done(reason);
+  }
+
   /** Closes the blocking connection (the next read makes another). */
   close(): void {
     const conn = this.conn;
@@ -81,6 +95,7 @@ export class BlockingReads {
   }
 
   private read(key: string, after: string, signal?: AbortSignal): Promise<BrokerRecord[] | typeof ABORTED> {
+    if (this.ended) return Promise.reject(this.ended);
     if (signal?.aborted) return Promise.resolve(ABORTED);
     return new Promise((resolve, reject) => {
       const onAbort = () => {
@@ -179,7 +194,7 @@ export class BlockingReads {
     if (current.unblocked) return;
     current.unblocked = true;
     const attempt = async (tries: number): Promise<void> => {
-      if (this.current !== current) return;
+      if (this.current !== current || this.ended) return;
       const n = await (await this.shared()).sendCommand(['CLIENT', 'UNBLOCK', current.clientId]);
       // 0: the read had not reached the broker yet; it will block, so try again in a moment.
       if (Number(n) === 0 && tries > 1) {

@@ -10,6 +10,7 @@ import { decodeLiveEntry, liveBrokerKey, type LiveBrokerSettings } from '../../w
 import type { LiveStreamDetails, StreamEvent, StreamPage } from '../../wire/stream';
 import { loadRedis, type RedisConnection } from '../../activities/stream/redis-client';
 import { ABORTED, BlockingReads, recordsOf, type BlockingReader, type BrokerRecord } from './broker-reads';
+import { FabricError } from '../../core/errors';
 import { sleep, type StreamSnapshot, type StreamTransport } from './transport';
 
 /**
@@ -19,11 +20,13 @@ import { sleep, type StreamSnapshot, type StreamTransport } from './transport';
  */
 export class LiveBrokerClient {
   private conn: Promise<RedisConnection> | undefined;
+  private closed = false;
 
   constructor(readonly settings: LiveBrokerSettings) {}
 
-  /** The shared connection (made on first use); rejects while the broker is unreachable. */
+  /** The shared connection (made on first use); rejects while the broker is unreachable, and once this client is closed. */
   connection(): Promise<RedisConnection> {
+    if (this.closed) return Promise.reject(new BrokerClosedError());
     const made = (this.conn ??= loadRedis(this.settings.url));
     made.catch(() => {
       if (this.conn === made) this.conn = undefined; // try again next time
@@ -31,12 +34,25 @@ export class LiveBrokerClient {
     return made;
   }
 
-  /** Closes the connection if one is open; a connect still under way is closed when it lands (never waited on). */
+  /**
+   * Closes the connections for good: a connect still under way is closed when it lands (never waited on),
+   * and readers still on the broker fall back to Temporal at once (a closed client does not connect again,
+   * so it holds nothing that keeps the process alive).
+   */
   async close(): Promise<void> {
-    readsByBroker.get(this)?.close();
+    this.closed = true;
+    readsByBroker.get(this)?.end(new BrokerClosedError());
     const pending = this.conn;
     this.conn = undefined;
     void pending?.then((c) => c.close()).catch(() => undefined);
+  }
+}
+
+/** A closed broker client was asked for its connection (its readers fall back to Temporal on it). */
+export class BrokerClosedError extends FabricError {
+  declare readonly code: 'BROKER_CLOSED';
+  constructor() {
+    super('BROKER_CLOSED', 'The live broker client was closed: make another with liveBroker({ url }) to read from the broker again.');
   }
 }
 
