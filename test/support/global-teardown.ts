@@ -1,9 +1,10 @@
 /**
  * Jest global teardown for the `integration` project: stops the dev server started by global-setup.ts, and
- * turns a run that would never exit into a failure. On a 2-core machine jest runs the suites in band, in its
- * own process, so one connection or timer a test (or the SDK under test) leaves open keeps jest alive after
- * the last test, and CI hits its time limit with nothing failed. The watchdog is unref'd: it fires only when
- * something else is still holding the process, and then names what is.
+ * turns a run that would never exit into a failure. Run in band (`--runInBand`, as one file often is), one
+ * connection or timer a test (or the SDK under test) leaves open keeps jest alive after the last test, and CI
+ * would hit its time limit with nothing failed; `npm test` runs the files in a worker (jest.config.js), which
+ * jest stops itself. The watchdog is unref'd: it fires only when something else is still holding the process,
+ * and then names what is.
  */
 import type { DevServer } from '../../src/testing/temporal-cli';
 
