@@ -150,6 +150,7 @@ describe('a process’s blocking reads of the broker, on one connection', () => 
   }, 60_000);
 
   it('closing the broker client ends its readers’ waits at once (they fall back to Temporal) and leaves no connection', async () => {
+    await until(async () => (await connections()) === 0); // the earlier tests' connections, closed as they ended
     const broker = new LiveBrokerClient({ url: redis.url });
     const tag = `closing-${Date.now()}`;
     const reader = new BrokerStreamTransport(openCallUpstream, broker, tag, 50);
@@ -164,7 +165,8 @@ describe('a process’s blocking reads of the broker, on one connection', () => 
     // The reader polls Temporal now: its next waits neither block on the broker nor connect to it again.
     await reader.waitForLive('run-1');
     await reader.snapshot(0);
-    await new Promise((r) => setTimeout(r, 200));
+    await until(async () => (await connections()) === 0);
+    await new Promise((r) => setTimeout(r, 200)); // and none made again since
     expect(await connections()).toBe(0);
     await expect(broker.connection()).rejects.toMatchObject({ code: 'BROKER_CLOSED' });
     reader.close();
