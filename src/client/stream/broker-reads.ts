@@ -82,9 +82,14 @@ export class BlockingReads {
   end(reason: Error): void {
     this.ended = reason;
     this.close();
+    this.failWaits(reason);
+  }
+
+  /** Every wait fails with `err` (their readers fall back to Temporal). */
+  private failWaits(err: Error): void {
     const waits = [...this.waits];
     this.waits.clear();
-    for (const w of waits) w.done(reason);
+    for (const w of waits) w.done(err);
   }
 
   /** Closes the blocking connection (the next read makes another). */
@@ -159,9 +164,7 @@ export class BlockingReads {
         // Closed on purpose (its last user went) while a read was out: the waits now, if any, get a new connection.
         if (this.conn !== made) continue;
         this.close();
-        const failed = err instanceof Error ? err : new Error(String(err));
-        for (const w of this.waits) w.done(failed);
-        this.waits.clear();
+        this.failWaits(err instanceof Error ? err : new Error(String(err)));
         return;
       }
     }
