@@ -79,6 +79,13 @@ export interface StartDevServerOptions extends EnsureTemporalCliOptions {
   searchAttributes?: Record<string, SearchAttributeTypeName>;
   /** Server log level (`debug`, `info`, `warn`, `error`, `never`). Default `warn`. */
   logLevel?: string;
+  /**
+   * Dynamic config values set at startup (`--dynamic-config-value KEY=VALUE`, each value JSON-encoded), e.g.
+   * `{ 'history.transferProcessorUpdateAckInterval': '1s' }`: the server then deletes a closed run within
+   * a few seconds of `DeleteWorkflowExecution` instead of about 30 (it deletes once the run's close is
+   * acknowledged, and acknowledges every that often).
+   */
+  dynamicConfig?: Record<string, string | number | boolean>;
 }
 
 export interface DevServer {
@@ -254,6 +261,9 @@ export async function startDevServer(opts: StartDevServerOptions = {}): Promise<
   // user of startDevServer without `fh server` met: SearchAttributesMissingError at the first session).
   for (const [name, type] of Object.entries({ ...FH_SEARCH_ATTRIBUTES, ...opts.searchAttributes })) {
     extraArgs.push('--search-attribute', `${name}=${type}`);
+  }
+  for (const [key, value] of Object.entries(opts.dynamicConfig ?? {})) {
+    extraArgs.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   }
 
   // Loaded lazily (a plain require, whatever the module setting): @temporalio/testing pulls in the native worker

@@ -1,8 +1,8 @@
 /**
  * `startDevServer` from @fabric-harness/sdk/testing, the public helper users start a Temporal dev server
  * with (tests, `fh server`): it serves the namespace and the custom search attributes it was asked for,
- * persists to `dbFilename` across restarts, refuses a port in use with a typed error naming it, and
- * `stop()` stops the server. (This replaces a test of the integration suite's own global setup.)
+ * persists to `dbFilename` across restarts, sets the dynamic config values asked for, refuses a port in use
+ * with a typed error naming it, and `stop()` stops the server. (This replaces a test of the integration suite's own global setup.)
  */
 import { randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';
@@ -74,6 +74,24 @@ describe('startDevServer (public testing API)', () => {
       expect(described.status.name).toBe('RUNNING');
     } finally {
       await again.close();
+    }
+  }, 120_000);
+
+  it('sets the dynamic config values asked for: a number and a string (a duration), JSON-encoded', async () => {
+    const server = await startDevServer({ dynamicConfig: { 'limit.maxIDLength': 40, 'history.transferProcessorUpdateAckInterval': '1s' } });
+    servers.push(server);
+    const connection = await Connection.connect({ address: server.address });
+    try {
+      const client = new Client({ connection, namespace: server.namespace });
+      // The limit holds for task queue names too: this one is short.
+      const start = (workflowId: string) => client.workflow.start('fhProbe', { taskQueue: 'probe', workflowId, args: [] });
+      // Over the server's limit of 40 (its default is 1,000; a request ID, a UUID, is 36): refused by the server.
+      const refused = await start(`probe-${'x'.repeat(50)}`).then(() => undefined, (e: unknown) => e as Error);
+      expect(`${refused?.message}: ${(refused?.cause as Error | undefined)?.message}`).toMatch(/WorkflowId length exceeds limit/);
+      const ok = await start('probe-short').then(() => 'started', (e: unknown) => `${(e as Error).message}: ${((e as Error).cause as Error | undefined)?.message}`);
+      expect(ok).toBe('started');
+    } finally {
+      await connection.close();
     }
   }, 120_000);
 

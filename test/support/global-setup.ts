@@ -35,7 +35,15 @@ export default async function globalSetup(): Promise<void> {
     return;
   }
   process.stderr.write('\n');
-  const server = await startDevServer({ ui: false, namespace: 'default', searchAttributes: { ...FH_SEARCH_ATTRIBUTES }, onProgress: log });
+  const server = await startDevServer({
+    ui: false,
+    namespace: 'default',
+    searchAttributes: { ...FH_SEARCH_ATTRIBUTES },
+    // Tests that delete a closed run (as retention does) wait until it is gone: about 30 s a run at the
+    // default interval, which was most of store-lifecycle's time; about a second at this one.
+    dynamicConfig: { 'history.transferProcessorUpdateAckInterval': '1s' },
+    onProgress: log,
+  });
   globalThis.__FH_TEMPORAL_DEV_SERVER__ = server;
   process.env.FH_TEST_TEMPORAL_ADDRESS = server.address;
   process.env.FH_TEST_TEMPORAL_NAMESPACE = server.namespace;
