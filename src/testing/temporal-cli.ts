@@ -35,7 +35,9 @@ export type TemporalCliErrorCode =
   /** The port requested for the dev server (or its UI) is already taken. */
   | 'TemporalDevServerPortInUse'
   /** The dev server process did not start or did not become ready. */
-  | 'TemporalDevServerStartFailed';
+  | 'TemporalDevServerStartFailed'
+  /** An option of `startDevServer` is not valid (the message names it); nothing was started. */
+  | 'TemporalDevServerOptionInvalid';
 
 /** Error raised while finding, building or starting the Temporal CLI; `code` says which step failed. */
 export class TemporalCliError extends Error {
@@ -233,6 +235,23 @@ async function assertPortFree(port: number, what: string): Promise<void> {
   }
 }
 
+const DYNAMIC_CONFIG_KEY = /^[A-Za-z][A-Za-z0-9_.-]*$/;
+
+/**
+ * Refuses a dynamic config entry the CLI would misread, before anything starts: a key with `=` in it
+ * split the CLI's `KEY=VALUE` elsewhere, and the server then failed to start 5 s later with no word of why.
+ */
+function checkDynamicConfig(values: StartDevServerOptions['dynamicConfig']): void {
+  for (const [key, value] of Object.entries(values ?? {})) {
+    const field = `startDevServer: dynamicConfig[${JSON.stringify(key)}]`;
+    if (!DYNAMIC_CONFIG_KEY.test(key)) {
+      throw new TemporalCliError('TemporalDevServerOptionInvalid', `${field} is not a dynamic config key (a letter, then letters, digits, '.', '_' or '-')`);
+    }
+    const ok = typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
+    if (!ok) throw new TemporalCliError('TemporalDevServerOptionInvalid', `${field} must be a string, a finite number or a boolean, got ${String(value)}`);
+  }
+}
+
 /**
  * Start a Temporal dev server on 127.0.0.1 and wait until it is ready. Uses the CLI found or built by
  * {@link ensureTemporalCli}, or lets @temporalio/testing download one when neither a CLI nor Go is available.
@@ -240,6 +259,7 @@ async function assertPortFree(port: number, what: string): Promise<void> {
 export async function startDevServer(opts: StartDevServerOptions = {}): Promise<DevServer> {
   const projectDir = opts.projectDir ?? findProjectDir();
   const onProgress = opts.onProgress ?? (() => undefined);
+  checkDynamicConfig(opts.dynamicConfig);
   const executablePath = await ensureTemporalCli({ projectDir, onProgress });
 
   const namespace = opts.namespace ?? 'default';

@@ -95,6 +95,18 @@ describe('startDevServer (public testing API)', () => {
     }
   }, 120_000);
 
+  // Refused before anything starts: a key with `=` in it made the CLI fail 5 s later (TemporalDevServerStartFailed).
+  it('refuses a dynamic config entry it cannot pass on, at once, naming it', async () => {
+    for (const [dynamicConfig, named] of [
+      [{ 'a=b': 1 }, /dynamicConfig\["a=b"\] is not a dynamic config key/],
+      [{ 'limit.maxIDLength': Number.NaN }, /dynamicConfig\["limit.maxIDLength"\] must be a string, a finite number or a boolean/],
+    ] as const) {
+      const err = await startDevServer({ dynamicConfig }).then((s) => (servers.push(s), undefined), (e: unknown) => e);
+      expect(err).toBeInstanceOf(TemporalCliError);
+      expect(err).toMatchObject({ code: 'TemporalDevServerOptionInvalid', message: expect.stringMatching(named) });
+    }
+  });
+
   it('refuses a port in use with TemporalDevServerPortInUse naming the port', async () => {
     const blocker = net.createServer();
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));

@@ -40,7 +40,7 @@ export default async function globalSetup(): Promise<void> {
     namespace: 'default',
     searchAttributes: { ...FH_SEARCH_ATTRIBUTES },
     // Tests that delete a closed run (as retention does) wait until it is gone: about 30 s a run at the
-    // default interval, which was most of store-lifecycle's time; about a second at this one.
+    // default interval, which was most of store-lifecycle's time; a few seconds at this one.
     dynamicConfig: { 'history.transferProcessorUpdateAckInterval': '1s' },
     onProgress: log,
   });
