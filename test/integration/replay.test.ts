@@ -250,7 +250,7 @@ describe('recorded histories replay against the current workflow code', () => {
     }
   });
 
-  it('the event sinks the plugin registers do not fire on replay (observed, with a positive control)', async () => {
+  it('the event sink the plugin registers does not fire on replay (observed, with a positive control)', async () => {
     // As registered, the plugin's replay worker has Temporal drop every call its sinks get while history
     // replays, so a listener passed to the plugin could see nothing whatever workflow code did.
     const registered = new FabricHarnessPlugin().configureReplayWorker({ workflowBundle: await historyBundle() });
