@@ -238,10 +238,12 @@ async function assertPortFree(port: number, what: string): Promise<void> {
 const DYNAMIC_CONFIG_KEY = /^[A-Za-z][A-Za-z0-9_.-]*$/;
 
 /**
- * Refuses a dynamic config entry the CLI would misread, before anything starts: a key with `=` in it
- * split the CLI's `KEY=VALUE` elsewhere, and the server then failed to start 5 s later with no word of why.
+ * The CLI's `--dynamic-config-value KEY=VALUE` arguments for these values (each JSON-encoded). An entry the
+ * CLI would misread is refused here, before anything starts: a key with `=` in it split the CLI's
+ * `KEY=VALUE` elsewhere, and the server then failed to start 5 s later with no word of why.
  */
-function checkDynamicConfig(values: StartDevServerOptions['dynamicConfig']): void {
+function dynamicConfigArgs(values: StartDevServerOptions['dynamicConfig']): string[] {
+  const args: string[] = [];
   for (const [key, value] of Object.entries(values ?? {})) {
     const field = `startDevServer: dynamicConfig[${JSON.stringify(key)}]`;
     if (!DYNAMIC_CONFIG_KEY.test(key)) {
@@ -249,7 +251,9 @@ function checkDynamicConfig(values: StartDevServerOptions['dynamicConfig']): voi
     }
     const ok = typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
     if (!ok) throw new TemporalCliError('TemporalDevServerOptionInvalid', `${field} must be a string, a finite number or a boolean, got ${String(value)}`);
+    args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   }
+  return args;
 }
 
 /**
@@ -259,7 +263,7 @@ function checkDynamicConfig(values: StartDevServerOptions['dynamicConfig']): voi
 export async function startDevServer(opts: StartDevServerOptions = {}): Promise<DevServer> {
   const projectDir = opts.projectDir ?? findProjectDir();
   const onProgress = opts.onProgress ?? (() => undefined);
-  checkDynamicConfig(opts.dynamicConfig);
+  const dynamicConfig = dynamicConfigArgs(opts.dynamicConfig);
   const executablePath = await ensureTemporalCli({ projectDir, onProgress });
 
   const namespace = opts.namespace ?? 'default';
@@ -282,9 +286,7 @@ export async function startDevServer(opts: StartDevServerOptions = {}): Promise<
   for (const [name, type] of Object.entries({ ...FH_SEARCH_ATTRIBUTES, ...opts.searchAttributes })) {
     extraArgs.push('--search-attribute', `${name}=${type}`);
   }
-  for (const [key, value] of Object.entries(opts.dynamicConfig ?? {})) {
-    extraArgs.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
-  }
+  extraArgs.push(...dynamicConfig);
 
   // Loaded lazily (a plain require, whatever the module setting): @temporalio/testing pulls in the native worker
   // runtime, which `install` and `findTemporalCli` do not need.

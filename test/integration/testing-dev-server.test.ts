@@ -2,7 +2,8 @@
  * `startDevServer` from @fabric-harness/sdk/testing, the public helper users start a Temporal dev server
  * with (tests, `fh server`): it serves the namespace and the custom search attributes it was asked for,
  * persists to `dbFilename` across restarts, sets the dynamic config values asked for, refuses a port in use
- * with a typed error naming it, and `stop()` stops the server. (This replaces a test of the integration suite's own global setup.)
+ * with a typed error naming it, and `stop()` stops the server. (This replaces a test of the integration
+ * suite's own global setup.)
  */
 import { randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';
