@@ -498,16 +498,26 @@ describe('the fh command', () => {
     const port = await getFreePort();
     const uiPort = await getFreePort();
     const db = path.join(tmp, 'server', 'temporal.db');
-    const server = await fhBackground(['server', '--port', String(port), '--ui-port', String(uiPort), '--db', db], /Press Ctrl\+C to stop/);
+    const server = await fhBackground(
+      ['server', '--port', String(port), '--ui-port', String(uiPort), '--db', db, '--dynamic-config-value', 'limit.maxIDLength=40'],
+      /Press Ctrl\+C to stop/,
+    );
     try {
       expect(server.out.stdout).toContain(`address:     127.0.0.1:${port}`);
       expect(server.out.stdout).toContain(`web UI:      http://127.0.0.1:${uiPort}`);
+      expect(server.out.stdout).toContain('settings:    history.transferProcessorUpdateAckInterval="1s", limit.maxIDLength=40');
       expect(server.out.stderr).toMatch(/\[fh server\] .*ready/);
       expect(fs.existsSync(db)).toBe(true);
       const connection = await Connection.connect({ address: `127.0.0.1:${port}` });
       try {
         const attrs = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
         expect(Object.keys(attrs.customAttributes ?? {})).toContain('FhAgent');
+        // The setting reached the server: an id over its limit of 40 is refused (its default is 1,000).
+        const client = new Client({ connection });
+        const refused = await client.workflow
+          .start('fhProbe', { taskQueue: 'probe', workflowId: `probe-${'x'.repeat(50)}`, args: [] })
+          .then(() => undefined, (e: unknown) => e as Error);
+        expect(`${refused?.message}: ${(refused?.cause as Error | undefined)?.message}`).toMatch(/WorkflowId length exceeds limit/);
       } finally {
         await connection.close();
       }
@@ -518,6 +528,19 @@ describe('the fh command', () => {
       expect(await server.interrupt()).toBe(0);
     }
     expect(server.out.stderr).toMatch(/\[fh server\] stopped/);
+  });
+
+  it('fh server: a --dynamic-config-value the server could not take exits 2 naming it, before starting anything', async () => {
+    for (const [flag, named] of [
+      ['limit.maxIDLength', /--dynamic-config-value 'limit\.maxIDLength' must be KEY=VALUE/],
+      ['=40', /--dynamic-config-value '=40' must be KEY=VALUE/],
+      ['limit max=40', /--dynamic-config-value 'limit max=40': limit max is not a dynamic config key/],
+      ['limit.maxIDLength={"a":1}', /--dynamic-config-value 'limit\.maxIDLength=\{"a":1\}': limit\.maxIDLength must be a string, a finite number or a boolean/],
+    ] as const) {
+      const r = await fh(['server', '--ephemeral', '--dynamic-config-value', flag]);
+      expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 2, stderr: expect.stringMatching(named) });
+      expect(r.stderr).not.toMatch(/starting the Temporal dev server/);
+    }
   });
 });
 

@@ -10,7 +10,7 @@ import { promises as fs } from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { startDevServer, TemporalCliError, type DevServer } from '@fabric-harness/sdk/testing';
 import { FH_SEARCH_ATTRIBUTES } from '@fabric-harness/sdk/client';
 
@@ -78,8 +78,8 @@ describe('startDevServer (public testing API)', () => {
     }
   }, 120_000);
 
-  it('sets the dynamic config values asked for: a number and a string (a duration), JSON-encoded', async () => {
-    const server = await startDevServer({ dynamicConfig: { 'limit.maxIDLength': 40, 'history.transferProcessorUpdateAckInterval': '1s' } });
+  it('sets the dynamic config values asked for over its defaults: a closed run is deleted in seconds', async () => {
+    const server = await startDevServer({ dynamicConfig: { 'limit.maxIDLength': 40 } });
     servers.push(server);
     const connection = await Connection.connect({ address: server.address });
     try {
@@ -91,6 +91,20 @@ describe('startDevServer (public testing API)', () => {
       expect(`${refused?.message}: ${(refused?.cause as Error | undefined)?.message}`).toMatch(/WorkflowId length exceeds limit/);
       const ok = await start('probe-short').then(() => 'started', (e: unknown) => `${(e as Error).message}: ${((e as Error).cause as Error | undefined)?.message}`);
       expect(ok).toBe('started');
+      // The default beside the value asked for (DEV_SERVER_DYNAMIC_CONFIG): the server acknowledges a run's
+      // close every second, and deletes a closed run once it is acknowledged. At its own default (30 s) this
+      // run stays about 34 s.
+      const handle = client.workflow.getHandle('probe-short');
+      await handle.terminate('closed, to be deleted');
+      const describedRunId = (await handle.describe()).runId;
+      await client.workflowService.deleteWorkflowExecution({ namespace: server.namespace, workflowExecution: { workflowId: 'probe-short', runId: describedRunId } });
+      const deleted = Date.now();
+      let gone = false;
+      while (!gone && Date.now() - deleted < 15_000) {
+        gone = await handle.describe().then(() => false, (e: unknown) => e instanceof WorkflowNotFoundError);
+        if (!gone) await new Promise((r) => setTimeout(r, 250));
+      }
+      expect({ gone, waitedUnder15s: Date.now() - deleted < 15_000 }).toEqual({ gone: true, waitedUnder15s: true });
     } finally {
       await connection.close();
     }

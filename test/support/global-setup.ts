@@ -39,9 +39,8 @@ export default async function globalSetup(): Promise<void> {
     ui: false,
     namespace: 'default',
     searchAttributes: { ...FH_SEARCH_ATTRIBUTES },
-    // Tests that delete a closed run (as retention does) wait until it is gone: about 30 s a run at the
-    // default interval, which was most of store-lifecycle's time; a few seconds at this one.
-    dynamicConfig: { 'history.transferProcessorUpdateAckInterval': '1s' },
+    // Tests that delete a closed run wait until it is gone: a few seconds with the dev server's default
+    // dynamic config (DEV_SERVER_DYNAMIC_CONFIG), about 34 s a run without it.
     onProgress: log,
   });
   globalThis.__FH_TEMPORAL_DEV_SERVER__ = server;

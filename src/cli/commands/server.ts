@@ -13,7 +13,7 @@ const TYPES: SearchAttributeTypeName[] = ['Keyword', 'Text', 'Int', 'Double', 'B
 export const serverCommand: Command = {
   name: 'server',
   summary: 'start a local Temporal dev server with the Web UI (state kept in .fh/temporal.db)',
-  usage: ['server [--port 7233] [--ui-port 8233] [--db .fh/temporal.db | --ephemeral]'],
+  usage: ['server [--port 7233] [--ui-port 8233] [--db .fh/temporal.db | --ephemeral] [--dynamic-config-value KEY=VALUE]…'],
   description:
     'Runs `temporal server start-dev` on 127.0.0.1 with the Web UI and a persistent database, and registers the\n' +
     "SDK's search attributes (FhAgent, FhKind, FhStatus, ...). Finds the Temporal CLI on TEMPORAL_CLI_PATH, PATH or\n" +
@@ -27,10 +27,17 @@ export const serverCommand: Command = {
     namespace: { type: 'string', short: 'n', value: '<name>', help: 'namespace to create', default: 'default' },
     'search-attribute': { type: 'string', multiple: true, value: '<Name=Type>', help: 'register another search attribute' },
     'log-level': { type: 'string', value: '<level>', help: 'server log level (debug, info, warn, error)', default: 'warn' },
+    'dynamic-config-value': {
+      type: 'string',
+      multiple: true,
+      value: '<KEY=VALUE>',
+      help: 'a server setting (VALUE is JSON: 40, true, "1s"; text that is not JSON is a string)',
+    },
   },
   examples: [
     'fh server',
     'fh server --port 7234 --ui-port 8234 --db /tmp/fh.db',
+    'fh server --dynamic-config-value limit.maxIDLength=255',
     'TEMPORAL_ADDRESS=127.0.0.1:7233 fh worker --agents ./agents.js   # in another terminal',
   ],
   run: (p, io) => runServer(p, io),
@@ -53,7 +60,8 @@ async function runServer(p: Parsed, io: Io = stdio): Promise<number> {
   const dbFilename = ephemeral ? undefined : path.resolve(str(p, 'db') ?? path.join('.fh', 'temporal.db'));
 
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { startDevServer, TemporalCliError } = require('../../testing/temporal-cli') as typeof import('../../testing/temporal-cli');
+  const { startDevServer, dynamicConfigProblem, DEV_SERVER_DYNAMIC_CONFIG, TemporalCliError } = require('../../testing/temporal-cli') as typeof import('../../testing/temporal-cli');
+  const dynamicConfig = dynamicConfigFlags(strs(p, 'dynamic-config-value'), dynamicConfigProblem);
   io.err(`[fh server] starting the Temporal dev server on 127.0.0.1:${port}…`);
   let server: Awaited<ReturnType<typeof startDevServer>>;
   try {
@@ -65,6 +73,7 @@ async function runServer(p: Parsed, io: Io = stdio): Promise<number> {
       namespace: str(p, 'namespace') ?? 'default',
       searchAttributes,
       logLevel: str(p, 'log-level') ?? 'warn',
+      dynamicConfig,
       onProgress: (line) => io.err(`[fh server] ${line}`),
     });
   } catch (err) {
@@ -81,6 +90,9 @@ async function runServer(p: Parsed, io: Io = stdio): Promise<number> {
       `  database:    ${dbFilename ? path.relative(process.cwd(), dbFilename) || dbFilename : '(in memory)'}`,
       `  search attr: ${Object.entries(searchAttributes)
         .map(([n, t]) => `${n} (${t})`)
+        .join(', ')}`,
+      `  settings:    ${Object.entries({ ...DEV_SERVER_DYNAMIC_CONFIG, ...dynamicConfig })
+        .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
         .join(', ')}`,
       `  executable:  ${server.executable}`,
       'Press Ctrl+C to stop.',
@@ -113,4 +125,29 @@ async function runServer(p: Parsed, io: Io = stdio): Promise<number> {
     process.on('SIGINT', () => stop('SIGINT'));
     process.on('SIGTERM', () => stop('SIGTERM'));
   });
+}
+
+/**
+ * `--dynamic-config-value KEY=VALUE` flags as dynamic config (the Temporal CLI's flag, passed on): VALUE is JSON
+ * (`40`, `true`, `"1s"`), and text that is not JSON is a string (`1s`), so a duration needs no shell quoting.
+ * A flag the server could not take exits 2 naming it, before anything starts.
+ */
+function dynamicConfigFlags(flags: string[], problemOf: (key: string, value: unknown) => string | undefined): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {};
+  for (const flag of flags) {
+    const at = flag.indexOf('=');
+    if (at <= 0) throw usage(`--dynamic-config-value '${flag}' must be KEY=VALUE (e.g. limit.maxIDLength=255)`);
+    const key = flag.slice(0, at);
+    const text = flag.slice(at + 1);
+    let value: unknown = text;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      // not JSON: the text itself
+    }
+    const problem = problemOf(key, value);
+    if (problem) throw usage(`--dynamic-config-value '${flag}': ${key} ${problem}`);
+    out[key] = value as string | number | boolean;
+  }
+  return out;
 }
