@@ -11,6 +11,7 @@
 import { z } from 'zod';
 import { FabricError } from './errors';
 import { parseWith } from './validate';
+import { lazySchema } from './lazy-schema';
 
 /** What a user entry keeps of one attachment: its name, media type, content hash and size. */
 export interface AttachmentRef {
@@ -75,16 +76,16 @@ export class AttachmentUnsupportedTypeError extends FabricError {
 }
 
 /** The reference's shape (the update validator and the conversation check it; limits are checked apart, with their own errors). */
-export const attachmentRefSchema = z
+export const attachmentRefSchema = lazySchema(() => z
   .object({
     name: z.string().min(1).max(ATTACHMENT_LIMITS.nameChars),
     mediaType: z.string(),
     hash: z.string().regex(/^[0-9a-f]{64}$/, 'must be a sha256 in lowercase hex'),
     size: z.number().int().min(1),
   })
-  .strict();
+  .strict());
 
-export const attachmentRefsSchema = z.array(attachmentRefSchema).optional();
+export const attachmentRefsSchema = lazySchema(() => z.array(attachmentRefSchema).optional());
 
 /** Throws the named error for the first reference over a limit or of an unsupported type. */
 export function checkAttachmentLimits(refs: readonly { mediaType: string; size: number }[], field = 'attachments'): void {

@@ -11,6 +11,7 @@ import type { CompactionSettings, PromptCompactionOverrides } from './context/se
 import type { ServerContextUsage, StrategyDecision } from './context/strategy';
 import type { CostBudget, UsageCost } from './costs';
 import type { ModelOverrides } from './model-table';
+import { lazySchema } from './lazy-schema';
 
 export interface ConversationConfig {
   id: string;
@@ -113,7 +114,7 @@ export interface CompactOptions {
   reason?: CompactionReason;
 }
 
-export const resetOptionsSchema = z.object({ transferSummary: z.boolean().optional() }).strict();
+export const resetOptionsSchema = lazySchema(() => z.object({ transferSummary: z.boolean().optional() }).strict());
 
 export type ResetOptions = z.infer<typeof resetOptionsSchema>;
 
@@ -140,7 +141,7 @@ export interface ConversationUsage extends Usage {
 }
 
 /** A user prompt: the API refuses text blocks that are empty or only whitespace, so we refuse them first. */
-export const promptTextSchema = z.string().refine((t) => t.trim().length > 0, 'must contain non-whitespace text');
+export const promptTextSchema = lazySchema(() => z.string().refine((t) => t.trim().length > 0, 'must contain non-whitespace text'));
 
 /** @deprecated since 0.5.0: ConversationConfig. */
 export type SessionConfig = ConversationConfig;

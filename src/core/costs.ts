@@ -11,6 +11,7 @@ import { callCostBoundUsd, callCostUsd, modelInfo, type ModelOverrides } from '.
 import type { ModelCallRequest } from './ports';
 import { estimateContextTokens } from './tokens';
 import { parseWith } from './validate';
+import { lazySchema } from './lazy-schema';
 
 /** What the calls so far cost. A call whose model has no price makes the total unknown (null), never 0. */
 export interface UsageCost {
@@ -31,7 +32,7 @@ export interface CostBudget {
   maxCostUsd: number;
 }
 
-export const costBudgetSchema = z.object({ maxCostUsd: z.number().finite().nonnegative() }).strict();
+export const costBudgetSchema = lazySchema(() => z.object({ maxCostUsd: z.number().finite().nonnegative() }).strict());
 
 export function parseCostBudget(budget: unknown, where = 'budget'): CostBudget {
   return parseWith(costBudgetSchema, budget, where);

@@ -20,6 +20,7 @@ import { memoryBlock } from './context/memory-extract';
 import { resolveMemorySettings } from './context/memory-settings';
 import { ConnectionRoute, routedPorts } from './connection-route';
 import { connectionNameSchema } from './connection-name';
+import { lazySchema } from './lazy-schema';
 
 /** Which entrypoint defined the agent: it decides what is injected by default. */
 export type Flavour = 'default' | 'strict';
@@ -27,7 +28,7 @@ export type Flavour = 'default' | 'strict';
 /** Built-in tool names an agent may list; read_tool_result is read_artifact's 0.3.0 name. */
 const builtinToolNames = [...(Object.keys(builtinTools) as BuiltinToolName[]), READ_ARTIFACT_ALIAS] as const;
 
-const toolRef = z.custom<ToolDefinition | string>().superRefine((v, ctx) => {
+const toolRef = lazySchema(() => z.custom<ToolDefinition | string>().superRefine((v, ctx) => {
   if (typeof v === 'string') {
     if ((builtinToolNames as readonly string[]).includes(v)) return;
     const near = nearest(v, builtinToolNames);
@@ -38,10 +39,10 @@ const toolRef = z.custom<ToolDefinition | string>().superRefine((v, ctx) => {
   } else if (typeof v !== 'object' || v === null || (v as ToolDefinition).kind !== 'tool') {
     ctx.addIssue({ code: 'custom', message: `expected a tool({...}) definition or a built-in tool name (${builtinToolNames.filter((n) => n !== READ_ARTIFACT_ALIAS).join(', ')})` });
   }
-});
+}));
 
 /** The tool list: each entry known, and each name once (the API answers a duplicate with a 400 at the first call). */
-const toolList = z.array(toolRef).superRefine((refs, ctx) => {
+const toolList = lazySchema(() => z.array(toolRef).superRefine((refs, ctx) => {
   const seen = new Map<string, number>();
   refs.forEach((ref, i) => {
     const name = typeof ref === 'string' ? (ref === READ_ARTIFACT_ALIAS ? READ_ARTIFACT : ref) : (ref as ToolDefinition)?.name;
@@ -50,14 +51,14 @@ const toolList = z.array(toolRef).superRefine((refs, ctx) => {
     if (first !== undefined) ctx.addIssue({ code: 'custom', path: [i], message: `duplicate tool name '${name}' (also at tools.${first}); each tool once` });
     else seen.set(name, i);
   });
-});
+}));
 
-const sandboxSchema = z.union([
+const sandboxSchema = lazySchema(() => z.union([
   z.literal('local'),
   z.object({ type: z.literal('local'), cwd: z.string().min(1).optional() }).strict(),
-]);
+]));
 
-export const initOptionsSchema = z
+export const initOptionsSchema = lazySchema(() => z
   .object({
     runtime: z.enum(['inline', 'temporal']).optional(),
     sandbox: sandboxSchema.optional(),
@@ -78,7 +79,7 @@ export const initOptionsSchema = z
     models: modelOverridesSchema.optional(),
     budget: costBudgetSchema.optional(),
   })
-  .strict();
+  .strict());
 
 export type InitOptions = {
   /** Informational inside a workflow (it always runs on Temporal there); 'temporal' outside one is an error at prompt time. */
@@ -141,10 +142,10 @@ export type SessionOptions = Pick<InitOptions, 'model' | 'connection' | 'system'
   id?: string;
 };
 
-export const sessionOptionsSchema = initOptionsSchema
+export const sessionOptionsSchema = lazySchema(() => initOptionsSchema
   .pick({ model: true, connection: true, system: true, tools: true, compaction: true, maxTokens: true, maxSteps: true, maxTurns: true, promptCaching: true, thinking: true })
   .extend({ id: z.string().min(1).max(64).optional() })
-  .strict();
+  .strict());
 
 export interface ServeOptions {
   /** Stop after this long without a prompt (ms). Default: 10 minutes. */

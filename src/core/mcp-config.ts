@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazySchema } from './lazy-schema';
 
 /**
  * MCP server configs as agents and workers give them (schemas and types only; see core/mcp.ts).
@@ -6,7 +7,7 @@ import { z } from 'zod';
 
 const SERVER_NAME = /^[a-zA-Z0-9_-]{1,32}$/;
 
-const stdioServerSchema = z
+const stdioServerSchema = lazySchema(() => z
   .object({
     name: z.string().regex(SERVER_NAME, 'must be 1-32 letters, digits, _ or -'),
     transport: z.literal('stdio').optional(),
@@ -18,9 +19,9 @@ const stdioServerSchema = z
     /** The server keeps state across calls (a browser, a database session): one connection per run (default true). */
     stateful: z.boolean().optional(),
   })
-  .strict();
+  .strict());
 
-const httpServerSchema = z
+const httpServerSchema = lazySchema(() => z
   .object({
     name: z.string().regex(SERVER_NAME, 'must be 1-32 letters, digits, _ or -'),
     transport: z.literal('http').optional(),
@@ -30,9 +31,9 @@ const httpServerSchema = z
     headers: z.record(z.string(), z.string()).optional(),
     stateful: z.boolean().optional(),
   })
-  .strict();
+  .strict());
 
-export const mcpServerConfigSchema = z.union([stdioServerSchema, httpServerSchema]);
+export const mcpServerConfigSchema = lazySchema(() => z.union([stdioServerSchema, httpServerSchema]));
 
 export type McpStdioServer = z.infer<typeof stdioServerSchema>;
 export type McpHttpServer = z.infer<typeof httpServerSchema>;
@@ -45,7 +46,7 @@ export type McpServerConfig = McpStdioServer | McpHttpServer;
  */
 export type McpServerRef = string | McpServerConfig;
 
-export const mcpServerRefSchema = z.union([z.string().regex(SERVER_NAME, 'must be 1-32 letters, digits, _ or -'), mcpServerConfigSchema]);
+export const mcpServerRefSchema = lazySchema(() => z.union([z.string().regex(SERVER_NAME, 'must be 1-32 letters, digits, _ or -'), mcpServerConfigSchema]));
 
 export function mcpServerName(ref: McpServerRef): string {
   return typeof ref === 'string' ? ref : ref.name;

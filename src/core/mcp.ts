@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { FabricError } from './errors';
 import type { ToolDefinition } from './tools';
 import { mcpServerName, type McpServerRef } from './mcp-config';
+import { lazySchema } from './lazy-schema';
 
 export * from './mcp-config';
 
@@ -59,7 +60,7 @@ export function mcpToolName(server: string, tool: string): string {
 }
 
 /** Any JSON object goes through: the server validates its own input and its errors reach the model. */
-const anyObject = z.record(z.string(), z.unknown());
+const anyObject = lazySchema(() => z.record(z.string(), z.unknown()));
 
 /** The tool definitions a server's recorded list makes; a name clash after shortening keeps the first. */
 export function mcpToolDefinitions(server: McpServerRef, tools: readonly McpToolInfo[]): ToolDefinition[] {

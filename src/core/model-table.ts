@@ -10,6 +10,7 @@ import type { Usage } from './entries';
 import { parseWith } from './validate';
 import { BUILTIN_MODEL_TABLE } from './model-table-data';
 import type { ModelCapabilities, ModelPrices, ModelTableRow } from './model-types';
+import { lazySchema } from './lazy-schema';
 
 export type { ModelCapabilities, ModelPrices, ModelTableRow } from './model-types';
 
@@ -28,20 +29,20 @@ export interface ModelInfo {
   unsure?: string;
 }
 
-const price = z.number().finite().nonnegative();
-export const modelPricesSchema = z
+const price = lazySchema(() => z.number().finite().nonnegative());
+export const modelPricesSchema = lazySchema(() => z
   .object({ input: price, output: price, cacheRead: price.optional(), cacheWrite: price.optional(), cacheWrite1h: price.optional() })
-  .strict();
+  .strict());
 
 /** One row an app gives for a model id (exact id), over the built-in row of that id. */
-export const modelOverrideSchema = z
+export const modelOverrideSchema = lazySchema(() => z
   .object({
     contextWindowTokens: z.number().int().positive().optional(),
     maxOutputTokens: z.number().int().positive().optional(),
     prices: modelPricesSchema.optional(),
     capabilities: z.object({ tools: z.boolean(), thinking: z.boolean(), caching: z.boolean(), vision: z.boolean() }).partial().strict().optional(),
   })
-  .strict();
+  .strict());
 
 /**
  * `init({ models: { 'my-model': { contextWindowTokens, maxOutputTokens, prices: { input, output, cacheRead?,
@@ -56,7 +57,7 @@ export type ModelOverride = {
 };
 export type ModelOverrides = Record<string, ModelOverride>;
 
-export const modelOverridesSchema = z.record(z.string().min(1).max(200), modelOverrideSchema);
+export const modelOverridesSchema = lazySchema(() => z.record(z.string().min(1).max(200), modelOverrideSchema));
 
 export function parseModelOverrides(overrides: unknown, where = 'models'): ModelOverrides {
   return parseWith(modelOverridesSchema, overrides, where) as ModelOverrides;

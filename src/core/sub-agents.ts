@@ -3,6 +3,7 @@ import type { AgentDefinition } from './agent';
 import { FabricError } from './errors';
 import type { AgentEvent } from './events';
 import { InvalidToolDefinitionError, type SubAgentSpec, type ToolDefinition } from './tools';
+import { lazySchema } from './lazy-schema';
 
 export type { SubAgentSpec } from './tools';
 
@@ -32,7 +33,7 @@ export interface AgentAsToolOptions<S extends z.ZodObject = z.ZodObject> {
 
 const DEFAULT_MAX_DEPTH = 3;
 const DEFAULT_MAX_CONCURRENT = 4;
-const taskInput = z.object({ task: z.string().min(1).describe('The work to hand over, stated completely: the sub-agent sees nothing else.') });
+const taskInput = lazySchema(() => z.object({ task: z.string().min(1).describe('The work to hand over, stated completely: the sub-agent sees nothing else.') }));
 
 /**
  * An agent as a tool of another: the model calls it with arguments, the sub-agent runs (a child

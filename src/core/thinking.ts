@@ -7,15 +7,16 @@ import { z } from 'zod';
 import type { ThinkingBudget } from './ports';
 import { THINKING_LEVELS, thinkingBudgetTokens, type ThinkingLevel } from './sessions/settings';
 import { parseWith } from './validate';
+import { lazySchema } from './lazy-schema';
 
 /** The API's minimum thinking budget ("budget_tokens: Input should be greater than or equal to 1024"). */
 export const MIN_THINKING_BUDGET_TOKENS = 1024;
 
-const budgetSchema = z
+const budgetSchema = lazySchema(() => z
   .object({ budgetTokens: z.number().int().min(MIN_THINKING_BUDGET_TOKENS, `must be at least ${MIN_THINKING_BUDGET_TOKENS} (the API's minimum)`) })
-  .strict();
+  .strict());
 
-export const thinkingOptionSchema = z.union([z.enum(THINKING_LEVELS), budgetSchema]);
+export const thinkingOptionSchema = lazySchema(() => z.union([z.enum(THINKING_LEVELS), budgetSchema]));
 
 export type ThinkingOption = ThinkingLevel | ThinkingBudget;
 

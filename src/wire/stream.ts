@@ -17,9 +17,10 @@
  */
 import { defineQuery } from '@temporalio/workflow';
 import { z } from 'zod';
+import { lazySchema } from '../core/lazy-schema';
 
 /** Fields every event carries (absent where they do not apply: a title change belongs to no call). */
-const common = {
+const common = lazySchema(() => ({
   /** The user message (prompt) being answered. */
   messageId: z.string().optional(),
   /** The model call or tool call (tool_use id) this event belongs to. */
@@ -28,31 +29,31 @@ const common = {
   attempt: z.number().int().min(1).optional(),
   /** Epoch ms when it was produced (workflow time for durable events, worker time for live ones). */
   at: z.number().optional(),
-};
+}));
 
-const usageSchema = z.object({
+const usageSchema = lazySchema(() => z.object({
   inputTokens: z.number(),
   outputTokens: z.number(),
   cacheReadInputTokens: z.number().optional(),
   cacheCreationInputTokens: z.number().optional(),
-});
+}));
 
 /** A content block of a reply, as message_end reports it. */
-const replyBlockSchema = z.discriminatedUnion('type', [
+const replyBlockSchema = lazySchema(() => z.discriminatedUnion('type', [
   z.object({ type: z.literal('text'), text: z.string() }),
   z.object({ type: z.literal('thinking'), thinking: z.string() }),
   z.object({ type: z.literal('redacted_thinking') }),
   z.object({ type: z.literal('tool_use'), id: z.string(), name: z.string(), input: z.unknown() }),
   z.object({ type: z.literal('compaction') }),
-]);
+]));
 
-const blockStartSchema = z.discriminatedUnion('type', [
+const blockStartSchema = lazySchema(() => z.discriminatedUnion('type', [
   z.object({ type: z.literal('text') }),
   z.object({ type: z.literal('thinking') }),
   z.object({ type: z.literal('redacted_thinking') }),
   z.object({ type: z.literal('tool_use'), id: z.string(), name: z.string() }),
   z.object({ type: z.literal('other'), blockType: z.string() }),
-]);
+]));
 
 const decisionKinds = [
   'compaction',
@@ -64,7 +65,7 @@ const decisionKinds = [
   'context_window_warning',
 ] as const;
 
-export const streamEventSchema = z.discriminatedUnion('type', [
+export const streamEventSchema = lazySchema(() => z.discriminatedUnion('type', [
   // A turn (one user message answered) begins and ends.
   z.object({ ...common, type: z.literal('turn_started'), text: z.string().optional() }),
   z.object({
@@ -112,7 +113,7 @@ export const streamEventSchema = z.discriminatedUnion('type', [
   z.object({ ...common, type: z.literal('error'), code: z.string(), message: z.string(), recoverable: z.boolean() }),
   // Published by other producers (staged runs, sub-agents) through publishStreamEvent.
   z.object({ ...common, type: z.literal('custom'), name: z.string(), data: z.unknown() }),
-]);
+]));
 
 export type StreamEvent = z.infer<typeof streamEventSchema>;
 export type StreamEventType = StreamEvent['type'];
@@ -121,10 +122,10 @@ export type DecisionKind = (typeof decisionKinds)[number];
 export const DECISION_KINDS: readonly DecisionKind[] = decisionKinds;
 
 /** Where a nested event comes from: the sub-agents from this run down (agent names), and the run that produced it. */
-export const subAgentOriginSchema = z.object({ path: z.array(z.string()).min(1), workflowId: z.string() });
+export const subAgentOriginSchema = lazySchema(() => z.object({ path: z.array(z.string()).min(1), workflowId: z.string() }));
 export type SubAgentOrigin = z.infer<typeof subAgentOriginSchema>;
 
-export const streamEnvelopeSchema = z.object({ offset: z.number().int().min(0), event: streamEventSchema, subAgent: subAgentOriginSchema.optional() });
+export const streamEnvelopeSchema = lazySchema(() => z.object({ offset: z.number().int().min(0), event: streamEventSchema, subAgent: subAgentOriginSchema.optional() }));
 export interface StreamEnvelope {
   offset: number;
   event: StreamEvent;

@@ -33,8 +33,9 @@ import { FLOW_BRANCH_WORKFLOW, flowGateAnswerSignal, type BranchGateNotice, type
 import { createTemporalPorts } from './temporal-ports';
 import { builtIn, exitCodeOf, filesTouched, stringOr, substitute, valueOf, visibleUpdates } from './flow-stage-values';
 import { toPromise } from '../core/pending';
+import { lazySchema } from '../core/lazy-schema';
 
-const gateAnswerSchema = z.object({ choice: z.string().min(1), text: z.string().optional(), gate: z.string().optional(), branch: z.string().optional() }).strict();
+const gateAnswerSchema = lazySchema(() => z.object({ choice: z.string().min(1), text: z.string().optional(), gate: z.string().optional(), branch: z.string().optional() }).strict());
 
 export { FLOW_OUTPUT_DIR } from '../core/flows/stage';
 

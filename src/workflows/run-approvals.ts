@@ -12,8 +12,9 @@ import { UnknownToolCallError } from '../core/sessions/host-errors';
 import { parseWith } from '../core/validate';
 import { rejectWith } from '../wire/failures';
 import { decideApprovalUpdate, pendingApprovalsQuery, type ApprovalDecision, type RunApproval } from '../wire/messages';
+import { lazySchema } from '../core/lazy-schema';
 
-const decisionSchema = z.object({ callId: z.string().min(1), approved: z.boolean(), note: z.string().max(4000).optional() }).strict();
+const decisionSchema = lazySchema(() => z.object({ callId: z.string().min(1), approved: z.boolean(), note: z.string().max(4000).optional() }).strict());
 
 export class RunApprovals {
   private readonly pending = new Map<string, RunApproval & { decision?: Omit<ApprovalDecision, 'callId'> }>();

@@ -28,6 +28,7 @@ import {
   type CompactRequest,
   type PromptRequest,
 } from '../wire/messages';
+import { lazySchema } from '../core/lazy-schema';
 
 /** Events kept for the events query; older ones drop off (they are all in history anyway). */
 const EVENT_BUFFER = 500;
@@ -38,16 +39,16 @@ const DEFAULT_IDLE_TIMEOUT_MS = 10 * 60_000;
  */
 const SESSION_GRACE_MS = 10_000;
 
-const promptRequestSchema = z
+const promptRequestSchema = lazySchema(() => z
   .object({ text: promptTextSchema, sessionId: z.string().min(1).optional() })
-  .strict();
-const compactRequestSchema = z
+  .strict());
+const compactRequestSchema = lazySchema(() => z
   .object({
     keepRecentEntries: z.number().int().min(1).optional(),
     generateSummary: z.boolean().optional(),
     sessionId: z.string().min(1).optional(),
   })
-  .strict();
+  .strict());
 
 type Phase = 'starting' | 'serving' | 'served' | 'returned';
 

@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import { utf8Length } from '../bytes';
 import type { ToolDefinition } from '../tools';
+import { lazySchema } from '../lazy-schema';
 
 /** The built-in tool that reads a stored output back, named in every reference and capped-result marker. */
 export const READ_ARTIFACT = 'read_artifact';
@@ -28,14 +29,14 @@ export const PREVIEW_BYTES = 1_024;
 /** How much of the first argument a reference quotes (a long heredoc is not a name). */
 const ARG_CHARS = 80;
 
-export const artifactSettingsSchema = z
+export const artifactSettingsSchema = lazySchema(() => z
   .object({
     /** Default: on with the default entry (unless `compaction.enabled` is false), off with the strict one. */
     enabled: z.boolean().optional(),
     /** Offload tool outputs over this many UTF-8 bytes (default 100,000). Setting it turns offloading on. */
     offloadBytes: z.number().int().min(MIN_OFFLOAD_BYTES).optional(),
   })
-  .strict();
+  .strict());
 
 export type ArtifactSettings = z.infer<typeof artifactSettingsSchema>;
 

@@ -9,12 +9,13 @@ import { toolResultSettingsSchema } from './tool-result-settings';
 import { memorySettingsSchema } from './memory-settings';
 import { artifactSettingsSchema } from './artifacts';
 import { FACT_KINDS } from './compaction/facts';
+import { lazySchema } from '../lazy-schema';
 
 /**
  * The compaction gate (compaction/gate.ts): every summary is checked against the facts of what it
  * replaces before it replaces them. On by default in the default entry; in /strict only when enabled.
  */
-export const compactionGateSettingsSchema = z
+export const compactionGateSettingsSchema = lazySchema(() => z
   .object({
     enabled: z.boolean().optional(),
     /** The kinds of fact checked (default: all). */
@@ -22,11 +23,11 @@ export const compactionGateSettingsSchema = z
     /** 'restate' (default): missing facts are restated verbatim, no model call. 'reask': the summariser is asked once more, naming them; what it still leaves out is restated. */
     mode: z.enum(['restate', 'reask']).optional(),
   })
-  .strict();
+  .strict());
 
 export type CompactionGateSettings = z.infer<typeof compactionGateSettingsSchema>;
 
-export const compactionSettingsSchema = z
+export const compactionSettingsSchema = lazySchema(() => z
   .object({
     enabled: z.boolean().optional(),
     compactAtTokens: z.number().int().positive().optional(),
@@ -61,12 +62,12 @@ export const compactionSettingsSchema = z
     /** Text never summarised: shown verbatim in every summary (the project's rules, say). */
     pinned: z.array(z.string().min(1)).optional(),
   })
-  .strict();
+  .strict());
 
 export type CompactionSettings = z.infer<typeof compactionSettingsSchema>;
 
 /** Per-prompt overrides: `session.prompt(text, { compactAtTokens, … })`. */
-export const promptCompactionOverridesSchema = z
+export const promptCompactionOverridesSchema = lazySchema(() => z
   .object({
     compactAtTokens: z.number().int().positive().optional(),
     reserveTokens: z.number().int().nonnegative().optional(),
@@ -74,7 +75,7 @@ export const promptCompactionOverridesSchema = z
     compactionKeepRecentTokens: z.number().int().positive().optional(),
     recoverContextOverflow: z.boolean().optional(),
   })
-  .strict();
+  .strict());
 
 export type PromptCompactionOverrides = z.infer<typeof promptCompactionOverridesSchema>;
 

@@ -5,20 +5,21 @@
  * maskStaleToolResults directly may pass any predicate.
  */
 import { z } from 'zod';
+import { lazySchema } from '../lazy-schema';
 
 /** Below this a capped result would be mostly marker: refuse it rather than produce noise. */
 export const MIN_CAP_TOKENS = 100;
 
-const regexSource = z.string().refine((s) => {
+const regexSource = lazySchema(() => z.string().refine((s) => {
   try {
     new RegExp(s);
     return true;
   } catch {
     return false;
   }
-}, 'is not a valid regular expression');
+}, 'is not a valid regular expression'));
 
-export const preserveSettingsSchema = z
+export const preserveSettingsSchema = lazySchema(() => z
   .object({
     /** Keep the built-in evidence rules (test runners, build tools, pass/fail summaries). Default true. */
     defaults: z.boolean().optional(),
@@ -29,9 +30,9 @@ export const preserveSettingsSchema = z
     /** Regular expressions matched against the result's content. */
     results: z.array(regexSource).optional(),
   })
-  .strict();
+  .strict());
 
-export const toolResultSettingsSchema = z
+export const toolResultSettingsSchema = lazySchema(() => z
   .object({
     /** Cap every tool result at this many estimated tokens (head and tail kept, a marker between). */
     maxTokens: z.number().int().min(MIN_CAP_TOKENS).optional(),
@@ -41,7 +42,7 @@ export const toolResultSettingsSchema = z
     maskAfterTokens: z.number().int().positive().optional(),
     preserve: preserveSettingsSchema.optional(),
   })
-  .strict();
+  .strict());
 
 export type PreserveSettings = z.infer<typeof preserveSettingsSchema>;
 export type ToolResultSettings = z.infer<typeof toolResultSettingsSchema>;

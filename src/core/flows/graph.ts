@@ -4,6 +4,7 @@
  * routing attributes. `line` is where the element is in the DOT text, for errors.
  */
 import { z } from 'zod';
+import { lazySchema } from '../lazy-schema';
 
 export const NODE_KINDS = ['start', 'exit', 'prompt', 'agent', 'command', 'gate', 'route', 'parallel', 'fan_in'] as const;
 export type NodeKind = (typeof NODE_KINDS)[number];
@@ -60,7 +61,7 @@ export interface FlowGraph {
   edges: FlowEdge[];
 }
 
-const nodeSchema = z.object({
+const nodeSchema = lazySchema(() => z.object({
   id: z.string().min(1),
   kind: z.enum(NODE_KINDS),
   label: z.string(),
@@ -76,9 +77,9 @@ const nodeSchema = z.object({
   maxParallel: z.number().int().min(1).optional(),
   attrs: z.record(z.string(), z.string()),
   line: z.number().int().optional(),
-});
+}));
 
-const edgeSchema = z.object({
+const edgeSchema = lazySchema(() => z.object({
   from: z.string().min(1),
   to: z.string().min(1),
   label: z.string().optional(),
@@ -87,14 +88,14 @@ const edgeSchema = z.object({
   key: z.string().optional(),
   freeform: z.boolean().optional(),
   line: z.number().int().optional(),
-});
+}));
 
-export const flowGraphSchema = z.object({
+export const flowGraphSchema = lazySchema(() => z.object({
   name: z.string(),
   attrs: z.record(z.string(), z.string()),
   nodes: z.array(nodeSchema),
   edges: z.array(edgeSchema),
-});
+}));
 
 export function nodeById(graph: FlowGraph, id: string): FlowNode | undefined {
   return graph.nodes.find((n) => n.id === id);

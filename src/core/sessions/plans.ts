@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { FabricError } from '../errors';
 import type { ToolDefinition } from '../tools';
 import type { PermissionMode } from './settings';
+import { lazySchema } from '../lazy-schema';
 
 export const SUBMIT_PLAN_TOOL = 'submit_plan';
 /** A plan's Markdown is at most this many characters (it travels in history as the tool call's input). */
@@ -41,7 +42,7 @@ export interface PlanDecision {
   mode?: PlanMode;
 }
 
-export const planDecisionSchema = z
+export const planDecisionSchema = lazySchema(() => z
   .object({
     planId: z.string().min(1),
     approved: z.boolean(),
@@ -49,7 +50,7 @@ export const planDecisionSchema = z
     mode: z.enum(PLAN_MODES).optional(),
   })
   .strict()
-  .refine((d) => d.approved || d.mode === undefined, { path: ['mode'], message: 'only an approval switches the mode' });
+  .refine((d) => d.approved || d.mode === undefined, { path: ['mode'], message: 'only an approval switches the mode' }));
 
 /**
  * The tool offered in explore mode. Its input is not length-limited in the schema: an oversized plan
@@ -62,7 +63,7 @@ export const submitPlanTool: ToolDefinition<{ plan: string }> = {
     'Submit a plan (Markdown) for the user to approve before you change anything. This session is in explore mode: ' +
     'write tools are refused until the user approves a plan (they may switch the session to ask or execute mode). ' +
     'The call waits for the decision; its result is the approved plan to follow, or the user\'s note if they declined.',
-  input: z.object({ plan: z.string().min(1).describe('The plan, in Markdown: what you will change, in order, and why.') }),
+  input: lazySchema(() => z.object({ plan: z.string().min(1).describe('The plan, in Markdown: what you will change, in order, and why.') })),
   readOnly: true,
 };
 

@@ -8,6 +8,7 @@ import { costBudgetSchema, type CostBudget } from '../costs';
 import { InvalidInputError } from '../errors';
 import { ConnectionLockedError } from './errors';
 import { connectionNameSchema } from '../connection-name';
+import { lazySchema } from '../lazy-schema';
 
 export const PERMISSION_MODES = ['explore', 'ask', 'execute'] as const;
 export type PermissionMode = (typeof PERMISSION_MODES)[number];
@@ -24,7 +25,7 @@ export interface SessionSettings {
   budget?: CostBudget;
 }
 
-export const sessionSettingsPatchSchema = z
+export const sessionSettingsPatchSchema = lazySchema(() => z
   .object({
     model: z.string().min(1).max(200).optional(),
     connection: connectionNameSchema.optional(),
@@ -38,7 +39,7 @@ export const sessionSettingsPatchSchema = z
     /** null removes the session's budget (the agent's init({ budget }) applies again). */
     budget: costBudgetSchema.nullable().optional(),
   })
-  .strict();
+  .strict());
 
 export type SessionSettingsPatch = z.infer<typeof sessionSettingsPatchSchema>;
 

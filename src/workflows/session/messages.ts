@@ -18,6 +18,7 @@ import { encodeFailure, rejectWith } from '../../wire/failures';
 import { MAX_PROMPT_BYTES } from '../../wire/messages';
 import type { QueuedMessage, SessionPromptRequest, SessionReply, StoredReply } from '../../wire/session-messages';
 import type { SessionCore } from './core';
+import { lazySchema } from '../../core/lazy-schema';
 
 /**
  * Replies kept in a run before it continues as new (which archives the older ones): far more than can
@@ -26,7 +27,7 @@ import type { SessionCore } from './core';
 export const REPLIES_BEFORE_CONTINUING = 500;
 const REPLIES_HARD_CAP = 2 * REPLIES_BEFORE_CONTINUING;
 
-const promptRequestSchema = z.object({ text: promptTextSchema, messageId: z.string().min(1).max(200).optional(), attachments: attachmentRefsSchema }).strict();
+const promptRequestSchema = lazySchema(() => z.object({ text: promptTextSchema, messageId: z.string().min(1).max(200).optional(), attachments: attachmentRefsSchema }).strict());
 
 export class MessageQueue {
   constructor(private readonly s: SessionCore) {}

@@ -10,8 +10,9 @@ import type { ForkPoint, SessionResetResult } from '../../wire/session-messages'
 import type { Catalogue } from './catalogue';
 import { storeTranscript } from './continue-as-new';
 import { errorFields, type SessionCore } from './core';
+import { lazySchema } from '../../core/lazy-schema';
 
-const resetRequestSchema = z.object({ transferSummary: z.boolean().optional() }).strict();
+const resetRequestSchema = lazySchema(() => z.object({ transferSummary: z.boolean().optional() }).strict());
 
 export function validateReset(s: SessionCore, req: unknown): void {
   parseWith(resetRequestSchema, req ?? {}, 'reset');

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import type { Entry } from '../../entries';
 import type { CompactionReason } from '../../events';
+import { lazySchema } from '../../lazy-schema';
 
 export interface BeforeCompactContext {
   reason: CompactionReason;
@@ -40,15 +41,15 @@ export interface CompactionHooks {
 
 const hookFn = () => z.custom<(...args: any[]) => unknown>((v) => typeof v === 'function', { message: 'expected a function' });
 
-export const compactionHooksSchema = z.object({ beforeCompact: hookFn().optional(), afterCompact: hookFn().optional() }).strict();
+export const compactionHooksSchema = lazySchema(() => z.object({ beforeCompact: hookFn().optional(), afterCompact: hookFn().optional() }).strict());
 
-const beforeResultSchema = z.union([
+const beforeResultSchema = lazySchema(() => z.union([
   z.undefined(),
   z.object({ veto: z.literal(true), reason: z.string().optional() }).strict(),
   z.object({ instructions: z.string() }).strict(),
-]);
+]));
 
-const afterResultSchema = z.union([z.undefined(), z.object({ inject: z.string().optional() }).strict()]);
+const afterResultSchema = lazySchema(() => z.union([z.undefined(), z.object({ inject: z.string().optional() }).strict()]));
 
 /** What a hook said, or why it is ignored (it threw, or returned something else). */
 export type HookVerdict<T> = { ok: true; value: T } | { ok: false; message: string };
