@@ -98,13 +98,7 @@ const CONNECTIONS = [
 
 const reply = (turn) => `R${String(turn).padStart(3, '0')} ${'the note says to water the plants on tuesdays. '.repeat(10)}`.slice(0, REPLY_CHARS);
 
-function positiveInt(name, fallback) {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got '${raw}'`);
-  return n;
-}
+const { positiveInt } = require('./env-int.js');
 
 function selected() {
   const raw = process.env.FH_BENCH_CONN_ONLY;

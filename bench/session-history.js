@@ -47,13 +47,7 @@ const SUMMARY =
   '## Goal\nAnswer short messages.\n## Progress\nAnswered every message so far.\n## Key Decisions\nNone.\n## Failed Approaches\nNone.\n## Open Issues\nNone.\n## Next Steps\nKeep answering.';
 const PROMPT_UPDATE = 'fh.session.prompt';
 
-function positiveInt(name, fallback, min = 1) {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer >= ${min}, got '${raw}'`);
-  return n;
-}
+const { positiveInt } = require('./env-int.js');
 
 const promptText = (turn) => `turn ${turn}: answer in a few words.`;
 const replyText = (turn) => `Answer to turn ${turn}.`;

@@ -18,13 +18,7 @@ const STATUSES = ['todo', 'in-progress', 'needs-review', 'done', 'cancelled'];
 const AREAS = ['billing', 'auth', 'search', 'infra'];
 const CONCURRENCY = 32;
 
-function positiveInt(name, fallback) {
-  const raw = process.env[name];
-  if (raw === undefined) return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got '${raw}'`);
-  return n;
-}
+const { positiveInt } = require('./env-int.js');
 
 /** Runs `fn` over `items`, at most `limit` at a time. */
 async function eachLimited(items, limit, fn) {

@@ -45,13 +45,7 @@ const EVICTING_CACHE = 10;
 const FILLERS = 12;
 const REPLY = 'Noted.';
 
-function positiveInt(name, fallback) {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got '${raw}'`);
-  return n;
-}
+const { positiveInt } = require('./env-int.js');
 
 function intList(name, fallback) {
   const raw = process.env[name] ?? fallback;

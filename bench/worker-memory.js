@@ -33,13 +33,7 @@ const { ChildWorker } = require('./side-by-side.js');
 const API_KEY = 'bench-key';
 const BIG_MESSAGES = { 'grpc.max_receive_message_length': 512 * 1024 * 1024 };
 
-function positiveInt(name, fallback) {
-  const raw = process.env[name];
-  if (raw === undefined) return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got '${raw}'`);
-  return n;
-}
+const { positiveInt } = require('./env-int.js');
 
 const mb = (n) => `${(n / 1e6).toFixed(0)} MB`;
 
