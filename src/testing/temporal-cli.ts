@@ -96,6 +96,8 @@ export interface DevServer {
   uiUrl?: string;
   /** Path of the CLI binary that runs the server, or `'downloaded'` when @temporalio/testing fetched it. */
   executable: string | 'downloaded';
+  /** The dynamic config it started with: `dynamicConfig` over {@link DEV_SERVER_DYNAMIC_CONFIG}. */
+  dynamicConfig: Readonly<Record<string, string | number | boolean>>;
   /** The underlying environment (connections, client) from @temporalio/testing. */
   env: TestWorkflowEnvironment;
   /** Close the environment's connections and stop the server. Idempotent. */
@@ -258,12 +260,12 @@ export function dynamicConfigProblem(key: string, value: unknown): string | unde
 }
 
 /**
- * The CLI's `--dynamic-config-value KEY=VALUE` arguments for these values over the defaults (each
- * JSON-encoded). An entry the CLI would misread is refused here, before anything starts.
+ * The CLI's `--dynamic-config-value KEY=VALUE` arguments for these values (each JSON-encoded). An entry the
+ * CLI would misread is refused here, before anything starts.
  */
-function dynamicConfigArgs(values: StartDevServerOptions['dynamicConfig']): string[] {
+function dynamicConfigArgs(values: Readonly<Record<string, string | number | boolean>>): string[] {
   const args: string[] = [];
-  for (const [key, value] of Object.entries({ ...DEV_SERVER_DYNAMIC_CONFIG, ...values })) {
+  for (const [key, value] of Object.entries(values)) {
     const problem = dynamicConfigProblem(key, value);
     if (problem) throw new TemporalCliError('TemporalDevServerOptionInvalid', `startDevServer: dynamicConfig[${JSON.stringify(key)}] ${problem}`);
     args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
@@ -278,7 +280,8 @@ function dynamicConfigArgs(values: StartDevServerOptions['dynamicConfig']): stri
 export async function startDevServer(opts: StartDevServerOptions = {}): Promise<DevServer> {
   const projectDir = opts.projectDir ?? findProjectDir();
   const onProgress = opts.onProgress ?? (() => undefined);
-  const dynamicConfig = dynamicConfigArgs(opts.dynamicConfig);
+  const dynamicConfig = Object.freeze({ ...DEV_SERVER_DYNAMIC_CONFIG, ...opts.dynamicConfig });
+  const dynamicConfigFlags = dynamicConfigArgs(dynamicConfig);
   const executablePath = await ensureTemporalCli({ projectDir, onProgress });
 
   const namespace = opts.namespace ?? 'default';
@@ -301,7 +304,7 @@ export async function startDevServer(opts: StartDevServerOptions = {}): Promise<
   for (const [name, type] of Object.entries({ ...FH_SEARCH_ATTRIBUTES, ...opts.searchAttributes })) {
     extraArgs.push('--search-attribute', `${name}=${type}`);
   }
-  extraArgs.push(...dynamicConfig);
+  extraArgs.push(...dynamicConfigFlags);
 
   // Loaded lazily (a plain require, whatever the module setting): @temporalio/testing pulls in the native worker
   // runtime, which `install` and `findTemporalCli` do not need.
@@ -355,6 +358,7 @@ export async function startDevServer(opts: StartDevServerOptions = {}): Promise<
     namespace,
     uiUrl,
     executable: executablePath ?? 'downloaded',
+    dynamicConfig,
     env,
     stop(): Promise<void> {
       stopping ??= env.teardown();

@@ -35,14 +35,9 @@ export default async function globalSetup(): Promise<void> {
     return;
   }
   process.stderr.write('\n');
-  const server = await startDevServer({
-    ui: false,
-    namespace: 'default',
-    searchAttributes: { ...FH_SEARCH_ATTRIBUTES },
-    // Tests that delete a closed run wait until it is gone: a few seconds with the dev server's default
-    // dynamic config (DEV_SERVER_DYNAMIC_CONFIG), about 34 s a run without it.
-    onProgress: log,
-  });
+  // Tests that delete a closed run wait until it is gone: a few seconds with the dev server's default
+  // dynamic config (DEV_SERVER_DYNAMIC_CONFIG), about 34 s a run without it.
+  const server = await startDevServer({ ui: false, namespace: 'default', searchAttributes: { ...FH_SEARCH_ATTRIBUTES }, onProgress: log });
   globalThis.__FH_TEMPORAL_DEV_SERVER__ = server;
   process.env.FH_TEST_TEMPORAL_ADDRESS = server.address;
   process.env.FH_TEST_TEMPORAL_NAMESPACE = server.namespace;

@@ -60,7 +60,7 @@ async function runServer(p: Parsed, io: Io = stdio): Promise<number> {
   const dbFilename = ephemeral ? undefined : path.resolve(str(p, 'db') ?? path.join('.fh', 'temporal.db'));
 
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { startDevServer, dynamicConfigProblem, DEV_SERVER_DYNAMIC_CONFIG, TemporalCliError } = require('../../testing/temporal-cli') as typeof import('../../testing/temporal-cli');
+  const { startDevServer, dynamicConfigProblem, TemporalCliError } = require('../../testing/temporal-cli') as typeof import('../../testing/temporal-cli');
   const dynamicConfig = dynamicConfigFlags(strs(p, 'dynamic-config-value'), dynamicConfigProblem);
   io.err(`[fh server] starting the Temporal dev server on 127.0.0.1:${port}…`);
   let server: Awaited<ReturnType<typeof startDevServer>>;
@@ -91,7 +91,7 @@ async function runServer(p: Parsed, io: Io = stdio): Promise<number> {
       `  search attr: ${Object.entries(searchAttributes)
         .map(([n, t]) => `${n} (${t})`)
         .join(', ')}`,
-      `  settings:    ${Object.entries({ ...DEV_SERVER_DYNAMIC_CONFIG, ...dynamicConfig })
+      `  settings:    ${Object.entries(server.dynamicConfig)
         .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
         .join(', ')}`,
       `  executable:  ${server.executable}`,
