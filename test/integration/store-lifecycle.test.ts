@@ -6,6 +6,10 @@
  * deleting the closed run's execution is what the server's retention does when it expires, so that is
  * how it is simulated here. Each collection's figures (blobs and bytes before/after, histories marked,
  * mark and sweep time) are printed.
+ *
+ * The file runs in a namespace of its own: a collection marks every history in its namespace, and in the
+ * suite's shared one that is whatever the files before it left (309 histories, 129 s, in one CI run; 2 when
+ * jest ran this file first), so its time would depend on the order jest picks.
  */
 import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
@@ -25,10 +29,13 @@ import { TEST_AGENT_MODULES } from '../support/bundle-once';
 import { startSessionFake } from '../support/session-fake';
 import { testConnection, type TestConnection } from '../support/temporal';
 import { main } from '../../src/cli/main';
+import { FH_SEARCH_ATTRIBUTES } from '../../src/wire/search-attributes';
+import { setUpNamespace } from '../support/provision/temporal-server';
 
 const MINIO_BUILD_TIMEOUT_MS = 20 * 60_000;
 /** Histories for the timing of a collection. */
 const GC_RUNS = 40;
+const NAMESPACE = 'fh-store-lifecycle';
 
 async function keys(store: CollectableStore): Promise<Map<string, number>> {
   const out = new Map<string, number>();
@@ -60,10 +67,11 @@ describe.each(['file', 's3'] as const)('store lifecycle on the %s store', (kind)
   let client: Client;
   let dir: string | undefined;
   const taskQueue = `store-lifecycle-${kind}-${process.pid}-${Date.now()}`;
-  const ns = () => t.namespace;
+  const ns = NAMESPACE;
 
   beforeAll(async () => {
     t = await testConnection();
+    await setUpNamespace(t.address, ns, { ...FH_SEARCH_ATTRIBUTES }, (line) => process.stderr.write(`[store-lifecycle] ${line}\n`));
     fake = await startSessionFake({ contextWindow: 2_000_000 });
     if (kind === 's3') {
       minio = await startMinio({ onProgress: (line) => process.stderr.write(`[minio] ${line}\n`) });
@@ -81,14 +89,14 @@ describe.each(['file', 's3'] as const)('store lifecycle on the %s store', (kind)
       agents: TEST_AGENT_MODULES,
       tools: [require.resolve('../fixtures/agent-tools')],
       connection: t.nativeConnection,
-      namespace: t.namespace,
+      namespace: ns,
       taskQueue,
       model: { apiKey: 'test-key', baseURL: fake.url },
       store,
       workflowBundle: await testBundle(),
     });
     running = worker.run();
-    client = new Client({ connection: t.connection, namespace: t.namespace, plugins: [new FabricHarnessPlugin({ store })] });
+    client = new Client({ connection: t.connection, namespace: ns, plugins: [new FabricHarnessPlugin({ store })] });
   }, MINIO_BUILD_TIMEOUT_MS);
 
   afterAll(async () => {
@@ -102,7 +110,7 @@ describe.each(['file', 's3'] as const)('store lifecycle on the %s store', (kind)
 
   /** Deletes a run's execution and waits until its history is gone (the server deletes closed runs in the background). */
   async function deleteExecution(workflowId: string): Promise<void> {
-    await client.workflowService.deleteWorkflowExecution({ namespace: ns(), workflowExecution: { workflowId } });
+    await client.workflowService.deleteWorkflowExecution({ namespace: ns, workflowExecution: { workflowId } });
     for (let i = 0; i < 600; i++) {
       try {
         await client.workflow.getHandle(workflowId).describe();
@@ -238,7 +246,7 @@ describe.each(['file', 's3'] as const)('store lifecycle on the %s store', (kind)
       let out = '';
       let err = '';
       const args = ['store', 'gc', '--s3-bucket', s3.bucket, '--s3-prefix', 'fh/lifecycle', '--s3-endpoint', minio!.endpoint];
-      const code = await main([...args, '--address', t.address, '--namespace', t.namespace, '--older-than', '0', '--json', ...extra], {
+      const code = await main([...args, '--address', t.address, '--namespace', ns, '--older-than', '0', '--json', ...extra], {
         out: (x) => void (out += x),
         err: (x) => void (err += x),
       });

@@ -464,8 +464,12 @@ async function waitForFrontend(address: string, proc: ServerProcess, logFile: st
   );
 }
 
-/** Registers the namespace (1-day retention) and the search attributes, each unless it exists. */
-async function setUpNamespace(address: string, namespace: string, searchAttributes: Record<string, SearchAttributeTypeName>, onProgress: (line: string) => void): Promise<void> {
+/**
+ * Registers the namespace (1-day retention) and the search attributes, each unless it exists, and waits until a
+ * list query over them succeeds. Works on any server: the cluster tier's, and the dev server a test file wants a
+ * namespace of its own on.
+ */
+export async function setUpNamespace(address: string, namespace: string, searchAttributes: Record<string, SearchAttributeTypeName>, onProgress: (line: string) => void): Promise<void> {
   const connection = await connect(address);
   try {
     try {
