@@ -44,7 +44,7 @@ import {
 } from '../wire/session-messages';
 import { attachmentStore, storeAttachments } from './attachments';
 import { approvalRequests, approvalSource, type ApprovalRequest, type ApprovalsOptions } from './approvals';
-import { collectStoreGarbage, type CollectGarbageReport } from './collect-garbage';
+import { checkGarbageOptions, collectStoreGarbage, type CollectGarbageReport } from './collect-garbage';
 import { collectableStore } from '../activities/stores/store-gc';
 import { startPromptStream, streamOf, type StreamOptions } from './stream/handles';
 import { refuseUnknownAgent } from './unknown-agent';
@@ -64,6 +64,8 @@ export class SessionExistsError extends FabricError {
 }
 
 const SLUG_ATTEMPTS = 8;
+/** The grace period of `delete({ store })` for blobs no history shows yet (a running activity's). */
+const DELETE_GRACE_MS = 60_000;
 
 export async function startSessionWith(
   client: Client,
@@ -323,7 +325,11 @@ export class SessionHandle {
    * `store` removes the blobs nothing else references (a fork's shared prefix stays with the fork).
    */
   async delete(options: DeleteOptions = {}): Promise<{ runs: number; garbage?: CollectGarbageReport }> {
-    if (options.store) collectableStore(options.store); // a store that cannot be swept fails before anything is deleted
+    if (options.store) {
+      // A store that cannot be swept, or a grace period that is not a number, fails before anything is deleted.
+      collectableStore(options.store);
+      checkGarbageOptions({ olderThanMs: options.store.olderThanMs ?? DELETE_GRACE_MS }, 'store');
+    }
     await this.endWorktree(options.deleteBranch === true);
     const ns = this.client.options.namespace;
     let runs = 0;
@@ -340,7 +346,7 @@ export class SessionHandle {
     if (options.wait === false && !options.store) return { runs };
     await this.waitGone(options.waitMs ?? 120_000);
     if (!options.store) return { runs };
-    const garbage = await collectStoreGarbage(this.client, { ...options.store, olderThanMs: options.store.olderThanMs ?? 60_000 });
+    const garbage = await collectStoreGarbage(this.client, { ...options.store, olderThanMs: options.store.olderThanMs ?? DELETE_GRACE_MS });
     return { runs, garbage };
   }
 

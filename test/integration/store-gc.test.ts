@@ -74,7 +74,7 @@ describe('fh store gc', () => {
     expect(dry.report.young).toBe(1);
     expect(await listStore(w.storeDir)).toEqual([...ofRun, ...old, young].sort()); // nothing deleted
 
-    const real = await gc('--older-than', '1h');
+    const real = await gc('--older-than', '1h', '--concurrency', '2');
     expect(real.report.removed.sort()).toEqual([...old].sort());
     expect(await listStore(w.storeDir)).toEqual([...ofRun, young].sort());
 
@@ -82,6 +82,12 @@ describe('fh store gc', () => {
 
   it('refuses a bad duration and an unknown subcommand with usage errors', async () => {
     expect((await gc('--older-than', 'soon')).err).toMatch(/--older-than must be a duration/);
+    for (const bad of ['0', '65', 'many', '2.5']) {
+      const refused = await gc('--concurrency', bad);
+      expect(refused.code).toBe(2);
+      expect(refused.err).toMatch(/--concurrency must be an integer/);
+      expect(refused.report).toBeUndefined();
+    }
     let err = '';
     const code = await main(['store', 'sweep'], { out: () => undefined, err: (t) => void (err += t) });
     expect(code).toBe(2);

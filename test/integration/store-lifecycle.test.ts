@@ -234,6 +234,93 @@ describe.each(['file', 's3'] as const)('store lifecycle on the %s store', (kind)
     expect(sorted(await keys(store))).toEqual(sorted(before));
   }, 300_000);
 
+  /**
+   * Wraps the client's history fetches for one collection: counts the most in flight at once, and makes the
+   * `failAt`-th fetch fail with a server error. Restored afterwards.
+   */
+  async function withFetchSpy<T>(failAt: number | undefined, run: () => Promise<T>): Promise<{ result?: T; error?: unknown; maxInFlight: number; fetches: number }> {
+    const original = client.workflow.getHandle.bind(client.workflow);
+    let inFlight = 0;
+    let maxInFlight = 0;
+    let fetches = 0;
+    const spy = jest.spyOn(client.workflow, 'getHandle').mockImplementation(((workflowId: string, runId?: string) => {
+      const handle = original(workflowId, runId);
+      const fetchHistory = handle.fetchHistory.bind(handle);
+      handle.fetchHistory = async () => {
+        const n = ++fetches;
+        maxInFlight = Math.max(maxInFlight, ++inFlight);
+        try {
+          // Long enough that the next fetches start while this one is out, as on a remote server.
+          await new Promise((r) => setTimeout(r, 20));
+          if (n === failAt) throw Object.assign(new Error('UNAVAILABLE: injected by the test'), { code: 14 });
+          return await fetchHistory();
+        } finally {
+          inFlight--;
+        }
+      };
+      return handle;
+    }) as typeof client.workflow.getHandle);
+    try {
+      return { result: await run(), maxInFlight, fetches };
+    } catch (error) {
+      return { error, maxInFlight, fetches };
+    } finally {
+      spy.mockRestore();
+    }
+  }
+
+  if (kind === 'file') it('marks `concurrency` histories at a time (8 by default); a failed fetch fails the collection and removes nothing', async () => {
+    const orphan = `payloads/${createHash('sha256').update(unique('orphan to keep')).digest('hex')}`;
+    await store.put(orphan, new TextEncoder().encode('nothing refers to this'));
+    const before = await keys(store);
+
+    const byDefault = await withFetchSpy(undefined, () => collectStoreGarbage(client, { store, olderThanMs: 0, dryRun: true }));
+    expect(byDefault.result!.histories).toBeGreaterThanOrEqual(GC_RUNS);
+    expect(byDefault.maxInFlight).toBe(8);
+    const one = await withFetchSpy(undefined, () => collectStoreGarbage(client, { store, olderThanMs: 0, dryRun: true, concurrency: 1 }));
+    expect(one.maxInFlight).toBe(1);
+    // The same marks whatever the concurrency.
+    expect(one.result!.removed).toEqual([orphan]);
+    expect(byDefault.result!.removed).toEqual([orphan]);
+    expect(one.result!.referenced).toBe(byDefault.result!.referenced);
+
+    const failed = await withFetchSpy(3, () => collectStoreGarbage(client, { store, olderThanMs: 0 }));
+    expect(failed.error).toMatchObject({ message: 'UNAVAILABLE: injected by the test' });
+    expect(failed.fetches).toBeLessThan(byDefault.fetches); // listing stopped at the failure
+    expect(sorted(await keys(store))).toEqual(sorted(before));
+    await store.delete([orphan]);
+  }, 120_000);
+
+  if (kind === 'file') it('a grace period that is not a number is refused naming the field, before anything is read or deleted', async () => {
+    const young = `payloads/${createHash('sha256').update(unique('young orphan')).digest('hex')}`;
+    await store.put(young, new TextEncoder().encode('written a moment ago'));
+    const before = await keys(store);
+    for (const [opts, field] of [
+      [{ store, olderThanMs: '24h' }, 'olderThanMs'],
+      [{ store }, 'olderThanMs'],
+      [{ store, olderThanMs: -1 }, 'olderThanMs'],
+      [{ store, olderThanMs: 0, concurrency: 0 }, 'concurrency'],
+      [{ store, olderThanMs: 0, concurrency: 65 }, 'concurrency'],
+      [{ store, olderThanMs: 0, dryRun: 'yes' }, 'dryRun'],
+    ] as const) {
+      const fetched = await withFetchSpy(undefined, () => collectStoreGarbage(client, opts as unknown as Parameters<typeof collectStoreGarbage>[1]));
+      expect(fetched.error).toMatchObject({ code: 'INVALID_INPUT', field });
+      expect(fetched.fetches).toBe(0);
+    }
+    expect(sorted(await keys(store))).toEqual(sorted(before));
+
+    // SessionHandle.delete refuses it before deleting the session.
+    const s = await startSession(client, assistant, { id: `bad-grace-${Date.now()}`, taskQueue });
+    fake.enqueue(say(unique('kept answer')));
+    await s.prompt(unique('a question'));
+    const refused = await s.delete({ store: { store, olderThanMs: '1h' as unknown as number } }).then(() => undefined, (e: unknown) => e);
+    expect(refused).toMatchObject({ code: 'INVALID_INPUT', field: 'store.olderThanMs' });
+    expect((await s.workflow.describe()).status.name).toBe('RUNNING');
+    expect(sorted(await keys(store)).filter((k) => !before.has(k)).length).toBeGreaterThan(0); // its blobs are all there
+    await s.delete({ store: { store, olderThanMs: 0 } });
+    await store.delete([young]);
+  }, 120_000);
+
   // The file store's `fh store gc --store-dir` is test/integration/store-gc.test.ts.
   if (kind === 's3') it('fh store gc --s3-bucket collects the same bucket the workers use (credentials from the AWS environment)', async () => {
     const s3 = store as S3Store;

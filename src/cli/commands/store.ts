@@ -2,8 +2,8 @@
 import { S3Store } from '../../activities/stores/s3-store';
 import { parseDuration, type SweepReport } from '../../activities/stores/store-gc';
 import type { CollectableStore } from '../../activities/stores/transcript-store';
-import { collectStoreGarbage } from '../../client/collect-garbage';
-import { flag, JSON_OPTION, str, type Options, type Parsed } from '../args';
+import { collectStoreGarbage, GC_FETCH_CONCURRENCY } from '../../client/collect-garbage';
+import { flag, int, JSON_OPTION, str, type Options, type Parsed } from '../args';
 import { asCliError, connect, printJson, STORE_OPTION, storeFrom, type Command, type Io } from '../context';
 import { EXIT, oneLine, usage } from '../errors';
 
@@ -20,7 +20,7 @@ export const storeCommand: Command = {
   name: 'store',
   summary: 'store maintenance: `fh store gc` removes blobs no retained history refers to',
   usage: [
-    'store gc [--store-dir <dir>] [--older-than 24h] [--dry-run] [--json]',
+    'store gc [--store-dir <dir>] [--older-than 24h] [--concurrency 8] [--dry-run] [--json]',
     'store gc --s3-bucket <bucket> [--s3-prefix <prefix>] [--s3-endpoint <url>] [--older-than 24h] [--dry-run] [--json]',
   ],
   description: [
@@ -42,6 +42,12 @@ export const storeCommand: Command = {
       default: DEFAULT_GRACE,
     },
     'dry-run': { type: 'boolean', help: 'list what would be removed; remove nothing' },
+    concurrency: {
+      type: 'string',
+      value: '<n>',
+      help: `histories fetched at once while marking, 1 to 64; lower it for a server that rate-limits reads`,
+      default: String(GC_FETCH_CONCURRENCY),
+    },
     ...JSON_OPTION,
   },
   examples: [
@@ -59,13 +65,15 @@ async function runStore(p: Parsed, io: Io): Promise<number> {
   const graceText = str(p, 'older-than') ?? DEFAULT_GRACE;
   const olderThanMs = parseDuration(graceText);
   if (olderThanMs === undefined) throw usage(`--older-than must be a duration like 90s, 30m, 12h or 7d; got '${graceText}'`);
+  const concurrency = int(p, 'concurrency', GC_FETCH_CONCURRENCY, 1);
+  if (concurrency > 64) throw usage(`--concurrency must be an integer from 1 to 64, got '${concurrency}'`);
   const store = gcStoreFrom(p);
   if ('checked' in store) await (store as { checked(): Promise<void> }).checked(); // refuses a file store that is not private before anything is read from it
 
   const c = await connect(p);
   try {
     const retention = await namespaceRetention(c.client, c.settings.namespace);
-    const { histories, vanished, ...report } = await collectStoreGarbage(c.client, { store, olderThanMs, dryRun: flag(p, 'dry-run') });
+    const { histories, vanished, ...report } = await collectStoreGarbage(c.client, { store, olderThanMs, dryRun: flag(p, 'dry-run'), concurrency });
     if (flag(p, 'json')) printJson(io, { ...report, namespace: c.settings.namespace, retention, histories, vanished, olderThanMs });
     else io.out(render(report, c.settings.namespace, retention, histories, graceText));
     return EXIT.OK;
