@@ -325,8 +325,10 @@ export class SessionHandle {
    * `store` removes the blobs nothing else references (a fork's shared prefix stays with the fork).
    */
   async delete(options: DeleteOptions = {}): Promise<{ runs: number; garbage?: CollectGarbageReport }> {
+    // Bad options fail before anything is ended or deleted: a misspelt key, a `waitMs` that is not a
+    // number (the wait would have no bound), a store that cannot be swept, a grace period that is not a number.
+    parseWith(deleteOptionsSchema, options, 'delete options');
     if (options.store) {
-      // A store that cannot be swept, or a grace period that is not a number, fails before anything is deleted.
       collectableStore(options.store);
       checkGarbageOptions({ olderThanMs: options.store.olderThanMs ?? DELETE_GRACE_MS }, 'store');
     }
@@ -383,3 +385,15 @@ export class SessionHandle {
 }
 
 const endOptionsSchema = z.object({ keepWorktree: z.boolean().optional(), deleteBranch: z.boolean().optional() }).strict();
+/** The shape of DeleteOptions; the store itself and the grace period are checked by the collection's own checks. */
+const deleteOptionsSchema = z
+  .object({
+    wait: z.boolean().optional(),
+    waitMs: z.number().int().positive().optional(),
+    deleteBranch: z.boolean().optional(),
+    store: z
+      .object({ dir: z.string().min(1).optional(), store: z.object({}).passthrough().optional(), olderThanMs: z.unknown().optional() })
+      .strict()
+      .optional(),
+  })
+  .strict();

@@ -291,7 +291,7 @@ describe.each(['file', 's3'] as const)('store lifecycle on the %s store', (kind)
     await store.delete([orphan]);
   }, 120_000);
 
-  if (kind === 'file') it('a grace period that is not a number is refused naming the field, before anything is read or deleted', async () => {
+  if (kind === 'file') it('a grace period that is not a number, and bad delete options, are refused naming the field before anything is read or deleted', async () => {
     const young = `payloads/${createHash('sha256').update(unique('young orphan')).digest('hex')}`;
     await store.put(young, new TextEncoder().encode('written a moment ago'));
     const before = await keys(store);
@@ -313,8 +313,14 @@ describe.each(['file', 's3'] as const)('store lifecycle on the %s store', (kind)
     const s = await startSession(client, assistant, { id: `bad-grace-${Date.now()}`, taskQueue });
     fake.enqueue(say(unique('kept answer')));
     await s.prompt(unique('a question'));
-    const refused = await s.delete({ store: { store, olderThanMs: '1h' as unknown as number } }).then(() => undefined, (e: unknown) => e);
-    expect(refused).toMatchObject({ code: 'INVALID_INPUT', field: 'store.olderThanMs' });
+    const refusal = (options: unknown) => s.delete(options as Parameters<typeof s.delete>[0]).then(() => undefined, (e: unknown) => e);
+    expect(await refusal({ store: { store, olderThanMs: '1h' } })).toMatchObject({ code: 'INVALID_INPUT', field: 'store.olderThanMs' });
+    // The rest of its options too, before anything is ended or deleted (a waitMs that is not a number left the wait unbounded).
+    expect(await refusal({ waitMs: '5s' })).toMatchObject({ code: 'INVALID_INPUT', field: 'waitMs' });
+    expect(await refusal({ wait: 'no' })).toMatchObject({ code: 'INVALID_INPUT', field: 'wait' });
+    expect(await refusal({ deleteBranch: 1 })).toMatchObject({ code: 'INVALID_INPUT', field: 'deleteBranch' });
+    expect(await refusal({ wiat: false })).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('Unrecognized key: "wiat"') });
+    expect(await refusal({ store: { store, dryRun: true } })).toMatchObject({ code: 'INVALID_INPUT', field: 'store', message: expect.stringContaining('"dryRun"') });
     expect((await s.workflow.describe()).status.name).toBe('RUNNING');
     expect(sorted(await keys(store)).filter((k) => !before.has(k)).length).toBeGreaterThan(0); // its blobs are all there
     await s.delete({ store: { store, olderThanMs: 0 } });
