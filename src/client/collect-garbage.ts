@@ -30,7 +30,8 @@ export interface CollectGarbageReport extends SweepReport {
 
 /** Histories a collection fetches at once by default: on a local dev server this halved the mark. */
 export const GC_FETCH_CONCURRENCY = 8;
-const MAX_FETCH_CONCURRENCY = 64;
+/** The most a caller may ask for: beyond it a collection only queues on the server. */
+export const GC_MAX_FETCH_CONCURRENCY = 64;
 
 /*
  * The scalar options, checked before anything is read or deleted. A grace period that is not a number
@@ -39,7 +40,7 @@ const MAX_FETCH_CONCURRENCY = 64;
 const gcSettingsSchema = z.object({
   olderThanMs: z.number().finite().nonnegative(),
   dryRun: z.boolean().optional(),
-  concurrency: z.number().int().min(1).max(MAX_FETCH_CONCURRENCY).optional(),
+  concurrency: z.number().int().min(1).max(GC_MAX_FETCH_CONCURRENCY).optional(),
 });
 
 /**

@@ -392,7 +392,7 @@ const deleteOptionsSchema = z
     waitMs: z.number().int().positive().optional(),
     deleteBranch: z.boolean().optional(),
     store: z
-      .object({ dir: z.string().min(1).optional(), store: z.object({}).passthrough().optional(), olderThanMs: z.unknown().optional() })
+      .object({ dir: z.string().min(1).optional(), store: z.looseObject({}).optional(), olderThanMs: z.unknown().optional() })
       .strict()
       .optional(),
   })

@@ -2,7 +2,7 @@
 import { S3Store } from '../../activities/stores/s3-store';
 import { parseDuration, type SweepReport } from '../../activities/stores/store-gc';
 import type { CollectableStore } from '../../activities/stores/transcript-store';
-import { collectStoreGarbage, GC_FETCH_CONCURRENCY } from '../../client/collect-garbage';
+import { collectStoreGarbage, GC_FETCH_CONCURRENCY, GC_MAX_FETCH_CONCURRENCY } from '../../client/collect-garbage';
 import { flag, int, JSON_OPTION, str, type Options, type Parsed } from '../args';
 import { asCliError, connect, printJson, STORE_OPTION, storeFrom, type Command, type Io } from '../context';
 import { EXIT, oneLine, usage } from '../errors';
@@ -45,7 +45,7 @@ export const storeCommand: Command = {
     concurrency: {
       type: 'string',
       value: '<n>',
-      help: `histories fetched at once while marking, 1 to 64; lower it for a server that rate-limits reads`,
+      help: `histories fetched at once while marking, 1 to ${GC_MAX_FETCH_CONCURRENCY}; lower it for a server that rate-limits reads`,
       default: String(GC_FETCH_CONCURRENCY),
     },
     ...JSON_OPTION,
@@ -66,7 +66,7 @@ async function runStore(p: Parsed, io: Io): Promise<number> {
   const olderThanMs = parseDuration(graceText);
   if (olderThanMs === undefined) throw usage(`--older-than must be a duration like 90s, 30m, 12h or 7d; got '${graceText}'`);
   const concurrency = int(p, 'concurrency', GC_FETCH_CONCURRENCY, 1);
-  if (concurrency > 64) throw usage(`--concurrency must be an integer from 1 to 64, got '${concurrency}'`);
+  if (concurrency > GC_MAX_FETCH_CONCURRENCY) throw usage(`--concurrency must be an integer from 1 to ${GC_MAX_FETCH_CONCURRENCY}, got '${concurrency}'`);
   const store = gcStoreFrom(p);
   if ('checked' in store) await (store as { checked(): Promise<void> }).checked(); // refuses a file store that is not private before anything is read from it
 
