@@ -26,6 +26,7 @@ import { hashString } from '../core/hash';
 import { SessionClosedError, SessionNotFoundError } from '../core/sessions/host-errors';
 import { decodeFailure, errorOfTermination, typedFailure } from '../wire/failures';
 import { SESSION_RESTORING } from '../wire/session-messages';
+import { checkWaitLimits } from './call-options';
 
 /** How long a caller waits: its own bound, or its abort signal (both optional). */
 export interface WaitLimits {
@@ -79,6 +80,7 @@ export interface SessionUpdateCall<Ret, Args extends unknown[]> {
 export async function runSessionUpdate<Ret, Args extends unknown[]>(call: SessionUpdateCall<Ret, Args>): Promise<Ret> {
   const { client, handle, sessionId, def, args, updateId } = call;
   const limits = call.limits ?? {};
+  checkWaitLimits(limits, 'wait options');
   const outer = (client.connection as { callContextStorage?: AsyncLocalStorage<CallContext> }).callContextStorage?.getStore();
   const deadlines = [limits.timeoutMs !== undefined ? Date.now() + limits.timeoutMs : undefined, deadlineMs(outer?.deadline)].filter((d): d is number => d !== undefined);
   const deadline = deadlines.length ? Math.min(...deadlines) : undefined;

@@ -135,6 +135,50 @@ describe('sessions', () => {
     expect((await rejection(getSession(w.client, sid('never')).prompt('hi'))).code).toBe('SESSION_NOT_FOUND');
   });
 
+  it('bad wait and stream options are refused naming the field before anything is sent; the session stays usable', async () => {
+    const s = await start();
+    fake.enqueue(say('first'));
+    expect(await s.prompt('one')).toBe('first');
+    const before = (await s.messages()).length;
+    const asked = conversation().length;
+    // Each was used in arithmetic or a timer: '5s' made the wait's deadline NaN, -1 polled without pause.
+    for (const [call, field] of [
+      [() => s.prompt('two', { timeoutMs: '5s' as never }), 'timeoutMs'],
+      [() => s.send('two', { timeoutMs: -1 }), 'timeoutMs'],
+      [() => s.prompt('two', { signal: 'stop' as never }), 'signal'],
+      [() => s.reply('nope', { timeoutMs: Number.NaN }), 'timeoutMs'],
+    ] as const) {
+      expect(await rejection(call())).toMatchObject({ code: 'INVALID_INPUT', field });
+    }
+    for (const [options, field] of [
+      [{ livePollMs: -1 }, 'livePollMs'],
+      [{ from: 'latest' }, 'from'],
+      [{ from: 1.5 }, 'from'],
+      [{ signal: {} }, 'signal'],
+    ] as const) {
+      let thrown: unknown;
+      try {
+        s.stream(options as never);
+      } catch (err) {
+        thrown = err;
+      }
+      expect(thrown).toMatchObject({ code: 'INVALID_INPUT', field });
+    }
+    let misspelt: unknown;
+    try {
+      s.stream({ fromm: 3 } as never);
+    } catch (err) {
+      misspelt = err;
+    }
+    expect(misspelt).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('Unrecognized key: "fromm"') });
+    expect(await rejection(s.promptStream('two', { livePollMs: 0 }))).toMatchObject({ code: 'INVALID_INPUT', field: 'livePollMs' });
+    // Nothing was queued or sent to the model, and the session answers the next message.
+    expect((await s.messages()).length).toBe(before);
+    expect(conversation().length).toBe(asked);
+    fake.enqueue(say('second'));
+    expect(await s.prompt('two', { timeoutMs: 60_000 })).toBe('second');
+  });
+
   it('ask mode: a write waits for approval; approve runs it, deny tells the model why; reads never wait', async () => {
     const s = await start({ settings: { workingDirectory: dir, permissionMode: 'ask' } });
     const file = `approved-${n}.txt`;

@@ -209,5 +209,11 @@ describe('web chat (useChat against sessionChatHandler, in Chromium)', () => {
     expect((await post(JSON.stringify({ id: 'forbidden-chat', messages: [user] }))).status).toBe(403);
     expect((await fetch(`${chat.url}/api/chat/forbidden-chat/stream`)).status).toBe(403);
     expect(await getSession(w.client, 'forbidden-chat').info().catch((e: { code?: string }) => e.code)).toBe('SESSION_NOT_FOUND');
+    // A handler built with a poll interval that is not a positive number is refused as it is built, not at its first request.
+    for (const livePollMs of [0, -1, '50'] as const) {
+      expect(() => sessionChatHandler({ client: w.client, agent: 'gated-assistant', taskQueue: w.taskQueue, livePollMs: livePollMs as never })).toThrow(
+        expect.objectContaining({ code: 'INVALID_INPUT', field: 'livePollMs' }),
+      );
+    }
   });
 });

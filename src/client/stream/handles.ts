@@ -10,6 +10,7 @@ import { readStream, type ReadStreamOptions } from './reader';
 import { TemporalStreamTransport, type StreamTransport } from './transport';
 import { sharedReader } from './shared-transport';
 import type { LiveBrokerClient } from './broker-transport';
+import { checkStreamOptions } from '../call-options';
 
 export interface StreamOptions extends ReadStreamOptions {
   /**
@@ -25,6 +26,7 @@ export interface StreamOptions extends ReadStreamOptions {
 export type ErrorMapper = (err: unknown) => unknown;
 
 export function streamOf(client: Client, workflowId: string, options: StreamOptions = {}, typed?: ErrorMapper): AsyncIterable<StreamEnvelope> {
+  checkStreamOptions(options);
   return {
     [Symbol.asyncIterator]: () => {
       const events = options.transport ? readStream(options.transport, options) : sharedRead(client, workflowId, options);
@@ -74,6 +76,7 @@ export async function startPromptStream(
   options: { messageId?: string; transport?: StreamTransport; livePollMs?: number } = {},
   typed?: ErrorMapper,
 ): Promise<PromptStream> {
+  checkStreamOptions({ transport: options.transport, livePollMs: options.livePollMs }); // before the prompt is sent
   const messageId = options.messageId ?? randomUUID();
   const from = await position(client, workflowId, options.transport).catch((err: unknown) => {
     throw typed ? typed(err) : err;

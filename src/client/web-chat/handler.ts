@@ -21,6 +21,7 @@ import { approvalResponses, chatRequestSchema, parseApprovalId, replyMessageId, 
 import { decide, isPendingApproval, sendWithStart, streamNow, turnStart } from './session-ops';
 import { badRequest, errorResponse, sseResponse } from './sse';
 import type { LiveBrokerClient } from '../stream/broker-transport';
+import { checkStreamOptions } from '../call-options';
 
 export interface SessionChatHandlerOptions {
   client: Client;
@@ -48,6 +49,7 @@ export interface SessionChatHandler {
 
 export function sessionChatHandler(options: SessionChatHandlerOptions): SessionChatHandler {
   const { client } = options;
+  checkStreamOptions({ livePollMs: options.livePollMs, broker: options.broker }); // at once, not at the first request
   /** The chat's session, or the answer `sessionIdFrom` gave instead. */
   const sessionOf = async (chatId: string, request: Request): Promise<SessionHandle | Response> => {
     const id = options.sessionIdFrom ? await options.sessionIdFrom(chatId, request) : chatId;

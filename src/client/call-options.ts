@@ -1,0 +1,39 @@
+/**
+ * The options a client call waits or reads with, checked before anything is sent (INVALID_INPUT naming the
+ * field). Each was used in arithmetic or timers unchecked: a `timeoutMs` of '5s' made the wait's deadline
+ * NaN, a `livePollMs` of -1 polled Temporal without pause, a `from` that is not a number read from offset NaN.
+ */
+import { z } from 'zod';
+import { parseWith } from '../core/validate';
+
+/** An AbortSignal, or one from another realm that acts like one (jsdom, a test environment). */
+const abortSignal = z.custom<AbortSignal>(
+  (v) => v instanceof AbortSignal || (typeof v === 'object' && v !== null && typeof (v as AbortSignal).aborted === 'boolean' && typeof (v as AbortSignal).addEventListener === 'function'),
+  { message: 'Invalid input: expected an AbortSignal' },
+);
+
+/** WaitLimits' fields; the rest of a call's options are the call's own (its keys are not checked here). */
+const waitLimitsSchema = z.object({
+  timeoutMs: z.number().finite().nonnegative().optional(),
+  signal: abortSignal.optional(),
+});
+
+/** A stream's options, all of them: an unknown key is named (`fromm`). */
+const streamOptionsSchema = z
+  .object({
+    from: z.number().int().optional(),
+    signal: abortSignal.optional(),
+    livePollMs: z.number().finite().positive().optional(),
+    transport: z.looseObject({}).optional(),
+    broker: z.looseObject({}).optional(),
+  })
+  .strict();
+
+export function checkWaitLimits(limits: { timeoutMs?: unknown; signal?: unknown } | undefined, what: string): void {
+  if (limits === undefined) return;
+  parseWith(waitLimitsSchema, { timeoutMs: limits.timeoutMs, signal: limits.signal }, what);
+}
+
+export function checkStreamOptions(options: unknown): void {
+  parseWith(streamOptionsSchema, options ?? {}, 'stream options');
+}
