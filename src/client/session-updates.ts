@@ -74,6 +74,12 @@ export interface SessionUpdateCall<Ret, Args extends unknown[]> {
   /** For the typed error when the wait ends. */
   messageId?: string;
   limits?: WaitLimits;
+  /**
+   * The first attempt, when it is more than the update: update-with-start, whose start operation can run
+   * once. Every later attempt (an RPC timeout, an aborted update, a run that continued as new) sends the
+   * update alone, by its id, and so reattaches to the one the first attempt admitted.
+   */
+  first?: () => Promise<Ret>;
 }
 
 /** Sends the update and waits for its result through RPC timeouts and continue-as-new (see the module comment). */
@@ -81,6 +87,7 @@ export async function runSessionUpdate<Ret, Args extends unknown[]>(call: Sessio
   const { client, handle, sessionId, def, args, updateId } = call;
   const limits = call.limits ?? {};
   checkWaitLimits(limits, 'wait options');
+  let first = call.first;
   const outer = (client.connection as { callContextStorage?: AsyncLocalStorage<CallContext> }).callContextStorage?.getStore();
   const deadlines = [limits.timeoutMs !== undefined ? Date.now() + limits.timeoutMs : undefined, deadlineMs(outer?.deadline)].filter((d): d is number => d !== undefined);
   const deadline = deadlines.length ? Math.min(...deadlines) : undefined;
@@ -98,7 +105,9 @@ export async function runSessionUpdate<Ret, Args extends unknown[]>(call: Sessio
     }
     try {
       // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the SDK overloads on the argument tuple's length
-      const send = (): Promise<Ret> => handle.executeUpdate(def as any, { args: args as any, updateId });
+      const update = (): Promise<Ret> => handle.executeUpdate(def as any, { args: args as any, updateId });
+      const send = first ?? update;
+      first = undefined;
       const bounded = deadline !== undefined ? () => client.withDeadline(deadline, send) : send;
       return await signals.reduce((fn, signal) => () => client.withAbortSignal(signal, fn), bounded)();
     } catch (err) {

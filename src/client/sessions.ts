@@ -11,7 +11,8 @@ import { sessionPromptUpdate, type SessionPromptRequest } from '../wire/session-
 import { attachmentStore, storeAttachments } from './attachments';
 import { missingSearchAttributes } from './search-attribute-errors';
 import { SessionHandle, startSessionWith } from './session-handle';
-import { messageUpdateId, typedSessionError } from './session-updates';
+import { messageUpdateId, runSessionUpdate, typedSessionError } from './session-updates';
+import { checkWaitLimits } from './call-options';
 import { sessionStartPlan } from './session-plan';
 import type { SessionPromptOptions, StartSessionOptions } from './session-options';
 
@@ -47,13 +48,27 @@ export async function sendPrompt(
     workflowId: id,
     workflowIdConflictPolicy: 'USE_EXISTING',
   });
+  checkWaitLimits(options, 'wait options'); // before the attachments are stored
   const messageId = options.messageId ?? randomUUID();
   const attachments = await storeAttachments(attachmentStore(client, options.store), options.attachments);
   const args: [SessionPromptRequest] = [attachments ? { text, messageId, attachments } : { text, messageId }];
   const session = new SessionHandle(client, id, plan.agent);
+  const updateId = messageUpdateId('prompt', messageId, text, attachments);
   try {
-    const reply = await client.workflow.executeUpdateWithStart(sessionPromptUpdate, { args, updateId: messageUpdateId('prompt', messageId, text, attachments), startWorkflowOperation: start });
-    return { session, reply: await session.followReply(reply) };
+    // As prompt() waits: `timeoutMs` and `signal` end the wait with WAIT_ENDED (the message stays), and an
+    // RPC timeout or a continue-as-new is waited through with the same update id.
+    const reply = await runSessionUpdate({
+      client,
+      handle: session.workflow,
+      sessionId: id,
+      def: sessionPromptUpdate,
+      args,
+      updateId,
+      messageId,
+      limits: options,
+      first: () => client.workflow.executeUpdateWithStart(sessionPromptUpdate, { args, updateId, startWorkflowOperation: start }),
+    });
+    return { session, reply: await session.followReply(reply, options) };
   } catch (err) {
     throw missingSearchAttributes(err, client.options.namespace, 'started with') ?? typedSessionError(err, id);
   }

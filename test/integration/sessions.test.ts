@@ -281,6 +281,38 @@ describe('sessions', () => {
     await first.session.end();
   });
 
+  it('sendPrompt honours timeoutMs and signal: WAIT_ENDED naming the message, which a worker that comes later answers once', async () => {
+    const id = sid('uws-wait');
+    const queue = `${w.taskQueue}-later`;
+    // Refused before anything starts.
+    expect(await rejection(sendPrompt(w.client, assistant, 'hi', { id, taskQueue: queue, timeoutMs: '5s' as never }))).toMatchObject({ code: 'INVALID_INPUT', field: 'timeoutMs' });
+    expect(await rejection(getSession(w.client, id).workflow.describe())).toMatchObject({ name: 'WorkflowNotFoundError' });
+
+    // No worker polls the queue: the session starts, the message waits, and the caller stops waiting.
+    const started = Date.now();
+    const ended = await rejection(sendPrompt(w.client, assistant, 'are you there?', { id, taskQueue: queue, timeoutMs: 1_500, messageId: 'm-later' }));
+    expect(ended).toMatchObject({ code: 'WAIT_ENDED', reason: 'timeout', messageId: 'm-later', noWorker: { taskQueue: queue } });
+    expect(Date.now() - started).toBeLessThan(15_000);
+    const abort = new AbortController();
+    setTimeout(() => abort.abort(), 500);
+    expect(await rejection(sendPrompt(w.client, assistant, 'are you there?', { id, taskQueue: queue, signal: abort.signal, messageId: 'm-later' }))).toMatchObject({ code: 'WAIT_ENDED', reason: 'aborted' });
+    expect((await getSession(w.client, id).workflow.describe()).status.name).toBe('RUNNING');
+
+    // A worker comes; the same message, reattached, is answered once.
+    const later = await startTestWorker({ name: 'sessions-later', baseURL: fake.url, taskQueue: queue });
+    try {
+      const asked = conversation().length;
+      fake.enqueue(say('here now'));
+      const again = await sendPrompt(w.client, assistant, 'are you there?', { id, taskQueue: queue, messageId: 'm-later', timeoutMs: 60_000 });
+      expect(again.reply).toBe('here now');
+      expect(conversation().length - asked).toBe(1);
+      expect((await again.session.info()).messageCount).toBe(1);
+      await again.session.end();
+    } finally {
+      await later.stop();
+    }
+  });
+
   it('forks at a message by reference to the stored transcript, clears, archives, deletes', async () => {
     const s = await start();
     fake.enqueue(say('a1'), say('a2'), say('a3'));
