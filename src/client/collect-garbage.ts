@@ -37,21 +37,19 @@ export const GC_MAX_FETCH_CONCURRENCY = 64;
  * The scalar options, checked before anything is read or deleted. A grace period that is not a number
  * would compare false against every blob's age and sweep blobs a running activity has just written.
  */
+/** A grace period: also the `store.olderThanMs` of SessionHandle.delete's options. */
+export const gracePeriodSchema = z.number().finite().nonnegative();
+
 const gcSettingsSchema = z.object({
-  olderThanMs: z.number().finite().nonnegative(),
+  olderThanMs: gracePeriodSchema,
   dryRun: z.boolean().optional(),
   concurrency: z.number().int().min(1).max(GC_MAX_FETCH_CONCURRENCY).optional(),
 });
 
-/**
- * Throws INVALID_INPUT naming the field when the grace period, `dryRun` or `concurrency` is not usable;
- * `under` is where these options sit in the caller's options (`store` in SessionHandle.delete's).
- */
-export function checkGarbageOptions(opts: Pick<CollectGarbageOptions, 'olderThanMs' | 'dryRun' | 'concurrency'>, under?: string): void {
+/** Throws INVALID_INPUT naming the field when the grace period, `dryRun` or `concurrency` is not usable. */
+function checkGarbageOptions(opts: CollectGarbageOptions): void {
   const { olderThanMs, dryRun, concurrency } = opts ?? ({} as CollectGarbageOptions);
-  const settings = { olderThanMs, dryRun, concurrency };
-  if (under) parseWith(z.object({ [under]: gcSettingsSchema }), { [under]: settings }, 'delete options');
-  else parseWith(gcSettingsSchema, settings, 'garbage collection options');
+  parseWith(gcSettingsSchema, { olderThanMs, dryRun, concurrency }, 'garbage collection options');
 }
 
 /**

@@ -44,7 +44,7 @@ import {
 } from '../wire/session-messages';
 import { attachmentStore, storeAttachments } from './attachments';
 import { approvalRequests, approvalSource, type ApprovalRequest, type ApprovalsOptions } from './approvals';
-import { checkGarbageOptions, collectStoreGarbage, type CollectGarbageReport } from './collect-garbage';
+import { collectStoreGarbage, gracePeriodSchema, type CollectGarbageReport } from './collect-garbage';
 import { collectableStore } from '../activities/stores/store-gc';
 import { startPromptStream, streamOf, type StreamOptions } from './stream/handles';
 import { refuseUnknownAgent } from './unknown-agent';
@@ -326,12 +326,9 @@ export class SessionHandle {
    */
   async delete(options: DeleteOptions = {}): Promise<{ runs: number; garbage?: CollectGarbageReport }> {
     // Bad options fail before anything is ended or deleted: a misspelt key, a `waitMs` that is not a
-    // number (the wait would have no bound), a store that cannot be swept, a grace period that is not a number.
+    // number (the wait would have no bound), a grace period that is not a number, a store that cannot be swept.
     parseWith(deleteOptionsSchema, options, 'delete options');
-    if (options.store) {
-      collectableStore(options.store);
-      checkGarbageOptions({ olderThanMs: options.store.olderThanMs ?? DELETE_GRACE_MS }, 'store');
-    }
+    if (options.store) collectableStore(options.store);
     await this.endWorktree(options.deleteBranch === true);
     const ns = this.client.options.namespace;
     let runs = 0;
@@ -385,14 +382,14 @@ export class SessionHandle {
 }
 
 const endOptionsSchema = z.object({ keepWorktree: z.boolean().optional(), deleteBranch: z.boolean().optional() }).strict();
-/** The shape of DeleteOptions; the store itself and the grace period are checked by the collection's own checks. */
+/** DeleteOptions; the store itself is checked by collectableStore. */
 const deleteOptionsSchema = z
   .object({
     wait: z.boolean().optional(),
     waitMs: z.number().int().positive().optional(),
     deleteBranch: z.boolean().optional(),
     store: z
-      .object({ dir: z.string().min(1).optional(), store: z.looseObject({}).optional(), olderThanMs: z.unknown().optional() })
+      .object({ dir: z.string().min(1).optional(), store: z.looseObject({}).optional(), olderThanMs: gracePeriodSchema.optional() })
       .strict()
       .optional(),
   })
