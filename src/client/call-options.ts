@@ -37,3 +37,8 @@ export function checkWaitLimits(limits: { timeoutMs?: unknown; signal?: unknown 
 export function checkStreamOptions(options: unknown): void {
   parseWith(streamOptionsSchema, options ?? {}, 'stream options');
 }
+
+/** A web chat's `sendTimeoutMs`: a wait of 0 would end every send at once, so it must be positive. */
+export function checkSendTimeout(sendTimeoutMs: unknown): void {
+  parseWith(z.object({ sendTimeoutMs: z.number().finite().positive().optional() }), { sendTimeoutMs }, 'chat handler options');
+}

@@ -182,6 +182,46 @@ describe('web chat (useChat against sessionChatHandler, in Chromium)', () => {
     expect((await fetch(`${chat.url}/api/chat/${id}/stream`)).status).toBe(204);
   }, 60_000);
 
+  it('a POST no worker takes ends (its bound, or the client going) with a 503 naming the queue; posted again once a worker comes, it runs once', async () => {
+    const id = chatId('webchat-later');
+    const queue = `${w.taskQueue}-later`;
+    const handler = sessionChatHandler({ client: w.client, agent: 'gated-assistant', taskQueue: queue, livePollMs: 50, sendTimeoutMs: 1_500 });
+    const body = JSON.stringify({ id, trigger: 'submit-message', messages: [{ id: 'uiLater', role: 'user', parts: [{ type: 'text', text: 'Anyone there?' }] }] });
+    const post = (signal?: AbortSignal) => handler.POST(new Request('http://127.0.0.1/api/chat', { method: 'POST', headers: { 'content-type': 'application/json' }, body, ...(signal ? { signal } : {}) }));
+    // No worker polls the queue: the session starts, the message waits, the POST answers within its bound.
+    let started = Date.now();
+    const timedOut = await post();
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(timedOut.status).toBe(503);
+    const error = ((await timedOut.json()) as { error: { code: string; message: string } }).error;
+    expect(error.code).toBe('WAIT_ENDED');
+    expect(error.message).toContain(`no worker is polling task queue ${queue}`);
+    // The client going ends the wait too, long before the bound.
+    const slow = sessionChatHandler({ client: w.client, agent: 'gated-assistant', taskQueue: queue, livePollMs: 50, sendTimeoutMs: 600_000 });
+    const abort = new AbortController();
+    setTimeout(() => abort.abort(), 500);
+    started = Date.now();
+    const gone = await slow.POST(new Request('http://127.0.0.1/api/chat', { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: abort.signal }));
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(((await gone.json()) as { error: { code: string } }).error.code).toBe('WAIT_ENDED');
+    expect((await getSession(w.client, id).workflow.describe()).status.name).toBe('RUNNING');
+    // A worker comes; the same message posted again streams its one answer.
+    const later = await startTestWorker({ name: 'web-chat-later', baseURL: fake.url, taskQueue: queue });
+    try {
+      fake.enqueue(say('Here now.'));
+      const res = await sessionChatHandler({ client: w.client, agent: 'gated-assistant', taskQueue: queue, livePollMs: 50 }).POST(
+        new Request('http://127.0.0.1/api/chat', { method: 'POST', headers: { 'content-type': 'application/json' }, body }),
+      );
+      expect(res.status).toBe(200);
+      const deltas = (await res.text()).split('\n').filter((l) => l.startsWith('data: {')).map((l) => JSON.parse(l.slice(6)) as { type: string; delta?: string });
+      expect(deltas.filter((c) => c.type === 'text-delta').map((c) => c.delta).join('')).toBe('Here now.');
+      expect(fake.messageRequests().filter((r) => !isTitleRequest(r) && lastUserText(r) === 'Anyone there?')).toHaveLength(1);
+      expect((await getSession(w.client, id).info()).messageCount).toBe(1);
+    } finally {
+      await later.stop();
+    }
+  }, 90_000);
+
   it('answers garbage with a 400 naming the field, and goes on serving', async () => {
     const post = async (body: string) => {
       const res = await fetch(`${chat.url}/api/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
@@ -210,6 +250,11 @@ describe('web chat (useChat against sessionChatHandler, in Chromium)', () => {
     expect((await fetch(`${chat.url}/api/chat/forbidden-chat/stream`)).status).toBe(403);
     expect(await getSession(w.client, 'forbidden-chat').info().catch((e: { code?: string }) => e.code)).toBe('SESSION_NOT_FOUND');
     // A handler built with a poll interval that is not a positive number is refused as it is built, not at its first request.
+    for (const sendTimeoutMs of [0, -5, '30s'] as const) {
+      expect(() => sessionChatHandler({ client: w.client, agent: 'gated-assistant', taskQueue: w.taskQueue, sendTimeoutMs: sendTimeoutMs as never })).toThrow(
+        expect.objectContaining({ code: 'INVALID_INPUT', field: 'sendTimeoutMs' }),
+      );
+    }
     for (const livePollMs of [0, -1, '50'] as const) {
       expect(() => sessionChatHandler({ client: w.client, agent: 'gated-assistant', taskQueue: w.taskQueue, livePollMs: livePollMs as never })).toThrow(
         expect.objectContaining({ code: 'INVALID_INPUT', field: 'livePollMs' }),

@@ -21,7 +21,7 @@ import { approvalResponses, chatRequestSchema, parseApprovalId, replyMessageId, 
 import { decide, isPendingApproval, sendWithStart, streamNow, turnStart } from './session-ops';
 import { badRequest, errorResponse, sseResponse } from './sse';
 import type { LiveBrokerClient } from '../stream/broker-transport';
-import { checkStreamOptions } from '../call-options';
+import { checkSendTimeout, checkStreamOptions } from '../call-options';
 
 export interface SessionChatHandlerOptions {
   client: Client;
@@ -40,7 +40,16 @@ export interface SessionChatHandlerOptions {
   livePollMs?: number;
   /** Live deltas from the workers' broker instead of Temporal (`liveBroker({ url })`; closing it is the caller's). */
   broker?: LiveBrokerClient;
+  /**
+   * How long a POST waits for the session to take its message (default 30 s). Past it the answer is a 503
+   * WAIT_ENDED (naming the task queue when no worker polls it); the message stays in the session, and
+   * the same message posted again (useChat's retry) reattaches to it: it runs once.
+   */
+  sendTimeoutMs?: number;
 }
+
+/** How long a POST waits for the session to take its message, unless `sendTimeoutMs` says otherwise. */
+const DEFAULT_SEND_TIMEOUT_MS = 30_000;
 
 export interface SessionChatHandler {
   POST(request: Request): Promise<Response>;
@@ -49,7 +58,10 @@ export interface SessionChatHandler {
 
 export function sessionChatHandler(options: SessionChatHandlerOptions): SessionChatHandler {
   const { client } = options;
-  checkStreamOptions({ livePollMs: options.livePollMs, broker: options.broker }); // at once, not at the first request
+  // At once, not at the first request.
+  checkStreamOptions({ livePollMs: options.livePollMs, broker: options.broker });
+  checkSendTimeout(options.sendTimeoutMs);
+  const sendTimeoutMs = options.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS;
   /** The chat's session, or the answer `sessionIdFrom` gave instead. */
   const sessionOf = async (chatId: string, request: Request): Promise<SessionHandle | Response> => {
     const id = options.sessionIdFrom ? await options.sessionIdFrom(chatId, request) : chatId;
@@ -84,10 +96,14 @@ export function sessionChatHandler(options: SessionChatHandlerOptions): SessionC
       const text = last.parts.flatMap((p) => (p.type === 'text' && typeof p.text === 'string' ? [p.text] : [])).join('\n');
       if (!text.trim()) return badRequest(`messages.${index}.parts`, 'the last user message has no text part');
       const messageId = sessionMessageId(last.id);
+      // Bounded, and ended when the client goes: a session whose worker is down must not hold the request
+      // open. Sent before anything else asks the session (a query to a run no worker serves waits too).
+      const limits = { timeoutMs: sendTimeoutMs, ...(request.signal ? { signal: request.signal } : {}) };
+      await sendWithStart(client, options.agent, session.id, text, messageId, { ...options.session, ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}) }, limits);
+      // Where the stream is, then where the message's turn started, in that order: a turn not started by
+      // the second read had not started by the first either, so `from` is never past its start. A retried
+      // POST (the update deduplicated, its answer the first one's) finds its turn however far back it is.
       const from = await streamNow(client, session.id);
-      await sendWithStart(client, options.agent, session.id, text, messageId, { ...options.session, ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}) });
-      // A retried POST of a message the session took already (the update is deduplicated, its answer
-      // the first one's) may have its turn before `from`: start where the turn started, if it did.
       const start = (await turnStart(client, session.id, messageId)) ?? from;
       return streamTurn(session, request, messageId, replyMessageId(messageId), start);
     } catch (err) {

@@ -7,11 +7,15 @@ import type { AgentDefinition } from '../../core/agent';
 import { FabricError } from '../../core/errors';
 import { sessionSendUpdate } from '../../wire/session-messages';
 import { missingSearchAttributes } from '../search-attribute-errors';
-import { typedSessionError } from '../session-updates';
+import { runSessionUpdate, typedSessionError, type WaitLimits } from '../session-updates';
 import { messageUpdateId, sessionStartPlan, type SessionHandle, type StartSessionOptions } from '../sessions';
 import { TemporalStreamTransport } from '../stream/transport';
 
-/** Sends `text` as message `messageId` to session `id` (started now if it does not exist). */
+/**
+ * Sends `text` as message `messageId` to session `id` (started now if it does not exist). `limits` bound
+ * the wait for the session to take it (WAIT_ENDED past them: with no worker polling, the update-with-start
+ * would wait for ever); the message stays in the session, and the same message sent again reattaches.
+ */
 export async function sendWithStart(
   client: Client,
   agent: AgentDefinition | string,
@@ -19,12 +23,25 @@ export async function sendWithStart(
   text: string,
   messageId: string,
   options: StartSessionOptions,
+  limits: WaitLimits = {},
 ): Promise<{ position: number }> {
   const plan = sessionStartPlan(agent, options, undefined);
   const start = new WithStartWorkflowOperation(plan.agent, { ...plan.options, workflowId: id, workflowIdConflictPolicy: 'USE_EXISTING' });
+  const args: [{ text: string; messageId: string }] = [{ text, messageId }];
+  // The update id comes from the message id and text: a retried POST reattaches to the same update.
+  const updateId = messageUpdateId('send', messageId, text);
   try {
-    // The update id comes from the message id and text: a retried POST reattaches to the same update.
-    return await client.workflow.executeUpdateWithStart(sessionSendUpdate, { args: [{ text, messageId }], updateId: messageUpdateId('send', messageId, text), startWorkflowOperation: start });
+    return await runSessionUpdate({
+      client,
+      handle: client.workflow.getHandle(id),
+      sessionId: id,
+      def: sessionSendUpdate,
+      args,
+      updateId,
+      messageId,
+      limits,
+      first: () => client.workflow.executeUpdateWithStart(sessionSendUpdate, { args, updateId, startWorkflowOperation: start }),
+    });
   } catch (err) {
     throw missingSearchAttributes(err, client.options.namespace, 'started with') ?? typedSessionError(err, id);
   }

@@ -71,6 +71,8 @@ const STATUS: Record<string, number> = {
   IDEMPOTENCY_KEY_REUSED: 409,
   UNKNOWN_TOOL_CALL: 409,
   PROMPT_TOO_LARGE: 413,
+  // The session did not take the message in time (no worker polling, most often); the message stays.
+  WAIT_ENDED: 503,
 };
 
 function errorText(err: unknown): string {
