@@ -182,7 +182,7 @@ describe('web chat (useChat against sessionChatHandler, in Chromium)', () => {
     expect((await fetch(`${chat.url}/api/chat/${id}/stream`)).status).toBe(204);
   }, 60_000);
 
-  it('a POST no worker takes ends (its bound, or the client going) with a 503 naming the queue; posted again once a worker comes, it runs once', async () => {
+  it('a POST no worker takes (a message, an approval) ends (its bound, or the client going) with a 503 WAIT_ENDED; posted again once a worker comes, it runs once', async () => {
     const id = chatId('webchat-later');
     const queue = `${w.taskQueue}-later`;
     const handler = sessionChatHandler({ client: w.client, agent: 'gated-assistant', taskQueue: queue, livePollMs: 50, sendTimeoutMs: 1_500 });
@@ -220,7 +220,42 @@ describe('web chat (useChat against sessionChatHandler, in Chromium)', () => {
     } finally {
       await later.stop();
     }
-  }, 90_000);
+
+    // An approval answered while no worker polls: the same bound, and the decision taken once a worker comes.
+    const again = await startTestWorker({ name: 'web-chat-again', baseURL: fake.url, taskQueue: queue });
+    let approvalBody: string;
+    try {
+      fake.enqueue(reply({ content: ['Deploying.', { name: 'deploy', input: { service: 'api' } }], stopReason: 'tool_use' }), say('Deployed api.'));
+      const ask = JSON.stringify({ id, trigger: 'submit-message', messages: [{ id: 'uiDeploy', role: 'user', parts: [{ type: 'text', text: 'Deploy the api.' }] }] });
+      const res = await handler.POST(new Request('http://127.0.0.1/api/chat', { method: 'POST', headers: { 'content-type': 'application/json' }, body: ask }));
+      const request = (await res.text()).split('\n').filter((l) => l.startsWith('data: {')).map((l) => JSON.parse(l.slice(6)) as { type: string; approvalId?: string; toolCallId?: string }).find((c) => c.type === 'tool-approval-request')!;
+      expect(request).toBeDefined();
+      approvalBody = JSON.stringify({
+        id,
+        trigger: 'submit-message',
+        messages: [{ id: 'web-uiDeploy-reply', role: 'assistant', parts: [{ type: 'dynamic-tool', toolName: 'deploy', toolCallId: request.toolCallId, state: 'approval-responded', input: { service: 'api' }, approval: { id: request.approvalId, approved: true } }] }],
+      });
+    } finally {
+      await again.stop();
+    }
+    started = Date.now();
+    const unanswered = await handler.POST(new Request('http://127.0.0.1/api/chat', { method: 'POST', headers: { 'content-type': 'application/json' }, body: approvalBody }));
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(unanswered.status).toBe(503);
+    // (Not "no worker is polling": Temporal lists a stopped worker's poller for a while after it goes.)
+    expect(((await unanswered.json()) as { error: { code: string } }).error.code).toBe('WAIT_ENDED');
+    expect((await getSession(w.client, id).workflow.describe()).status.name).toBe('RUNNING');
+    const last = await startTestWorker({ name: 'web-chat-last', baseURL: fake.url, taskQueue: queue });
+    try {
+      const res = await handler.POST(new Request('http://127.0.0.1/api/chat', { method: 'POST', headers: { 'content-type': 'application/json' }, body: approvalBody }));
+      expect(res.status).toBe(200);
+      const chunks = (await res.text()).split('\n').filter((l) => l.startsWith('data: {')).map((l) => JSON.parse(l.slice(6)) as { type: string; delta?: string; output?: unknown });
+      expect(chunks.filter((c) => c.type === 'tool-output-available').map((c) => c.output)).toEqual(['deployed api']);
+      expect(chunks.filter((c) => c.type === 'text-delta').map((c) => c.delta).join('')).toBe('Deployed api.');
+    } finally {
+      await last.stop();
+    }
+  }, 120_000);
 
   it('answers garbage with a 400 naming the field, and goes on serving', async () => {
     const post = async (body: string) => {

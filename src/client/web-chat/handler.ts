@@ -41,7 +41,7 @@ export interface SessionChatHandlerOptions {
   /** Live deltas from the workers' broker instead of Temporal (`liveBroker({ url })`; closing it is the caller's). */
   broker?: LiveBrokerClient;
   /**
-   * How long a POST waits for the session to take its message (default 30 s). Past it the answer is a 503
+   * How long a POST waits for the session to take its message or its approval answers (default 30 s). Past it the answer is a 503
    * WAIT_ENDED (naming the task queue when no worker polls it); the message stays in the session, and
    * the same message posted again (useChat's retry) reattaches to it: it runs once.
    */
@@ -118,11 +118,13 @@ export function sessionChatHandler(options: SessionChatHandlerOptions): SessionC
     if (!last.id.endsWith('-reply')) return badRequest(`messages.${index}.id`, 'not a reply this handler streamed');
     const messageId = last.id.slice(0, -'-reply'.length);
     const known = new Map<string, string>();
+    const deadline = Date.now() + sendTimeoutMs;
     let from = 0;
     for (const a of answers) {
       const at = parseApprovalId(a.approval.id);
       if (!at || at.callId !== a.toolCallId) return badRequest(`messages.${index}.parts`, `approval id '${a.approval.id.slice(0, 60)}' is not one this handler gave`);
-      await decide(session, a.toolCallId, a.approval.approved, a.approval.reason);
+      // Bounded as a send is (the update waits for a worker): WAIT_ENDED, the decision not taken.
+      await client.withAbortSignal(request.signal, () => client.withDeadline(deadline, () => decide(session, a.toolCallId, a.approval.approved, a.approval.reason)));
       known.set(a.toolCallId, a.approval.id);
       from = Math.max(from, at.offset + 1);
     }
