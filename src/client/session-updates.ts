@@ -64,6 +64,20 @@ export class UpdateWaitEndedError extends FabricError {
   }
 }
 
+/**
+ * The server could not give a query to any worker: none has polled the session's task queue lately (it
+ * says so, or its query times out, after waiting up to about half a minute for one). Nothing is lost; the
+ * session answers when a worker comes. Before, this reached the caller as a bare gRPC error.
+ */
+export class NoWorkerError extends FabricError {
+  constructor(
+    readonly sessionId: string,
+    readonly taskQueue: string | undefined,
+  ) {
+    super('NO_WORKER', `session ${sessionId}: no worker is polling ${taskQueue ? `task queue ${taskQueue}` : "the session's task queue"}, so nothing can answer it now; start one (fh worker) and ask again`);
+  }
+}
+
 export interface SessionUpdateCall<Ret, Args extends unknown[]> {
   client: Client;
   handle: WorkflowHandle;
@@ -140,8 +154,12 @@ export async function runSessionQuery<T>(handle: WorkflowHandle, sessionId: stri
       return await query();
     } catch (err) {
       // A query the server gave up on before a worker took it (a busy worker, or the run between two runs
-      // at a continue-as-new) is asked again while a worker polls; with none polling it fails at once.
-      if (isQueryTimeout(err) && timeouts++ < MAX_QUERY_TIMEOUTS && !(await idleQueue(handle))) continue;
+      // at a continue-as-new) is asked again while a worker polls; with none polling it is NO_WORKER.
+      if (isQueryTimeout(err) && timeouts++ < MAX_QUERY_TIMEOUTS) {
+        const idle = await idleQueue(handle);
+        if (!idle) continue;
+        throw withCause(new NoWorkerError(sessionId, idle.taskQueue), err);
+      }
       // A run that continued as new and is still loading its conversation: asked again shortly.
       if (isRestoring(err) && restoring++ < MAX_RESTORING_WAITS) {
         await new Promise((r) => setTimeout(r, 100));
@@ -154,6 +172,7 @@ export async function runSessionQuery<T>(handle: WorkflowHandle, sessionId: stri
         await new Promise((r) => setTimeout(r, Math.min(100 * refused, 1_000)));
         continue;
       }
+      if (isNoPoller(err)) throw withCause(new NoWorkerError(sessionId, (await describeQuietly(handle).catch(() => undefined))?.taskQueue || undefined), err);
       if (!isRunGone(err) || hops >= MAX_RUN_HOPS) throw typedSessionError(err, sessionId);
       const status = await currentStatus(handle);
       if (status !== 'RUNNING' && status !== 'CONTINUED_AS_NEW') throw (await terminatedWith(handle, status, err)) ?? sessionGone(err, sessionId, status);
@@ -192,6 +211,11 @@ function someCause(err: unknown, depth: number, test: (e: ErrorLink) => boolean)
     if (test(e)) return true;
   }
   return false;
+}
+
+/** The server's FAILED_PRECONDITION "no poller seen for task queue recently" to a query, anywhere in the cause chain. */
+function isNoPoller(err: unknown): boolean {
+  return someCause(err, 5, (e) => e.code === 9 && /no poller seen/i.test(`${String(e.details ?? '')} ${String(e.message ?? '')}`));
 }
 
 /** Query timeouts asked again before the error is the caller's (each one is the server's query deadline). */

@@ -82,6 +82,11 @@ export const ERROR_CODES = {
   PLAN_TOO_LARGE: { in: 'core/sessions/plans', means: 'a submitted plan is longer than PLAN_MAX_CHARS (the model reads it and shortens the plan)' },
   UNKNOWN_MESSAGE: { in: 'core/sessions/host-errors', means: 'an edit or cancel named a queued message the session does not have', exit: 'usage' },
   IDEMPOTENCY_KEY_REUSED: { in: 'core/sessions/host-errors', means: 'a message id was sent again with other text (a message id names one message for the session\'s life)', exit: 'usage', hint: 'send other text with another --message-id' },
+  NO_WORKER: {
+    in: 'client/session-updates',
+    means: "no worker polls the session's task queue, so a query to it could not be answered; it answers when one comes",
+    hint: 'start a worker for the task queue the message names (`fh worker`)',
+  },
   WAIT_ENDED: { in: 'client/session-updates', means: "the caller's timeout or abort signal ended a wait; the message stays in the session (reattach with its message id)" },
   UNKNOWN_CONNECTION: { in: 'core/sessions/host-errors', means: 'a run or session names a model connection this worker (or inline process) does not have; the message lists the ones it has' },
   CONNECTION_LOCKED: { in: 'core/sessions/errors', means: "a session's model connection cannot change after its first message (the model can)", exit: 'usage' },

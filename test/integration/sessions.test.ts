@@ -297,6 +297,8 @@ describe('sessions', () => {
     setTimeout(() => abort.abort(), 500);
     expect(await rejection(sendPrompt(w.client, assistant, 'are you there?', { id, taskQueue: queue, signal: abort.signal, messageId: 'm-later' }))).toMatchObject({ code: 'WAIT_ENDED', reason: 'aborted' });
     expect((await getSession(w.client, id).workflow.describe()).status.name).toBe('RUNNING');
+    // A read only a worker answers: NO_WORKER naming the queue, not the server's bare FAILED_PRECONDITION.
+    expect(await rejection(getSession(w.client, id).info())).toMatchObject({ code: 'NO_WORKER', taskQueue: queue, message: expect.stringContaining(`task queue ${queue}`) });
 
     // A worker comes; the same message, reattached, is answered once.
     const later = await startTestWorker({ name: 'sessions-later', baseURL: fake.url, taskQueue: queue });

@@ -238,6 +238,10 @@ describe('web chat (useChat against sessionChatHandler, in Chromium)', () => {
     } finally {
       await again.stop();
     }
+    // A resume meanwhile: the server gives up waiting for a worker, and the answer says why.
+    const resumed = await handler.GET(new Request(`http://127.0.0.1/api/chat/${id}/stream`));
+    expect(resumed.status).toBe(503);
+    expect(((await resumed.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'NO_WORKER', message: expect.stringContaining(`task queue ${queue}`) });
     started = Date.now();
     const unanswered = await handler.POST(new Request('http://127.0.0.1/api/chat', { method: 'POST', headers: { 'content-type': 'application/json' }, body: approvalBody }));
     expect(Date.now() - started).toBeLessThan(15_000);

@@ -73,6 +73,7 @@ const STATUS: Record<string, number> = {
   PROMPT_TOO_LARGE: 413,
   // The session did not take the message in time (no worker polling, most often); the message stays.
   WAIT_ENDED: 503,
+  NO_WORKER: 503,
 };
 
 function errorText(err: unknown): string {
