@@ -41,9 +41,9 @@ export interface SessionChatHandlerOptions {
   /** Live deltas from the workers' broker instead of Temporal (`liveBroker({ url })`; closing it is the caller's). */
   broker?: LiveBrokerClient;
   /**
-   * How long a POST waits for the session to take its message or its approval answers (default 30 s). Past it the answer is a 503
-   * WAIT_ENDED (naming the task queue when no worker polls it); the message stays in the session, and
-   * the same message posted again (useChat's retry) reattaches to it: it runs once.
+   * How long a POST waits for the session to take its message or its approval answers (default 30 s).
+   * Past it the answer is a 503 WAIT_ENDED (naming the task queue when no worker polls it); the message
+   * stays in the session, and the same message posted again (useChat's retry) reattaches to it: it runs once.
    */
   sendTimeoutMs?: number;
 }
@@ -124,7 +124,8 @@ export function sessionChatHandler(options: SessionChatHandlerOptions): SessionC
       const at = parseApprovalId(a.approval.id);
       if (!at || at.callId !== a.toolCallId) return badRequest(`messages.${index}.parts`, `approval id '${a.approval.id.slice(0, 60)}' is not one this handler gave`);
       // Bounded as a send is (the update waits for a worker): WAIT_ENDED, the decision not taken.
-      await client.withAbortSignal(request.signal, () => client.withDeadline(deadline, () => decide(session, a.toolCallId, a.approval.approved, a.approval.reason)));
+      const decided = () => client.withDeadline(deadline, () => decide(session, a.toolCallId, a.approval.approved, a.approval.reason));
+      await (request.signal ? client.withAbortSignal(request.signal, decided) : decided());
       known.set(a.toolCallId, a.approval.id);
       from = Math.max(from, at.offset + 1);
     }
