@@ -205,11 +205,13 @@ describe('web chat (useChat against sessionChatHandler, in Chromium)', () => {
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(((await gone.json()) as { error: { code: string } }).error.code).toBe('WAIT_ENDED');
     expect((await getSession(w.client, id).workflow.describe()).status.name).toBe('RUNNING');
-    // A worker comes; the same message posted again streams its one answer.
+    // A worker comes; the same message posted again streams its one answer. (Where a worker polls, the
+    // default bound: a worker just started may take longer than 1.5 s to take a message on a busy machine.)
+    const patient = sessionChatHandler({ client: w.client, agent: 'gated-assistant', taskQueue: queue, livePollMs: 50 });
     const later = await startTestWorker({ name: 'web-chat-later', baseURL: fake.url, taskQueue: queue });
     try {
       fake.enqueue(say('Here now.'));
-      const res = await sessionChatHandler({ client: w.client, agent: 'gated-assistant', taskQueue: queue, livePollMs: 50 }).POST(
+      const res = await patient.POST(
         new Request('http://127.0.0.1/api/chat', { method: 'POST', headers: { 'content-type': 'application/json' }, body }),
       );
       expect(res.status).toBe(200);
@@ -227,7 +229,7 @@ describe('web chat (useChat against sessionChatHandler, in Chromium)', () => {
     try {
       fake.enqueue(reply({ content: ['Deploying.', { name: 'deploy', input: { service: 'api' } }], stopReason: 'tool_use' }), say('Deployed api.'));
       const ask = JSON.stringify({ id, trigger: 'submit-message', messages: [{ id: 'uiDeploy', role: 'user', parts: [{ type: 'text', text: 'Deploy the api.' }] }] });
-      const res = await handler.POST(new Request('http://127.0.0.1/api/chat', { method: 'POST', headers: { 'content-type': 'application/json' }, body: ask }));
+      const res = await patient.POST(new Request('http://127.0.0.1/api/chat', { method: 'POST', headers: { 'content-type': 'application/json' }, body: ask }));
       const request = (await res.text()).split('\n').filter((l) => l.startsWith('data: {')).map((l) => JSON.parse(l.slice(6)) as { type: string; approvalId?: string; toolCallId?: string }).find((c) => c.type === 'tool-approval-request')!;
       expect(request).toBeDefined();
       approvalBody = JSON.stringify({
@@ -251,7 +253,7 @@ describe('web chat (useChat against sessionChatHandler, in Chromium)', () => {
     expect((await getSession(w.client, id).workflow.describe()).status.name).toBe('RUNNING');
     const last = await startTestWorker({ name: 'web-chat-last', baseURL: fake.url, taskQueue: queue });
     try {
-      const res = await handler.POST(new Request('http://127.0.0.1/api/chat', { method: 'POST', headers: { 'content-type': 'application/json' }, body: approvalBody }));
+      const res = await patient.POST(new Request('http://127.0.0.1/api/chat', { method: 'POST', headers: { 'content-type': 'application/json' }, body: approvalBody }));
       expect(res.status).toBe(200);
       const chunks = (await res.text()).split('\n').filter((l) => l.startsWith('data: {')).map((l) => JSON.parse(l.slice(6)) as { type: string; delta?: string; output?: unknown });
       expect(chunks.filter((c) => c.type === 'tool-output-available').map((c) => c.output)).toEqual(['deployed api']);
