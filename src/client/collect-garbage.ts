@@ -33,13 +33,13 @@ export const GC_FETCH_CONCURRENCY = 8;
 /** The most a caller may ask for: beyond it a collection only queues on the server. */
 export const GC_MAX_FETCH_CONCURRENCY = 64;
 
+/** A grace period: also the `store.olderThanMs` of SessionHandle.delete's options. */
+export const gracePeriodSchema = z.number().finite().nonnegative();
+
 /*
  * The scalar options, checked before anything is read or deleted. A grace period that is not a number
  * would compare false against every blob's age and sweep blobs a running activity has just written.
  */
-/** A grace period: also the `store.olderThanMs` of SessionHandle.delete's options. */
-export const gracePeriodSchema = z.number().finite().nonnegative();
-
 const gcSettingsSchema = z.object({
   olderThanMs: gracePeriodSchema,
   dryRun: z.boolean().optional(),
