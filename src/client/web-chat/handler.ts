@@ -62,6 +62,15 @@ export function sessionChatHandler(options: SessionChatHandlerOptions): SessionC
   checkStreamOptions({ livePollMs: options.livePollMs, broker: options.broker });
   checkSendTimeout(options.sendTimeoutMs);
   const sendTimeoutMs = options.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS;
+  /**
+   * `call` bounded by `sendTimeoutMs` (from `deadline`) and by the client going: a session whose worker is
+   * down must not hold the request open. runSessionUpdate honours the client's call context and ends
+   * the wait with WAIT_ENDED (the message or decision kept for a later POST).
+   */
+  const bounded = <T>(request: Request, deadline: number, call: () => Promise<T>): Promise<T> => {
+    const timed = () => client.withDeadline(deadline, call);
+    return request.signal ? client.withAbortSignal(request.signal, timed) : timed();
+  };
   /** The chat's session, or the answer `sessionIdFrom` gave instead. */
   const sessionOf = async (chatId: string, request: Request): Promise<SessionHandle | Response> => {
     const id = options.sessionIdFrom ? await options.sessionIdFrom(chatId, request) : chatId;
@@ -96,10 +105,9 @@ export function sessionChatHandler(options: SessionChatHandlerOptions): SessionC
       const text = last.parts.flatMap((p) => (p.type === 'text' && typeof p.text === 'string' ? [p.text] : [])).join('\n');
       if (!text.trim()) return badRequest(`messages.${index}.parts`, 'the last user message has no text part');
       const messageId = sessionMessageId(last.id);
-      // Bounded, and ended when the client goes: a session whose worker is down must not hold the request
-      // open. Sent before anything else asks the session (a query to a run no worker serves waits too).
-      const limits = { timeoutMs: sendTimeoutMs, ...(request.signal ? { signal: request.signal } : {}) };
-      await sendWithStart(client, options.agent, session.id, text, messageId, { ...options.session, ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}) }, limits);
+      // Sent before anything else asks the session (a query to a run no worker serves waits too).
+      const starting = { ...options.session, ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}) };
+      await bounded(request, Date.now() + sendTimeoutMs, () => sendWithStart(client, options.agent, session.id, text, messageId, starting));
       // Where the stream is, then where the message's turn started, in that order: a turn not started by
       // the second read had not started by the first either, so `from` is never past its start. A retried
       // POST (the update deduplicated, its answer the first one's) finds its turn however far back it is.
@@ -124,8 +132,7 @@ export function sessionChatHandler(options: SessionChatHandlerOptions): SessionC
       const at = parseApprovalId(a.approval.id);
       if (!at || at.callId !== a.toolCallId) return badRequest(`messages.${index}.parts`, `approval id '${a.approval.id.slice(0, 60)}' is not one this handler gave`);
       // Bounded as a send is (the update waits for a worker): WAIT_ENDED, the decision not taken.
-      const decided = () => client.withDeadline(deadline, () => decide(session, a.toolCallId, a.approval.approved, a.approval.reason));
-      await (request.signal ? client.withAbortSignal(request.signal, decided) : decided());
+      await bounded(request, deadline, () => decide(session, a.toolCallId, a.approval.approved, a.approval.reason));
       known.set(a.toolCallId, a.approval.id);
       from = Math.max(from, at.offset + 1);
     }

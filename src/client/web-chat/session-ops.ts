@@ -7,14 +7,15 @@ import type { AgentDefinition } from '../../core/agent';
 import { FabricError } from '../../core/errors';
 import { sessionSendUpdate } from '../../wire/session-messages';
 import { missingSearchAttributes } from '../search-attribute-errors';
-import { runSessionUpdate, typedSessionError, type WaitLimits } from '../session-updates';
+import { runSessionUpdate, typedSessionError } from '../session-updates';
 import { messageUpdateId, sessionStartPlan, type SessionHandle, type StartSessionOptions } from '../sessions';
 import { TemporalStreamTransport } from '../stream/transport';
 
 /**
- * Sends `text` as message `messageId` to session `id` (started now if it does not exist). `limits` bound
- * the wait for the session to take it (WAIT_ENDED past them: with no worker polling, the update-with-start
- * would wait for ever); the message stays in the session, and the same message sent again reattaches.
+ * Sends `text` as message `messageId` to session `id` (started now if it does not exist), through
+ * runSessionUpdate: a deadline or abort signal in the client's call context ends the wait with
+ * WAIT_ENDED (with no worker polling, the update-with-start would wait for ever); the message stays in
+ * the session, and the same message sent again reattaches.
  */
 export async function sendWithStart(
   client: Client,
@@ -23,7 +24,6 @@ export async function sendWithStart(
   text: string,
   messageId: string,
   options: StartSessionOptions,
-  limits: WaitLimits = {},
 ): Promise<{ position: number }> {
   const plan = sessionStartPlan(agent, options, undefined);
   const start = new WithStartWorkflowOperation(plan.agent, { ...plan.options, workflowId: id, workflowIdConflictPolicy: 'USE_EXISTING' });
@@ -39,7 +39,6 @@ export async function sendWithStart(
       args,
       updateId,
       messageId,
-      limits,
       first: () => client.workflow.executeUpdateWithStart(sessionSendUpdate, { args, updateId, startWorkflowOperation: start }),
     });
   } catch (err) {
