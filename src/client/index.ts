@@ -73,7 +73,7 @@ export { S3Store, S3StoreRequestError, S3ClientMissingError, type S3StoreOptions
 export { SessionClosedError, SessionNotFoundError, UnknownMessageError, UnknownToolCallError, InvalidForkPointError, IdempotencyKeyReusedError } from '../core/sessions/host-errors';
 export { PlanTooLargeError, UnknownPlanError } from '../core/sessions/plans';
 export type { ApprovalRequest, ApprovalsOptions } from './approvals';
-export { NoWorkerError, UpdateWaitEndedError, type WaitLimits } from './session-updates';
+export { NoWorkerError, UpdateWaitEndedError, WaitEndedError, type WaitLimits } from './session-updates';
 export { ConnectionClosedError } from './connection-close';
 export { terminateRun, RunNotFoundError, RunClosedError } from './terminate';
 export type { SessionInfo, SessionEdit, PendingApproval, WaitingApproval, QueuedMessage, SessionRecord, SessionWorktree } from '../wire/session-messages';

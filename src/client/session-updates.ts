@@ -41,25 +41,45 @@ const MAX_RUN_HOPS = 20;
 const MAX_BUSY_RETRIES = 40;
 
 /**
- * The caller stopped waiting (its timeout or abort signal) before the session answered. The message is
- * not lost and not cancelled: a session answers through a worker, and one that is not polling yet runs it
- * when it comes. Reattach with the same `messageId` (and the same text) instead of sending it again.
+ * The caller stopped waiting (its timeout or abort signal) before the session answered: a message it sent
+ * ({@link UpdateWaitEndedError}) or a read of it (`info()`, `messages()`, …). Nothing the session holds
+ * changed: a session answers through a worker, and one that is not polling yet answers when it comes.
  */
-export class UpdateWaitEndedError extends FabricError {
+export class WaitEndedError extends FabricError {
   constructor(
     readonly sessionId: string,
-    readonly messageId: string | undefined,
-    readonly updateId: string,
     readonly reason: 'timeout' | 'aborted',
-    readonly noWorker?: { taskQueue: string },
+    readonly noWorker: { taskQueue: string } | undefined,
+    after = '',
   ) {
     super(
       'WAIT_ENDED',
       `session ${sessionId}: stopped waiting (${reason === 'timeout' ? 'the deadline passed' : 'the call was aborted'}) before the session answered` +
         (noWorker ? `; no worker is polling task queue ${noWorker.taskQueue}` : '') +
-        (messageId
-          ? `. Message ${messageId} is still in the session and runs when a worker takes it: prompt again with { messageId: '${messageId}' } and the same text, or reply('${messageId}'), to get its answer; sending it as a new message would run it twice`
-          : ''),
+        after,
+    );
+  }
+}
+
+/**
+ * A send's wait ended: the message is not lost and not cancelled. Reattach with the same `messageId` (and
+ * the same text) instead of sending it again.
+ */
+export class UpdateWaitEndedError extends WaitEndedError {
+  constructor(
+    sessionId: string,
+    readonly messageId: string | undefined,
+    readonly updateId: string,
+    reason: 'timeout' | 'aborted',
+    noWorker?: { taskQueue: string },
+  ) {
+    super(
+      sessionId,
+      reason,
+      noWorker,
+      messageId
+        ? `. Message ${messageId} is still in the session and runs when a worker takes it: prompt again with { messageId: '${messageId}' } and the same text, or reply('${messageId}'), to get its answer; sending it as a new message would run it twice`
+        : '',
     );
   }
 }
@@ -102,21 +122,11 @@ export async function runSessionUpdate<Ret, Args extends unknown[]>(call: Sessio
   const limits = call.limits ?? {};
   checkWaitLimits(limits, 'wait options');
   let first = call.first;
-  const outer = (client.connection as { callContextStorage?: AsyncLocalStorage<CallContext> }).callContextStorage?.getStore();
-  const deadlines = [limits.timeoutMs !== undefined ? Date.now() + limits.timeoutMs : undefined, deadlineMs(outer?.deadline)].filter((d): d is number => d !== undefined);
-  const deadline = deadlines.length ? Math.min(...deadlines) : undefined;
-  const signals = [limits.signal, outer?.abortSignal].filter((s): s is AbortSignal => s !== undefined);
-  const ended = (): 'timeout' | 'aborted' | undefined =>
-    signals.some((s) => s.aborted) ? 'aborted' : deadline !== undefined && Date.now() >= deadline ? 'timeout' : undefined;
+  const { deadline, signals, ended } = waitBounds(client, limits);
   let hops = 0;
   for (;;) {
     const why = ended();
-    if (why) {
-      // Outside the caller's (spent) deadline, with a short one of its own: why nothing answered.
-      const storage = (client.connection as { callContextStorage?: AsyncLocalStorage<CallContext> }).callContextStorage;
-      const probe = () => client.withDeadline(Date.now() + 3_000, () => idleQueue(handle));
-      throw new UpdateWaitEndedError(sessionId, call.messageId, updateId, why, await (storage ? storage.exit(probe) : probe()));
-    }
+    if (why) throw new UpdateWaitEndedError(sessionId, call.messageId, updateId, why, await idleQueueOutside(client, handle));
     try {
       // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the SDK overloads on the argument tuple's length
       const update = (): Promise<Ret> => handle.executeUpdate(def as any, { args: args as any, updateId });
@@ -147,12 +157,20 @@ export async function runSessionUpdate<Ret, Args extends unknown[]>(call: Sessio
   }
 }
 
-/** A query of the session's current run: one that met a run closing under it is asked again of the next. */
+/**
+ * A query of the session's current run: one that met a run closing under it is asked again of the next.
+ * The caller's deadline or abort signal (`client.withDeadline`, `client.withAbortSignal`) ends it with
+ * WAIT_ENDED, never a bare gRPC error, and is not retried past.
+ */
 export async function runSessionQuery<T>(handle: WorkflowHandle, sessionId: string, query: () => Promise<T>): Promise<T> {
   for (let hops = 0, timeouts = 0, restoring = 0, refused = 0; ; hops++) {
     try {
       return await query();
     } catch (err) {
+      // The caller's own bound cut the query (its deadline, its signal): said so, and not asked again.
+      // (Read here, not before the first ask: still the caller's context, and most reads never fail.)
+      const why = waitBounds(handle.client, {}).ended();
+      if (why === 'aborted' || (why && isQueryTimeout(err))) throw withCause(new WaitEndedError(sessionId, why, await idleQueueOutside(handle.client, handle)), err);
       // A query the server gave up on before a worker took it (a busy worker, or the run between two runs
       // at a continue-as-new) is asked again while a worker polls; with none polling it is NO_WORKER.
       if (isQueryTimeout(err) && timeouts++ < MAX_QUERY_TIMEOUTS) {
@@ -322,6 +340,31 @@ export async function idleQueue(handle: WorkflowHandle): Promise<{ taskQueue: st
   } catch {
     return undefined; // a nicety for the message: never hide the real error behind it
   }
+}
+
+/** A client (or a handle's workflow client): each carries the connection's call context. */
+type CallContextClient = Pick<Client, 'connection' | 'withDeadline'>;
+
+/** The caller's bounds on a wait: its own limits, and the client's call context (withDeadline, withAbortSignal). */
+function waitBounds(client: CallContextClient, limits: WaitLimits): { deadline: number | undefined; signals: AbortSignal[]; ended: () => 'timeout' | 'aborted' | undefined } {
+  const outer = callContextStorage(client)?.getStore();
+  const deadlines = [limits.timeoutMs !== undefined ? Date.now() + limits.timeoutMs : undefined, deadlineMs(outer?.deadline)].filter((d): d is number => d !== undefined);
+  const deadline = deadlines.length ? Math.min(...deadlines) : undefined;
+  const signals = [limits.signal, outer?.abortSignal].filter((s): s is AbortSignal => s !== undefined);
+  const ended = (): 'timeout' | 'aborted' | undefined =>
+    signals.some((s) => s.aborted) ? 'aborted' : deadline !== undefined && Date.now() >= deadline ? 'timeout' : undefined;
+  return { deadline, signals, ended };
+}
+
+function callContextStorage(client: CallContextClient): AsyncLocalStorage<CallContext> | undefined {
+  return (client.connection as { callContextStorage?: AsyncLocalStorage<CallContext> }).callContextStorage;
+}
+
+/** Why nothing answered, asked outside the caller's (spent) deadline with a short one of its own. */
+export function idleQueueOutside(client: CallContextClient, handle: WorkflowHandle): Promise<{ taskQueue: string } | undefined> {
+  const storage = callContextStorage(client);
+  const probe = () => client.withDeadline(Date.now() + 3_000, () => idleQueue(handle));
+  return storage ? storage.exit(probe) : probe();
 }
 
 function deadlineMs(d: number | Date | undefined): number | undefined {

@@ -297,6 +297,16 @@ describe('sessions', () => {
     setTimeout(() => abort.abort(), 500);
     expect(await rejection(sendPrompt(w.client, assistant, 'are you there?', { id, taskQueue: queue, signal: abort.signal, messageId: 'm-later' }))).toMatchObject({ code: 'WAIT_ENDED', reason: 'aborted' });
     expect((await getSession(w.client, id).workflow.describe()).status.name).toBe('RUNNING');
+    // A read the caller bounds ends at its bound, typed, not with a bare gRPC error (nor asked again past it).
+    const session = getSession(w.client, id);
+    let t0 = Date.now();
+    expect(await rejection(w.client.withDeadline(Date.now() + 1_000, () => session.info()))).toMatchObject({ code: 'WAIT_ENDED', reason: 'timeout', sessionId: id, noWorker: { taskQueue: queue } });
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    const gone = new AbortController();
+    setTimeout(() => gone.abort(), 300);
+    t0 = Date.now();
+    expect(await rejection(w.client.withAbortSignal(gone.signal, () => session.messages()))).toMatchObject({ code: 'WAIT_ENDED', reason: 'aborted' });
+    expect(Date.now() - t0).toBeLessThan(5_000);
     // A read only a worker answers: NO_WORKER naming the queue, not the server's bare FAILED_PRECONDITION.
     expect(await rejection(getSession(w.client, id).info())).toMatchObject({ code: 'NO_WORKER', taskQueue: queue, message: expect.stringContaining(`task queue ${queue}`) });
 

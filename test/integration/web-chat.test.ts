@@ -182,7 +182,7 @@ describe('web chat (useChat against sessionChatHandler, in Chromium)', () => {
     expect((await fetch(`${chat.url}/api/chat/${id}/stream`)).status).toBe(204);
   }, 60_000);
 
-  it('a POST no worker takes (a message, an approval) ends (its bound, or the client going) with a 503 WAIT_ENDED; posted again once a worker comes, it runs once', async () => {
+  it('a POST or a resume no worker answers (a message, an approval, where the turn is) ends (its bound, or the client going) with a 503 WAIT_ENDED; posted again once a worker comes, it runs once', async () => {
     const id = chatId('webchat-later');
     const queue = `${w.taskQueue}-later`;
     const handler = sessionChatHandler({ client: w.client, agent: 'gated-assistant', taskQueue: queue, livePollMs: 50, sendTimeoutMs: 1_500 });
@@ -240,10 +240,18 @@ describe('web chat (useChat against sessionChatHandler, in Chromium)', () => {
     } finally {
       await again.stop();
     }
-    // A resume meanwhile: the server gives up waiting for a worker, and the answer says why.
+    // A resume meanwhile: its reads wait for a worker too, within the same bound, or until the client goes.
+    started = Date.now();
     const resumed = await handler.GET(new Request(`http://127.0.0.1/api/chat/${id}/stream`));
+    expect(Date.now() - started).toBeLessThan(15_000);
     expect(resumed.status).toBe(503);
-    expect(((await resumed.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'NO_WORKER', message: expect.stringContaining(`task queue ${queue}`) });
+    expect(((await resumed.json()) as { error: { code: string } }).error.code).toBe('WAIT_ENDED');
+    const left = new AbortController();
+    setTimeout(() => left.abort(), 300);
+    started = Date.now();
+    const abandoned = await slow.GET(new Request(`http://127.0.0.1/api/chat/${id}/stream`, { signal: left.signal }));
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(abandoned.status).toBe(503);
     started = Date.now();
     const unanswered = await handler.POST(new Request('http://127.0.0.1/api/chat', { method: 'POST', headers: { 'content-type': 'application/json' }, body: approvalBody }));
     expect(Date.now() - started).toBeLessThan(15_000);

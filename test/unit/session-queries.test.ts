@@ -10,8 +10,12 @@ function refused(code: number, details: string): ServiceError {
   return new ServiceError('Failed to query Workflow', { cause: Object.assign(new Error(`${code} ${details}`), { code, details }) });
 }
 
-/** A handle that must not be used: a refusal for now needs no describe() of the run. */
-const noHandle = new Proxy({}, { get: (_, key) => { throw new Error(`the handle was used (${String(key)})`); } }) as WorkflowHandle;
+/**
+ * A handle that must not be used: a refusal for now needs no describe() of the run. Only its client's
+ * call context is read (is the caller's deadline or signal what ended the query?); a client with none.
+ */
+const idleClient = new Proxy({ connection: {} }, { get: (t, key) => { if (key in t) return t[key as 'connection']; throw new Error(`the client was used (${String(key)})`); } });
+const noHandle = new Proxy({}, { get: (_, key) => { if (key === 'client') return idleClient; throw new Error(`the handle was used (${String(key)})`); } }) as WorkflowHandle;
 
 describe('runSessionQuery', () => {
   it('asks again when the run buffered another query, or had no workflow task yet, and returns the answer', async () => {

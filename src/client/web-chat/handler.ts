@@ -22,6 +22,7 @@ import { decide, isPendingApproval, sendWithStart, streamNow, turnStart } from '
 import { badRequest, errorResponse, sseResponse } from './sse';
 import type { LiveBrokerClient } from '../stream/broker-transport';
 import { checkSendTimeout, checkStreamOptions } from '../call-options';
+import { idleQueueOutside, WaitEndedError } from '../session-updates';
 
 export interface SessionChatHandlerOptions {
   client: Client;
@@ -41,9 +42,10 @@ export interface SessionChatHandlerOptions {
   /** Live deltas from the workers' broker instead of Temporal (`liveBroker({ url })`; closing it is the caller's). */
   broker?: LiveBrokerClient;
   /**
-   * How long a POST waits for the session to take its message or its approval answers (default 30 s).
-   * Past it the answer is a 503 WAIT_ENDED (naming the task queue when no worker polls it); the message
-   * stays in the session, and the same message posted again (useChat's retry) reattaches to it: it runs once.
+   * How long a request waits for the session (default 30 s): a POST for it to take its message or its
+   * approval answers, a GET (and a POST after its send) for where its turn stands. Past it the answer is
+   * a 503 WAIT_ENDED (naming the task queue when no worker polls it); a message stays in the session, and
+   * the same message posted again (useChat's retry) reattaches to it: it runs once.
    */
   sendTimeoutMs?: number;
 }
@@ -64,12 +66,20 @@ export function sessionChatHandler(options: SessionChatHandlerOptions): SessionC
   const sendTimeoutMs = options.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS;
   /**
    * `call` bounded by `sendTimeoutMs` (from `deadline`) and by the client going: a session whose worker is
-   * down must not hold the request open. runSessionUpdate honours the client's call context and ends
-   * the wait with WAIT_ENDED (the message or decision kept for a later POST).
+   * down must not hold the request open. runSessionUpdate and runSessionQuery honour the client's call
+   * context and end the wait with WAIT_ENDED (a message or decision kept for a later POST).
    */
-  const bounded = <T>(request: Request, deadline: number, call: () => Promise<T>): Promise<T> => {
+  const bounded = async <T>(request: Request, session: SessionHandle, deadline: number, call: () => Promise<T>): Promise<T> => {
     const timed = () => client.withDeadline(deadline, call);
-    return request.signal ? client.withAbortSignal(request.signal, timed) : timed();
+    try {
+      return await (request.signal ? client.withAbortSignal(request.signal, timed) : timed());
+    } catch (err) {
+      // A read that is not a session query (the stream's page) ends with the bare gRPC error: named here.
+      // A typed answer (WAIT_ENDED already, SESSION_NOT_FOUND, …) stays what it is.
+      const why = request.signal?.aborted ? 'aborted' : Date.now() >= deadline ? 'timeout' : undefined;
+      if (!why || err instanceof FabricError) throw err;
+      throw new WaitEndedError(session.id, why, await idleQueueOutside(client, client.workflow.getHandle(session.id)));
+    }
   };
   /** The chat's session, or the answer `sessionIdFrom` gave instead. */
   const sessionOf = async (chatId: string, request: Request): Promise<SessionHandle | Response> => {
@@ -107,13 +117,16 @@ export function sessionChatHandler(options: SessionChatHandlerOptions): SessionC
       const messageId = sessionMessageId(last.id);
       // Sent before anything else asks the session (a query to a run no worker serves waits too).
       const starting = { ...options.session, ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}) };
-      await bounded(request, Date.now() + sendTimeoutMs, () => sendWithStart(client, options.agent, session.id, text, messageId, starting));
+      await bounded(request, session, Date.now() + sendTimeoutMs, () => sendWithStart(client, options.agent, session.id, text, messageId, starting));
       // Where the stream is, then where the message's turn started, in that order: a turn not started by
       // the second read had not started by the first either, so `from` is never past its start. A retried
       // POST (the update deduplicated, its answer the first one's) finds its turn however far back it is.
-      const from = await streamNow(client, session.id);
-      const start = (await turnStart(client, session.id, messageId)) ?? from;
-      return streamTurn(session, request, messageId, replyMessageId(messageId), start);
+      // Bounded too: the worker that took the message may be gone by now.
+      const { from, start } = await bounded(request, session, Date.now() + sendTimeoutMs, async () => {
+        const now = await streamNow(client, session.id);
+        return { from: now, start: await turnStart(client, session.id, messageId) };
+      });
+      return streamTurn(session, request, messageId, replyMessageId(messageId), start ?? from);
     } catch (err) {
       return errorResponse(err);
     }
@@ -132,7 +145,7 @@ export function sessionChatHandler(options: SessionChatHandlerOptions): SessionC
       const at = parseApprovalId(a.approval.id);
       if (!at || at.callId !== a.toolCallId) return badRequest(`messages.${index}.parts`, `approval id '${a.approval.id.slice(0, 60)}' is not one this handler gave`);
       // Bounded as a send is (the update waits for a worker): WAIT_ENDED, the decision not taken.
-      await bounded(request, deadline, () => decide(session, a.toolCallId, a.approval.approved, a.approval.reason));
+      await bounded(request, session, deadline, () => decide(session, a.toolCallId, a.approval.approved, a.approval.reason));
       known.set(a.toolCallId, a.approval.id);
       from = Math.max(from, at.offset + 1);
     }
@@ -145,14 +158,18 @@ export function sessionChatHandler(options: SessionChatHandlerOptions): SessionC
     try {
       const session = await sessionOf(decodeURIComponent(match[1]!), request);
       if (session instanceof Response) return session;
-      const info = await session.info().catch((err: unknown) => {
-        if (err instanceof FabricError && err.code === 'SESSION_NOT_FOUND') return undefined;
-        throw err;
+      // Both reads are queries a worker answers: bounded as a POST is, a 503 when none does in time.
+      const running = await bounded(request, session, Date.now() + sendTimeoutMs, async () => {
+        const info = await session.info().catch((err: unknown) => {
+          if (err instanceof FabricError && err.code === 'SESSION_NOT_FOUND') return undefined;
+          throw err;
+        });
+        const messageId = info?.current;
+        const start = messageId ? await turnStart(client, session.id, messageId) : undefined;
+        return messageId && start !== undefined ? { messageId, start } : undefined;
       });
-      const messageId = info?.current;
-      if (!messageId) return new Response(null, { status: 204 });
-      const start = await turnStart(client, session.id, messageId);
-      if (start === undefined) return new Response(null, { status: 204 });
+      if (!running) return new Response(null, { status: 204 });
+      const { messageId, start } = running;
       return streamTurn(session, request, messageId, replyMessageId(messageId), start);
     } catch (err) {
       return errorResponse(err);
