@@ -42,7 +42,6 @@ function mediaBlocks(req: RecordedRequest): Block[] {
 
 const turnRequests = (fake: FakeAnthropicServer) => fake.requests.filter((r) => r.path === '/v1/messages' && !isTitleRequest(r));
 
-/** Every event of the session's runs, as the bytes Temporal keeps. */
 const { EventType } = temporal.api.enums.v1;
 /** How many workflow tasks a run gets depends on timing (a prompt arriving during a task, or after it), not on what it holds. */
 const WORKFLOW_TASK_EVENTS = new Set([
@@ -53,7 +52,7 @@ const WORKFLOW_TASK_EVENTS = new Set([
   EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED,
 ]);
 
-/** The history's bytes (`text`: all of it) and its size without the workflow-task events (`size`: what the run holds). */
+/** The session's history as the bytes Temporal keeps (`text`: all of it) and its size without the workflow-task events (`size`: what the run holds). */
 async function historyBytes(s: SessionHandle): Promise<{ size: number; text: string }> {
   const history = await s.workflow.fetchHistory();
   const bytes = temporal.api.history.v1.History.encode(history).finish();

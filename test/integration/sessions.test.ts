@@ -308,7 +308,7 @@ describe('sessions', () => {
     expect(await rejection(w.client.withAbortSignal(gone.signal, () => session.messages()))).toMatchObject({ code: 'WAIT_ENDED', reason: 'aborted' });
     expect(Date.now() - t0).toBeLessThan(5_000);
     // A read only a worker answers: NO_WORKER naming the queue, not the server's bare FAILED_PRECONDITION.
-    expect(await rejection(getSession(w.client, id).info())).toMatchObject({ code: 'NO_WORKER', taskQueue: queue, message: expect.stringContaining(`task queue ${queue}`) });
+    expect(await rejection(session.info())).toMatchObject({ code: 'NO_WORKER', taskQueue: queue, message: expect.stringContaining(`task queue ${queue}`) });
 
     // A worker comes; the same message, reattached, is answered once.
     const later = await startTestWorker({ name: 'sessions-later', baseURL: fake.url, taskQueue: queue });

@@ -78,7 +78,7 @@ export function sessionChatHandler(options: SessionChatHandlerOptions): SessionC
       // A typed answer (WAIT_ENDED already, SESSION_NOT_FOUND, …) stays what it is.
       const why = request.signal?.aborted ? 'aborted' : Date.now() >= deadline ? 'timeout' : undefined;
       if (!why || err instanceof FabricError) throw err;
-      throw new WaitEndedError(session.id, why, await idleQueueOutside(client, client.workflow.getHandle(session.id)));
+      throw new WaitEndedError(session.id, why, await idleQueueOutside(client, session.workflow));
     }
   };
   /** The chat's session, or the answer `sessionIdFrom` gave instead. */
