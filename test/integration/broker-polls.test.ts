@@ -33,6 +33,13 @@ describe('a run’s long poll shared through the broker', () => {
       return share;
     });
 
+  /** Resolves once `test` holds, looking every 5 ms; fails after 10 s. */
+  async function until(test: () => boolean): Promise<void> {
+    for (const end = Date.now() + 10_000; !test(); await new Promise((r) => setTimeout(r, 5))) {
+      if (Date.now() > end) throw new Error('the poll never ran');
+    }
+  }
+
   /** A poll the test answers: how many processes ran it, and a way to answer the one pending. */
   function pollControl() {
     const c = { ran: 0, answer: (_news: PollNews | undefined) => undefined as void };
@@ -59,7 +66,9 @@ describe('a run’s long poll shared through the broker', () => {
     const [a, b] = processes(2, wf);
     const { c, poll } = pollControl();
     const first = a!.wait('run', 10, poll);
-    await new Promise((r) => setTimeout(r, 50));
+    // Answered once its poll runs (it first takes the lease from Redis): answered earlier, the answer
+    // went nowhere and the wait hung, on a busy machine.
+    await until(() => c.ran === 1);
     c.answer({ historyLength: 20, last: true });
     await first;
     await new Promise((r) => setTimeout(r, 50)); // the answer reaches the broker after the poller has it
