@@ -29,6 +29,23 @@ const streamOptionsSchema = z
   })
   .strict();
 
+/** An approval's or a denial's options: the note the model reads, and how long to wait for the session to take it. */
+export interface DecisionOptions {
+  note?: string;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/** All of them: an unknown key (`timeout`) is named, not taken for no bound. */
+const decisionOptionsSchema = waitLimitsSchema.extend({ note: z.string().optional() }).strict();
+
+/** `approve(callId, note)` as before, or `approve(callId, { note, timeoutMs, signal })`, checked. */
+export function decisionOptions(options: string | DecisionOptions | undefined): DecisionOptions {
+  if (options === undefined) return {};
+  if (typeof options === 'string') return { note: options };
+  return parseWith(decisionOptionsSchema, options, 'decision options') as DecisionOptions;
+}
+
 export function checkWaitLimits(limits: { timeoutMs?: unknown; signal?: unknown } | undefined, what: string): void {
   if (limits === undefined) return;
   parseWith(waitLimitsSchema, { timeoutMs: limits.timeoutMs, signal: limits.signal }, what);

@@ -73,7 +73,9 @@ export { S3Store, S3StoreRequestError, S3ClientMissingError, type S3StoreOptions
 export { SessionClosedError, SessionNotFoundError, UnknownMessageError, UnknownToolCallError, InvalidForkPointError, IdempotencyKeyReusedError } from '../core/sessions/host-errors';
 export { PlanTooLargeError, UnknownPlanError } from '../core/sessions/plans';
 export type { ApprovalRequest, ApprovalsOptions } from './approvals';
-export { NoWorkerError, UpdateWaitEndedError, WaitEndedError, type WaitLimits } from './session-updates';
+export { NoWorkerError, UpdateWaitEndedError, WaitEndedError } from './session-updates';
+export type { WaitLimits } from './wait-bounds';
+export type { DecisionOptions } from './call-options';
 export { ConnectionClosedError } from './connection-close';
 export { terminateRun, RunNotFoundError, RunClosedError } from './terminate';
 export type { SessionInfo, SessionEdit, PendingApproval, WaitingApproval, QueuedMessage, SessionRecord, SessionWorktree } from '../wire/session-messages';

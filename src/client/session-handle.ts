@@ -43,18 +43,20 @@ import {
   type SessionPromptRequest,
 } from '../wire/session-messages';
 import { attachmentStore, storeAttachments } from './attachments';
+import { decisionOptions, type DecisionOptions } from './call-options';
 import { approvalRequests, approvalSource, type ApprovalRequest, type ApprovalsOptions } from './approvals';
-import { collectStoreGarbage, gracePeriodSchema, type CollectGarbageReport } from './collect-garbage';
+import { collectStoreGarbage, type CollectGarbageReport } from './collect-garbage';
 import { collectableStore } from '../activities/stores/store-gc';
 import { startPromptStream, streamOf, type StreamOptions } from './stream/handles';
 import { refuseUnknownAgent } from './unknown-agent';
 import { guardClose } from './connection-close';
 import type { PromptStream } from './stream/prompt-stream';
 import type { StreamEnvelope } from '../wire/stream';
-import { messageUpdateId, runSessionQuery, runSessionUpdate, typedSessionError, type WaitLimits } from './session-updates';
+import { messageUpdateId, runSessionQuery, runSessionUpdate, typedSessionError } from './session-updates';
+import type { WaitLimits } from './wait-bounds';
 import { missingSearchAttributes } from './search-attribute-errors';
 import { forkedSession, sessionStartPlan, WORKTREE_MEMO_KEY } from './session-plan';
-import type { DeleteOptions, EndSessionOptions, ForkOptions, SessionPromptOptions, StartSessionOptions } from './session-options';
+import { deleteOptionsSchema, endOptionsSchema, type DeleteOptions, type EndSessionOptions, type ForkOptions, type SessionPromptOptions, type StartSessionOptions } from './session-options';
 
 /** A session with this id exists already (a caller-chosen id; a generated one just gets another slug). */
 export class SessionExistsError extends FabricError {
@@ -165,22 +167,36 @@ export class SessionHandle {
     return runSessionUpdate({ client: this.client, handle: this.workflow, sessionId: this.id, def, args, updateId, limits, ...(messageId !== undefined ? { messageId } : {}) });
   }
 
+  /*
+   * The calls below change the session and wait for it to take the change, as `send` does: `timeoutMs` or
+   * `signal` (or the client's withDeadline / withAbortSignal) end the wait with WAIT_ENDED. The change is
+   * not withdrawn: a worker that comes later applies it (an approval for a call already decided is then
+   * refused, ALREADY_DECIDED).
+   */
+
   /** Removes a queued message that has not started; its prompt rejects with MESSAGE_CANCELLED. */
-  cancelMessage(messageId: string): Promise<void> {
-    return this.update(cancelMessageUpdate, [{ messageId }]);
+  cancelMessage(messageId: string, limits: WaitLimits = {}): Promise<void> {
+    return this.update(cancelMessageUpdate, [{ messageId }], randomUUID(), limits);
   }
 
   /** Cancels the running turn (its model call, tools, approval wait); the next message says so to the model. */
-  interrupt(): Promise<{ interrupted: boolean; messageId?: string }> {
-    return this.update(interruptUpdate, []);
+  interrupt(limits: WaitLimits = {}): Promise<{ interrupted: boolean; messageId?: string }> {
+    return this.update(interruptUpdate, [], randomUUID(), limits);
   }
 
-  approve(callId: string, note?: string): Promise<void> {
-    return this.update(approveUpdate, [note === undefined ? { callId, approved: true } : { callId, approved: true, note }]);
+  /** Lets a tool call that waits for a decision run; `options` is the note the model reads, or `{ note, timeoutMs, signal }`. */
+  approve(callId: string, options?: string | DecisionOptions): Promise<void> {
+    return this.decide(callId, true, options);
   }
 
-  deny(callId: string, note?: string): Promise<void> {
-    return this.update(approveUpdate, [note === undefined ? { callId, approved: false } : { callId, approved: false, note }]);
+  /** Refuses a tool call that waits for a decision: the model reads the refusal (and the note). */
+  deny(callId: string, options?: string | DecisionOptions): Promise<void> {
+    return this.decide(callId, false, options);
+  }
+
+  private async decide(callId: string, approved: boolean, options: string | DecisionOptions | undefined): Promise<void> {
+    const { note, ...limits } = decisionOptions(options);
+    return this.update(approveUpdate, [note === undefined ? { callId, approved } : { callId, approved, note }], randomUUID(), limits);
   }
 
   async pendingApprovals(): Promise<PendingApproval[]> {
@@ -201,13 +217,15 @@ export class SessionHandle {
    * Approves a waiting plan: the model reads it as its call's result and follows it; `mode` switches the
    * session (ask or execute) before the agent's next tool calls. UNKNOWN_PLAN / ALREADY_DECIDED (field planId).
    */
-  approvePlan(planId: string, options: { mode?: PlanMode; note?: string } = {}): Promise<SessionPlan> {
-    return this.update(decidePlanUpdate, [{ planId, approved: true, ...options }]);
+  approvePlan(planId: string, options: { mode?: PlanMode; note?: string } & WaitLimits = {}): Promise<SessionPlan> {
+    const { timeoutMs, signal, ...decision } = options;
+    return this.update(decidePlanUpdate, [{ planId, approved: true, ...decision }], randomUUID(), { timeoutMs, signal });
   }
 
   /** Declines a waiting plan: the model reads `note`; the session stays in explore mode. */
-  declinePlan(planId: string, options: { note?: string } = {}): Promise<SessionPlan> {
-    return this.update(decidePlanUpdate, [{ planId, approved: false, ...options }]);
+  declinePlan(planId: string, options: { note?: string } & WaitLimits = {}): Promise<SessionPlan> {
+    const { timeoutMs, signal, ...decision } = options;
+    return this.update(decidePlanUpdate, [{ planId, approved: false, ...decision }], randomUUID(), { timeoutMs, signal });
   }
 
   info(): Promise<SessionInfo> {
@@ -378,19 +396,4 @@ export class SessionHandle {
   get agent(): string | undefined {
     return this.agentName;
   }
-
 }
-
-const endOptionsSchema = z.object({ keepWorktree: z.boolean().optional(), deleteBranch: z.boolean().optional() }).strict();
-/** DeleteOptions; the store itself is checked by collectableStore. */
-const deleteOptionsSchema = z
-  .object({
-    wait: z.boolean().optional(),
-    waitMs: z.number().int().positive().optional(),
-    deleteBranch: z.boolean().optional(),
-    store: z
-      .object({ dir: z.string().min(1).optional(), store: z.looseObject({}).optional(), olderThanMs: gracePeriodSchema.optional() })
-      .strict()
-      .optional(),
-  })
-  .strict();

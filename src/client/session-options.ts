@@ -4,7 +4,9 @@ import type { LabelValue } from '../core/sessions/labels';
 import type { SessionSettingsPatch } from '../core/sessions/settings';
 import type { PromptAttachment } from './attachments';
 import type { TranscriptStore } from '../activities/stores/transcript-store';
-import type { WaitLimits } from './session-updates';
+import { z } from 'zod';
+import { gracePeriodSchema } from './collect-garbage';
+import type { WaitLimits } from './wait-bounds';
 
 export interface StartSessionOptions {
   /** The session id (and workflow id). Default: a fresh slug like 261122-amber-forest. */
@@ -84,3 +86,17 @@ export interface DeleteOptions {
   /** A session with a worktree: delete its branch too (default: kept, with the session's changes committed on it). */
   deleteBranch?: boolean;
 }
+
+export const endOptionsSchema = z.object({ keepWorktree: z.boolean().optional(), deleteBranch: z.boolean().optional() }).strict();
+/** DeleteOptions; the store itself is checked by collectableStore. */
+export const deleteOptionsSchema = z
+  .object({
+    wait: z.boolean().optional(),
+    waitMs: z.number().int().positive().optional(),
+    deleteBranch: z.boolean().optional(),
+    store: z
+      .object({ dir: z.string().min(1).optional(), store: z.looseObject({}).optional(), olderThanMs: gracePeriodSchema.optional() })
+      .strict()
+      .optional(),
+  })
+  .strict();

@@ -11,11 +11,9 @@
  * - the caller's own deadline (`timeoutMs`, or a deadline set with `connection.withDeadline`) or abort
  *   signal ends the wait with {@link UpdateWaitEndedError}, which names the message id to reattach with.
  */
-import type { AsyncLocalStorage } from 'node:async_hooks';
 import {
   WorkflowNotFoundError,
   WorkflowUpdateRPCTimeoutOrCancelledError,
-  type CallContext,
   type Client,
   type WorkflowHandle,
 } from '@temporalio/client';
@@ -27,13 +25,7 @@ import { SessionClosedError, SessionNotFoundError } from '../core/sessions/host-
 import { decodeFailure, errorOfTermination, typedFailure } from '../wire/failures';
 import { SESSION_RESTORING } from '../wire/session-messages';
 import { checkWaitLimits } from './call-options';
-
-/** How long a caller waits: its own bound, or its abort signal (both optional). */
-export interface WaitLimits {
-  /** Stop waiting after this long (ms); the message stays in the session (see {@link UpdateWaitEndedError}). */
-  timeoutMs?: number;
-  signal?: AbortSignal;
-}
+import { callContextStorage, pause, waitBounds, type CallContextClient, type WaitLimits } from './wait-bounds';
 
 /** Runs that closed under a retried update in a row before giving up (each is a continue-as-new). */
 const MAX_RUN_HOPS = 20;
@@ -140,14 +132,14 @@ export async function runSessionUpdate<Ret, Args extends unknown[]>(call: Sessio
         // The SDK's own retries ran out while the server kept aborting the update at continue-as-new
         // boundaries, or the run had its limit of updates in flight: nothing was accepted, send it again.
         hops += 1;
-        await new Promise((r) => setTimeout(r, Math.min(200 * hops, 2_000)));
+        await pause(Math.min(200 * hops, 2_000), deadline, signals);
         continue;
       }
       if (isRunGone(err) && hops < MAX_RUN_HOPS) {
         const status = await currentStatus(handle);
         if (status === 'RUNNING' || status === 'CONTINUED_AS_NEW') {
           hops += 1;
-          await new Promise((r) => setTimeout(r, Math.min(50 * hops, 500)));
+          await pause(Math.min(50 * hops, 500), deadline, signals);
           continue;
         }
         throw (await terminatedWith(handle, status, err)) ?? sessionGone(err, sessionId, status);
@@ -169,8 +161,11 @@ export async function runSessionQuery<T>(handle: WorkflowHandle, sessionId: stri
     } catch (err) {
       // The caller's own bound cut the query (its deadline, its signal): said so, and not asked again.
       // (Read here, not before the first ask: still the caller's context, and most reads never fail.)
-      const why = waitBounds(handle.client, {}).ended();
+      const bounds = waitBounds(handle.client, {});
+      const why = bounds.ended();
       if (why === 'aborted' || (why && isQueryTimeout(err))) throw withCause(new WaitEndedError(sessionId, why, await idleQueueOutside(handle.client, handle)), err);
+      // Each pause below ends early at the caller's bound: the next ask then fails at once and ends the read.
+      const wait = (ms: number) => pause(ms, bounds.deadline, bounds.signals);
       // A query the server gave up on before a worker took it (a busy worker, or the run between two runs
       // at a continue-as-new) is asked again while a worker polls; with none polling it is NO_WORKER.
       if (isQueryTimeout(err) && timeouts++ < MAX_QUERY_TIMEOUTS) {
@@ -180,21 +175,21 @@ export async function runSessionQuery<T>(handle: WorkflowHandle, sessionId: stri
       }
       // A run that continued as new and is still loading its conversation: asked again shortly.
       if (isRestoring(err) && restoring++ < MAX_RESTORING_WAITS) {
-        await new Promise((r) => setTimeout(r, 100));
+        await wait(100);
         continue;
       }
       // The server refused it for now (its one-query buffer was full through all of the SDK's retries, or
       // the run had no workflow task to answer it yet): asked again with backoff, about 25 s in all.
       if (isQueryRefusedForNow(err) && refused < MAX_QUERY_REFUSALS) {
         refused += 1;
-        await new Promise((r) => setTimeout(r, Math.min(100 * refused, 1_000)));
+        await wait(Math.min(100 * refused, 1_000));
         continue;
       }
       if (isNoPoller(err)) throw withCause(new NoWorkerError(sessionId, (await describeQuietly(handle).catch(() => undefined))?.taskQueue || undefined), err);
       if (!isRunGone(err) || hops >= MAX_RUN_HOPS) throw typedSessionError(err, sessionId);
       const status = await currentStatus(handle);
       if (status !== 'RUNNING' && status !== 'CONTINUED_AS_NEW') throw (await terminatedWith(handle, status, err)) ?? sessionGone(err, sessionId, status);
-      await new Promise((r) => setTimeout(r, Math.min(50 * (hops + 1), 500)));
+      await wait(Math.min(50 * (hops + 1), 500));
     }
   }
 }
@@ -342,33 +337,11 @@ export async function idleQueue(handle: WorkflowHandle): Promise<{ taskQueue: st
   }
 }
 
-/** A client (or a handle's workflow client): each carries the connection's call context. */
-type CallContextClient = Pick<Client, 'connection' | 'withDeadline'>;
-
-/** The caller's bounds on a wait: its own limits, and the client's call context (withDeadline, withAbortSignal). */
-function waitBounds(client: CallContextClient, limits: WaitLimits): { deadline: number | undefined; signals: AbortSignal[]; ended: () => 'timeout' | 'aborted' | undefined } {
-  const outer = callContextStorage(client)?.getStore();
-  const deadlines = [limits.timeoutMs !== undefined ? Date.now() + limits.timeoutMs : undefined, deadlineMs(outer?.deadline)].filter((d): d is number => d !== undefined);
-  const deadline = deadlines.length ? Math.min(...deadlines) : undefined;
-  const signals = [limits.signal, outer?.abortSignal].filter((s): s is AbortSignal => s !== undefined);
-  const ended = (): 'timeout' | 'aborted' | undefined =>
-    signals.some((s) => s.aborted) ? 'aborted' : deadline !== undefined && Date.now() >= deadline ? 'timeout' : undefined;
-  return { deadline, signals, ended };
-}
-
-function callContextStorage(client: CallContextClient): AsyncLocalStorage<CallContext> | undefined {
-  return (client.connection as { callContextStorage?: AsyncLocalStorage<CallContext> }).callContextStorage;
-}
-
 /** Why nothing answered, asked outside the caller's (spent) deadline with a short one of its own. */
 export function idleQueueOutside(client: CallContextClient, handle: WorkflowHandle): Promise<{ taskQueue: string } | undefined> {
   const storage = callContextStorage(client);
   const probe = () => client.withDeadline(Date.now() + 3_000, () => idleQueue(handle));
   return storage ? storage.exit(probe) : probe();
-}
-
-function deadlineMs(d: number | Date | undefined): number | undefined {
-  return d === undefined ? undefined : typeof d === 'number' ? d : d.getTime();
 }
 
 function chainText(err: unknown): string {

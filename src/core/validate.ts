@@ -23,6 +23,7 @@ interface ZodIssueLike {
   expected?: string;
   values?: unknown[];
   errors?: ZodIssueLike[][];
+  keys?: string[];
 }
 
 /**
@@ -32,6 +33,8 @@ interface ZodIssueLike {
  */
 function readableIssues(issue: ZodIssueLike, prefix: PropertyKey[] = []): InputIssue[] {
   const path = [...prefix, ...issue.path];
+  // A misspelt key names itself as the field (`{ timeout: 5 }` is field `timeout`), not the object holding it.
+  if (issue.code === 'unrecognized_keys' && issue.keys?.length) return issue.keys.map((k) => ({ path: [...path, k].map(String).join('.'), message: issue.message }));
   if (issue.code !== 'invalid_union' || !issue.errors?.length) return [{ path: path.map(String).join('.'), message: issue.message }];
   const depth = (branch: ZodIssueLike[]) => Math.min(...branch.map((i) => (i.code === 'invalid_union' ? 1 : i.path.length)));
   const matched = issue.errors.filter((b) => b.length > 0 && depth(b) > 0);

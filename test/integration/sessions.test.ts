@@ -325,6 +325,33 @@ describe('sessions', () => {
     }
   });
 
+  it('approve, deny, interrupt, cancelMessage and the plan decisions take a wait bound: WAIT_ENDED at it, bad options named', async () => {
+    // A queue no worker ever polls: each change waits for a worker to take it, and the caller stops waiting.
+    const queue = `${w.taskQueue}-never`;
+    const s = await startSession(w.client, assistant, { id: sid('bounded-changes'), taskQueue: queue });
+    try {
+      const ends = async (call: () => Promise<unknown>, reason: 'timeout' | 'aborted'): Promise<void> => {
+        const t0 = Date.now();
+        expect(await rejection(call())).toMatchObject({ code: 'WAIT_ENDED', reason, sessionId: s.id, noWorker: { taskQueue: queue } });
+        expect(Date.now() - t0).toBeLessThan(10_000);
+      };
+      await ends(() => s.approve('call-1', { note: 'go ahead', timeoutMs: 1_000 }), 'timeout');
+      await ends(() => s.deny('call-2', { timeoutMs: 500 }), 'timeout');
+      await ends(() => s.interrupt({ timeoutMs: 500 }), 'timeout');
+      await ends(() => s.cancelMessage('m-1', { timeoutMs: 500 }), 'timeout');
+      await ends(() => s.approvePlan('plan-1', { mode: 'execute', timeoutMs: 500 }), 'timeout');
+      const gone = new AbortController();
+      setTimeout(() => gone.abort(), 300);
+      await ends(() => s.declinePlan('plan-1', { note: 'no', signal: gone.signal }), 'aborted');
+      // Refused before anything is sent, naming the field.
+      expect(await rejection(s.approve('call-1', { timeout: 5 } as never))).toMatchObject({ code: 'INVALID_INPUT', field: 'timeout' });
+      expect(await rejection(s.deny('call-1', { timeoutMs: '5s' } as never))).toMatchObject({ code: 'INVALID_INPUT', field: 'timeoutMs' });
+      expect(await rejection(s.interrupt({ signal: 'stop' } as never))).toMatchObject({ code: 'INVALID_INPUT', field: 'signal' });
+    } finally {
+      await s.workflow.terminate('test over: no worker polls its queue');
+    }
+  });
+
   it('forks at a message by reference to the stored transcript, clears, archives, deletes', async () => {
     const s = await start();
     fake.enqueue(say('a1'), say('a2'), say('a3'));

@@ -164,6 +164,6 @@ describe('bad hook options', () => {
   });
 
   it('an unknown hook name is INVALID_INPUT', async () => {
-    await expect(init({ hooks: { onCompact: () => undefined } } as never)).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'hooks' });
+    await expect(init({ hooks: { onCompact: () => undefined } } as never)).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'hooks.onCompact' });
   });
 });

@@ -54,7 +54,7 @@ describe('the model table', () => {
 
   it('refuses a bad row naming the field', () => {
     expect(() => parseModelOverrides({ m: { prices: { input: -1, output: 1 } } })).toThrow(/models: m\.prices\.input/);
-    expect(() => parseModelOverrides({ m: { window: 5 } })).toThrow(/models: m: Unrecognized key: "window"/);
+    expect(() => parseModelOverrides({ m: { window: 5 } })).toThrow(/models: m\.window: Unrecognized key: "window"/);
   });
 });
 

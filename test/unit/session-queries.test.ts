@@ -2,8 +2,10 @@
  * How a session query meets the server's refusals: the ones that pass (a full one-query buffer, a run with
  * no workflow task yet) are asked again; anything else reaches the caller at once.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { ServiceError, type WorkflowHandle } from '@temporalio/client';
 import { isQueryRefusedForNow, runSessionQuery } from '../../src/client/session-updates';
+import { pause } from '../../src/client/wait-bounds';
 
 /** What the SDK's client throws for a query the server refused: a ServiceError caused by the gRPC error. */
 function refused(code: number, details: string): ServiceError {
@@ -57,6 +59,43 @@ describe('runSessionQuery', () => {
     } finally {
       jest.useRealTimers();
     }
+  });
+
+  it("ends a back-off pause when the caller aborts: WAIT_ENDED at once, not at the pause's end", async () => {
+    jest.useFakeTimers();
+    try {
+      // The client's call context, as client.withAbortSignal sets it; the probe for an idle queue finds nothing.
+      const storage = new AsyncLocalStorage<{ abortSignal?: AbortSignal }>();
+      const client = { connection: { callContextStorage: storage }, withDeadline: (_d: number, fn: () => unknown) => fn(), get workflowService(): never { throw new Error('no service here'); } };
+      const handle = { client, workflowId: 's1' } as unknown as WorkflowHandle;
+      const abort = new AbortController();
+      const busy = refused(8, 'consistent query buffer is full');
+      let calls = 0;
+      const run = storage.run({ abortSignal: abort.signal }, () =>
+        runSessionQuery(handle, 's1', async () => {
+          calls++;
+          // An aborted call fails at once, as the SDK's does under its signal.
+          if (abort.signal.aborted) throw new ServiceError('Failed to query Workflow', { cause: Object.assign(new Error('1 CANCELLED'), { code: 1 }) });
+          throw busy;
+        }),
+      );
+      const settled = run.then(() => 'resolved', (e: unknown) => e);
+      // Pauses of 100, 200, … 700 ms (2.8 s): the eighth, of 800 ms, has just begun.
+      await jest.advanceTimersByTimeAsync(2_800 + 1);
+      expect(calls).toBe(8);
+      abort.abort();
+      await jest.advanceTimersByTimeAsync(1);
+      expect(await Promise.race([settled, Promise.resolve('still waiting')])).toMatchObject({ code: 'WAIT_ENDED', reason: 'aborted', sessionId: 's1' });
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('a pause is cut short by the deadline and by a signal aborted already', async () => {
+    const t0 = Date.now();
+    await pause(5_000, Date.now() + 20, []);
+    await pause(5_000, undefined, [AbortSignal.abort()]);
+    expect(Date.now() - t0).toBeLessThan(1_000);
   });
 
   it('tells the refusals that pass from the rest by code and text, anywhere in the cause chain', () => {
