@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { ContextBudget } from '../core/budget';
 import type { Entry } from '../core/entries';
@@ -10,6 +11,9 @@ import { approvalRequests, approvalSource, type ApprovalRequest, type ApprovalsO
 import { startPromptStream, streamOf, type StreamOptions } from './stream/handles';
 import { guardClose, untilClosed } from './connection-close';
 import type { PromptStream } from './stream/prompt-stream';
+import { decisionRequest, type DecisionOptions, type DecisionRequest } from './call-options';
+import { runAgentUpdate } from './run-updates';
+import type { WaitLimits } from './wait-bounds';
 import {
   closeSignal,
   compactionStateQuery,
@@ -29,14 +33,15 @@ import {
 
 export { AGENT_QUERIES, CLOSE_SIGNAL, COMPACT_UPDATE, PROMPT_UPDATE } from '../wire/messages';
 
-export interface PromptOptions {
+export interface PromptOptions extends WaitLimits {
   /** The conversation to prompt (default: the run's first). On the wire it is still `sessionId`. */
   conversationId?: string;
   /** @deprecated since 0.5.0: `conversationId` (a session is now what a user talks to, not a conversation in a run). */
   sessionId?: string;
   /**
    * Idempotency key: Temporal's update id. A retry with the same id (after a timeout, a lost
-   * connection) returns the first attempt's reply and does not run the prompt again.
+   * connection) returns the first attempt's reply and does not run the prompt again. Default: a new one,
+   * named by the WAIT_ENDED error when `timeoutMs` or `signal` ends the wait.
    */
   updateId?: string;
 }
@@ -109,13 +114,14 @@ export class AgentHandle<O = unknown> {
    * model's reply. A run answers prompts while its `run` is in `harness.serve()`; a prompt that arrives
    * earlier waits for it. Refused at once (typed errors): a run that has returned or stopped serving
    * (NOT_SERVING), an unknown session (UNKNOWN_SESSION), a prompt over 256 KiB (PROMPT_TOO_LARGE).
+   * `timeoutMs` or `signal` end the wait with RunWaitEndedError (WAIT_ENDED), naming the update id.
    */
   async prompt(text: string, options: PromptOptions = {}): Promise<string> {
-    const { updateId } = options;
+    const { updateId = randomUUID(), timeoutMs, signal } = options;
     const sessionId = options.conversationId ?? options.sessionId;
     const args: [{ text: string; sessionId?: string }] = [sessionId === undefined ? { text } : { text, sessionId }];
     try {
-      return await typed(this.workflow.executeUpdate(promptUpdate, updateId === undefined ? { args } : { args, updateId }));
+      return await runAgentUpdate({ client: this.client, handle: this.workflow, def: promptUpdate, args, updateId, limits: { timeoutMs, signal } });
     } catch (err) {
       throw await this.notServingIfEnded(err);
     }
@@ -136,14 +142,21 @@ export class AgentHandle<O = unknown> {
     return this.workflow.query(pendingApprovalsQuery);
   }
 
-  /** Lets a waiting call run (a workflow update; UNKNOWN_TOOL_CALL / ALREADY_DECIDED when it does not wait). */
-  approve(callId: string, note?: string): Promise<void> {
-    return typed(this.workflow.executeUpdate(decideApprovalUpdate, { args: [note === undefined ? { callId, approved: true } : { callId, approved: true, note }] }));
+  /**
+   * Lets a waiting call run (a workflow update; UNKNOWN_TOOL_CALL / ALREADY_DECIDED when it does not wait).
+   * `options` is the note, or `{ note, timeoutMs, signal }`: at the bound, WAIT_ENDED (the decision stays sent).
+   */
+  async approve(callId: string, options?: string | DecisionOptions): Promise<void> {
+    await this.decide(decisionRequest(callId, true, options));
   }
 
   /** Refuses a waiting call: it does not run, and the model reads the note. */
-  deny(callId: string, note?: string): Promise<void> {
-    return typed(this.workflow.executeUpdate(decideApprovalUpdate, { args: [note === undefined ? { callId, approved: false } : { callId, approved: false, note }] }));
+  async deny(callId: string, options?: string | DecisionOptions): Promise<void> {
+    await this.decide(decisionRequest(callId, false, options));
+  }
+
+  private async decide({ request, limits }: DecisionRequest): Promise<void> {
+    await runAgentUpdate({ client: this.client, handle: this.workflow, def: decideApprovalUpdate, args: [request], updateId: randomUUID(), limits });
   }
 
   /** Each call waiting for a decision, once, as it comes (those waiting already first), as SessionHandle.approvals. */

@@ -39,11 +39,16 @@ export interface DecisionOptions {
 /** All of them: an unknown key (`timeout`) is named, not taken for no bound. */
 const decisionOptionsSchema = waitLimitsSchema.extend({ note: z.string().optional() }).strict();
 
+/** A decision on a waiting tool call as the update carries it, and how long its sender waits. */
+export interface DecisionRequest {
+  request: { callId: string; approved: boolean; note?: string };
+  limits: { timeoutMs?: number; signal?: AbortSignal };
+}
+
 /** `approve(callId, note)` as before, or `approve(callId, { note, timeoutMs, signal })`, checked. */
-export function decisionOptions(options: string | DecisionOptions | undefined): DecisionOptions {
-  if (options === undefined) return {};
-  if (typeof options === 'string') return { note: options };
-  return parseWith(decisionOptionsSchema, options, 'decision options') as DecisionOptions;
+export function decisionRequest(callId: string, approved: boolean, options: string | DecisionOptions | undefined): DecisionRequest {
+  const { note, ...limits } = typeof options === 'object' ? (parseWith(decisionOptionsSchema, options, 'decision options') as DecisionOptions) : { note: options };
+  return { request: note === undefined ? { callId, approved } : { callId, approved, note }, limits };
 }
 
 export function checkWaitLimits(limits: { timeoutMs?: unknown; signal?: unknown } | undefined, what: string): void {

@@ -76,6 +76,7 @@ export type { ApprovalRequest, ApprovalsOptions } from './approvals';
 export { NoWorkerError, UpdateWaitEndedError, WaitEndedError } from './session-updates';
 export type { WaitLimits } from './wait-bounds';
 export type { DecisionOptions } from './call-options';
+export { RunWaitEndedError } from './run-updates';
 export { ConnectionClosedError } from './connection-close';
 export { terminateRun, RunNotFoundError, RunClosedError } from './terminate';
 export type { SessionInfo, SessionEdit, PendingApproval, WaitingApproval, QueuedMessage, SessionRecord, SessionWorktree } from '../wire/session-messages';

@@ -43,7 +43,7 @@ import {
   type SessionPromptRequest,
 } from '../wire/session-messages';
 import { attachmentStore, storeAttachments } from './attachments';
-import { decisionOptions, type DecisionOptions } from './call-options';
+import { decisionRequest, type DecisionOptions } from './call-options';
 import { approvalRequests, approvalSource, type ApprovalRequest, type ApprovalsOptions } from './approvals';
 import { collectStoreGarbage, type CollectGarbageReport } from './collect-garbage';
 import { collectableStore } from '../activities/stores/store-gc';
@@ -185,18 +185,15 @@ export class SessionHandle {
   }
 
   /** Lets a tool call that waits for a decision run; `options` is the note the model reads, or `{ note, timeoutMs, signal }`. */
-  approve(callId: string, options?: string | DecisionOptions): Promise<void> {
-    return this.decide(callId, true, options);
+  async approve(callId: string, options?: string | DecisionOptions): Promise<void> {
+    const { request, limits } = decisionRequest(callId, true, options);
+    return this.update(approveUpdate, [request], randomUUID(), limits);
   }
 
   /** Refuses a tool call that waits for a decision: the model reads the refusal (and the note). */
-  deny(callId: string, options?: string | DecisionOptions): Promise<void> {
-    return this.decide(callId, false, options);
-  }
-
-  private async decide(callId: string, approved: boolean, options: string | DecisionOptions | undefined): Promise<void> {
-    const { note, ...limits } = decisionOptions(options);
-    return this.update(approveUpdate, [note === undefined ? { callId, approved } : { callId, approved, note }], randomUUID(), limits);
+  async deny(callId: string, options?: string | DecisionOptions): Promise<void> {
+    const { request, limits } = decisionRequest(callId, false, options);
+    return this.update(approveUpdate, [request], randomUUID(), limits);
   }
 
   async pendingApprovals(): Promise<PendingApproval[]> {

@@ -25,7 +25,7 @@ import { SessionClosedError, SessionNotFoundError } from '../core/sessions/host-
 import { decodeFailure, errorOfTermination, typedFailure } from '../wire/failures';
 import { SESSION_RESTORING } from '../wire/session-messages';
 import { checkWaitLimits } from './call-options';
-import { callContextStorage, pause, waitBounds, type CallContextClient, type WaitLimits } from './wait-bounds';
+import { callContextStorage, pause, underBounds, waitBounds, type CallContextClient, type WaitLimits } from './wait-bounds';
 
 /** Runs that closed under a retried update in a row before giving up (each is a continue-as-new). */
 const MAX_RUN_HOPS = 20;
@@ -124,8 +124,7 @@ export async function runSessionUpdate<Ret, Args extends unknown[]>(call: Sessio
       const update = (): Promise<Ret> => handle.executeUpdate(def as any, { args: args as any, updateId });
       const send = first ?? update;
       first = undefined;
-      const bounded = deadline !== undefined ? () => client.withDeadline(deadline, send) : send;
-      return await signals.reduce((fn, signal) => () => client.withAbortSignal(signal, fn), bounded)();
+      return await underBounds(client, { deadline, signals }, send);
     } catch (err) {
       if (isRpcTimeout(err)) continue; // ours (checked above) or the SDK's: wait on, same update id
       if (isAbortedOrBusy(err) && hops < MAX_BUSY_RETRIES) {

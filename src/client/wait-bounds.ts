@@ -13,7 +13,7 @@ export interface WaitLimits {
 }
 
 /** A client (or a handle's workflow client): each carries the connection's call context. */
-export type CallContextClient = Pick<Client, 'connection' | 'withDeadline'>;
+export type CallContextClient = Pick<Client, 'connection' | 'withDeadline' | 'withAbortSignal'>;
 
 /** The caller's bounds on a wait: its own limits, and the client's call context (withDeadline, withAbortSignal). */
 export function waitBounds(client: CallContextClient, limits: WaitLimits): { deadline: number | undefined; signals: AbortSignal[]; ended: () => 'timeout' | 'aborted' | undefined } {
@@ -24,6 +24,13 @@ export function waitBounds(client: CallContextClient, limits: WaitLimits): { dea
   const ended = (): 'timeout' | 'aborted' | undefined =>
     signals.some((s) => s.aborted) ? 'aborted' : deadline !== undefined && Date.now() >= deadline ? 'timeout' : undefined;
   return { deadline, signals, ended };
+}
+
+/** Runs `call` under the bounds (the client's withDeadline and withAbortSignal, once each). */
+export function underBounds<T>(client: CallContextClient, bounds: { deadline: number | undefined; signals: readonly AbortSignal[] }, call: () => Promise<T>): Promise<T> {
+  const { deadline, signals } = bounds;
+  const bounded = deadline !== undefined ? () => client.withDeadline(deadline, call) : call;
+  return signals.reduce((fn, signal) => () => client.withAbortSignal(signal, fn), bounded)();
 }
 
 /**

@@ -87,7 +87,7 @@ export const ERROR_CODES = {
     means: "no worker polls the session's task queue, so a query to it could not be answered; it answers when one comes",
     hint: 'start a worker for the task queue the message names (`fh worker`)',
   },
-  WAIT_ENDED: { in: 'client/session-updates', means: "the caller's timeout or abort signal ended a wait for a session (a send: the message stays in the session, reattach with its message id; a read: nothing changed)" },
+  WAIT_ENDED: { in: 'client/session-updates, client/run-updates', means: "the caller's timeout or abort signal ended a wait for a session or an agent run (a send: the message stays in the session, reattach with its message id; a run's prompt: send it again with its update id; a read: nothing changed)" },
   UNKNOWN_CONNECTION: { in: 'core/sessions/host-errors', means: 'a run or session names a model connection this worker (or inline process) does not have; the message lists the ones it has' },
   CONNECTION_LOCKED: { in: 'core/sessions/errors', means: "a session's model connection cannot change after its first message (the model can)", exit: 'usage' },
   CAPABILITY_UNSUPPORTED: { in: 'activities/models/capabilities', means: "a request asked for something its connection's provider cannot do (server-side context editing, thinking, exact token counts)", exit: 'usage' },

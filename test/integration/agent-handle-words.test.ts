@@ -4,10 +4,11 @@
  * `sessions()`, `messages()`) still work, and the wire keeps its names (`fh.sessions`, `sessionId`).
  * Real dev server, real client.
  */
-import { startAgent } from '@fabric-harness/sdk/client';
+import { RunWaitEndedError, startAgent } from '@fabric-harness/sdk/client';
 import { FakeAnthropicServer, say } from '@fabric-harness/sdk/testing';
 import { chatter } from '../fixtures/compaction-agents';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
+import { rejection } from '../support/waiting';
 
 describe('AgentHandle names conversations', () => {
   let fake: FakeAnthropicServer;
@@ -47,5 +48,41 @@ describe('AgentHandle names conversations', () => {
     expect(await handle.messages()).toEqual(entries);
     await handle.close();
     await handle.result();
+  });
+
+  it('a prompt or a decision to a run no worker serves ends at the caller\'s bound, typed; sent again with its update id, it is answered once', async () => {
+    const queue = `${w.taskQueue}-later`;
+    const handle = await startAgent(w.client, chatter, { prompts: [], serveMs: 60_000, compaction: { enabled: false } }, { workflowId: `handle-bound-${Date.now()}`, taskQueue: queue });
+    // Refused before anything is sent, naming the field.
+    expect(await rejection(handle.prompt('first', { timeoutMs: '5s' as never }))).toMatchObject({ code: 'INVALID_INPUT', field: 'timeoutMs' });
+    expect(await rejection(handle.approve('call-1', { timeout: 5 } as never))).toMatchObject({ code: 'INVALID_INPUT', field: 'timeout' });
+
+    let t0 = Date.now();
+    const ended = await rejection(handle.prompt('first', { conversationId: 'main', timeoutMs: 1_500 }));
+    expect(ended).toBeInstanceOf(RunWaitEndedError);
+    expect(ended).toMatchObject({ code: 'WAIT_ENDED', reason: 'timeout', workflowId: handle.workflowId, noWorker: { taskQueue: queue }, updateId: expect.any(String) });
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    const { updateId } = ended as RunWaitEndedError;
+    // The same prompt again (its update id), abandoned by its caller: still the one update.
+    const gone = new AbortController();
+    setTimeout(() => gone.abort(), 300);
+    t0 = Date.now();
+    expect(await rejection(handle.prompt('first', { conversationId: 'main', updateId, signal: gone.signal }))).toMatchObject({ code: 'WAIT_ENDED', reason: 'aborted', updateId });
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    expect(await rejection(handle.deny('call-1', { note: 'no', timeoutMs: 500 }))).toMatchObject({ code: 'WAIT_ENDED', reason: 'timeout' });
+
+    // A worker comes: the prompt, sent again with its update id, is answered, and the model asked once.
+    const later = await startTestWorker({ name: 'handle-bound-later', baseURL: fake.url, taskQueue: queue });
+    try {
+      const asked = fake.messageRequests().length;
+      fake.enqueue(say('here now'));
+      expect(await handle.prompt('first', { conversationId: 'main', updateId, timeoutMs: 60_000 })).toBe('here now');
+      expect(fake.messageRequests().length - asked).toBe(1);
+      expect((await handle.entries('main')).filter((e) => e.type === 'user')).toHaveLength(1);
+      await handle.close();
+      await handle.result();
+    } finally {
+      await later.stop();
+    }
   });
 });
