@@ -1,13 +1,11 @@
 /** fh prompt, fh compact, fh close: talk to a running agent (workflow updates and a signal); fh terminate ends any run. */
 import { promises as fs } from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
-import { idleQueue } from '../../client/session-updates';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { terminateRun } from '../../client/terminate';
 import { notServedReason } from '../../client/unknown-agent';
 import { getAgentHandle, type AgentHandle } from '../../client';
-import { PROMPT_UPDATE } from '../../client/agent-handle';
-import type { PromptRequest } from '../../workflows/agent-workflow';
+import { RunWaitEndedError } from '../../client/run-updates';
 import { flag, int, JSON_OPTION, str, type Parsed } from '../args';
 import { asCliError, connect, printJson, type Command, type Io } from '../context';
 import { EXIT, failure, oneLine, usage } from '../errors';
@@ -130,12 +128,10 @@ async function runPrompt(p: Parsed, io: Io): Promise<number> {
     let reply: string;
     try {
       // Temporal dedupes updates by id, so a retry with the same key gets the first reply.
-      reply = await handle.client.connection.withDeadline(Date.now() + timeoutMs, () =>
-        handle.workflow.executeUpdate<string, [PromptRequest]>(PROMPT_UPDATE, { args: [{ text, ...(sessionId ? { sessionId } : {}) }], updateId }),
-      );
+      reply = await handle.prompt(text, { ...(sessionId ? { conversationId: sessionId } : {}), updateId, timeoutMs });
     } catch (err) {
-      if (!(err instanceof WorkflowUpdateRPCTimeoutOrCancelledError)) throw err;
-      const idle = await handle.client.connection.withDeadline(Date.now() + 3_000, () => idleQueue(handle.workflow));
+      if (!(err instanceof RunWaitEndedError)) throw err;
+      const idle = err.noWorker;
       throw failure(
         `no reply within ${timeoutMs / 1000} s` +
           (idle ? `: no worker is polling task queue ${idle.taskQueue} (start one with \`fh worker --agents <module> --task-queue ${idle.taskQueue}\`)` : '') +
