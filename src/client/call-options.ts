@@ -51,6 +51,21 @@ export function decisionRequest(callId: string, approved: boolean, options: stri
   return { request: note === undefined ? { callId, approved } : { callId, approved, note }, limits };
 }
 
+/** A plan decision's options (`approvePlan`, `declinePlan`), all of them: a misspelt key is named at once. */
+const planDecisionSchema = waitLimitsSchema.extend({ mode: z.string().optional(), note: z.string().optional() }).strict();
+
+/** The plan decision's own fields, and the wait's limits, checked. */
+export function planDecision<T extends { mode?: string; note?: string }>(options: T & { timeoutMs?: number; signal?: AbortSignal }): { decision: Omit<T, 'timeoutMs' | 'signal'>; limits: { timeoutMs?: number; signal?: AbortSignal } } {
+  parseWith(planDecisionSchema, options, 'plan decision options');
+  const { timeoutMs, signal, ...decision } = options;
+  return { decision, limits: { timeoutMs, signal } };
+}
+
+/** Options that are only a wait's limits (`interrupt`, `cancelMessage`): a misspelt key is named at once. */
+export function checkOnlyWaitLimits(limits: unknown, what: string): void {
+  parseWith(waitLimitsSchema.strict(), limits ?? {}, what);
+}
+
 export function checkWaitLimits(limits: { timeoutMs?: unknown; signal?: unknown } | undefined, what: string): void {
   if (limits === undefined) return;
   parseWith(waitLimitsSchema, { timeoutMs: limits.timeoutMs, signal: limits.signal }, what);

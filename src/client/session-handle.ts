@@ -43,7 +43,7 @@ import {
   type SessionPromptRequest,
 } from '../wire/session-messages';
 import { attachmentStore, storeAttachments } from './attachments';
-import { decisionRequest, type DecisionOptions } from './call-options';
+import { checkOnlyWaitLimits, decisionRequest, planDecision, type DecisionOptions } from './call-options';
 import { approvalRequests, approvalSource, type ApprovalRequest, type ApprovalsOptions } from './approvals';
 import { collectStoreGarbage, type CollectGarbageReport } from './collect-garbage';
 import { collectableStore } from '../activities/stores/store-gc';
@@ -175,12 +175,14 @@ export class SessionHandle {
    */
 
   /** Removes a queued message that has not started; its prompt rejects with MESSAGE_CANCELLED. */
-  cancelMessage(messageId: string, limits: WaitLimits = {}): Promise<void> {
+  async cancelMessage(messageId: string, limits: WaitLimits = {}): Promise<void> {
+    checkOnlyWaitLimits(limits, 'wait options');
     return this.update(cancelMessageUpdate, [{ messageId }], randomUUID(), limits);
   }
 
   /** Cancels the running turn (its model call, tools, approval wait); the next message says so to the model. */
-  interrupt(limits: WaitLimits = {}): Promise<{ interrupted: boolean; messageId?: string }> {
+  async interrupt(limits: WaitLimits = {}): Promise<{ interrupted: boolean; messageId?: string }> {
+    checkOnlyWaitLimits(limits, 'wait options');
     return this.update(interruptUpdate, [], randomUUID(), limits);
   }
 
@@ -214,15 +216,15 @@ export class SessionHandle {
    * Approves a waiting plan: the model reads it as its call's result and follows it; `mode` switches the
    * session (ask or execute) before the agent's next tool calls. UNKNOWN_PLAN / ALREADY_DECIDED (field planId).
    */
-  approvePlan(planId: string, options: { mode?: PlanMode; note?: string } & WaitLimits = {}): Promise<SessionPlan> {
-    const { timeoutMs, signal, ...decision } = options;
-    return this.update(decidePlanUpdate, [{ planId, approved: true, ...decision }], randomUUID(), { timeoutMs, signal });
+  async approvePlan(planId: string, options: { mode?: PlanMode; note?: string } & WaitLimits = {}): Promise<SessionPlan> {
+    const { decision, limits } = planDecision(options);
+    return this.update(decidePlanUpdate, [{ planId, approved: true, ...decision }], randomUUID(), limits);
   }
 
   /** Declines a waiting plan: the model reads `note`; the session stays in explore mode. */
-  declinePlan(planId: string, options: { note?: string } & WaitLimits = {}): Promise<SessionPlan> {
-    const { timeoutMs, signal, ...decision } = options;
-    return this.update(decidePlanUpdate, [{ planId, approved: false, ...decision }], randomUUID(), { timeoutMs, signal });
+  async declinePlan(planId: string, options: { note?: string } & WaitLimits = {}): Promise<SessionPlan> {
+    const { decision, limits } = planDecision(options);
+    return this.update(decidePlanUpdate, [{ planId, approved: false, ...decision }], randomUUID(), limits);
   }
 
   info(): Promise<SessionInfo> {

@@ -347,6 +347,8 @@ describe('sessions', () => {
       expect(await rejection(s.approve('call-1', { timeout: 5 } as never))).toMatchObject({ code: 'INVALID_INPUT', field: 'timeout' });
       expect(await rejection(s.deny('call-1', { timeoutMs: '5s' } as never))).toMatchObject({ code: 'INVALID_INPUT', field: 'timeoutMs' });
       expect(await rejection(s.interrupt({ signal: 'stop' } as never))).toMatchObject({ code: 'INVALID_INPUT', field: 'signal' });
+      expect(await rejection(s.cancelMessage('m-1', { timeout: 5 } as never))).toMatchObject({ code: 'INVALID_INPUT', field: 'timeout' });
+      expect(await rejection(s.approvePlan('plan-1', { mdoe: 'execute' } as never))).toMatchObject({ code: 'INVALID_INPUT', field: 'mdoe' });
     } finally {
       await s.workflow.terminate('test over: no worker polls its queue');
     }
