@@ -320,7 +320,7 @@ describe.each(['file', 's3'] as const)('store lifecycle on the %s store', (kind)
     expect(await refusal({ wait: 'no' })).toMatchObject({ code: 'INVALID_INPUT', field: 'wait' });
     expect(await refusal({ deleteBranch: 1 })).toMatchObject({ code: 'INVALID_INPUT', field: 'deleteBranch' });
     expect(await refusal({ wiat: false })).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('Unrecognized key: "wiat"') });
-    expect(await refusal({ store: { store, dryRun: true } })).toMatchObject({ code: 'INVALID_INPUT', field: 'store', message: expect.stringContaining('"dryRun"') });
+    expect(await refusal({ store: { store, dryRun: true } })).toMatchObject({ code: 'INVALID_INPUT', field: 'store.dryRun', message: expect.stringContaining('"dryRun"') });
     expect((await s.workflow.describe()).status.name).toBe('RUNNING');
     expect(sorted(await keys(store)).filter((k) => !before.has(k)).length).toBeGreaterThan(0); // its blobs are all there
     await s.delete({ store: { store, olderThanMs: 0 } });
