@@ -5,8 +5,8 @@
 import type { SessionHandle } from '../client/sessions';
 import { flag, int, JSON_OPTION, type Options, type Parsed } from './args';
 import { asCliError, connect, printJson, STORE_OPTION, type Command, type Connected, type Io } from './context';
-import { CliError, EXIT, failure, GRPC, grpcCode, usage } from './errors';
-import { noWorkerMessage, workerPolls } from './waiting';
+import { CliError, EXIT, failure, usage } from './errors';
+import { isUnansweredRead, noWorkerMessage, workerPolls } from './waiting';
 /* eslint-disable @typescript-eslint/no-require-imports */
 // The client modules load @temporalio/client: only when a command runs (help stays instant).
 export const sessions = () => require('../client/sessions') as typeof import('../client/sessions');
@@ -76,8 +76,7 @@ export async function withClient(
     return await (bounded ? conn.client.connection.withDeadline(Date.now() + ms, () => fn(conn)) : fn(conn));
   } catch (err) {
     if (err instanceof CliError) throw err;
-    const unanswered = grpcCode(err) === GRPC.DEADLINE_EXCEEDED || /deadline exceeded|failed to query workflow/i.test((err as Error)?.message ?? '');
-    if (unanswered) {
+    if (isUnansweredRead(err)) {
       const idle = p.positionals[0] ? await idleTaskQueue(conn, p.positionals[0]).catch(() => undefined) : undefined;
       if (idle) throw failure(`no answer: ${noWorkerMessage(idle)}`);
       throw failure(

@@ -6,6 +6,7 @@
 import type { Client } from '@temporalio/client';
 import { isoTime } from '../audit/history-fields';
 import { phaseQuery, type RunPhase } from '../wire/messages';
+import { GRPC, grpcCode } from './errors';
 
 /** A poller seen within this long counts as a worker serving the queue (the server keeps them ~5 min). */
 const POLLER_FRESH_MS = 90_000;
@@ -63,4 +64,14 @@ export async function whatItWaitsFor(client: Client, namespace: string, workflow
     );
   }
   return 'the run is in its own code (between calls, or waiting on a timer or condition)';
+}
+
+/**
+ * A read of a session that nothing answered before its deadline: the client's typed WaitEndedError (a
+ * read's: no update id, so nothing to reattach to), or the bare gRPC errors such a read ends with.
+ */
+export function isUnansweredRead(err: unknown): boolean {
+  const e = err as { code?: unknown; updateId?: unknown; message?: unknown } | undefined;
+  if (e?.code === 'WAIT_ENDED') return e.updateId === undefined;
+  return grpcCode(err) === GRPC.DEADLINE_EXCEEDED || /deadline exceeded|failed to query workflow/i.test(String(e?.message ?? ''));
 }

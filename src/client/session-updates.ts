@@ -162,7 +162,8 @@ export async function runSessionQuery<T>(handle: WorkflowHandle, sessionId: stri
       // (Read here, not before the first ask: still the caller's context, and most reads never fail.)
       const bounds = waitBounds(handle.client, {});
       const why = bounds.ended();
-      if (why === 'aborted' || (why && isQueryTimeout(err))) throw withCause(new WaitEndedError(sessionId, why, await idleQueueOutside(handle.client, handle)), err);
+      // A deadline ends the call either way: the server's DEADLINE_EXCEEDED, or the client cancelling it first.
+      if (why === 'aborted' || (why && (isQueryTimeout(err) || isCallCancelled(err)))) throw withCause(new WaitEndedError(sessionId, why, await idleQueueOutside(handle.client, handle)), err);
       // Each pause below ends early at the caller's bound: the next ask then fails at once and ends the read.
       const wait = (ms: number) => pause(ms, bounds.deadline, bounds.signals);
       // A query the server gave up on before a worker took it (a busy worker, or the run between two runs
@@ -232,6 +233,11 @@ function isNoPoller(err: unknown): boolean {
 
 /** Query timeouts asked again before the error is the caller's (each one is the server's query deadline). */
 const MAX_QUERY_TIMEOUTS = 3;
+
+/** A call the client cancelled (gRPC CANCELLED), anywhere in the cause chain: how a spent deadline sometimes ends it. */
+function isCallCancelled(err: unknown): boolean {
+  return someCause(err, 5, (e) => e.code === 1);
+}
 
 /** The server's "query timed out before a worker could process it" (gRPC DEADLINE_EXCEEDED), anywhere in the cause chain. */
 function isQueryTimeout(err: unknown): boolean {

@@ -91,6 +91,17 @@ describe('runSessionQuery', () => {
     }
   });
 
+  it('a query the spent deadline ended by cancelling the call (not the server\'s DEADLINE_EXCEEDED) is WAIT_ENDED too', async () => {
+    // Either can end a call under client.withDeadline: a dev server showed 1 in 12 as CANCELLED "Call cancelled".
+    const storage = new AsyncLocalStorage<{ deadline?: number }>();
+    const client = { connection: { callContextStorage: storage }, withDeadline: (_d: number, fn: () => unknown) => fn(), get workflowService(): never { throw new Error('no service here'); } };
+    const handle = { client, workflowId: 's1' } as unknown as WorkflowHandle;
+    const cancelled = new ServiceError('Failed to query Workflow', { cause: Object.assign(new Error('1 CANCELLED: Call cancelled'), { code: 1, details: 'Call cancelled' }) });
+    const ended = await storage.run({ deadline: Date.now() - 1 }, () => runSessionQuery(handle, 's1', async () => { throw cancelled; })).catch((e: unknown) => e);
+    expect(ended).toMatchObject({ code: 'WAIT_ENDED', reason: 'timeout', sessionId: 's1' });
+    expect((ended as Error).cause).toBe(cancelled);
+  });
+
   it('a pause is cut short by the deadline and by a signal aborted already', async () => {
     const t0 = Date.now();
     await pause(5_000, Date.now() + 20, []);

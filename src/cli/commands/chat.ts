@@ -11,7 +11,7 @@ import { asCliError, connect, STORE_OPTION, type Command, type Io } from '../con
 import { failure, usage } from '../errors';
 import { idleTaskQueue } from './session';
 import { Chat } from '../chat/terminal-chat';
-import { noWorkerMessage } from '../waiting';
+import { isUnansweredRead, noWorkerMessage } from '../waiting';
 
 export const chatCommand: Command = {
   name: 'chat',
@@ -79,7 +79,7 @@ async function runChat(p: Parsed, io: Io): Promise<number> {
     const info = await conn.client.connection.withDeadline(Date.now() + 15_000, () => handle.info());
     return await new Chat(handle, info, pollMs).run();
   } catch (err) {
-    if (/deadline exceeded|failed to query workflow/i.test((err as Error)?.message ?? '')) {
+    if (isUnansweredRead(err)) {
       const idle = id ? await idleTaskQueue(conn, id).catch(() => undefined) : undefined;
       if (idle) throw failure(`session ${id} did not answer: ${noWorkerMessage(idle)}`);
       throw usage(`session ${id ?? ''} did not answer within 15 s: is a worker serving its task queue? Start one with \`fh worker --agents <module>\``);
