@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { parseWith } from '../core/validate';
+import type { WaitLimits } from './wait-bounds';
 
 /** An AbortSignal, or one from another realm that acts like one (jsdom, a test environment). */
 const abortSignal = z.custom<AbortSignal>(
@@ -30,10 +31,8 @@ const streamOptionsSchema = z
   .strict();
 
 /** An approval's or a denial's options: the note the model reads, and how long to wait for the session to take it. */
-export interface DecisionOptions {
+export interface DecisionOptions extends WaitLimits {
   note?: string;
-  timeoutMs?: number;
-  signal?: AbortSignal;
 }
 
 /** All of them: an unknown key (`timeout`) is named, not taken for no bound. */
@@ -42,7 +41,7 @@ const decisionOptionsSchema = waitLimitsSchema.extend({ note: z.string().optiona
 /** A decision on a waiting tool call as the update carries it, and how long its sender waits. */
 export interface DecisionRequest {
   request: { callId: string; approved: boolean; note?: string };
-  limits: { timeoutMs?: number; signal?: AbortSignal };
+  limits: WaitLimits;
 }
 
 /** `approve(callId, note)` as before, or `approve(callId, { note, timeoutMs, signal })`, checked. */
@@ -55,7 +54,7 @@ export function decisionRequest(callId: string, approved: boolean, options: stri
 const planDecisionSchema = waitLimitsSchema.extend({ mode: z.string().optional(), note: z.string().optional() }).strict();
 
 /** The plan decision's own fields, and the wait's limits, checked. */
-export function planDecision<T extends { mode?: string; note?: string }>(options: T & { timeoutMs?: number; signal?: AbortSignal }): { decision: Omit<T, 'timeoutMs' | 'signal'>; limits: { timeoutMs?: number; signal?: AbortSignal } } {
+export function planDecision<T extends { mode?: string; note?: string }>(options: T & WaitLimits): { decision: Omit<T, keyof WaitLimits>; limits: WaitLimits } {
   parseWith(planDecisionSchema, options, 'plan decision options');
   const { timeoutMs, signal, ...decision } = options;
   return { decision, limits: { timeoutMs, signal } };
