@@ -4,14 +4,13 @@ import type { ContextBudget } from '../core/budget';
 import type { Entry } from '../core/entries';
 import type { AgentEvent } from '../core/events';
 import type { CompactionState, CompactResult } from '../core/conversation';
-import { typedFailure } from '../wire/failures';
 import { NotServingError } from '../core/errors';
 import type { StreamEnvelope } from '../wire/stream';
 import { approvalRequests, approvalSource, type ApprovalRequest, type ApprovalsOptions } from './approvals';
 import { startPromptStream, streamOf, type StreamOptions } from './stream/handles';
 import { guardClose, untilClosed } from './connection-close';
 import type { PromptStream } from './stream/prompt-stream';
-import { decisionRequest, type DecisionOptions, type DecisionRequest } from './call-options';
+import { checkPromptOptions, decisionRequest, type DecisionOptions, type DecisionRequest } from './call-options';
 import { runAgentUpdate } from './run-updates';
 import type { WaitLimits } from './wait-bounds';
 import {
@@ -105,8 +104,12 @@ export class AgentHandle<O = unknown> {
   }
 
   /** Compacts a session now (a workflow update: recorded in history, waits for a running prompt to end). */
-  compact(request: CompactRequest = {}): Promise<CompactResult> {
-    return typed(this.workflow.executeUpdate(compactUpdate, { args: [request] }));
+  /** Compacts a conversation now; `timeoutMs` or `signal` end the wait with RunWaitEndedError (the compaction is not withdrawn). */
+  compact(request: CompactRequest & WaitLimits = {}): Promise<CompactResult> {
+    // Anything but an object goes to the run as it is, whose validator refuses it (INVALID_INPUT, "compact request").
+    const object = typeof request === 'object' && request !== null;
+    const { timeoutMs, signal, ...compact } = object ? request : {};
+    return runAgentUpdate({ client: this.client, handle: this.workflow, def: compactUpdate, args: [object ? compact : request], updateId: randomUUID(), limits: { timeoutMs, signal } });
   }
 
   /**
@@ -117,6 +120,7 @@ export class AgentHandle<O = unknown> {
    * `timeoutMs` or `signal` end the wait with RunWaitEndedError (WAIT_ENDED), naming the update id.
    */
   async prompt(text: string, options: PromptOptions = {}): Promise<string> {
+    checkPromptOptions(options, 'run prompt');
     const { updateId = randomUUID(), timeoutMs, signal } = options;
     const sessionId = options.conversationId ?? options.sessionId;
     const args: [{ text: string; sessionId?: string }] = [sessionId === undefined ? { text } : { text, sessionId }];
@@ -170,8 +174,11 @@ export class AgentHandle<O = unknown> {
   }
 
   /** Sends a prompt and streams its turn (the prompt's update id is its message id); `.reply` resolves to the reply. */
-  promptStream(text: string, options: Omit<PromptOptions, 'updateId'> & { messageId?: string } & Pick<StreamOptions, 'transport' | 'livePollMs'> = {}): Promise<PromptStream> {
-    return startPromptStream(this.client, this.workflowId, async (messageId) => ({ reply: this.prompt(text, { ...(options.sessionId !== undefined ? { sessionId: options.sessionId } : {}), updateId: messageId }) }), options);
+  async promptStream(text: string, options: Omit<PromptOptions, 'updateId'> & { messageId?: string } & Pick<StreamOptions, 'transport' | 'livePollMs'> = {}): Promise<PromptStream> {
+    checkPromptOptions(options, 'run promptStream');
+    // Everything but how the stream reads goes to the prompt: its conversation and its wait's limits too.
+    const { transport: _transport, livePollMs: _livePollMs, messageId: _messageId, ...prompt } = options;
+    return startPromptStream(this.client, this.workflowId, async (messageId) => ({ reply: this.prompt(text, { ...prompt, updateId: messageId }) }), options);
   }
 
   /** Ends `harness.serve()` in the run once prompts in flight are answered. */
@@ -181,14 +188,5 @@ export class AgentHandle<O = unknown> {
 
   fetchHistory() {
     return this.workflow.fetchHistory();
-  }
-}
-
-/** Rejects with the FabricError a Temporal failure carries (its code, message and fields), if any. */
-async function typed<T>(p: Promise<T>): Promise<T> {
-  try {
-    return await p;
-  } catch (err) {
-    throw typedFailure(err);
   }
 }

@@ -16,6 +16,7 @@
 import type { Client } from '@temporalio/client';
 import type { StreamEnvelope } from '../wire/stream';
 import { streamOf, streamPosition, type ErrorMapper } from './stream/handles';
+import type { DecisionOptions } from './call-options';
 
 /** A tool call waiting for a decision, as `approvals()` hands it over. */
 export interface ApprovalRequest {
@@ -29,10 +30,14 @@ export interface ApprovalRequest {
   readonly messageId?: string;
   /** Epoch ms when the call started to wait (workflow time). */
   readonly requestedAt: number;
-  /** Lets the call run (`note` is kept with the decision). Rejects ALREADY_DECIDED when it was decided meanwhile. */
-  approve(note?: string): Promise<void>;
-  /** Refuses the call: it does not run, and the model reads `reason`. Rejects ALREADY_DECIDED when it was decided meanwhile. */
-  deny(reason?: string): Promise<void>;
+  /**
+   * Lets the call run: `options` is the note kept with the decision, or `{ note, timeoutMs, signal }` (how
+   * long to wait for the run to take it: WAIT_ENDED at the bound, as the handle's `approve`). Rejects
+   * ALREADY_DECIDED when it was decided meanwhile.
+   */
+  approve(options?: string | DecisionOptions): Promise<void>;
+  /** Refuses the call: it does not run, and the model reads the note (the reason). Rejects ALREADY_DECIDED when it was decided meanwhile. */
+  deny(options?: string | DecisionOptions): Promise<void>;
 }
 
 export interface ApprovalsOptions {
@@ -57,14 +62,14 @@ export interface ApprovalSource {
   pending(): Promise<WaitingCall[]>;
   /** The run's stream from `from` (across continue-as-new), ending when the run ends or `signal` aborts. */
   stream(from: number, signal: AbortSignal): AsyncIterable<StreamEnvelope>;
-  decide(callId: string, approved: boolean, note?: string): Promise<void>;
+  decide(callId: string, approved: boolean, options?: string | DecisionOptions): Promise<void>;
 }
 
 /** What a handle (SessionHandle, AgentHandle) decides and lists with. */
 interface DecidingHandle {
   pendingApprovals(): Promise<WaitingCall[]>;
-  approve(callId: string, note?: string): Promise<void>;
-  deny(callId: string, note?: string): Promise<void>;
+  approve(callId: string, options?: string | DecisionOptions): Promise<void>;
+  deny(callId: string, options?: string | DecisionOptions): Promise<void>;
 }
 
 /** Only durable events matter here: the open call's live deltas are looked at less often than a viewer's 100 ms. */
@@ -77,7 +82,7 @@ export function approvalSource(handle: DecidingHandle, client: Client, workflowI
     position: () => streamPosition({ client, id: workflowId }).catch((err: unknown) => Promise.reject(typed ? typed(err) : err)),
     pending: () => handle.pendingApprovals(),
     stream: (from, signal) => streamOf(client, workflowId, { from, signal, livePollMs: LIVE_POLL_MS }, typed),
-    decide: (callId, approved, note) => (approved ? handle.approve(callId, note) : handle.deny(callId, note)),
+    decide: (callId, approved, options) => (approved ? handle.approve(callId, options) : handle.deny(callId, options)),
   };
 }
 
@@ -98,8 +103,8 @@ async function* follow(source: ApprovalSource, outer: AbortSignal | undefined): 
     input: c.input,
     ...(c.messageId ? { messageId: c.messageId } : {}),
     requestedAt: c.requestedAt,
-    approve: (note) => source.decide(c.callId, true, note),
-    deny: (reason) => source.decide(c.callId, false, reason),
+    approve: (options) => source.decide(c.callId, true, options),
+    deny: (options) => source.decide(c.callId, false, options),
   });
   /** The next waiting call not yielded yet, read afresh (one decided elsewhere meanwhile is gone from the list). */
   const next = async (): Promise<WaitingCall | undefined> => (await source.pending()).find((c) => !yielded.has(c.callId));

@@ -60,6 +60,36 @@ export function planDecision<T extends { mode?: string; note?: string }>(options
   return { decision, limits: { timeoutMs, signal } };
 }
 
+/**
+ * A message's options (`prompt`, `send`), all of them: a misspelt key (`timeout`, `messageID`) is named at
+ * once instead of being ignored, which for `timeout` meant a wait with no bound. The values of
+ * `attachments` and `store` are checked where they are used (storeAttachments).
+ */
+const promptOptionsSchema = waitLimitsSchema
+  .extend({ messageId: z.string().min(1).optional(), attachments: z.array(z.unknown()).optional(), store: z.unknown().optional() })
+  .strict();
+
+/** How a prompt's stream reads (`promptStream`). */
+const streamReadKeys = { transport: z.looseObject({}).optional(), livePollMs: z.number().finite().positive().optional() };
+
+/** A run's prompt options (`AgentHandle.prompt`): the conversation it goes to, the update's id, the wait's limits. */
+const runPromptOptionsSchema = waitLimitsSchema
+  .extend({ conversationId: z.string().min(1).optional(), sessionId: z.string().min(1).optional(), updateId: z.string().min(1).optional() })
+  .strict();
+
+const promptOptionSchemas = {
+  'session prompt': promptOptionsSchema,
+  'session promptStream': promptOptionsSchema.extend(streamReadKeys).strict(),
+  'run prompt': runPromptOptionsSchema,
+  // The stream's message id is the prompt's update id.
+  'run promptStream': runPromptOptionsSchema.omit({ updateId: true }).extend({ messageId: z.string().min(1).optional(), ...streamReadKeys }).strict(),
+} as const;
+
+/** Checks a prompt's options before anything is stored or sent (INVALID_INPUT naming the field). */
+export function checkPromptOptions(options: unknown, call: keyof typeof promptOptionSchemas): void {
+  parseWith(promptOptionSchemas[call], options ?? {}, `${call.split(' ')[1]} options`);
+}
+
 /** Options that are only a wait's limits (`interrupt`, `cancelMessage`): a misspelt key is named at once. */
 export function checkOnlyWaitLimits(limits: unknown, what: string): void {
   parseWith(waitLimitsSchema.strict(), limits ?? {}, what);

@@ -12,7 +12,6 @@ import { FabricError } from '../core/errors';
 import type { AgentEvent } from '../core/events';
 import type { CompactionState } from '../core/conversation';
 import { parseSessionId, sessionSlug } from '../core/sessions/ids';
-import { SessionNotFoundError } from '../core/sessions/host-errors';
 import type { LabelValue } from '../core/sessions/labels';
 import type { SessionSettingsPatch } from '../core/sessions/settings';
 import type { PlanMode, SessionPlan } from '../core/sessions/plans';
@@ -43,20 +42,20 @@ import {
   type SessionPromptRequest,
 } from '../wire/session-messages';
 import { attachmentStore, storeAttachments } from './attachments';
-import { checkOnlyWaitLimits, decisionRequest, planDecision, type DecisionOptions } from './call-options';
+import { checkOnlyWaitLimits, checkPromptOptions, decisionRequest, planDecision, type DecisionOptions } from './call-options';
 import { approvalRequests, approvalSource, type ApprovalRequest, type ApprovalsOptions } from './approvals';
-import { collectStoreGarbage, type CollectGarbageReport } from './collect-garbage';
-import { collectableStore } from '../activities/stores/store-gc';
+import type { CollectGarbageReport } from './collect-garbage';
+import { deleteSession } from './session-delete';
 import { startPromptStream, streamOf, type StreamOptions } from './stream/handles';
 import { refuseUnknownAgent } from './unknown-agent';
 import { guardClose } from './connection-close';
 import type { PromptStream } from './stream/prompt-stream';
 import type { StreamEnvelope } from '../wire/stream';
 import { messageUpdateId, runSessionQuery, runSessionUpdate, typedSessionError } from './session-updates';
-import type { WaitLimits } from './wait-bounds';
+import { underBounds, waitBounds, type WaitLimits } from './wait-bounds';
 import { missingSearchAttributes } from './search-attribute-errors';
-import { forkedSession, sessionStartPlan, WORKTREE_MEMO_KEY } from './session-plan';
-import { deleteOptionsSchema, endOptionsSchema, type DeleteOptions, type EndSessionOptions, type ForkOptions, type SessionPromptOptions, type StartSessionOptions } from './session-options';
+import { forkedSession, sessionStartPlan } from './session-plan';
+import { endOptionsSchema, type DeleteOptions, type EndSessionOptions, type ForkOptions, type SessionPromptOptions, type StartSessionOptions } from './session-options';
 
 /** A session with this id exists already (a caller-chosen id; a generated one just gets another slug). */
 export class SessionExistsError extends FabricError {
@@ -66,8 +65,6 @@ export class SessionExistsError extends FabricError {
 }
 
 const SLUG_ATTEMPTS = 8;
-/** The grace period of `delete({ store })` for blobs no history shows yet (a running activity's). */
-const DELETE_GRACE_MS = 60_000;
 
 export async function startSessionWith(
   client: Client,
@@ -110,6 +107,7 @@ export class SessionHandle {
    * message id to reattach with (the message stays in the session).
    */
   async prompt(text: string, options: SessionPromptOptions = {}): Promise<string> {
+    checkPromptOptions(options, 'session prompt');
     const messageId = options.messageId ?? randomUUID();
     const req = await this.request(text, messageId, options);
     const reply = await this.update(sessionPromptUpdate, [req], messageUpdateId('prompt', messageId, text, req.attachments), options, messageId);
@@ -131,10 +129,14 @@ export class SessionHandle {
   }
 
   /** Sends a message and streams its turn; `.reply` resolves to the reply (as `prompt` does). */
-  promptStream(text: string, options: SessionPromptOptions & Pick<StreamOptions, 'transport' | 'livePollMs'> = {}): Promise<PromptStream> {
+  async promptStream(text: string, options: SessionPromptOptions & Pick<StreamOptions, 'transport' | 'livePollMs'> = {}): Promise<PromptStream> {
     // The prompt update itself (one update in history, as prompt() has), sent through prompt() so it keeps
     // one update id across RPC timeouts and follows the session across continue-as-new.
-    return startPromptStream(this.client, this.id, async (messageId) => ({ reply: this.prompt(text, { ...options, messageId }) }), options, this.typed);
+    checkPromptOptions(options, 'session promptStream');
+    const { transport: _transport, livePollMs: _livePollMs, ...message } = options;
+    // Where the stream stands is a query: within the prompt's bound, so no worker is WAIT_ENDED (or NO_WORKER), not a hang.
+    const read = <T>(ask: () => Promise<T>): Promise<T> => underBounds(this.client, waitBounds(this.client, options), () => runSessionQuery(this.workflow, this.id, ask));
+    return startPromptStream(this.client, this.id, async (messageId) => ({ reply: this.prompt(text, { ...message, messageId }) }), options, this.typed, read);
   }
 
   /**
@@ -145,6 +147,7 @@ export class SessionHandle {
 
   /** Queues a message and returns at once with its id (`reply(id)` waits for the answer; position -1: answered already). */
   async send(text: string, options: SessionPromptOptions = {}): Promise<{ messageId: string; position: number }> {
+    checkPromptOptions(options, 'session prompt');
     const messageId = options.messageId ?? randomUUID();
     const req = await this.request(text, messageId, options);
     return this.update(sessionSendUpdate, [req], messageUpdateId('send', messageId, text, req.attachments), options, messageId);
@@ -231,8 +234,13 @@ export class SessionHandle {
     return runSessionQuery(this.workflow, this.id, () => this.workflow.query(sessionInfoQuery));
   }
 
-  edit(edit: SessionEdit): Promise<SessionInfo> {
-    return this.update(editSessionUpdate, [edit]);
+  /*
+   * An edit waits for the session to take it, as a decision does: `limits` (`timeoutMs`, `signal`) end
+   * the wait with WAIT_ENDED, and a worker that comes later applies the edit.
+   */
+  async edit(edit: SessionEdit, limits: WaitLimits = {}): Promise<SessionInfo> {
+    checkOnlyWaitLimits(limits, 'wait options');
+    return this.update(editSessionUpdate, [edit], randomUUID(), limits);
   }
 
   /**
@@ -240,49 +248,52 @@ export class SessionHandle {
    * memory, in the same workflow: the session id and this handle stay valid, and the old conversation
    * stays in the transcript store (`previousTranscript`). Waits for a running turn to finish.
    */
-  reset(options: { transferSummary?: boolean } = {}): Promise<SessionResetResult> {
-    return this.update(resetSessionUpdate, [options]);
+  async reset(options: { transferSummary?: boolean } & WaitLimits = {}): Promise<SessionResetResult> {
+    // Anything but an object goes to the session as it is, whose validator refuses it.
+    const object = typeof options === 'object' && options !== null;
+    const { timeoutMs, signal, ...reset } = object ? options : {};
+    return this.update(resetSessionUpdate, [object ? reset : options], randomUUID(), { timeoutMs, signal });
   }
 
-  setStatus(status: string): Promise<SessionInfo> {
-    return this.edit({ kind: 'status', status });
+  setStatus(status: string, limits?: WaitLimits): Promise<SessionInfo> {
+    return this.edit({ kind: 'status', status }, limits);
   }
 
-  setTitle(title: string): Promise<SessionInfo> {
-    return this.edit({ kind: 'title', title });
+  setTitle(title: string, limits?: WaitLimits): Promise<SessionInfo> {
+    return this.edit({ kind: 'title', title }, limits);
   }
 
-  label(name: string, value?: LabelValue | null): Promise<SessionInfo> {
-    return this.edit(value === undefined ? { kind: 'label', name } : { kind: 'label', name, value });
+  label(name: string, value?: LabelValue | null, limits?: WaitLimits): Promise<SessionInfo> {
+    return this.edit(value === undefined ? { kind: 'label', name } : { kind: 'label', name, value }, limits);
   }
 
-  unlabel(name: string): Promise<SessionInfo> {
-    return this.edit({ kind: 'unlabel', name });
+  unlabel(name: string, limits?: WaitLimits): Promise<SessionInfo> {
+    return this.edit({ kind: 'unlabel', name }, limits);
   }
 
-  flag(flagged = true): Promise<SessionInfo> {
-    return this.edit({ kind: 'flag', flagged });
+  flag(flagged = true, limits?: WaitLimits): Promise<SessionInfo> {
+    return this.edit({ kind: 'flag', flagged }, limits);
   }
 
-  archive(): Promise<SessionInfo> {
-    return this.edit({ kind: 'archive', archived: true });
+  archive(limits?: WaitLimits): Promise<SessionInfo> {
+    return this.edit({ kind: 'archive', archived: true }, limits);
   }
 
-  unarchive(): Promise<SessionInfo> {
-    return this.edit({ kind: 'archive', archived: false });
+  unarchive(limits?: WaitLimits): Promise<SessionInfo> {
+    return this.edit({ kind: 'archive', archived: false }, limits);
   }
 
-  markRead(upTo?: number): Promise<SessionInfo> {
-    return this.edit(upTo === undefined ? { kind: 'read' } : { kind: 'read', upTo });
+  markRead(upTo?: number, limits?: WaitLimits): Promise<SessionInfo> {
+    return this.edit(upTo === undefined ? { kind: 'read' } : { kind: 'read', upTo }, limits);
   }
 
-  updateSettings(settings: SessionSettingsPatch): Promise<SessionInfo> {
-    return this.edit({ kind: 'settings', settings });
+  updateSettings(settings: SessionSettingsPatch, limits?: WaitLimits): Promise<SessionInfo> {
+    return this.edit({ kind: 'settings', settings }, limits);
   }
 
   /** Starts a fresh conversation in this session; its title, status, labels and settings stay. */
-  clear(): Promise<SessionInfo> {
-    return this.edit({ kind: 'clear' });
+  clear(limits?: WaitLimits): Promise<SessionInfo> {
+    return this.edit({ kind: 'clear' }, limits);
   }
 
   async messages(): Promise<Entry[]> {
@@ -341,55 +352,13 @@ export class SessionHandle {
    * Deletes the session: ends it, deletes every run of its workflow (all continue-as-new runs), and with
    * `store` removes the blobs nothing else references (a fork's shared prefix stays with the fork).
    */
-  async delete(options: DeleteOptions = {}): Promise<{ runs: number; garbage?: CollectGarbageReport }> {
-    // Bad options fail before anything is ended or deleted: a misspelt key, a `waitMs` that is not a
-    // number (the wait would have no bound), a grace period that is not a number, a store that cannot be swept.
-    parseWith(deleteOptionsSchema, options, 'delete options');
-    if (options.store) collectableStore(options.store);
-    await this.endWorktree(options.deleteBranch === true);
-    const ns = this.client.options.namespace;
-    let runs = 0;
-    // The running run is deleted as it is terminated (fast); closed ones by a background task.
-    for await (const wf of this.client.workflow.list({ query: `WorkflowId = '${this.id}'` })) {
-      try {
-        await this.client.workflowService.deleteWorkflowExecution({ namespace: ns, workflowExecution: { workflowId: wf.workflowId, runId: wf.runId } });
-        runs++;
-      } catch (err) {
-        if ((err as { code?: number }).code !== 5) throw err; // already gone
-      }
-    }
-    if (runs === 0) throw new SessionNotFoundError(this.id);
-    if (options.wait === false && !options.store) return { runs };
-    await this.waitGone(options.waitMs ?? 120_000);
-    if (!options.store) return { runs };
-    const garbage = await collectStoreGarbage(this.client, { ...options.store, olderThanMs: options.store.olderThanMs ?? DELETE_GRACE_MS });
-    return { runs, garbage };
-  }
-
-  /** A running session with a worktree is ended first: its worker commits the changes and removes the worktree. */
-  private async endWorktree(deleteBranch: boolean): Promise<void> {
-    const desc = await this.workflow.describe().catch(() => undefined);
-    if (!desc || desc.status.name !== 'RUNNING' || desc.memo?.[WORKTREE_MEMO_KEY] !== true) return;
-    await this.update(endSessionUpdate, [{ deleting: true, ...(deleteBranch ? { deleteBranch } : {}) }]).catch((err: unknown) => {
-      if (!(err instanceof FabricError && (err.code === 'SESSION_CLOSED' || err.code === 'SESSION_NOT_FOUND'))) throw err;
-    });
+  delete(options: DeleteOptions = {}): Promise<{ runs: number; garbage?: CollectGarbageReport }> {
+    return deleteSession(this.client, this.workflow, this.id, options);
   }
 
   /** Right after a continue-as-new the new run loads the conversation: wait for it (bounded). */
   private async restored(): Promise<void> {
     for (let i = 0; i < 300 && (await this.info()).restoring; i++) await new Promise((r) => setTimeout(r, 100));
-  }
-
-  /** Deletion is asynchronous on the server: wait until visibility lists no run of this session. */
-  private async waitGone(ms: number): Promise<void> {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      let left = 0;
-      for await (const _ of this.client.workflow.list({ query: `WorkflowId = '${this.id}'` })) left++;
-      if (left === 0) return;
-      if (Date.now() > deadline) throw new FabricError('DELETE_PENDING', `session ${this.id}: the server has not finished deleting ${left} run(s) after ${ms} ms; they will go`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
   }
 
   get agent(): string | undefined {

@@ -55,6 +55,26 @@ export interface SessionPromptOptions extends WaitLimits {
   store?: TranscriptStore;
 }
 
+/** StartSessionOptions' keys (each value is checked where it is used, in sessionStartPlan). */
+export const START_SESSION_KEYS: Record<keyof StartSessionOptions, true> = {
+  id: true,
+  input: true,
+  title: true,
+  settings: true,
+  connection: true,
+  model: true,
+  labels: true,
+  taskQueue: true,
+  historyLimit: true,
+  streaming: true,
+  autoArchiveAfterMs: true,
+  isolation: true,
+  workflow: true,
+};
+
+/** SessionPromptOptions' keys. */
+export const SESSION_PROMPT_KEYS: Record<keyof SessionPromptOptions, true> = { messageId: true, attachments: true, store: true, timeoutMs: true, signal: true };
+
 export interface ForkOptions {
   /** Index (in `messages()`) of the last message the fork keeps. */
   atMessage: number;

@@ -14,7 +14,8 @@ import { SessionHandle, startSessionWith } from './session-handle';
 import { messageUpdateId, runSessionUpdate, typedSessionError } from './session-updates';
 import { checkWaitLimits } from './call-options';
 import { sessionStartPlan } from './session-plan';
-import type { SessionPromptOptions, StartSessionOptions } from './session-options';
+import { SESSION_PROMPT_KEYS, START_SESSION_KEYS, type SessionPromptOptions, type StartSessionOptions } from './session-options';
+import { checkKnownKeys } from '../core/validate';
 
 export { SessionExistsError, SessionHandle } from './session-handle';
 export { messageUpdateId } from './session-updates';
@@ -23,6 +24,7 @@ export type { DeleteOptions, EndSessionOptions, ForkOptions, SessionPromptOption
 
 /** Starts a session of `agent`: a workflow that serves prompts until it is ended or deleted. */
 export async function startSession(client: Client, agent: AgentDefinition | string, options: StartSessionOptions = {}): Promise<SessionHandle> {
+  checkKnownKeys(options, START_SESSION_KEYS, 'start options');
   return startSessionWith(client, agent, options, undefined);
 }
 
@@ -41,6 +43,7 @@ export async function sendPrompt(
   text: string,
   options: StartSessionOptions & SessionPromptOptions & { id: string },
 ): Promise<{ session: SessionHandle; reply: string }> {
+  checkKnownKeys(options, { ...START_SESSION_KEYS, ...SESSION_PROMPT_KEYS }, 'sendPrompt options');
   const id = parseSessionId(options.id);
   const plan = sessionStartPlan(agent, options, undefined);
   const start = new WithStartWorkflowOperation(plan.agent, {

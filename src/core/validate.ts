@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { InvalidInputError } from './errors';
 
 /** One problem with an input, by its dotted path. */
@@ -13,6 +13,15 @@ export function parseWith<T>(schema: z.ZodType<T>, value: unknown, what: string)
   if (result.success) return result.data;
   const issues = result.error.issues.flatMap((i) => readableIssues(i as ZodIssueLike));
   throw new InvalidInputError(what, issues[0]?.path ?? '', issues);
+}
+
+/**
+ * Options whose values are checked where they are used: here only that every key is one of `keys`, so a
+ * misspelt key (`timeout` for `timeoutMs`) is named at once instead of being ignored.
+ */
+export function checkKnownKeys(value: unknown, keys: Readonly<Record<string, true>>, what: string): void {
+  if (value === undefined) return;
+  parseWith(z.object(Object.fromEntries(Object.keys(keys).map((k) => [k, z.unknown().optional()]))).strict(), value, what);
 }
 
 /** The parts of a zod 4 issue we read (its union branches among them). */

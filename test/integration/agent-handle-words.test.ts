@@ -41,9 +41,13 @@ describe('AgentHandle names conversations', () => {
     expect(await handle.prompt('second', { conversationId: 'main', sessionId: 'nope' })).toBe('two');
     fake.enqueue(say('three'));
     expect(await handle.prompt('third', { sessionId: 'main' })).toBe('three');
+    // promptStream sends its conversationId too (it once sent only the deprecated sessionId).
+    await expect((await handle.promptStream('x', { conversationId: 'nope' })).reply).rejects.toMatchObject({ code: 'UNKNOWN_SESSION', sessionId: 'nope' });
+    fake.enqueue(say('four'));
+    expect(await (await handle.promptStream('fourth', { conversationId: 'main' })).reply).toBe('four');
 
     const entries = await handle.entries();
-    expect(entries.map((e) => e.type)).toEqual(['user', 'assistant', 'user', 'assistant', 'user', 'assistant']);
+    expect(entries.map((e) => e.type)).toEqual(['user', 'assistant', 'user', 'assistant', 'user', 'assistant', 'user', 'assistant']);
     expect(await handle.entries('main')).toEqual(entries);
     expect(await handle.messages()).toEqual(entries);
     await handle.close();
@@ -56,6 +60,8 @@ describe('AgentHandle names conversations', () => {
     // Refused before anything is sent, naming the field.
     expect(await rejection(handle.prompt('first', { timeoutMs: '5s' as never }))).toMatchObject({ code: 'INVALID_INPUT', field: 'timeoutMs' });
     expect(await rejection(handle.approve('call-1', { timeout: 5 } as never))).toMatchObject({ code: 'INVALID_INPUT', field: 'timeout' });
+    expect(await rejection(handle.prompt('first', { timeout: 5 } as never))).toMatchObject({ code: 'INVALID_INPUT', field: 'timeout' });
+    expect(await rejection(handle.promptStream('first', { updateId: 'u-1' } as never))).toMatchObject({ code: 'INVALID_INPUT', field: 'updateId' });
 
     let t0 = Date.now();
     const ended = await rejection(handle.prompt('first', { conversationId: 'main', timeoutMs: 1_500 }));
@@ -70,6 +76,7 @@ describe('AgentHandle names conversations', () => {
     expect(await rejection(handle.prompt('first', { conversationId: 'main', updateId, signal: gone.signal }))).toMatchObject({ code: 'WAIT_ENDED', reason: 'aborted', updateId });
     expect(Date.now() - t0).toBeLessThan(10_000);
     expect(await rejection(handle.deny('call-1', { note: 'no', timeoutMs: 500 }))).toMatchObject({ code: 'WAIT_ENDED', reason: 'timeout' });
+    expect(await rejection(handle.compact({ keepRecentEntries: 2, timeoutMs: 500 }))).toMatchObject({ code: 'WAIT_ENDED', reason: 'timeout', noWorker: { taskQueue: queue } });
 
     // A worker comes: the prompt, sent again with its update id, is answered, and the model asked once.
     const later = await startTestWorker({ name: 'handle-bound-later', baseURL: fake.url, taskQueue: queue });

@@ -74,7 +74,9 @@ describe('session.approvals()', () => {
     const { messageId } = await s.send('deploy the db');
     const req = (await first)!;
     expect(req).toMatchObject({ tool: 'deploy', input: { service: 'db' } });
-    await req.deny('not on a Friday');
+    // The request's decisions take the handle's options: a misspelt key is named, nothing is decided.
+    await expect(req.deny({ reason: 'not on a Friday' } as never)).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'reason' });
+    await req.deny({ note: 'not on a Friday', timeoutMs: 10_000 });
     expect(await s.reply(messageId)).toBe('Not deployed, as you said.');
     expect(lastToolResults(fake)).toEqual([expect.stringContaining('not on a Friday')]);
     const events: string[] = [];

@@ -147,6 +147,13 @@ describe('sessions', () => {
       [() => s.send('two', { timeoutMs: -1 }), 'timeoutMs'],
       [() => s.prompt('two', { signal: 'stop' as never }), 'signal'],
       [() => s.reply('nope', { timeoutMs: Number.NaN }), 'timeoutMs'],
+      // A misspelt key is named, not ignored: `timeout` was a wait with no bound.
+      [() => s.prompt('two', { timeout: 5_000 } as never), 'timeout'],
+      [() => s.send('two', { messageID: 'm-1' } as never), 'messageID'],
+      [() => s.send('two', { messageId: '' }), 'messageId'],
+      [() => s.promptStream('two', { timeout: 5_000 } as never), 'timeout'],
+      [() => startSession(w.client, assistant, { taskQueue: w.taskQueue, tittle: 'x' } as never), 'tittle'],
+      [() => sendPrompt(w.client, assistant, 'two', { id: s.id, timeout: 5_000 } as never), 'timeout'],
     ] as const) {
       expect(await rejection(call())).toMatchObject({ code: 'INVALID_INPUT', field });
     }
@@ -325,7 +332,7 @@ describe('sessions', () => {
     }
   });
 
-  it('approve, deny, interrupt, cancelMessage and the plan decisions take a wait bound: WAIT_ENDED at it, bad options named', async () => {
+  it('approve, deny, interrupt, cancelMessage, the plan decisions, the edits and reset take a wait bound: WAIT_ENDED at it, bad options named', async () => {
     // A queue no worker ever polls: each change waits for a worker to take it, and the caller stops waiting.
     const queue = `${w.taskQueue}-never`;
     const s = await startSession(w.client, assistant, { id: sid('bounded-changes'), taskQueue: queue });
@@ -343,12 +350,21 @@ describe('sessions', () => {
       const gone = new AbortController();
       setTimeout(() => gone.abort(), 300);
       await ends(() => s.declinePlan('plan-1', { note: 'no', signal: gone.signal }), 'aborted');
+      // A streamed prompt reads where the stream stands first (a query): within the same bound, nothing sent.
+      await ends(() => s.promptStream('hello?', { timeoutMs: 1_000 }), 'timeout');
+      // The edits and reset too.
+      await ends(() => s.setTitle('Bounded', { timeoutMs: 500 }), 'timeout');
+      await ends(() => s.archive({ timeoutMs: 500 }), 'timeout');
+      await ends(() => s.label('team', 'infra', { timeoutMs: 500 }), 'timeout');
+      await ends(() => s.reset({ transferSummary: false, timeoutMs: 500 }), 'timeout');
       // Refused before anything is sent, naming the field.
       expect(await rejection(s.approve('call-1', { timeout: 5 } as never))).toMatchObject({ code: 'INVALID_INPUT', field: 'timeout' });
       expect(await rejection(s.deny('call-1', { timeoutMs: '5s' } as never))).toMatchObject({ code: 'INVALID_INPUT', field: 'timeoutMs' });
       expect(await rejection(s.interrupt({ signal: 'stop' } as never))).toMatchObject({ code: 'INVALID_INPUT', field: 'signal' });
       expect(await rejection(s.cancelMessage('m-1', { timeout: 5 } as never))).toMatchObject({ code: 'INVALID_INPUT', field: 'timeout' });
       expect(await rejection(s.approvePlan('plan-1', { mdoe: 'execute' } as never))).toMatchObject({ code: 'INVALID_INPUT', field: 'mdoe' });
+      expect(await rejection(s.archive({ timeout: 5 } as never))).toMatchObject({ code: 'INVALID_INPUT', field: 'timeout' });
+      expect(await rejection(s.reset({ timeoutMs: -1 }))).toMatchObject({ code: 'INVALID_INPUT', field: 'timeoutMs' });
     } finally {
       await s.workflow.terminate('test over: no worker polls its queue');
     }

@@ -75,10 +75,12 @@ export async function startPromptStream(
   send: (messageId: string) => Promise<{ reply: Promise<string> }>,
   options: { messageId?: string; transport?: StreamTransport; livePollMs?: number } = {},
   typed?: ErrorMapper,
+  /** How the stream's position is read (a session's: within the prompt's wait bound, as its queries are). */
+  read: <T>(ask: () => Promise<T>) => Promise<T> = (ask) => ask(),
 ): Promise<PromptStream> {
   checkStreamOptions({ transport: options.transport, livePollMs: options.livePollMs }); // before the prompt is sent
   const messageId = options.messageId ?? randomUUID();
-  const from = await position(client, workflowId, options.transport).catch((err: unknown) => {
+  const from = await read(() => position(client, workflowId, options.transport)).catch((err: unknown) => {
     throw typed ? typed(err) : err;
   });
   const { reply } = await send(messageId);
