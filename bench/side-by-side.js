@@ -40,6 +40,9 @@
  *                                 dir/<design>/, one per thread (the main thread's and the workflow
  *                                 thread's; the warm-up is in them too, the replays are not; read them with
  *                                 `node bench/cpu-profile-top.js dir/<design>/<file>.cpuprofile`)
+ *   FH_BENCH_LAZY_EXTSTORE=1      an experiment: our workers and replayers run with Temporal's external-storage
+ *                                 runner made lazy (side-by-side/lazy-external-storage.js), to measure what
+ *                                 that change in Temporal would save per call
  *
  * The peer is installed (`npm ci --prefix bench/peer`) when bench/peer/node_modules is missing.
  */
@@ -131,8 +134,9 @@ class ChildWorker {
     // One directory per design and no fixed file name: every thread (workflows run in worker threads)
     // writes a profile of its own, where one name would have each overwrite the other.
     const profile = profDir && (design.key.startsWith('ours') || design.key === 'floor-model') ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(profDir, design.key)] : [];
+    const lazy = process.env.FH_BENCH_LAZY_EXTSTORE === '1' && design.key.startsWith('ours') ? ['--require', path.join(__dirname, 'side-by-side/lazy-external-storage.js')] : [];
     const child = fork(path.join(__dirname, design.script), [], {
-      execArgv: [...process.execArgv, ...profile, ...extraExecArgv],
+      execArgv: [...process.execArgv, ...profile, ...lazy, ...extraExecArgv],
       env: { ...process.env, FH_BENCH_CHILD_CONFIG: JSON.stringify(config) },
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
@@ -295,6 +299,7 @@ module.exports = {
       const workers = {};
       cleanups.push(() => Promise.all(Object.values(workers).map((w) => w.stop())));
       // One at a time: each bundles its workflow code, and two cores are shared.
+      if (process.env.FH_BENCH_LAZY_EXTSTORE === '1') ctx.log("experiment: our workers run with Temporal's external-storage runner made lazy");
       for (const d of DESIGNS) workers[d.key] = await ChildWorker.start(d, childConfig(`bench-sbs-${d.key}-${process.pid}`), ctx);
       ctx.log(`started ${DESIGNS.length} workers (one process each) in ${ctx.seconds(Date.now() - t)}`);
 
@@ -434,6 +439,9 @@ module.exports = {
         'replay vs floor': r.replayError ? '' : times(r.replayMs / r.modelCalls / (floor.replayMs / floor.modelCalls)),
         'replay vs floor (2 activities)':
           r.replayError || !floorTool ? '' : times(r.replayMs / r.modelCalls / (floorTool.replayMs / floorTool.modelCalls)),
+        // The same, round by round: each round replays the two one after the other, so a burst of load on the
+        // machine falls on both; the median of the rounds' ratios (the medians above may come from different rounds).
+        'replay vs floor (2 activities), paired': r.replayError || !floorTool || floorTool.replayError ? '' : times(pairedRatio(r, floorTool)),
         'replay/event': r.replayError ? '' : ms(r.replayMs / r.events, 3),
         // Per call beyond the smallest N: what each further call adds to a replay, without the fixed cost
         // of a replay (creating the replay worker, loading the workflow bundle), which differs by design.
@@ -452,6 +460,7 @@ module.exports = {
           at: new Date().toISOString(),
           machine: { cpus: os.cpus().length, cpu: os.cpus()[0] && os.cpus()[0].model, node: process.version },
           peer: peerVersions(),
+          ...(process.env.FH_BENCH_LAZY_EXTSTORE === '1' ? { experiment: 'our workers ran with Temporal\'s external-storage runner made lazy (FH_BENCH_LAZY_EXTSTORE)' } : {}),
           calls: ns,
           idleWorkerCpuMsPerS: Object.fromEntries(Object.entries(idle).map(([k, v]) => [k, v * 1000])),
           runs: runs.map(({ reason, ...r }) => ({ ...r, reason })),
@@ -464,6 +473,13 @@ module.exports = {
     return rows;
   },
 };
+
+/** The median over replay rounds of r's replay time per model call against base's in the same round. */
+function pairedRatio(r, base) {
+  const n = Math.min(r.replayTimes.length, base.replayTimes.length);
+  const ratios = Array.from({ length: n }, (_, i) => r.replayTimes[i] / r.modelCalls / (base.replayTimes[i] / base.modelCalls));
+  return median(ratios);
+}
 
 /** The versions the peer ran with (from its installed packages). */
 function peerVersions() {
