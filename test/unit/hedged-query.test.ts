@@ -46,4 +46,13 @@ describe('hedged', () => {
     let b = 0;
     await expect(hedged(() => mixed[b++]!, 50)).resolves.toBe('page');
   });
+
+  it("fails at the first failure once the caller's bound has passed: the other ask cannot answer in time", async () => {
+    const answers = [later(100, new Error('deadline'), true), later(5_000, new Error('deadline, late'), true)];
+    let asked = 0;
+    const started = Date.now();
+    await expect(hedged(() => answers[asked++]!, 50, () => true)).rejects.toThrow(/^deadline$/);
+    expect(asked).toBe(2);
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
 });

@@ -7,6 +7,7 @@
 import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
+import { waitBounds } from '../wait-bounds';
 import { isLiveStreamDetails, pageFrom, streamReadQuery, type LiveStreamDetails, type StreamPage } from '../../wire/stream';
 
 export interface StreamSnapshot {
@@ -76,9 +77,11 @@ export const QUERY_HEDGE_MS = 250;
 
 /**
  * `ask()`, and once more if it has not settled within `ms`: the first to succeed wins, and it fails only
- * when both fail (with the first failure seen). The slow one is left to finish on its own.
+ * when both fail (with the first failure seen). The slow one is left to finish on its own. A failure once
+ * `ended()` says the caller's bound passed ends it at once: the other ask cannot answer in time either
+ * (its deadline, the same, was seen to end up to 0.7 s late on a dev server).
  */
-export function hedged<T>(ask: () => Promise<T>, ms: number): Promise<T> {
+export function hedged<T>(ask: () => Promise<T>, ms: number, ended: () => boolean = () => false): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     let failures = 0;
     let asked = 1;
@@ -87,7 +90,7 @@ export function hedged<T>(ask: () => Promise<T>, ms: number): Promise<T> {
     const fail = (err: unknown) => {
       if (settled) return;
       if (failures++ === 0) firstError = err;
-      if (failures === asked) {
+      if (failures === asked || ended()) {
         settled = true;
         clearTimeout(timer);
         reject(firstError);
@@ -253,7 +256,7 @@ export class TemporalStreamTransport implements StreamTransport {
    * at once. A query only reads, so asking twice is harmless.
    */
   private read(handle: WorkflowHandle, from: number): Promise<StreamPage> {
-    return hedged(() => handle.query(streamReadQuery, { from }), QUERY_HEDGE_MS);
+    return hedged(() => handle.query(streamReadQuery, { from }), QUERY_HEDGE_MS, () => waitBounds(this.client, {}).ended() !== undefined);
   }
 
   async waitForChange(runId: string, signal?: AbortSignal): Promise<void> {
