@@ -11,7 +11,7 @@ import { startPromptStream, streamOf, type StreamOptions } from './stream/handle
 import { guardClose, untilClosed } from './connection-close';
 import type { PromptStream } from './stream/prompt-stream';
 import { checkPromptOptions, decisionRequest, type DecisionOptions, type DecisionRequest } from './call-options';
-import { runAgentUpdate } from './run-updates';
+import { readBeforeUpdate, runAgentUpdate } from './run-updates';
 import type { WaitLimits } from './wait-bounds';
 import {
   closeSignal,
@@ -177,8 +177,10 @@ export class AgentHandle<O = unknown> {
   async promptStream(text: string, options: Omit<PromptOptions, 'updateId'> & { messageId?: string } & Pick<StreamOptions, 'transport' | 'livePollMs'> = {}): Promise<PromptStream> {
     checkPromptOptions(options, 'run promptStream');
     // Everything but how the stream reads goes to the prompt: its conversation and its wait's limits too.
-    const { transport: _transport, livePollMs: _livePollMs, messageId: _messageId, ...prompt } = options;
-    return startPromptStream(this.client, this.workflowId, async (messageId) => ({ reply: this.prompt(text, { ...prompt, updateId: messageId }) }), options);
+    const { transport: _transport, livePollMs: _livePollMs, messageId = randomUUID(), ...prompt } = options;
+    // Where the stream stands is a query, read within the prompt's bound.
+    const read = <T>(ask: () => Promise<T>): Promise<T> => readBeforeUpdate(this.client, this.workflow, messageId, { timeoutMs: options.timeoutMs, signal: options.signal }, ask);
+    return startPromptStream(this.client, this.workflowId, async (id) => ({ reply: this.prompt(text, { ...prompt, updateId: id }) }), { ...options, messageId }, undefined, read);
   }
 
   /** Ends `harness.serve()` in the run once prompts in flight are answered. */

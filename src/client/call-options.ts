@@ -14,7 +14,7 @@ const abortSignal = z.custom<AbortSignal>(
 );
 
 /** WaitLimits' fields; the rest of a call's options are the call's own (its keys are not checked here). */
-const waitLimitsSchema = z.object({
+export const waitLimitsSchema = z.object({
   timeoutMs: z.number().finite().nonnegative().optional(),
   signal: abortSignal.optional(),
 });

@@ -23,12 +23,16 @@ export class RunWaitEndedError extends FabricError {
     readonly updateId: string,
     readonly reason: 'timeout' | 'aborted',
     readonly noWorker: { taskQueue: string } | undefined,
+    /** false: the wait ended in a read made before the update (a promptStream's position), so nothing was sent. */
+    readonly sent: boolean = true,
   ) {
+    const why = `stopped waiting (${reason === 'timeout' ? 'the deadline passed' : 'the call was aborted'})`;
+    const idle = noWorker ? `; no worker is polling task queue ${noWorker.taskQueue}` : '';
     super(
       'WAIT_ENDED',
-      `run ${workflowId}: stopped waiting (${reason === 'timeout' ? 'the deadline passed' : 'the call was aborted'}) before the run took update ${updateId}` +
-        (noWorker ? `; no worker is polling task queue ${noWorker.taskQueue}` : '') +
-        `. It is not withdrawn: send it again with { updateId: '${updateId}' } to get its answer; a new one would run it twice`,
+      sent
+        ? `run ${workflowId}: ${why} before the run took update ${updateId}${idle}. It is not withdrawn: send it again with { updateId: '${updateId}' } to get its answer; a new one would run it twice`
+        : `run ${workflowId}: ${why} before the run answered where its stream stands${idle}. Nothing was sent (update ${updateId} was not)`,
     );
   }
 }
@@ -54,6 +58,24 @@ export async function runAgentUpdate<Ret, Args extends unknown[]>(call: RunUpdat
     const why = bounds.ended();
     if (!why) throw typedFailure(err);
     const ended = new RunWaitEndedError(handle.workflowId, updateId, why, await idleQueueOutside(client, handle));
+    (ended as { cause?: unknown }).cause = err;
+    throw ended;
+  }
+}
+
+/**
+ * A read made before an update is sent (where a promptStream's stream stands, a query) within the update's
+ * bound: with no worker the query would wait the server's ~29 s whatever the caller's bound said. At the
+ * bound it is RunWaitEndedError with `sent: false`.
+ */
+export async function readBeforeUpdate<T>(client: Client, handle: WorkflowHandle, updateId: string, limits: WaitLimits, read: () => Promise<T>): Promise<T> {
+  const bounds = waitBounds(client, limits);
+  try {
+    return await underBounds(client, bounds, read);
+  } catch (err) {
+    const why = bounds.ended();
+    if (!why) throw err;
+    const ended = new RunWaitEndedError(handle.workflowId, updateId, why, await idleQueueOutside(client, handle), false);
     (ended as { cause?: unknown }).cause = err;
     throw ended;
   }

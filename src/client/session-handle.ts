@@ -344,8 +344,8 @@ export class SessionHandle {
    * a worktree commits its changes on its branch and removes the worktree first, and answers with it.
    */
   async end(options: EndSessionOptions = {}): Promise<{ worktree?: SessionWorktree }> {
-    const request = parseWith(endOptionsSchema, options, 'end options');
-    return (await this.update(endSessionUpdate, [request])) ?? {};
+    const { timeoutMs, signal, ...request } = parseWith(endOptionsSchema, options, 'end options');
+    return (await this.update(endSessionUpdate, [request], randomUUID(), { timeoutMs, signal })) ?? {};
   }
 
   /**

@@ -6,6 +6,7 @@ import type { PromptAttachment } from './attachments';
 import type { TranscriptStore } from '../activities/stores/transcript-store';
 import { z } from 'zod';
 import { gracePeriodSchema } from './collect-garbage';
+import { waitLimitsSchema } from './call-options';
 import type { WaitLimits } from './wait-bounds';
 
 export interface StartSessionOptions {
@@ -85,8 +86,11 @@ export interface ForkOptions {
   isolation?: 'worktree';
 }
 
-/** How a session ends; only a session with a worktree reads these. */
-export interface EndSessionOptions {
+/**
+ * How a session ends (only a session with a worktree reads the first two), and how long the caller waits
+ * for a worker to take it (WAIT_ENDED at the bound; the end is not withdrawn).
+ */
+export interface EndSessionOptions extends WaitLimits {
   /** Leave the worktree's directory where it is (removing it is then yours: `git worktree remove`). Default false. */
   keepWorktree?: boolean;
   /** Delete the worktree's branch too (default: kept, with the session's changes committed on it). */
@@ -107,7 +111,7 @@ export interface DeleteOptions {
   deleteBranch?: boolean;
 }
 
-export const endOptionsSchema = z.object({ keepWorktree: z.boolean().optional(), deleteBranch: z.boolean().optional() }).strict();
+export const endOptionsSchema = waitLimitsSchema.extend({ keepWorktree: z.boolean().optional(), deleteBranch: z.boolean().optional() }).strict();
 /** DeleteOptions; the store itself is checked by collectableStore. */
 export const deleteOptionsSchema = z
   .object({

@@ -77,6 +77,12 @@ describe('AgentHandle names conversations', () => {
     expect(Date.now() - t0).toBeLessThan(10_000);
     expect(await rejection(handle.deny('call-1', { note: 'no', timeoutMs: 500 }))).toMatchObject({ code: 'WAIT_ENDED', reason: 'timeout' });
     expect(await rejection(handle.compact({ keepRecentEntries: 2, timeoutMs: 500 }))).toMatchObject({ code: 'WAIT_ENDED', reason: 'timeout', noWorker: { taskQueue: queue } });
+    // A streamed prompt reads where the stream stands first (a query), within the same bound: nothing is sent.
+    t0 = Date.now();
+    const unread = await rejection(handle.promptStream('never sent', { timeoutMs: 1_000 }));
+    expect(unread).toBeInstanceOf(RunWaitEndedError);
+    expect(unread).toMatchObject({ code: 'WAIT_ENDED', reason: 'timeout', sent: false, noWorker: { taskQueue: queue } });
+    expect(Date.now() - t0).toBeLessThan(10_000);
 
     // A worker comes: the prompt, sent again with its update id, is answered, and the model asked once.
     const later = await startTestWorker({ name: 'handle-bound-later', baseURL: fake.url, taskQueue: queue });

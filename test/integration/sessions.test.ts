@@ -332,7 +332,7 @@ describe('sessions', () => {
     }
   });
 
-  it('approve, deny, interrupt, cancelMessage, the plan decisions, the edits and reset take a wait bound: WAIT_ENDED at it, bad options named', async () => {
+  it('approve, deny, interrupt, cancelMessage, the plan decisions, the edits, reset and end take a wait bound: WAIT_ENDED at it, bad options named', async () => {
     // A queue no worker ever polls: each change waits for a worker to take it, and the caller stops waiting.
     const queue = `${w.taskQueue}-never`;
     const s = await startSession(w.client, assistant, { id: sid('bounded-changes'), taskQueue: queue });
@@ -357,6 +357,7 @@ describe('sessions', () => {
       await ends(() => s.archive({ timeoutMs: 500 }), 'timeout');
       await ends(() => s.label('team', 'infra', { timeoutMs: 500 }), 'timeout');
       await ends(() => s.reset({ transferSummary: false, timeoutMs: 500 }), 'timeout');
+      await ends(() => s.end({ timeoutMs: 500 }), 'timeout');
       // Refused before anything is sent, naming the field.
       expect(await rejection(s.approve('call-1', { timeout: 5 } as never))).toMatchObject({ code: 'INVALID_INPUT', field: 'timeout' });
       expect(await rejection(s.deny('call-1', { timeoutMs: '5s' } as never))).toMatchObject({ code: 'INVALID_INPUT', field: 'timeoutMs' });
@@ -365,6 +366,7 @@ describe('sessions', () => {
       expect(await rejection(s.approvePlan('plan-1', { mdoe: 'execute' } as never))).toMatchObject({ code: 'INVALID_INPUT', field: 'mdoe' });
       expect(await rejection(s.archive({ timeout: 5 } as never))).toMatchObject({ code: 'INVALID_INPUT', field: 'timeout' });
       expect(await rejection(s.reset({ timeoutMs: -1 }))).toMatchObject({ code: 'INVALID_INPUT', field: 'timeoutMs' });
+      expect(await rejection(s.end({ timeout: 5 } as never))).toMatchObject({ code: 'INVALID_INPUT', field: 'timeout' });
     } finally {
       await s.workflow.terminate('test over: no worker polls its queue');
     }
