@@ -10,7 +10,7 @@ import { approvalRequests, approvalSource, type ApprovalRequest, type ApprovalsO
 import { startPromptStream, streamOf, type StreamOptions } from './stream/handles';
 import { guardClose, untilClosed } from './connection-close';
 import type { PromptStream } from './stream/prompt-stream';
-import { checkPromptOptions, decisionRequest, type DecisionOptions, type DecisionRequest } from './call-options';
+import { checkPromptOptions, decisionRequest, splitWaitLimits, type DecisionOptions, type DecisionRequest } from './call-options';
 import { readBeforeUpdate, runAgentUpdate } from './run-updates';
 import type { WaitLimits } from './wait-bounds';
 import {
@@ -106,10 +106,9 @@ export class AgentHandle<O = unknown> {
   /** Compacts a session now (a workflow update: recorded in history, waits for a running prompt to end). */
   /** Compacts a conversation now; `timeoutMs` or `signal` end the wait with RunWaitEndedError (the compaction is not withdrawn). */
   compact(request: CompactRequest & WaitLimits = {}): Promise<CompactResult> {
-    // Anything but an object goes to the run as it is, whose validator refuses it (INVALID_INPUT, "compact request").
-    const object = typeof request === 'object' && request !== null;
-    const { timeoutMs, signal, ...compact } = object ? request : {};
-    return runAgentUpdate({ client: this.client, handle: this.workflow, def: compactUpdate, args: [object ? compact : request], updateId: randomUUID(), limits: { timeoutMs, signal } });
+    // A non-object goes to the run as it is, whose validator refuses it (INVALID_INPUT, "compact request").
+    const { body, limits } = splitWaitLimits(request);
+    return runAgentUpdate({ client: this.client, handle: this.workflow, def: compactUpdate, args: [body], updateId: randomUUID(), limits });
   }
 
   /**

@@ -56,8 +56,19 @@ const planDecisionSchema = waitLimitsSchema.extend({ mode: z.string().optional()
 /** The plan decision's own fields, and the wait's limits, checked. */
 export function planDecision<T extends { mode?: string; note?: string }>(options: T & WaitLimits): { decision: Omit<T, keyof WaitLimits>; limits: WaitLimits } {
   parseWith(planDecisionSchema, options, 'plan decision options');
-  const { timeoutMs, signal, ...decision } = options;
-  return { decision, limits: { timeoutMs, signal } };
+  const { body, limits } = splitWaitLimits(options);
+  return { decision: body, limits };
+}
+
+/**
+ * What a call sends, and the wait's limits (`timeoutMs`, `signal`), split: the limits bound the client's
+ * wait and never reach the workflow. Anything but an object is sent as it is, so the receiver's validator
+ * names it (`reset(null)`, `compact(42)` are refused there, as they were before the limits existed).
+ */
+export function splitWaitLimits<T>(options: T & WaitLimits): { body: Omit<T, keyof WaitLimits>; limits: WaitLimits } {
+  if (typeof options !== 'object' || options === null) return { body: options, limits: {} };
+  const { timeoutMs, signal, ...body } = options;
+  return { body, limits: { timeoutMs, signal } };
 }
 
 /**

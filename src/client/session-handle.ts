@@ -42,7 +42,7 @@ import {
   type SessionPromptRequest,
 } from '../wire/session-messages';
 import { attachmentStore, storeAttachments } from './attachments';
-import { checkOnlyWaitLimits, checkPromptOptions, decisionRequest, planDecision, type DecisionOptions } from './call-options';
+import { checkOnlyWaitLimits, checkPromptOptions, decisionRequest, planDecision, splitWaitLimits, type DecisionOptions } from './call-options';
 import { approvalRequests, approvalSource, type ApprovalRequest, type ApprovalsOptions } from './approvals';
 import type { CollectGarbageReport } from './collect-garbage';
 import { deleteSession } from './session-delete';
@@ -249,10 +249,8 @@ export class SessionHandle {
    * stays in the transcript store (`previousTranscript`). Waits for a running turn to finish.
    */
   async reset(options: { transferSummary?: boolean } & WaitLimits = {}): Promise<SessionResetResult> {
-    // Anything but an object goes to the session as it is, whose validator refuses it.
-    const object = typeof options === 'object' && options !== null;
-    const { timeoutMs, signal, ...reset } = object ? options : {};
-    return this.update(resetSessionUpdate, [object ? reset : options], randomUUID(), { timeoutMs, signal });
+    const { body, limits } = splitWaitLimits(options);
+    return this.update(resetSessionUpdate, [body], randomUUID(), limits);
   }
 
   setStatus(status: string, limits?: WaitLimits): Promise<SessionInfo> {
@@ -344,8 +342,8 @@ export class SessionHandle {
    * a worktree commits its changes on its branch and removes the worktree first, and answers with it.
    */
   async end(options: EndSessionOptions = {}): Promise<{ worktree?: SessionWorktree }> {
-    const { timeoutMs, signal, ...request } = parseWith(endOptionsSchema, options, 'end options');
-    return (await this.update(endSessionUpdate, [request], randomUUID(), { timeoutMs, signal })) ?? {};
+    const { body, limits } = splitWaitLimits(parseWith(endOptionsSchema, options, 'end options'));
+    return (await this.update(endSessionUpdate, [body], randomUUID(), limits)) ?? {};
   }
 
   /**

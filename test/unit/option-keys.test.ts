@@ -3,7 +3,7 @@
  * every key a call takes passes, with or without a value.
  */
 import { checkKnownKeys } from '../../src/core/validate';
-import { checkPromptOptions } from '../../src/client/call-options';
+import { checkPromptOptions, splitWaitLimits } from '../../src/client/call-options';
 import { SESSION_PROMPT_KEYS, START_SESSION_KEYS } from '../../src/client/session-options';
 
 function refusal(check: () => void): unknown {
@@ -46,5 +46,18 @@ describe('checkPromptOptions', () => {
     expect(refusal(() => checkPromptOptions({ messageId: 'm-1' }, 'run prompt'))).toMatchObject({ field: 'messageId' });
     expect(refusal(() => checkPromptOptions({ messageId: '' }, 'session prompt'))).toMatchObject({ field: 'messageId' });
     expect(refusal(() => checkPromptOptions({ attachments: 'a.png' }, 'session prompt'))).toMatchObject({ field: 'attachments' });
+  });
+});
+
+describe('splitWaitLimits', () => {
+  it('keeps the limits out of what is sent', () => {
+    const signal = new AbortController().signal;
+    expect(splitWaitLimits({ transferSummary: true, timeoutMs: 500, signal })).toEqual({ body: { transferSummary: true }, limits: { timeoutMs: 500, signal } });
+    expect(splitWaitLimits({ mode: 'plan' })).toEqual({ body: { mode: 'plan' }, limits: { timeoutMs: undefined, signal: undefined } });
+    expect(Object.keys(splitWaitLimits({ note: 'n', timeoutMs: 1 }).body)).toEqual(['note']);
+  });
+
+  it('sends anything but an object as it is, for the receiver to refuse', () => {
+    for (const odd of [null, 42, 'x', undefined]) expect(splitWaitLimits(odd as never)).toEqual({ body: odd, limits: {} });
   });
 });
