@@ -11,6 +11,7 @@ import { startPromptStream, streamOf, type StreamOptions } from './stream/handle
 import { guardClose, untilClosed } from './connection-close';
 import type { PromptStream } from './stream/prompt-stream';
 import { checkPromptOptions, decisionRequest, splitWaitLimits, type DecisionOptions, type DecisionRequest } from './call-options';
+import { runAgentQuery } from './run-queries';
 import { readBeforeUpdate, runAgentUpdate } from './run-updates';
 import type { WaitLimits } from './wait-bounds';
 import {
@@ -45,7 +46,10 @@ export interface PromptOptions extends WaitLimits {
   updateId?: string;
 }
 
-/** A running (or finished) agent workflow, with typed queries; a refused or failed update rejects with our typed error. */
+/**
+ * A running (or finished) agent workflow, with typed queries; a refused or failed update rejects with our
+ * typed error, and so does a query (NO_WORKER with no worker polling, WAIT_ENDED at the client's bound).
+ */
 export class AgentHandle<O = unknown> {
   constructor(
     readonly workflow: WorkflowHandle,
@@ -69,7 +73,7 @@ export class AgentHandle<O = unknown> {
 
   /** The entries of a conversation (default: the run's first), as the model sees them now. */
   entries(conversationId?: string): Promise<Entry[]> {
-    return this.workflow.query(messagesQuery, conversationId);
+    return this.query(() => this.workflow.query(messagesQuery, conversationId));
   }
 
   /** The same as entries() (its 0.4.0 name). */
@@ -78,24 +82,24 @@ export class AgentHandle<O = unknown> {
   }
 
   compactionState(sessionId?: string): Promise<CompactionState | null> {
-    return this.workflow.query(compactionStateQuery, sessionId);
+    return this.query(() => this.workflow.query(compactionStateQuery, sessionId));
   }
 
   contextBudget(sessionId?: string): Promise<ContextBudget | null> {
-    return this.workflow.query(contextBudgetQuery, sessionId);
+    return this.query(() => this.workflow.query(contextBudgetQuery, sessionId));
   }
 
   usage(): Promise<AgentUsage> {
-    return this.workflow.query(usageQuery);
+    return this.query(() => this.workflow.query(usageQuery));
   }
 
   events(limit?: number): Promise<AgentEvent[]> {
-    return this.workflow.query(eventsQuery, limit);
+    return this.query(() => this.workflow.query(eventsQuery, limit));
   }
 
   /** The ids of the run's conversations (the query is still named `fh.sessions` on the wire). */
   conversations(): Promise<string[]> {
-    return this.workflow.query(conversationsQuery);
+    return this.query(() => this.workflow.query(conversationsQuery));
   }
 
   /** @deprecated since 0.5.0: conversations(). */
@@ -140,9 +144,14 @@ export class AgentHandle<O = unknown> {
     return status !== undefined && status !== 'RUNNING' ? new NotServingError('returned') : err;
   }
 
+  /** A query of the run, typed: NO_WORKER when no worker polls its queue, WAIT_ENDED at the client's deadline or abort. */
+  private query<T>(read: () => Promise<T>): Promise<T> {
+    return runAgentQuery(this.client, this.workflow, read);
+  }
+
   /** Calls of tools with `needsApproval` waiting for a decision, oldest first. */
   pendingApprovals(): Promise<RunApproval[]> {
-    return this.workflow.query(pendingApprovalsQuery);
+    return this.query(() => this.workflow.query(pendingApprovalsQuery));
   }
 
   /**

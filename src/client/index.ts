@@ -77,6 +77,7 @@ export { NoWorkerError, UpdateWaitEndedError, WaitEndedError } from './session-u
 export type { WaitLimits } from './wait-bounds';
 export type { DecisionOptions } from './call-options';
 export { RunWaitEndedError } from './run-updates';
+export { RunNoWorkerError, RunReadEndedError } from './run-queries';
 export { ConnectionClosedError } from './connection-close';
 export { terminateRun, RunNotFoundError, RunClosedError } from './terminate';
 export type { SessionInfo, SessionEdit, PendingApproval, WaitingApproval, QueuedMessage, SessionRecord, SessionWorktree } from '../wire/session-messages';

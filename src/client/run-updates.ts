@@ -9,6 +9,7 @@ import type { UpdateDefinition } from '@temporalio/common';
 import { FabricError } from '../core/errors';
 import { typedFailure } from '../wire/failures';
 import { checkWaitLimits } from './call-options';
+import { RunReadEndedError, runAgentQuery } from './run-queries';
 import { idleQueueOutside } from './session-updates';
 import { underBounds, waitBounds, type WaitLimits } from './wait-bounds';
 
@@ -66,16 +67,17 @@ export async function runAgentUpdate<Ret, Args extends unknown[]>(call: RunUpdat
 /**
  * A read made before an update is sent (where a promptStream's stream stands, a query) within the update's
  * bound: with no worker the query would wait the server's ~29 s whatever the caller's bound said. At the
- * bound it is RunWaitEndedError with `sent: false`.
+ * bound it is RunWaitEndedError with `sent: false`; without one, no worker polling is NO_WORKER (RunNoWorkerError).
  */
 export async function readBeforeUpdate<T>(client: Client, handle: WorkflowHandle, updateId: string, limits: WaitLimits, read: () => Promise<T>): Promise<T> {
   const bounds = waitBounds(client, limits);
   try {
-    return await underBounds(client, bounds, read);
+    return await underBounds(client, bounds, () => runAgentQuery(client, handle, read));
   } catch (err) {
     const why = bounds.ended();
     if (!why) throw err;
-    const ended = new RunWaitEndedError(handle.workflowId, updateId, why, await idleQueueOutside(client, handle), false);
+    const noWorker = err instanceof RunReadEndedError ? err.noWorker : await idleQueueOutside(client, handle);
+    const ended = new RunWaitEndedError(handle.workflowId, updateId, why, noWorker, false);
     (ended as { cause?: unknown }).cause = err;
     throw ended;
   }

@@ -202,7 +202,7 @@ function isRestoring(err: unknown): boolean {
 }
 
 /** Refusals for now asked again before the error is the caller's (with backoff, about 25 s in all). */
-const MAX_QUERY_REFUSALS = 30;
+export const MAX_QUERY_REFUSALS = 30;
 
 /**
  * A query the server refused for now, anywhere in the cause chain: RESOURCE_EXHAUSTED (a run buffers one
@@ -227,20 +227,21 @@ function someCause(err: unknown, depth: number, test: (e: ErrorLink) => boolean)
 }
 
 /** The server's FAILED_PRECONDITION "no poller seen for task queue recently" to a query, anywhere in the cause chain. */
-function isNoPoller(err: unknown): boolean {
+/** The server's refusal of a query when no worker has polled its task queue lately (FAILED_PRECONDITION, "no poller seen"). */
+export function isNoPoller(err: unknown): boolean {
   return someCause(err, 5, (e) => e.code === 9 && /no poller seen/i.test(`${String(e.details ?? '')} ${String(e.message ?? '')}`));
 }
 
 /** Query timeouts asked again before the error is the caller's (each one is the server's query deadline). */
-const MAX_QUERY_TIMEOUTS = 3;
+export const MAX_QUERY_TIMEOUTS = 3;
 
 /** A call the client cancelled (gRPC CANCELLED), anywhere in the cause chain: how a spent deadline sometimes ends it. */
-function isCallCancelled(err: unknown): boolean {
+export function isCallCancelled(err: unknown): boolean {
   return someCause(err, 5, (e) => e.code === 1);
 }
 
 /** The server's "query timed out before a worker could process it" (gRPC DEADLINE_EXCEEDED), anywhere in the cause chain. */
-function isQueryTimeout(err: unknown): boolean {
+export function isQueryTimeout(err: unknown): boolean {
   return someCause(err, 5, (e) => e.code === 4 || (typeof e.message === 'string' && e.message.includes('DEADLINE_EXCEEDED')));
 }
 
@@ -259,7 +260,7 @@ function sessionGone(err: unknown, id: string, status: string | undefined): unkn
   return withCause(status === undefined ? new SessionNotFoundError(id) : new SessionClosedError(id), err);
 }
 
-function withCause<E extends Error>(e: E, cause: unknown): E {
+export function withCause<E extends Error>(e: E, cause: unknown): E {
   (e as { cause?: unknown }).cause = cause;
   return e;
 }

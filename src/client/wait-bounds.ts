@@ -26,11 +26,22 @@ export function waitBounds(client: CallContextClient, limits: WaitLimits): { dea
   return { deadline, signals, ended };
 }
 
-/** Runs `call` under the bounds (the client's withDeadline and withAbortSignal, once each). */
+/**
+ * Runs `call` under the bounds (the client's withDeadline, and withAbortSignal with every signal: the
+ * call context holds one signal, and an inner withAbortSignal replaces the outer's, so two signals nested
+ * left only the caller's own able to cancel the call).
+ */
 export function underBounds<T>(client: CallContextClient, bounds: { deadline: number | undefined; signals: readonly AbortSignal[] }, call: () => Promise<T>): Promise<T> {
   const { deadline, signals } = bounds;
   const bounded = deadline !== undefined ? () => client.withDeadline(deadline, call) : call;
-  return signals.reduce((fn, signal) => () => client.withAbortSignal(signal, fn), bounded)();
+  if (signals.length === 0) return bounded();
+  return client.withAbortSignal(signals.length === 1 ? signals[0]! : AbortSignal.any([...signals]), bounded);
+}
+
+/** Runs `call` so that `signal` cancels its requests, as well as the call context's own signal does. */
+export function underSignal<T>(client: CallContextClient, signal: AbortSignal, call: () => Promise<T>): Promise<T> {
+  const outer = callContextStorage(client)?.getStore()?.abortSignal;
+  return client.withAbortSignal(outer ? AbortSignal.any([outer, signal]) : signal, call);
 }
 
 /**

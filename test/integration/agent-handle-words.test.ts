@@ -4,7 +4,7 @@
  * `sessions()`, `messages()`) still work, and the wire keeps its names (`fh.sessions`, `sessionId`).
  * Real dev server, real client.
  */
-import { RunWaitEndedError, startAgent } from '@fabric-harness/sdk/client';
+import { RunNoWorkerError, RunReadEndedError, RunWaitEndedError, startAgent } from '@fabric-harness/sdk/client';
 import { FakeAnthropicServer, say } from '@fabric-harness/sdk/testing';
 import { chatter } from '../fixtures/compaction-agents';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
@@ -63,6 +63,13 @@ describe('AgentHandle names conversations', () => {
     expect(await rejection(handle.prompt('first', { timeout: 5 } as never))).toMatchObject({ code: 'INVALID_INPUT', field: 'timeout' });
     expect(await rejection(handle.promptStream('first', { updateId: 'u-1' } as never))).toMatchObject({ code: 'INVALID_INPUT', field: 'updateId' });
 
+    // A read with no bound: no worker is NO_WORKER naming the queue, not a bare gRPC error (nothing was sent).
+    // The server waits about 29 s for a worker to take a query; an update sent meanwhile clears the query it
+    // holds (asked again: twice the wait), so this one goes alone.
+    const refused = await rejection(handle.promptStream('never sent either').then((s) => s.reply));
+    expect(refused).toBeInstanceOf(RunNoWorkerError);
+    expect(refused).toMatchObject({ code: 'NO_WORKER', workflowId: handle.workflowId, taskQueue: queue, message: expect.stringContaining(`task queue ${queue}`) });
+
     let t0 = Date.now();
     const ended = await rejection(handle.prompt('first', { conversationId: 'main', timeoutMs: 1_500 }));
     expect(ended).toBeInstanceOf(RunWaitEndedError);
@@ -83,6 +90,15 @@ describe('AgentHandle names conversations', () => {
     expect(unread).toBeInstanceOf(RunWaitEndedError);
     expect(unread).toMatchObject({ code: 'WAIT_ENDED', reason: 'timeout', sent: false, noWorker: { taskQueue: queue } });
     expect(Date.now() - t0).toBeLessThan(10_000);
+    // The run's other reads (queries) are typed too: the client's bound ends one WAIT_ENDED.
+    t0 = Date.now();
+    const cut = await rejection(w.client.withDeadline(Date.now() + 1_000, () => handle.usage()));
+    expect(cut).toBeInstanceOf(RunReadEndedError);
+    expect(cut).toMatchObject({ code: 'WAIT_ENDED', reason: 'timeout', workflowId: handle.workflowId, noWorker: { taskQueue: queue } });
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    const stop = new AbortController();
+    setTimeout(() => stop.abort(), 300);
+    expect(await rejection(w.client.withAbortSignal(stop.signal, () => handle.entries()))).toMatchObject({ code: 'WAIT_ENDED', reason: 'aborted', workflowId: handle.workflowId });
 
     // A worker comes: the prompt, sent again with its update id, is answered, and the model asked once.
     const later = await startTestWorker({ name: 'handle-bound-later', baseURL: fake.url, taskQueue: queue });

@@ -7,7 +7,8 @@
 import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
-import { waitBounds } from '../wait-bounds';
+import { isQueryTimeout } from '../session-updates';
+import { underSignal, waitBounds } from '../wait-bounds';
 import { isLiveStreamDetails, pageFrom, streamReadQuery, type LiveStreamDetails, type StreamPage } from '../../wire/stream';
 
 export interface StreamSnapshot {
@@ -77,37 +78,54 @@ export const QUERY_HEDGE_MS = 250;
 
 /**
  * `ask()`, and once more if it has not settled within `ms`: the first to succeed wins, and it fails only
- * when both fail (with the first failure seen). The slow one is left to finish on its own. A failure once
- * `ended()` says the caller's bound passed ends it at once: the other ask cannot answer in time either
- * (its deadline, the same, was seen to end up to 0.7 s late on a dev server).
+ * when both fail, with the first ask's failure (the query's own: a run with no worker holds one query and
+ * refuses another "for now" at once, so the second ask's failure names the wrong cause). Once it settles
+ * the other ask is cancelled (its signal aborts): a query left waiting on the server held up the run's
+ * next update when a worker came (by 30 s on a dev server). A failure once `ended()` says the caller's
+ * bound passed ends it at once: the other ask cannot answer in time either (its deadline, the same, was
+ * seen to end up to 0.7 s late on a dev server). So does a first failure `conclusive` says the second ask
+ * shares: the server's query timeout, after which the second, queued behind the first, timed out ~30 s
+ * later still (a read of a run with no worker took 61 s instead of 30).
  */
-export function hedged<T>(ask: () => Promise<T>, ms: number, ended: () => boolean = () => false): Promise<T> {
+export function hedged<T>(
+  ask: (cancel: AbortSignal) => Promise<T>,
+  ms: number,
+  ended: () => boolean = () => false,
+  conclusive: (err: unknown) => boolean = () => false,
+): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     let failures = 0;
-    let asked = 1;
-    let firstError: unknown;
+    const errors = new Map<number, unknown>();
+    const asks: AbortController[] = [];
     let settled = false;
-    const fail = (err: unknown) => {
-      if (settled) return;
-      if (failures++ === 0) firstError = err;
-      if (failures === asked || ended()) {
-        settled = true;
-        clearTimeout(timer);
-        reject(firstError);
-      }
-    };
-    const win = (v: T) => {
-      if (settled) return;
+    const settle = (): void => {
       settled = true;
       clearTimeout(timer);
-      resolve(v);
+      for (const c of asks) c.abort();
+    };
+    const start = (which: number): void => {
+      const cancel = new AbortController();
+      asks.push(cancel);
+      ask(cancel.signal).then(
+        (v) => {
+          if (settled) return;
+          settle();
+          resolve(v);
+        },
+        (err: unknown) => {
+          if (settled) return;
+          errors.set(which, err);
+          if (++failures === asks.length || ended() || (which === 0 && conclusive(err))) {
+            settle();
+            reject(errors.has(0) ? errors.get(0) : err);
+          }
+        },
+      );
     };
     const timer = setTimeout(() => {
-      if (settled || failures > 0) return;
-      asked = 2;
-      ask().then(win, fail);
+      if (!settled && failures === 0) start(1);
     }, ms);
-    ask().then(win, fail);
+    start(0);
   });
 }
 
@@ -256,7 +274,7 @@ export class TemporalStreamTransport implements StreamTransport {
    * at once. A query only reads, so asking twice is harmless.
    */
   private read(handle: WorkflowHandle, from: number): Promise<StreamPage> {
-    return hedged(() => handle.query(streamReadQuery, { from }), QUERY_HEDGE_MS, () => waitBounds(this.client, {}).ended() !== undefined);
+    return hedged((cancel) => underSignal(this.client, cancel, () => handle.query(streamReadQuery, { from })), QUERY_HEDGE_MS, () => waitBounds(this.client, {}).ended() !== undefined, isQueryTimeout);
   }
 
   async waitForChange(runId: string, signal?: AbortSignal): Promise<void> {
