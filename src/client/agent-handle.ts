@@ -107,8 +107,10 @@ export class AgentHandle<O = unknown> {
     return this.conversations();
   }
 
-  /** Compacts a session now (a workflow update: recorded in history, waits for a running prompt to end). */
-  /** Compacts a conversation now; `timeoutMs` or `signal` end the wait with RunWaitEndedError (the compaction is not withdrawn). */
+  /**
+   * Compacts a conversation now (a workflow update: recorded in history, waits for a running prompt to end);
+   * `timeoutMs` or `signal` end the wait with RunWaitEndedError (the compaction is not withdrawn).
+   */
   compact(request: CompactRequest & WaitLimits = {}): Promise<CompactResult> {
     // A non-object goes to the run as it is, whose validator refuses it (INVALID_INPUT, "compact request").
     const { body, limits } = splitWaitLimits(request);

@@ -227,7 +227,6 @@ function someCause(err: unknown, depth: number, test: (e: ErrorLink) => boolean)
 }
 
 /** The server's FAILED_PRECONDITION "no poller seen for task queue recently" to a query, anywhere in the cause chain. */
-/** The server's refusal of a query when no worker has polled its task queue lately (FAILED_PRECONDITION, "no poller seen"). */
 export function isNoPoller(err: unknown): boolean {
   return someCause(err, 5, (e) => e.code === 9 && /no poller seen/i.test(`${String(e.details ?? '')} ${String(e.message ?? '')}`));
 }
