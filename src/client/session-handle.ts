@@ -16,7 +16,6 @@ import type { LabelValue } from '../core/sessions/labels';
 import type { SessionSettingsPatch } from '../core/sessions/settings';
 import type { PlanMode, SessionPlan } from '../core/sessions/plans';
 import { parseWith } from '../core/validate';
-import { z } from 'zod';
 import { compactionStateQuery, contextBudgetQuery, eventsQuery, messagesQuery, usageQuery, type AgentUsage } from '../wire/messages';
 import {
   approveUpdate,
@@ -55,7 +54,7 @@ import { messageUpdateId, runSessionQuery, runSessionUpdate, typedSessionError }
 import { underBounds, waitBounds, type WaitLimits } from './wait-bounds';
 import { missingSearchAttributes } from './search-attribute-errors';
 import { forkedSession, sessionStartPlan } from './session-plan';
-import { endOptionsSchema, type DeleteOptions, type EndSessionOptions, type ForkOptions, type SessionPromptOptions, type StartSessionOptions } from './session-options';
+import { endOptionsSchema, forkOptionsSchema, type DeleteOptions, type EndSessionOptions, type ForkOptions, type SessionPromptOptions, type StartSessionOptions } from './session-options';
 
 /** A session with this id exists already (a caller-chosen id; a generated one just gets another slug). */
 export class SessionExistsError extends FabricError {
@@ -322,10 +321,13 @@ export class SessionHandle {
    * same stored transcript (nothing copied); this session is untouched.
    */
   async fork(options: ForkOptions): Promise<SessionHandle> {
-    const at = parseWith(z.number().int().min(0), options.atMessage, 'atMessage');
-    parseWith(z.literal('worktree').optional(), options.isolation, 'isolation');
-    await this.restored();
-    const answer = await runSessionQuery(this.workflow, this.id, () => this.workflow.query(forkPointQuery, at));
+    parseWith(forkOptionsSchema, options, 'fork options');
+    const at = options.atMessage;
+    // What the fork keeps is a query (only a worker answers it): within the caller's bound, WAIT_ENDED at it.
+    const answer = await underBounds(this.client, waitBounds(this.client, options), async () => {
+      await this.restored();
+      return runSessionQuery(this.workflow, this.id, () => this.workflow.query(forkPointQuery, at));
+    });
     if ('error' in answer) throw new FabricError(answer.error.code, answer.error.message);
     const carried = forkedSession(answer, this.id, at, options.title);
     const desc = await this.workflow.describe();

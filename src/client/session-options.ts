@@ -76,7 +76,8 @@ export const START_SESSION_KEYS: Record<keyof StartSessionOptions, true> = {
 /** SessionPromptOptions' keys. */
 export const SESSION_PROMPT_KEYS: Record<keyof SessionPromptOptions, true> = { messageId: true, attachments: true, store: true, timeoutMs: true, signal: true };
 
-export interface ForkOptions {
+/** Where a fork starts, and how long the caller waits for the session to say what it keeps (WAIT_ENDED at the bound). */
+export interface ForkOptions extends WaitLimits {
   /** Index (in `messages()`) of the last message the fork keeps. */
   atMessage: number;
   id?: string;
@@ -111,6 +112,16 @@ export interface DeleteOptions {
   deleteBranch?: boolean;
 }
 
+/** ForkOptions, all of them: a misspelt key (`titel`) is named at once; the values of id, title and taskQueue are the new session's (checked where it starts). */
+export const forkOptionsSchema = waitLimitsSchema
+  .extend({
+    atMessage: z.number().int().min(0),
+    id: z.unknown().optional(),
+    title: z.unknown().optional(),
+    taskQueue: z.unknown().optional(),
+    isolation: z.literal('worktree').optional(),
+  })
+  .strict();
 export const endOptionsSchema = waitLimitsSchema.extend({ keepWorktree: z.boolean().optional(), deleteBranch: z.boolean().optional() }).strict();
 /** DeleteOptions; the store itself is checked by collectableStore. */
 export const deleteOptionsSchema = z

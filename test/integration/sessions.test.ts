@@ -314,6 +314,12 @@ describe('sessions', () => {
     t0 = Date.now();
     expect(await rejection(w.client.withAbortSignal(gone.signal, () => session.messages()))).toMatchObject({ code: 'WAIT_ENDED', reason: 'aborted' });
     expect(Date.now() - t0).toBeLessThan(5_000);
+    // A fork reads what it keeps from the session (a query): within its own bound; a misspelt option is named.
+    t0 = Date.now();
+    expect(await rejection(session.fork({ atMessage: 0, timeoutMs: 1_000 }))).toMatchObject({ code: 'WAIT_ENDED', reason: 'timeout', sessionId: id });
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    expect(await rejection(session.fork({ atMessage: 0, titel: 'x' } as never))).toMatchObject({ code: 'INVALID_INPUT', field: 'titel' });
+    expect(await rejection(session.fork({ atMessage: 0, timeoutMs: '1s' } as never))).toMatchObject({ code: 'INVALID_INPUT', field: 'timeoutMs' });
     // A read only a worker answers: NO_WORKER naming the queue, not the server's bare FAILED_PRECONDITION.
     expect(await rejection(session.info())).toMatchObject({ code: 'NO_WORKER', taskQueue: queue, message: expect.stringContaining(`task queue ${queue}`) });
 
