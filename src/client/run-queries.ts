@@ -8,19 +8,7 @@
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { FabricError } from '../core/errors';
 import { typedFailure } from '../wire/failures';
-import {
-  describeQuietly,
-  idleQueue,
-  idleQueueOutside,
-  isCallCancelled,
-  isNoPoller,
-  isQueryRefusedForNow,
-  isQueryTimeout,
-  MAX_QUERY_REFUSALS,
-  MAX_QUERY_TIMEOUTS,
-  withCause,
-} from './session-updates';
-import { pause, waitBounds } from './wait-bounds';
+import { retryQuery } from './query-retries';
 
 /** No worker polls the run's task queue, so nothing can answer a read of it now. Nothing changed; ask again when one polls. */
 export class RunNoWorkerError extends FabricError {
@@ -49,37 +37,15 @@ export class RunReadEndedError extends FabricError {
 
 /**
  * A query of the run: a failure is NO_WORKER, WAIT_ENDED (the caller's bound) or our typed error, never a
- * bare gRPC one. As a session's reads (runSessionQuery): a query the server gave up on while a worker polls
- * is asked again, and so is one it refused for now (with no worker, it buffers one query per run and
- * refuses the others), each pause ending at the caller's bound.
+ * bare gRPC one. The same loop as a session's reads (runSessionQuery), without a session's steps: a run has
+ * no conversation to restore and no continue-as-new to follow.
  */
 export async function runAgentQuery<T>(client: Client, handle: WorkflowHandle, read: () => Promise<T>): Promise<T> {
-  for (let timeouts = 0, refused = 0; ; ) {
-    try {
-      return await read();
-    } catch (err) {
-      // Read here, not before the query: still the caller's context, and most reads never fail.
-      const bounds = waitBounds(client, {});
-      const why = bounds.ended();
-      if (why === 'aborted' || (why && (isQueryTimeout(err) || isCallCancelled(err)))) throw withCause(new RunReadEndedError(handle.workflowId, why, await idleQueueOutside(client, handle)), err);
-      // The server gave up waiting for a worker to take it: asked again while one polls (a busy worker).
-      if (isQueryTimeout(err) && timeouts++ < MAX_QUERY_TIMEOUTS) {
-        const idle = await idleQueue(handle);
-        if (!idle) continue;
-        throw withCause(new RunNoWorkerError(handle.workflowId, idle.taskQueue), err);
-      }
-      if (isQueryRefusedForNow(err) && refused < MAX_QUERY_REFUSALS) {
-        refused += 1;
-        await pause(Math.min(100 * refused, 1_000), bounds.deadline, bounds.signals);
-        continue;
-      }
-      throw await typedReadError(handle, err);
-    }
-  }
-}
-
-/** The last word on a failed read: the server's "no poller seen" is NO_WORKER; anything else, the run's typed failure or the server's error. */
-async function typedReadError(handle: WorkflowHandle, err: unknown): Promise<unknown> {
-  if (isNoPoller(err)) return withCause(new RunNoWorkerError(handle.workflowId, (await describeQuietly(handle).catch(() => undefined))?.taskQueue || undefined), err);
-  return typedFailure(err);
+  return retryQuery(read, {
+    client,
+    handle,
+    waitEnded: (why, noWorker) => new RunReadEndedError(handle.workflowId, why, noWorker),
+    noWorker: (taskQueue) => new RunNoWorkerError(handle.workflowId, taskQueue),
+    typed: typedFailure,
+  });
 }

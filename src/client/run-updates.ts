@@ -9,8 +9,8 @@ import type { UpdateDefinition } from '@temporalio/common';
 import { FabricError } from '../core/errors';
 import { typedFailure } from '../wire/failures';
 import { checkWaitLimits } from './call-options';
+import { idleQueueOutside } from './query-retries';
 import { RunReadEndedError, runAgentQuery } from './run-queries';
-import { idleQueueOutside } from './session-updates';
 import { underBounds, waitBounds, type WaitLimits } from './wait-bounds';
 
 /**

@@ -25,7 +25,8 @@ import { SessionClosedError, SessionNotFoundError } from '../core/sessions/host-
 import { decodeFailure, errorOfTermination, typedFailure } from '../wire/failures';
 import { SESSION_RESTORING } from '../wire/session-messages';
 import { checkWaitLimits } from './call-options';
-import { callContextStorage, pause, underBounds, waitBounds, type CallContextClient, type WaitLimits } from './wait-bounds';
+import { idleQueueOutside, retryQuery, someCause, withCause } from './query-retries';
+import { pause, underBounds, waitBounds, type WaitLimits } from './wait-bounds';
 
 /** Runs that closed under a retried update in a row before giving up (each is a continue-as-new). */
 const MAX_RUN_HOPS = 20;
@@ -154,44 +155,29 @@ export async function runSessionUpdate<Ret, Args extends unknown[]>(call: Sessio
  * WAIT_ENDED, never a bare gRPC error, and is not retried past.
  */
 export async function runSessionQuery<T>(handle: WorkflowHandle, sessionId: string, query: () => Promise<T>): Promise<T> {
-  for (let hops = 0, timeouts = 0, restoring = 0, refused = 0; ; hops++) {
-    try {
-      return await query();
-    } catch (err) {
-      // The caller's own bound cut the query (its deadline, its signal): said so, and not asked again.
-      // (Read here, not before the first ask: still the caller's context, and most reads never fail.)
-      const bounds = waitBounds(handle.client, {});
-      const why = bounds.ended();
-      // A deadline ends the call either way: the server's DEADLINE_EXCEEDED, or the client cancelling it first.
-      if (why === 'aborted' || (why && (isQueryTimeout(err) || isCallCancelled(err)))) throw withCause(new WaitEndedError(sessionId, why, await idleQueueOutside(handle.client, handle)), err);
-      // Each pause below ends early at the caller's bound: the next ask then fails at once and ends the read.
-      const wait = (ms: number) => pause(ms, bounds.deadline, bounds.signals);
-      // A query the server gave up on before a worker took it (a busy worker, or the run between two runs
-      // at a continue-as-new) is asked again while a worker polls; with none polling it is NO_WORKER.
-      if (isQueryTimeout(err) && timeouts++ < MAX_QUERY_TIMEOUTS) {
-        const idle = await idleQueue(handle);
-        if (!idle) continue;
-        throw withCause(new NoWorkerError(sessionId, idle.taskQueue), err);
-      }
-      // A run that continued as new and is still loading its conversation: asked again shortly.
-      if (isRestoring(err) && restoring++ < MAX_RESTORING_WAITS) {
-        await wait(100);
-        continue;
-      }
-      // The server refused it for now (its one-query buffer was full through all of the SDK's retries, or
-      // the run had no workflow task to answer it yet): asked again with backoff, about 25 s in all.
-      if (isQueryRefusedForNow(err) && refused < MAX_QUERY_REFUSALS) {
-        refused += 1;
-        await wait(Math.min(100 * refused, 1_000));
-        continue;
-      }
-      if (isNoPoller(err)) throw withCause(new NoWorkerError(sessionId, (await describeQuietly(handle).catch(() => undefined))?.taskQueue || undefined), err);
-      if (!isRunGone(err) || hops >= MAX_RUN_HOPS) throw typedSessionError(err, sessionId);
+  let restoring = 0;
+  return retryQuery(query, {
+    client: handle.client,
+    handle,
+    waitEnded: (why, noWorker) => new WaitEndedError(sessionId, why, noWorker),
+    noWorker: (taskQueue) => new NoWorkerError(sessionId, taskQueue),
+    typed: (err) => typedSessionError(err, sessionId),
+    // A run that continued as new and is still loading its conversation: asked again shortly.
+    afterTimeouts: async (err, { wait }) => {
+      if (!isRestoring(err) || restoring++ >= MAX_RESTORING_WAITS) return false;
+      await wait(100);
+      return true;
+    },
+    // The run closed under the query: asked again of the session's current run while one runs. The hop
+    // limit reads every failed ask before this one, as the loop's own counter did.
+    beforeTyped: async (err, { attempt, wait }) => {
+      if (!isRunGone(err) || attempt >= MAX_RUN_HOPS) return false;
       const status = await currentStatus(handle);
       if (status !== 'RUNNING' && status !== 'CONTINUED_AS_NEW') throw (await terminatedWith(handle, status, err)) ?? sessionGone(err, sessionId, status);
-      await wait(Math.min(50 * (hops + 1), 500));
-    }
-  }
+      await wait(Math.min(50 * (attempt + 1), 500));
+      return true;
+    },
+  });
 }
 
 /** A restoring run is asked again every 100 ms for up to this many times (its first activity loads the conversation). */
@@ -199,49 +185,6 @@ const MAX_RESTORING_WAITS = 300;
 
 function isRestoring(err: unknown): boolean {
   return err instanceof Error && err.message.includes(SESSION_RESTORING);
-}
-
-/** Refusals for now asked again before the error is the caller's (with backoff, about 25 s in all). */
-export const MAX_QUERY_REFUSALS = 30;
-
-/**
- * A query the server refused for now, anywhere in the cause chain: RESOURCE_EXHAUSTED (a run buffers one
- * query while a workflow task is in flight, and the SDK's retries ran out while many callers asked), or
- * FAILED_PRECONDITION "workflow not ready" (the run has no workflow task yet, or its task is being retried).
- */
-export function isQueryRefusedForNow(err: unknown): boolean {
-  return someCause(err, 5, (e) => {
-    const text = `${String(e.details ?? '')} ${String(e.message ?? '')}`;
-    return e.code === 8 || (e.code === 9 && /not scheduled yet|workflow task in failed state/i.test(text)) || (e.code === 14 && /buffered query cleared/i.test(text));
-  });
-}
-
-type ErrorLink = { code?: unknown; details?: unknown; message?: unknown; cause?: unknown };
-
-/** Whether `test` holds for the error or one of its first `depth` links down the `cause` chain. */
-function someCause(err: unknown, depth: number, test: (e: ErrorLink) => boolean): boolean {
-  for (let e = err as ErrorLink | undefined, d = 0; e && d < depth; e = e.cause as ErrorLink | undefined, d++) {
-    if (test(e)) return true;
-  }
-  return false;
-}
-
-/** The server's FAILED_PRECONDITION "no poller seen for task queue recently" to a query, anywhere in the cause chain. */
-export function isNoPoller(err: unknown): boolean {
-  return someCause(err, 5, (e) => e.code === 9 && /no poller seen/i.test(`${String(e.details ?? '')} ${String(e.message ?? '')}`));
-}
-
-/** Query timeouts asked again before the error is the caller's (each one is the server's query deadline). */
-export const MAX_QUERY_TIMEOUTS = 3;
-
-/** A call the client cancelled (gRPC CANCELLED), anywhere in the cause chain: how a spent deadline sometimes ends it. */
-export function isCallCancelled(err: unknown): boolean {
-  return someCause(err, 5, (e) => e.code === 1);
-}
-
-/** The server's "query timed out before a worker could process it" (gRPC DEADLINE_EXCEEDED), anywhere in the cause chain. */
-export function isQueryTimeout(err: unknown): boolean {
-  return someCause(err, 5, (e) => e.code === 4 || (typeof e.message === 'string' && e.message.includes('DEADLINE_EXCEEDED')));
 }
 
 /** Our typed error for a failure: a FabricError the session sent, or SESSION_NOT_FOUND / SESSION_CLOSED. */
@@ -257,11 +200,6 @@ function sessionGone(err: unknown, id: string, status: string | undefined): unkn
   const typed = typedFailure(err);
   if (typed !== err) return typed;
   return withCause(status === undefined ? new SessionNotFoundError(id) : new SessionClosedError(id), err);
-}
-
-export function withCause<E extends Error>(e: E, cause: unknown): E {
-  (e as { cause?: unknown }).cause = cause;
-  return e;
 }
 
 function isCompleted(err: unknown): boolean {
@@ -312,41 +250,6 @@ async function currentStatus(handle: WorkflowHandle): Promise<string | undefined
     if (err instanceof WorkflowNotFoundError) return undefined;
     throw err;
   }
-}
-
-/** The run's task queue when no worker has polled it lately (why a wait can end with no answer). */
-/**
- * A run's task queue and its pending workflow task's attempt, read from the service directly: the SDK's
- * own checks (is a worker serving it? does it know the agent?) are not the user's operations, and through
- * the client's interceptors each made a DescribeWorkflow span of its own, a second trace beside the run's.
- */
-export async function describeQuietly(handle: WorkflowHandle): Promise<{ taskQueue: string; workflowTaskAttempt: number }> {
-  const res = await handle.client.workflowService.describeWorkflowExecution({
-    namespace: handle.client.options.namespace,
-    execution: { workflowId: handle.workflowId },
-  });
-  return { taskQueue: res.workflowExecutionInfo?.taskQueue ?? res.executionConfig?.taskQueue?.name ?? '', workflowTaskAttempt: res.pendingWorkflowTask?.attempt ?? 0 };
-}
-
-export async function idleQueue(handle: WorkflowHandle): Promise<{ taskQueue: string } | undefined> {
-  try {
-    const { taskQueue } = await describeQuietly(handle);
-    const res = await handle.client.workflowService.describeTaskQueue({
-      namespace: handle.client.options.namespace,
-      taskQueue: { name: taskQueue },
-      taskQueueType: 1, // workflow tasks
-    });
-    return (res.pollers ?? []).length === 0 ? { taskQueue } : undefined;
-  } catch {
-    return undefined; // a nicety for the message: never hide the real error behind it
-  }
-}
-
-/** Why nothing answered, asked outside the caller's (spent) deadline with a short one of its own. */
-export function idleQueueOutside(client: CallContextClient, handle: WorkflowHandle): Promise<{ taskQueue: string } | undefined> {
-  const storage = callContextStorage(client);
-  const probe = () => client.withDeadline(Date.now() + 3_000, () => idleQueue(handle));
-  return storage ? storage.exit(probe) : probe();
 }
 
 function chainText(err: unknown): string {

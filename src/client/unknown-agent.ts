@@ -7,7 +7,7 @@
  */
 import type { WorkflowHandle } from '@temporalio/client';
 import { UnknownAgentError } from '../core/errors';
-import { describeQuietly, idleQueue } from './session-updates';
+import { describeQuietly, idleQueue } from './query-retries';
 
 /**
  * A new run (an agent run or a session) of an agent the polling worker does not know is refused at once

@@ -4,7 +4,8 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ServiceError, type WorkflowHandle } from '@temporalio/client';
-import { isQueryRefusedForNow, runSessionQuery } from '../../src/client/session-updates';
+import { isQueryRefusedForNow } from '../../src/client/query-retries';
+import { runSessionQuery } from '../../src/client/session-updates';
 import { pause } from '../../src/client/wait-bounds';
 
 /** What the SDK's client throws for a query the server refused: a ServiceError caused by the gRPC error. */

@@ -7,7 +7,7 @@
 import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
-import { isQueryTimeout } from '../session-updates';
+import { isQueryTimeout } from '../query-retries';
 import { underSignal, waitBounds } from '../wait-bounds';
 import { isLiveStreamDetails, pageFrom, streamReadQuery, type LiveStreamDetails, type StreamPage } from '../../wire/stream';
 

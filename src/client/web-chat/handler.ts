@@ -22,7 +22,8 @@ import { decide, isPendingApproval, sendWithStart, streamNow, turnStart } from '
 import { badRequest, errorResponse, sseResponse } from './sse';
 import type { LiveBrokerClient } from '../stream/broker-transport';
 import { checkSendTimeout, checkStreamOptions } from '../call-options';
-import { idleQueueOutside, WaitEndedError } from '../session-updates';
+import { idleQueueOutside } from '../query-retries';
+import { WaitEndedError } from '../session-updates';
 
 export interface SessionChatHandlerOptions {
   client: Client;
