@@ -18,7 +18,7 @@ export const MAX_QUERY_REFUSALS = 30;
  * run gone under it). True: it waited (with `wait`, which ends at the caller's bound) and the query is
  * asked again. False: the next check decides. An error it throws is the caller's.
  */
-export type QueryStep = (err: unknown, at: { attempt: number; wait: (ms: number) => Promise<void> }) => Promise<boolean>;
+export type QueryStep = (err: unknown, at: { wait: (ms: number) => Promise<void> }) => Promise<boolean>;
 
 export interface QueryRetries {
   /** Whose call context bounds the query and the probe of its queue (a run's client, a session handle's). */
@@ -44,8 +44,9 @@ export interface QueryRetries {
  */
 export async function retryQuery<T>(query: () => Promise<T>, opts: QueryRetries): Promise<T> {
   const { client, handle } = opts;
-  // `attempt` counts every failed ask before this one, whatever failed it (a step's limit reads it so).
-  for (let attempt = 0, timeouts = 0, refused = 0; ; attempt++) {
+  // Each limit counts its own kind of failure (a step keeps its own count): one shared counter let
+  // refusals and restoring waits use up the run hops of a session's query.
+  for (let timeouts = 0, refused = 0; ; ) {
     try {
       return await query();
     } catch (err) {
@@ -55,7 +56,7 @@ export async function retryQuery<T>(query: () => Promise<T>, opts: QueryRetries)
       // A deadline ends the call either way: the server's DEADLINE_EXCEEDED, or the client cancelling it first.
       if (why === 'aborted' || (why && (isQueryTimeout(err) || isCallCancelled(err)))) throw withCause(opts.waitEnded(why, await idleQueueOutside(client, handle)), err);
       // Each pause below ends early at the caller's bound: the next ask then fails at once and ends the read.
-      const at = { attempt, wait: (ms: number) => pause(ms, bounds.deadline, bounds.signals) };
+      const at = { wait: (ms: number) => pause(ms, bounds.deadline, bounds.signals) };
       // The server gave up before a worker took it (a busy worker, or a run between two at a
       // continue-as-new): asked again while a worker polls; with none polling it is NO_WORKER.
       if (isQueryTimeout(err) && timeouts++ < MAX_QUERY_TIMEOUTS) {

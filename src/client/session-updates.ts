@@ -156,6 +156,7 @@ export async function runSessionUpdate<Ret, Args extends unknown[]>(call: Sessio
  */
 export async function runSessionQuery<T>(handle: WorkflowHandle, sessionId: string, query: () => Promise<T>): Promise<T> {
   let restoring = 0;
+  let hops = 0;
   return retryQuery(query, {
     client: handle.client,
     handle,
@@ -168,13 +169,15 @@ export async function runSessionQuery<T>(handle: WorkflowHandle, sessionId: stri
       await wait(100);
       return true;
     },
-    // The run closed under the query: asked again of the session's current run while one runs. The hop
-    // limit reads every failed ask before this one, as the loop's own counter did.
-    beforeTyped: async (err, { attempt, wait }) => {
-      if (!isRunGone(err) || attempt >= MAX_RUN_HOPS) return false;
+    // The run closed under the query: asked again of the session's current run while one runs. Only hops
+    // count toward the limit: the loop's one counter once counted restoring waits and refusals too, so
+    // after 20 of those (a run loading a long conversation) a continue-as-new reached the caller.
+    beforeTyped: async (err, { wait }) => {
+      if (!isRunGone(err) || hops >= MAX_RUN_HOPS) return false;
       const status = await currentStatus(handle);
       if (status !== 'RUNNING' && status !== 'CONTINUED_AS_NEW') throw (await terminatedWith(handle, status, err)) ?? sessionGone(err, sessionId, status);
-      await wait(Math.min(50 * (attempt + 1), 500));
+      hops += 1;
+      await wait(Math.min(50 * hops, 500));
       return true;
     },
   });

@@ -3,7 +3,7 @@
  * no workflow task yet) are asked again; anything else reaches the caller at once.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { ServiceError, type WorkflowHandle } from '@temporalio/client';
+import { ServiceError, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import { isQueryRefusedForNow } from '../../src/client/query-retries';
 import { runSessionQuery } from '../../src/client/session-updates';
 import { pause } from '../../src/client/wait-bounds';
@@ -108,6 +108,28 @@ describe('runSessionQuery', () => {
     await pause(5_000, Date.now() + 20, []);
     await pause(5_000, undefined, [AbortSignal.abort()]);
     expect(Date.now() - t0).toBeLessThan(1_000);
+  });
+
+  it('follows a continue-as-new after a long restoring wait: only run hops count toward the hop limit', async () => {
+    jest.useFakeTimers();
+    try {
+      // A run loading a long conversation answers "restoring" 25 times (more than the 20 run hops allowed),
+      // then closes under the next ask (a continue-as-new); the session's current run answers.
+      const handle = { client: idleClient, workflowId: 's1', describe: async () => ({ status: { name: 'RUNNING' } }) } as unknown as WorkflowHandle;
+      const errors: Error[] = [...Array.from({ length: 25 }, () => new Error('SESSION_RESTORING: loading the conversation')), new WorkflowNotFoundError('not found', 's1', undefined)];
+      let calls = 0;
+      const run = runSessionQuery(handle, 's1', async () => {
+        const err = errors[calls++];
+        if (err) throw err;
+        return 'info';
+      });
+      const settled = run.then((v) => v, (e: unknown) => e);
+      for (let i = 0; i < 40; i++) await jest.advanceTimersByTimeAsync(100);
+      expect(await settled).toBe('info');
+      expect(calls).toBe(27);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('tells the refusals that pass from the rest by code and text, anywhere in the cause chain', () => {
