@@ -43,6 +43,9 @@
  *   FH_BENCH_LAZY_EXTSTORE=1      an experiment: our workers and replayers run with Temporal's external-storage
  *                                 runner made lazy (side-by-side/lazy-external-storage.js), to measure what
  *                                 that change in Temporal would save per call
+ *   FH_BENCH_NODE=/path/to/node   every design's worker and replayer runs under this Node binary (the
+ *                                 dev server, the fake model and the clients stay on the bench's own):
+ *                                 the per-call ratio moves with the Node release (docs/benchmarks.md)
  *
  * The peer is installed (`npm ci --prefix bench/peer`) when bench/peer/node_modules is missing.
  */
@@ -128,6 +131,10 @@ function ensurePeerInstalled(ctx) {
 }
 
 /** A design's worker in its own process, answering the requests of side-by-side/child.js. */
+/** The Node binary the designs' workers run under (FH_BENCH_NODE), and its version. */
+const workerNode = process.env.FH_BENCH_NODE || process.execPath;
+const workerNodeVersion = workerNode === process.execPath ? process.version : spawnSync(workerNode, ['--version'], { encoding: 'utf8' }).stdout.trim();
+
 class ChildWorker {
   static async start(design, config, ctx, extraExecArgv = [], { profile: profiled = true } = {}) {
     const profDir = profiled && process.env.FH_BENCH_CPU_PROF;
@@ -136,6 +143,7 @@ class ChildWorker {
     const profile = profDir && (design.key.startsWith('ours') || design.key === 'floor-model') ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(profDir, design.key)] : [];
     const lazy = process.env.FH_BENCH_LAZY_EXTSTORE === '1' && design.key.startsWith('ours') ? ['--require', path.join(__dirname, 'side-by-side/lazy-external-storage.js')] : [];
     const child = fork(path.join(__dirname, design.script), [], {
+      execPath: workerNode,
       execArgv: [...process.execArgv, ...profile, ...lazy, ...extraExecArgv],
       env: { ...process.env, FH_BENCH_CHILD_CONFIG: JSON.stringify(config) },
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
@@ -299,6 +307,7 @@ module.exports = {
       const workers = {};
       cleanups.push(() => Promise.all(Object.values(workers).map((w) => w.stop())));
       // One at a time: each bundles its workflow code, and two cores are shared.
+      ctx.log(`workers run under Node ${workerNodeVersion}${workerNode === process.execPath ? '' : ` (${workerNode}; the bench itself under ${process.version})`}`);
       if (process.env.FH_BENCH_LAZY_EXTSTORE === '1') ctx.log("experiment: our workers run with Temporal's external-storage runner made lazy");
       for (const d of DESIGNS) workers[d.key] = await ChildWorker.start(d, childConfig(`bench-sbs-${d.key}-${process.pid}`), ctx);
       ctx.log(`started ${DESIGNS.length} workers (one process each) in ${ctx.seconds(Date.now() - t)}`);
@@ -458,7 +467,7 @@ module.exports = {
         {
           bench: 'side-by-side',
           at: new Date().toISOString(),
-          machine: { cpus: os.cpus().length, cpu: os.cpus()[0] && os.cpus()[0].model, node: process.version },
+          machine: { cpus: os.cpus().length, cpu: os.cpus()[0] && os.cpus()[0].model, node: process.version, workerNode: workerNodeVersion },
           peer: peerVersions(),
           ...(process.env.FH_BENCH_LAZY_EXTSTORE === '1' ? { experiment: 'our workers ran with Temporal\'s external-storage runner made lazy (FH_BENCH_LAZY_EXTSTORE)' } : {}),
           calls: ns,
