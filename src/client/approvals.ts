@@ -15,6 +15,7 @@
  */
 import type { Client } from '@temporalio/client';
 import type { StreamEnvelope } from '../wire/stream';
+import { onAbort } from './abort-listeners';
 import { streamOf, streamPosition, type ErrorMapper } from './stream/handles';
 import type { DecisionOptions } from './call-options';
 
@@ -94,8 +95,7 @@ async function* follow(source: ApprovalSource, outer: AbortSignal | undefined): 
   if (outer?.aborted) return;
   // Our own signal: leaving the loop (break) stops the stream read as an abort does.
   const stop = new AbortController();
-  const onAbort = () => stop.abort();
-  outer?.addEventListener('abort', onAbort, { once: true });
+  const off = outer ? onAbort(outer, () => stop.abort()) : () => undefined;
   const yielded = new Set<string>();
   const request = (c: WaitingCall): ApprovalRequest => ({
     callId: c.callId,
@@ -125,7 +125,7 @@ async function* follow(source: ApprovalSource, outer: AbortSignal | undefined): 
       }
     }
   } finally {
-    outer?.removeEventListener('abort', onAbort);
+    off();
     stop.abort();
   }
 }

@@ -4,6 +4,7 @@
  */
 import type { AsyncLocalStorage } from 'node:async_hooks';
 import type { CallContext, Client } from '@temporalio/client';
+import { onAbort } from './abort-listeners';
 
 /** How long a caller waits: its own bound, or its abort signal (both optional). */
 export interface WaitLimits {
@@ -51,16 +52,16 @@ export function underSignal<T>(client: CallContextClient, signal: AbortSignal, c
 export function pause(ms: number, deadline: number | undefined, signals: readonly AbortSignal[]): Promise<void> {
   const bounded = deadline === undefined ? ms : Math.max(0, Math.min(ms, deadline - Date.now()));
   return new Promise((resolve) => {
+    if (signals.some((s) => s.aborted)) return resolve();
+    const offs: Array<() => void> = [];
     const done = (): void => {
       clearTimeout(timer);
-      for (const s of signals) s.removeEventListener('abort', done);
+      for (const off of offs) off();
       resolve();
     };
     const timer = setTimeout(done, bounded);
-    for (const s of signals) {
-      if (s.aborted) return done();
-      s.addEventListener('abort', done, { once: true });
-    }
+    // One listener per signal however many waits share it (abort-listeners.ts).
+    for (const s of signals) offs.push(onAbort(s, done));
   });
 }
 

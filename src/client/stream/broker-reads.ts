@@ -8,6 +8,7 @@
  * read is sent again at once with the new stream in, so a new wait is not held back by the others.
  */
 import type { RedisConnection } from '../../activities/stream/redis-client';
+import { onAbort } from '../abort-listeners';
 
 /** A wait that finds nothing new returns no records after this (its caller's "quiet second"). */
 const BLOCK_MS = 1_000;
@@ -103,21 +104,22 @@ export class BlockingReads {
     if (this.ended) return Promise.reject(this.ended);
     if (signal?.aborted) return Promise.resolve(ABORTED);
     return new Promise((resolve, reject) => {
-      const onAbort = () => {
-        this.waits.delete(wait);
-        resolve(ABORTED);
-      };
+      let off: () => void = () => undefined;
       const wait: Wait = {
         key,
         after,
         until: Date.now() + this.blockMs,
         done: (got) => {
-          signal?.removeEventListener('abort', onAbort);
+          off();
           if (got instanceof Error) reject(got);
           else resolve(got);
         },
       };
-      signal?.addEventListener('abort', onAbort, { once: true });
+      if (signal)
+        off = onAbort(signal, () => {
+          this.waits.delete(wait);
+          resolve(ABORTED);
+        });
       this.waits.add(wait);
       const current = this.current;
       const from = current?.streams.get(key);

@@ -7,6 +7,7 @@
 import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
+import { onAbort } from '../abort-listeners';
 import { isQueryTimeout } from '../query-retries';
 import { underSignal, waitBounds } from '../wait-bounds';
 import { isLiveStreamDetails, pageFrom, streamReadQuery, type LiveStreamDetails, type StreamPage } from '../../wire/stream';
@@ -364,12 +365,11 @@ function closesRun(e: HistoryEvent): boolean {
  */
 async function linkedSignal<T>(outer: AbortSignal, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const inner = new AbortController();
-  const abort = () => inner.abort();
-  outer.addEventListener('abort', abort, { once: true });
+  const off = onAbort(outer, () => inner.abort());
   try {
     return await fn(inner.signal);
   } finally {
-    outer.removeEventListener('abort', abort);
+    off();
   }
 }
 
@@ -377,18 +377,20 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return untilAborted(new Promise((resolve) => setTimeout(resolve, ms)), signal).then(() => undefined);
 }
 
-/** `p`, or undefined as soon as `signal` aborts (the listener is removed either way). */
+/**
+ * `p`, or undefined as soon as `signal` aborts (unregistered either way). Twenty readers given one signal
+ * share one listener on it (abort-listeners.ts), not twenty.
+ */
 export async function untilAborted<T>(p: Promise<T>, signal?: AbortSignal): Promise<T | undefined> {
   if (!signal) return p;
   if (signal.aborted) return undefined;
-  let onAbort: () => void = () => undefined;
+  let off: () => void = () => undefined;
   const aborted = new Promise<undefined>((resolve) => {
-    onAbort = () => resolve(undefined);
-    signal.addEventListener('abort', onAbort, { once: true });
+    off = onAbort(signal, () => resolve(undefined));
   });
   try {
     return await Promise.race([p, aborted]);
   } finally {
-    signal.removeEventListener('abort', onAbort);
+    off();
   }
 }
