@@ -175,7 +175,7 @@ export class AgentHandle<O = unknown> {
 
   /** Each call waiting for a decision, once, as it comes (those waiting already first), as SessionHandle.approvals. */
   approvals(options: ApprovalsOptions = {}): AsyncIterable<ApprovalRequest> {
-    return approvalRequests(approvalSource(this, this.client, this.workflowId), options);
+    return approvalRequests(approvalSource(this, this.client, this.workflowId, undefined, (ask) => this.query(ask)), options);
   }
 
   /** The run's stream (see SessionHandle.stream): deltas, tool calls, decisions, replies, in order from `from`. */

@@ -16,6 +16,7 @@
 import type { Client } from '@temporalio/client';
 import type { StreamEnvelope } from '../wire/stream';
 import { onAbort } from './abort-listeners';
+import { underSignal } from './wait-bounds';
 import { streamOf, streamPosition, type ErrorMapper } from './stream/handles';
 import type { DecisionOptions } from './call-options';
 
@@ -57,10 +58,10 @@ export interface WaitingCall {
 
 /** What approvals() needs of a handle. */
 export interface ApprovalSource {
-  /** Where the run's stream is now. */
-  position(): Promise<number>;
-  /** The calls waiting for a decision now, oldest first. */
-  pending(): Promise<WaitingCall[]>;
+  /** Where the run's stream is now; `signal` (the iterator's) cancels the read. */
+  position(signal: AbortSignal): Promise<number>;
+  /** The calls waiting for a decision now, oldest first; `signal` (the iterator's) cancels the read. */
+  pending(signal: AbortSignal): Promise<WaitingCall[]>;
   /** The run's stream from `from` (across continue-as-new), ending when the run ends or `signal` aborts. */
   stream(from: number, signal: AbortSignal): AsyncIterable<StreamEnvelope>;
   decide(callId: string, approved: boolean, options?: string | DecisionOptions): Promise<void>;
@@ -76,12 +77,24 @@ interface DecidingHandle {
 /** Only durable events matter here: the open call's live deltas are looked at less often than a viewer's 100 ms. */
 const LIVE_POLL_MS = 250;
 
-/** The source of a handle on workflow `workflowId` (its stream through Temporal, its own list and decisions). */
-export function approvalSource(handle: DecidingHandle, client: Client, workflowId: string, typed?: ErrorMapper): ApprovalSource {
+/**
+ * The source of a handle on workflow `workflowId` (its stream through Temporal, its own list and decisions).
+ * `read` is the handle's own query loop, so the stream position fails as the handle's reads do (NO_WORKER
+ * with no worker, not a bare "Failed to query Workflow"). Both reads run under the iterator's signal: with
+ * no worker they wait up to the server's ~30 s, and an abort ends them (and the iterator) at once.
+ */
+export function approvalSource(
+  handle: DecidingHandle,
+  client: Client,
+  workflowId: string,
+  typed?: ErrorMapper,
+  read: <T>(ask: () => Promise<T>) => Promise<T> = (ask) => ask(),
+): ApprovalSource {
   return {
     // The handle's own error names (a session that does not exist: SESSION_NOT_FOUND), as its stream() has.
-    position: () => streamPosition({ client, id: workflowId }).catch((err: unknown) => Promise.reject(typed ? typed(err) : err)),
-    pending: () => handle.pendingApprovals(),
+    position: (signal) =>
+      underSignal(client, signal, () => read(() => streamPosition({ client, id: workflowId }))).catch((err: unknown) => Promise.reject(typed ? typed(err) : err)),
+    pending: (signal) => underSignal(client, signal, () => handle.pendingApprovals()),
     stream: (from, signal) => streamOf(client, workflowId, { from, signal, livePollMs: LIVE_POLL_MS }, typed),
     decide: (callId, approved, options) => (approved ? handle.approve(callId, options) : handle.deny(callId, options)),
   };
@@ -107,10 +120,10 @@ async function* follow(source: ApprovalSource, outer: AbortSignal | undefined): 
     deny: (options) => source.decide(c.callId, false, options),
   });
   /** The next waiting call not yielded yet, read afresh (one decided elsewhere meanwhile is gone from the list). */
-  const next = async (): Promise<WaitingCall | undefined> => (await source.pending()).find((c) => !yielded.has(c.callId));
+  const next = async (): Promise<WaitingCall | undefined> => (await source.pending(stop.signal)).find((c) => !yielded.has(c.callId));
   try {
     // The position first: a call asked for after it is in the stream, one asked for before it is in the list.
-    const from = await source.position();
+    const from = await source.position(stop.signal);
     for (let c = await next(); c && !stop.signal.aborted; c = await next()) {
       yielded.add(c.callId);
       yield request(c);
@@ -124,6 +137,10 @@ async function* follow(source: ApprovalSource, outer: AbortSignal | undefined): 
         yield request(c);
       }
     }
+  } catch (err) {
+    // A read the abort cut short (its WAIT_ENDED, a cancelled call) ends the iterator, as the abort means.
+    if (stop.signal.aborted) return;
+    throw err;
   } finally {
     off();
     stop.abort();

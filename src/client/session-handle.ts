@@ -206,7 +206,7 @@ export class SessionHandle {
 
   /** Each tool call waiting for a decision, once, as it comes (those waiting already first): see ./approvals. */
   approvals(options: ApprovalsOptions = {}): AsyncIterable<ApprovalRequest> {
-    return approvalRequests(approvalSource(this, this.client, this.id, this.typed), options);
+    return approvalRequests(approvalSource(this, this.client, this.id, this.typed, (ask) => runSessionQuery(this.workflow, this.id, ask)), options);
   }
 
   /** The plans the session keeps (explore mode's submit_plan), oldest first: pending, approved or declined. */

@@ -147,6 +147,20 @@ describe('session.approvals()', () => {
     await s.end();
   });
 
+  it('with no worker, an abort ends the loop at once while it reads where the stream is (a query nothing answers)', async () => {
+    // A session on a queue no worker polls: the first reads wait for the server's ~30 s query timeout.
+    const idle = await startSession(w.client, 'gated-assistant', { id: sid('appr-idle'), taskQueue: `nobody-${process.pid}-${n++}` });
+    const ctl = new AbortController();
+    const waiting = idle.approvals({ signal: ctl.signal })[Symbol.asyncIterator]().next();
+    await new Promise((r) => setTimeout(r, 1_000));
+    const aborted = Date.now();
+    ctl.abort();
+    const stillWaiting = new Promise((r) => setTimeout(() => r('still waiting 5 s after the abort'), 5_000).unref());
+    expect(await Promise.race([waiting, stillWaiting])).toEqual({ done: true, value: undefined });
+    expect(Date.now() - aborted).toBeLessThan(2_000);
+    await idle.workflow.terminate('test over');
+  });
+
   it('goes on across continue-as-new: the call carried into the next run is not yielded again, the next one is', async () => {
     const s = await startSession(w.client, 'gated-assistant', {
       id: sid('appr-can'),
