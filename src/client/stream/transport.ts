@@ -9,7 +9,7 @@ import type { temporal } from '@temporalio/proto';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import { onAbort } from '../abort-listeners';
 import { isQueryTimeout } from '../query-retries';
-import { underSignal, waitBounds } from '../wait-bounds';
+import { pause, underSignal, waitBounds } from '../wait-bounds';
 import { isLiveStreamDetails, pageFrom, streamReadQuery, type LiveStreamDetails, type StreamPage } from '../../wire/stream';
 
 export interface StreamSnapshot {
@@ -373,8 +373,9 @@ async function linkedSignal<T>(outer: AbortSignal, fn: (signal: AbortSignal) => 
   }
 }
 
+/** A pause that ends early when `signal` aborts: wait-bounds' `pause`, whose timer is cleared then too. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return untilAborted(new Promise((resolve) => setTimeout(resolve, ms)), signal).then(() => undefined);
+  return pause(ms, undefined, signal ? [signal] : []);
 }
 
 /**
