@@ -11,12 +11,15 @@
  * The dev server is started through `TestWorkflowEnvironment.createLocal`, which waits until the frontend answers.
  */
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { acquireBuildLock, findOnPath, goInstall, isExecutableFile } from './go-build';
 import { FH_SEARCH_ATTRIBUTES } from '../wire/search-attributes';
+import { startOnPorts } from './dev-server-attempts';
+import { getFreePort, isPortFree } from './loopback-ports';
+
+export { getFreePort } from './loopback-ports';
 
 /**
  * The CLI release built by {@link ensureTemporalCli}. Pinned to v1.5.1 on purpose: later tags declare a `replace`
@@ -203,28 +206,6 @@ export async function ensureTemporalCli(opts: EnsureTemporalCliOptions = {}): Pr
   return target;
 }
 
-/** A port the OS considers free on 127.0.0.1 right now (bound to port 0, then released). */
-export function getFreePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-function isPortFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.unref();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
-}
-
 async function assertPortFree(port: number, what: string): Promise<void> {
   if (!(await isPortFree(port))) {
     throw new TemporalCliError(
@@ -277,7 +258,15 @@ function dynamicConfigArgs(values: Readonly<Record<string, string | number | boo
  * Start a Temporal dev server on 127.0.0.1 and wait until it is ready. Uses the CLI found or built by
  * {@link ensureTemporalCli}, or lets @temporalio/testing download one when neither a CLI nor Go is available.
  */
-export async function startDevServer(opts: StartDevServerOptions = {}): Promise<DevServer> {
+export async function startDevServer(
+  opts: StartDevServerOptions = {},
+  /**
+   * How a free port is chosen where `port` or `uiPort` is not given ({@link getFreePort}). A start whose chosen
+   * frontend port did not answer is tried again on newly chosen ports, up to 3 starts in all; the repository's
+   * tests hand a taken port through this to see it.
+   */
+  pickPort: () => Promise<number> = getFreePort,
+): Promise<DevServer> {
   const projectDir = opts.projectDir ?? findProjectDir();
   const onProgress = opts.onProgress ?? (() => undefined);
   const dynamicConfig = Object.freeze({ ...DEV_SERVER_DYNAMIC_CONFIG, ...opts.dynamicConfig });
@@ -287,12 +276,7 @@ export async function startDevServer(opts: StartDevServerOptions = {}): Promise<
   const namespace = opts.namespace ?? 'default';
   const ui = opts.ui ?? false;
   if (opts.port !== undefined) await assertPortFree(opts.port, 'Temporal frontend');
-  const port = opts.port ?? (await getFreePort());
-  let uiPort: number | undefined;
-  if (ui) {
-    if (opts.uiPort !== undefined) await assertPortFree(opts.uiPort, 'Temporal UI');
-    uiPort = opts.uiPort ?? (await getFreePort());
-  }
+  if (ui && opts.uiPort !== undefined) await assertPortFree(opts.uiPort, 'Temporal UI');
   let dbFilename: string | undefined;
   if (opts.dbFilename) {
     dbFilename = path.resolve(opts.dbFilename);
@@ -311,27 +295,36 @@ export async function startDevServer(opts: StartDevServerOptions = {}): Promise<
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { TestWorkflowEnvironment } = require('@temporalio/testing') as typeof import('@temporalio/testing');
   const started = Date.now();
-  let env: TestWorkflowEnvironment;
-  try {
-    env = await TestWorkflowEnvironment.createLocal({
-      server: {
-        executable: executablePath
-          ? { type: 'existing-path', path: executablePath }
-          : { type: 'cached-download' },
-        ip: '127.0.0.1',
-        port,
-        ui,
-        uiPort,
-        dbFilename,
-        namespace,
-        // @temporalio/testing passes these as --log-format/--log-level itself; repeating them in extraArgs would
-        // make the CLI reject the duplicate flags.
-        log: { format: 'pretty', level: opts.logLevel ?? 'warn' },
-        extraArgs,
-      },
-    });
-  } catch (err) {
+  const attempt = await startOnPorts({
+    port: opts.port,
+    uiPort: opts.uiPort,
+    ui,
+    pickPort,
+    onRetry: (failed) =>
+      onProgress(`The dev server did not answer on 127.0.0.1:${failed.port} (another process may have taken the port after it was chosen); starting it on other ports`),
+    start: ({ port, uiPort }) =>
+      TestWorkflowEnvironment.createLocal({
+        server: {
+          executable: executablePath
+            ? { type: 'existing-path', path: executablePath }
+            : { type: 'cached-download' },
+          ip: '127.0.0.1',
+          port,
+          ui,
+          uiPort,
+          dbFilename,
+          namespace,
+          // @temporalio/testing passes these as --log-format/--log-level itself; repeating them in extraArgs would
+          // make the CLI reject the duplicate flags.
+          log: { format: 'pretty', level: opts.logLevel ?? 'warn' },
+          extraArgs,
+        },
+      }),
+  });
+  if (!attempt.ok) {
+    const { error: err, ports: { port }, attempts } = attempt;
     const detail = err instanceof Error ? err.message : String(err);
+    const tries = attempts > 1 ? ` (the last of ${attempts} starts, each on other ports)` : '';
     const next = executablePath
       ? `run \`${executablePath} server start-dev --ip 127.0.0.1 --port ${port}\` by hand to see its output` +
         `${dbFilename ? `; move ${dbFilename} away if it is corrupt` : ''}; or set TEMPORAL_CLI_PATH to another CLI.`
@@ -340,11 +333,13 @@ export async function startDevServer(opts: StartDevServerOptions = {}): Promise<
         `PATH and run \`npx fh server\` again: it builds the CLI into .temporal/bin (minutes, once).`;
     throw new TemporalCliError(
       'TemporalDevServerStartFailed',
-      `The Temporal dev server (${executablePath ?? 'downloaded CLI'}) did not start on 127.0.0.1:${port}: ${detail}\n` +
+      `The Temporal dev server (${executablePath ?? 'downloaded CLI'}) did not start on 127.0.0.1:${port}${tries}: ${detail}\n` +
         `What to do: ${next}`,
       { cause: err },
     );
   }
+  const env = attempt.value;
+  const { uiPort } = attempt.ports;
   const address = env.address;
   const uiUrl = uiPort !== undefined ? `http://127.0.0.1:${uiPort}` : undefined;
   onProgress(

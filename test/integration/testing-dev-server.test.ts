@@ -11,7 +11,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
-import { startDevServer, TemporalCliError, type DevServer } from '@fabric-harness/sdk/testing';
+import { getFreePort, startDevServer, TemporalCliError, type DevServer } from '@fabric-harness/sdk/testing';
 import { FH_SEARCH_ATTRIBUTES } from '@fabric-harness/sdk/client';
 
 async function listed(client: Client, query: string): Promise<string[]> {
@@ -121,6 +121,35 @@ describe('startDevServer (public testing API)', () => {
       expect(err).toMatchObject({ code: 'TemporalDevServerOptionInvalid', message: expect.stringMatching(named) });
     }
   });
+
+  // What broke `fh demo` once in CI: the port chosen for the frontend was taken (here by an outgoing
+  // connection's local end, as the OS hands them out) before the server bound it, and the server never came up.
+  it('a port it chose taken before the server bound it: starts again on another, and says so', async () => {
+    const peer = net.createServer();
+    await new Promise<void>((r) => peer.listen(0, '127.0.0.1', r));
+    const socket = net.connect((peer.address() as net.AddressInfo).port, '127.0.0.1');
+    await new Promise<void>((r) => socket.once('connect', () => r()));
+    const taken = socket.localPort!;
+    const picks: number[] = [];
+    const progress: string[] = [];
+    try {
+      const server = await startDevServer({ onProgress: (l) => progress.push(l) }, async () => {
+        const port = picks.length === 0 ? taken : await getFreePort();
+        picks.push(port);
+        return port;
+      });
+      servers.push(server);
+      expect(picks).toHaveLength(2);
+      expect(server.address).toBe(`127.0.0.1:${picks[1]}`);
+      expect(progress.filter((l) => l.includes(`did not answer on 127.0.0.1:${taken}`))).toHaveLength(1);
+      const connection = await Connection.connect({ address: server.address });
+      await connection.workflowService.getSystemInfo({});
+      await connection.close();
+    } finally {
+      socket.destroy();
+      peer.close();
+    }
+  }, 60_000);
 
   it('refuses a port in use with TemporalDevServerPortInUse naming the port', async () => {
     const blocker = net.createServer();
