@@ -1,18 +1,15 @@
-import type { Client, WorkflowStartOptions } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { parseAgentInput, type AgentDefinition } from '../core/agent';
 import { AgentHandle } from './agent-handle';
 import { STREAMING_MEMO_KEY } from '../wire/stream';
 import { refuseUnknownAgent } from './unknown-agent';
+import { checkStartAgentOptions, type StartAgentOptions } from './start-agent-options';
+
+export type { StartAgentOptions } from './start-agent-options';
 
 export const DEFAULT_TASK_QUEUE = 'fabric-harness';
 /** Memo key that names the agent of a run (for `fh list` and audits). */
 export const AGENT_MEMO_KEY = 'fh.agent';
-
-export type StartAgentOptions = Partial<Omit<WorkflowStartOptions, 'args'>> & {
-  workflowId: string;
-  /** false: the run's model calls are made without streaming (its stream still carries every durable event). Default true. */
-  streaming?: boolean;
-};
 
 /**
  * Starts an agent as a workflow. With a definition (not just a name) the input is validated here,
@@ -27,9 +24,8 @@ export async function startAgent<I, O>(
   options: StartAgentOptions,
 ): Promise<AgentHandle<O>> {
   const name = typeof agent === 'string' ? agent : agent.name;
+  const { streaming, ...startOptions } = checkStartAgentOptions(options);
   const args = [typeof agent === 'string' ? input : parseAgentInput(agent, input)];
-  const { streaming, ...startOptions } = options;
-  if (streaming !== undefined && typeof streaming !== 'boolean') throw new TypeError(`startAgent: streaming must be a boolean, got ${typeof streaming}`);
   const taskQueue = startOptions.taskQueue ?? DEFAULT_TASK_QUEUE;
   const handle = await client.workflow.start(name, {
     ...startOptions,

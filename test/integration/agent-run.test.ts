@@ -80,7 +80,7 @@ describe('an agent with two tools', () => {
     // The tool_use ids differ per run; everything else the model is sent is the same.
     const shape = (b: any) => JSON.stringify(b.messages).replace(/"(id|tool_use_id)":"[^"]*"/g, '"$1":"ID"');
     expect(plain.map(shape)).toEqual(streamed.map(shape));
-    await expect(startAgent(w.client, calculator, { task: 'x', dir }, { workflowId: `calc-bad-${Date.now()}`, taskQueue: w.taskQueue, streaming: 'no' as never })).rejects.toThrow(/streaming must be a boolean/);
+    await expect(startAgent(w.client, calculator, { task: 'x', dir }, { workflowId: `calc-bad-${Date.now()}`, taskQueue: w.taskQueue, streaming: 'no' as never })).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'streaming' });
   });
 
   it('the same definition completes inline with the same result', async () => {

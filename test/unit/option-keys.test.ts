@@ -2,7 +2,9 @@
  * Options checked for unknown keys before anything is sent: a misspelt key is INVALID_INPUT naming it,
  * every key a call takes passes, with or without a value.
  */
+import type { Client } from '@temporalio/client';
 import { checkKnownKeys } from '../../src/core/validate';
+import { startAgent } from '../../src/client/start';
 import { checkPromptOptions, splitWaitLimits } from '../../src/client/call-options';
 import { SESSION_PROMPT_KEYS, START_SESSION_KEYS } from '../../src/client/session-options';
 
@@ -59,5 +61,40 @@ describe('splitWaitLimits', () => {
 
   it('sends anything but an object as it is, for the receiver to refuse', () => {
     for (const odd of [null, 42, 'x', undefined]) expect(splitWaitLimits(odd as never)).toEqual({ body: odd, limits: {} });
+  });
+});
+
+describe('startAgent options', () => {
+  // A client whose start records the call: a refused option must start nothing.
+  function recordingClient(): { client: Client; starts: unknown[] } {
+    const starts: unknown[] = [];
+    const client = { workflow: { start: async (...args: unknown[]) => { starts.push(args); throw new Error('stop here'); } } } as unknown as Client;
+    return { client, starts };
+  }
+
+  it('names a misspelt key or a bad value of its own as the field, and starts nothing', async () => {
+    const { client, starts } = recordingClient();
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ workflowId: 'w-1', workflowExecutionTimeOut: '1h' }, 'workflowExecutionTimeOut'],
+      [{ workflowId: 'w-1', searchAttribute: {} }, 'searchAttribute'],
+      [{ workflowId: 'w-1', streaming: 'no' }, 'streaming'],
+      [{ workflowId: '' }, 'workflowId'],
+      [{ workflowId: 'w-1', taskQueue: '' }, 'taskQueue'],
+      [{ workflowId: 'w-1', memo: 'note' }, 'memo'],
+      [{ taskQueue: 'q' }, 'workflowId'],
+    ];
+    for (const [options, field] of cases) {
+      const err = await startAgent(client, 'calculator', {}, options as never).then(() => undefined, (e: unknown) => e);
+      expect({ field, err }).toMatchObject({ field, err: { code: 'INVALID_INPUT', field, message: expect.stringContaining('startAgent options') } });
+    }
+    expect(await startAgent(client, 'calculator', {}, undefined as never).then(() => undefined, (e: unknown) => e)).toMatchObject({ code: 'INVALID_INPUT' });
+    expect(starts).toEqual([]);
+  });
+
+  it("passes every start option Temporal's type has on to the start", async () => {
+    const { client, starts } = recordingClient();
+    const options = { workflowId: 'w-1', taskQueue: 'q', streaming: false, memo: { a: 1 }, workflowRunTimeout: '1h', retry: { maximumAttempts: 1 }, staticSummary: 's', cronSchedule: undefined };
+    await expect(startAgent(client, 'calculator', { task: 't' }, options)).rejects.toThrow('stop here');
+    expect(starts).toEqual([['calculator', expect.objectContaining({ workflowId: 'w-1', taskQueue: 'q', workflowRunTimeout: '1h', retry: { maximumAttempts: 1 }, staticSummary: 's', args: [{ task: 't' }], memo: { 'fh.agent': 'calculator', 'fh.streaming': false, a: 1 } })]]);
   });
 });
