@@ -93,7 +93,7 @@ describe('startAgent options', () => {
 
   it("passes every start option Temporal's type has on to the start", async () => {
     const { client, starts } = recordingClient();
-    const options = { workflowId: 'w-1', taskQueue: 'q', streaming: false, memo: { a: 1 }, workflowRunTimeout: '1h', retry: { maximumAttempts: 1 }, staticSummary: 's', cronSchedule: undefined };
+    const options = { workflowId: 'w-1', taskQueue: 'q', streaming: false, memo: { a: 1 }, workflowRunTimeout: '1h' as const, retry: { maximumAttempts: 1 }, staticSummary: 's', cronSchedule: undefined };
     await expect(startAgent(client, 'calculator', { task: 't' }, options)).rejects.toThrow('stop here');
     expect(starts).toEqual([['calculator', expect.objectContaining({ workflowId: 'w-1', taskQueue: 'q', workflowRunTimeout: '1h', retry: { maximumAttempts: 1 }, staticSummary: 's', args: [{ task: 't' }], memo: { 'fh.agent': 'calculator', 'fh.streaming': false, a: 1 } })]]);
   });

@@ -11,7 +11,6 @@
  */
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Connection } from '@temporalio/client';
@@ -19,6 +18,7 @@ import { msToTs } from '@temporalio/common/lib/time';
 import { acquireBuildLock, exeName, findOnPath, goInstall, isExecutableFile, waitUntil, watchProcess } from '../../../src/testing/go-build';
 import { POSTGRES_USER, logTail, startPostgres, type PostgresServer } from './postgres';
 import { findProjectDir, type SearchAttributeTypeName } from '../../../src/testing/temporal-cli';
+import { isPortFree } from '../../../src/testing/loopback-ports';
 import { FH_SEARCH_ATTRIBUTES } from '../../../src/wire/search-attributes';
 
 /** The server release, the one the pinned CLI (temporal-cli.ts) bundles. */
@@ -204,15 +204,6 @@ async function freeMembershipPort(taken: Set<number>): Promise<number> {
     if (!taken.has(port) && (await isPortFree(port))) return port;
   }
   throw new TemporalServerError('TemporalServerStartFailed', 'found no free port between 20000 and 32000 on 127.0.0.1');
-}
-
-function isPortFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.unref();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
 }
 
 /**
