@@ -9,6 +9,13 @@
 /** How many starts on freshly chosen ports before the failure is the caller's. */
 export const DEV_SERVER_START_ATTEMPTS = 3;
 
+/**
+ * How long one start may take in all. @temporalio/testing bounds its wait for the frontend at 5 s, but not the
+ * gRPC connections it opens after: on a port taken by a listener that accepts and never answers (a process that
+ * is not a Temporal server) they wait for ever, the CLI long dead. A start takes under 2 s here, 13 under load.
+ */
+export const DEV_SERVER_START_BOUND_MS = 30_000;
+
 /** The ports one start used. */
 export interface DevServerPorts {
   port: number;
@@ -40,6 +47,31 @@ export interface StartOnPortsOptions<T> {
   start: (ports: DevServerPorts) => Promise<T>;
   /** Told before each further start: the ports that failed and why. */
   onRetry?: (failed: DevServerPorts, err: unknown) => void;
+  /** One start's bound (default {@link DEV_SERVER_START_BOUND_MS}). */
+  boundMs?: number;
+  /** Given what a start past its bound came up with after all, to stop it (nothing else holds it). */
+  abandon?: (late: T) => unknown;
+}
+
+/** `start` within `ms`; past it, a "did not start within" error, and what it comes up with later is abandoned. */
+async function within<T>(started: Promise<T>, ms: number, abandon: ((late: T) => unknown) | undefined): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  let late = false;
+  const bound = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      late = true;
+      reject(new Error(`the dev server did not start within ${ms} ms (its frontend port may be held by a process that is not a Temporal server)`));
+    }, ms);
+  });
+  started.then(
+    (value) => (late ? abandon?.(value) : undefined),
+    () => undefined,
+  );
+  try {
+    return await Promise.race([started, bound]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 export async function startOnPorts<T>(opts: StartOnPortsOptions<T>): Promise<DevServerAttempts<T>> {
@@ -48,7 +80,7 @@ export async function startOnPorts<T>(opts: StartOnPortsOptions<T>): Promise<Dev
     const ports: DevServerPorts = { port: opts.port ?? (await opts.pickPort()) };
     if (opts.ui) ports.uiPort = opts.uiPort ?? (await opts.pickPort());
     try {
-      return { ok: true, value: await opts.start(ports), ports, attempts };
+      return { ok: true, value: await within(opts.start(ports), opts.boundMs ?? DEV_SERVER_START_BOUND_MS, opts.abandon), ports, attempts };
     } catch (error) {
       if (!chosen || attempts >= DEV_SERVER_START_ATTEMPTS || !isStartWindowMissed(error)) return { ok: false, error, ports, attempts };
       opts.onRetry?.(ports, error);

@@ -302,6 +302,7 @@ export async function startDevServer(
     pickPort,
     onRetry: (failed) =>
       onProgress(`The dev server did not answer on 127.0.0.1:${failed.port} (another process may have taken the port after it was chosen); starting it on other ports`),
+    abandon: (late: TestWorkflowEnvironment) => late.teardown(),
     start: ({ port, uiPort }) =>
       TestWorkflowEnvironment.createLocal({
         server: {
@@ -356,8 +357,7 @@ export async function startDevServer(
     dynamicConfig,
     env,
     stop(): Promise<void> {
-      stopping ??= env.teardown();
-      return stopping;
+      return (stopping ??= env.teardown());
     },
   };
 }

@@ -99,4 +99,31 @@ describe('startOnPorts', () => {
     expect(isStartWindowMissed(missed())).toBe(true);
     expect(isStartWindowMissed('did not start within 5s')).toBe(false);
   });
+
+  // What @temporalio/testing does on a port held by a listener that accepts and never answers: its start
+  // never settles (the CLI long dead). The bound ends it, and what such a start comes up with late is stopped.
+  it('bounds a start that never settles, starts again on fresh ports, and stops what a late start brings', async () => {
+    const { pick } = picker([20001, 20002, 20003]);
+    const abandoned: string[] = [];
+    let lateStart: ((v: string) => void) | undefined;
+    const tried: number[] = [];
+    const r = await startOnPorts<string>({
+      ui: false,
+      pickPort: pick,
+      boundMs: 50,
+      abandon: (late) => abandoned.push(late),
+      start: ({ port }) => {
+        tried.push(port);
+        if (tried.length === 1) return new Promise<string>((resolve) => (lateStart = resolve));
+        return Promise.resolve(`up on ${port}`);
+      },
+    });
+    expect(r).toEqual({ ok: true, value: 'up on 20002', ports: { port: 20002 }, attempts: 2 });
+    lateStart?.('late on 20001');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(abandoned).toEqual(['late on 20001']);
+
+    const never = await startOnPorts<string>({ port: 7233, ui: false, pickPort: pick, boundMs: 20, start: () => new Promise<string>(() => undefined) });
+    expect(never).toMatchObject({ ok: false, attempts: 1, error: { message: expect.stringMatching(/did not start within 20 ms/) } });
+  });
 });
