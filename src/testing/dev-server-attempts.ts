@@ -10,9 +10,10 @@
 export const DEV_SERVER_START_ATTEMPTS = 3;
 
 /**
- * How long one start may take in all. @temporalio/testing bounds its wait for the frontend at 5 s, but not the
- * gRPC connections it opens after: on a port taken by a listener that accepts and never answers (a process that
- * is not a Temporal server) they wait for ever, the CLI long dead. A start takes under 2 s here, 13 under load.
+ * How long one start may take in all. @temporalio/testing gives the frontend 5 s to answer, counted in
+ * connection attempts; but an attempt at a port held by a listener that accepts and never answers (a process
+ * that is not a Temporal server) never returns, and the start waited for ever, the CLI long dead. A start here
+ * takes 0.4-2 s; the bound leaves a loaded machine its margin.
  */
 export const DEV_SERVER_START_BOUND_MS = 30_000;
 
