@@ -3,7 +3,7 @@
  * loopback port, nothing saved to disk; stopped (and its process gone) by `stop()`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import * as net from 'node:net';
+import { getFreePort } from '../../src/testing/loopback-ports';
 
 export interface TestRedis {
   url: string;
@@ -11,19 +11,21 @@ export interface TestRedis {
   stop(): Promise<void>;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
+/**
+ * On a chosen port (`getFreePort`: below the ephemeral range), started again on another when something took
+ * it between choosing and binding (as once happened to the dev server under CI's load); a named port is not swapped.
+ */
+export async function startRedis(port?: number): Promise<TestRedis> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startRedisOn(port ?? (await getFreePort()));
+    } catch (err) {
+      if (port !== undefined || attempt >= 3 || !/Address already in use/i.test(String(err))) throw err;
+    }
+  }
 }
 
-export async function startRedis(port?: number): Promise<TestRedis> {
-  const p = port ?? (await freePort());
+async function startRedisOn(p: number): Promise<TestRedis> {
   const child: ChildProcess = spawn(process.env.REDIS_SERVER_PATH ?? 'redis-server', ['--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   await new Promise<void>((resolve, reject) => {
