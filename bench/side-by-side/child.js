@@ -95,8 +95,8 @@ async function timeReplay({ Worker, client, workflowId, replayOptions }) {
  * CPU time (ms) of this process's threads by kind, from /proc (Linux; {} elsewhere): `main` (the
  * activities, the core bridge's JavaScript side), `core` (Temporal core's Rust runtime threads:
  * gRPC, the workflow state machines), `other` (every other thread: the workflow thread, where
- * workflow code runs, and V8's garbage-collection and compiler helpers; their names do not tell
- * them apart).
+ * workflow code runs, and V8's garbage-collection and compiler helpers), and `other:<name>` for each
+ * thread name within it (telling them apart from Node 22 on).
  */
 function threadCpuMs() {
   const fs = require('node:fs');
@@ -120,6 +120,9 @@ function threadCpuMs() {
     const ms = (Number(fields[11]) + Number(fields[12])) * tick; // utime + stime
     const kind = tid === String(process.pid) ? 'main' : name.startsWith('tokio') ? 'core' : 'other';
     out[kind] += ms;
+    // Node 22 and later name them (V8Worker: GC and compiler helpers; WorkerThread: workflow code;
+    // libuv-worker: the thread pool); Node 20 calls every one 'node'.
+    if (kind === 'other') out[`other:${name}`] = (out[`other:${name}`] || 0) + ms;
   }
   return out;
 }
