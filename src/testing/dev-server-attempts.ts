@@ -48,7 +48,7 @@ export interface StartOnPortsOptions<T> {
   start: (ports: DevServerPorts) => Promise<T>;
   /** Told before each further start: the ports that failed and why. */
   onRetry?: (failed: DevServerPorts, err: unknown) => void;
-  /** One start's bound (default {@link DEV_SERVER_START_BOUND_MS}). */
+  /** One start's bound (default {@link DEV_SERVER_START_BOUND_MS}); `Infinity`: none. */
   boundMs?: number;
   /** Given what a start past its bound came up with after all, to stop it (nothing else holds it). */
   abandon?: (late: T) => unknown;
@@ -56,6 +56,7 @@ export interface StartOnPortsOptions<T> {
 
 /** `start` within `ms`; past it, a "did not start within" error, and what it comes up with later is abandoned. */
 async function within<T>(started: Promise<T>, ms: number, abandon: ((late: T) => unknown) | undefined): Promise<T> {
+  if (ms === Infinity) return started;
   let timer: NodeJS.Timeout | undefined;
   let late = false;
   const bound = new Promise<never>((_, reject) => {

@@ -16,7 +16,7 @@ import * as path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { acquireBuildLock, findOnPath, goInstall, isExecutableFile } from './go-build';
 import { FH_SEARCH_ATTRIBUTES } from '../wire/search-attributes';
-import { startOnPorts } from './dev-server-attempts';
+import { DEV_SERVER_START_BOUND_MS, startOnPorts } from './dev-server-attempts';
 import { getFreePort, isPortFree } from './loopback-ports';
 
 export { getFreePort } from './loopback-ports';
@@ -302,6 +302,8 @@ export async function startDevServer(
     pickPort,
     onRetry: (failed) =>
       onProgress(`The dev server did not answer on 127.0.0.1:${failed.port} (another process may have taken the port after it was chosen); starting it on other ports`),
+    // A start that first downloads the CLI takes as long as the download: no bound there.
+    boundMs: executablePath ? DEV_SERVER_START_BOUND_MS : Infinity,
     abandon: (late: TestWorkflowEnvironment) => late.teardown(),
     start: ({ port, uiPort }) =>
       TestWorkflowEnvironment.createLocal({

@@ -125,5 +125,9 @@ describe('startOnPorts', () => {
 
     const never = await startOnPorts<string>({ port: 7233, ui: false, pickPort: pick, boundMs: 20, start: () => new Promise<string>(() => undefined) });
     expect(never).toMatchObject({ ok: false, attempts: 1, error: { message: expect.stringMatching(/did not start within 20 ms/) } });
+
+    // Unbounded (a start that downloads the CLI first): it takes what it takes.
+    const slow = await startOnPorts<string>({ ui: false, pickPort: pick, boundMs: Infinity, start: () => new Promise<string>((r) => setTimeout(() => r('downloaded, up'), 60)) });
+    expect(slow).toMatchObject({ ok: true, value: 'downloaded, up', attempts: 1 });
   });
 });
