@@ -117,4 +117,28 @@ describe('model and connection on the board', () => {
     expect(await page.locator('.shead .flash').textContent()).toMatch(/locked after its first message/);
     await s.end();
   });
+
+  // A refresh (every turn and live event makes one) rebuilds the header under a field being edited: the text
+  // selected there to be replaced stays selected, so what is typed next replaces it rather than being appended.
+  // (CI once set the model 'claude-haiku-4-5claude-opus-4-1' this way: Playwright's fill selects, then types.)
+  it('keeps the selection in a field being edited across a refresh', async () => {
+    const s = await startSession(w.client, assistant, { id: `board-conn-sel-${process.pid}-${Date.now() % 100000}`, taskQueue: w.taskQueue, settings: { workingDirectory: dir } });
+    await page.goto(server.url);
+    await page.locator(`.row[data-id="${s.id}"]`).click({ timeout: 30_000 });
+    await page.locator('#convo').waitFor();
+    await modelInput().fill('claude-haiku-4-5');
+    await modelInput().selectText();
+    await page.evaluate(() => { (document.querySelector('[aria-label="model"]') as HTMLInputElement & { fhOld?: true }).fhOld = true; });
+    fake1.enqueue(say('a reply'));
+    expect(await s.prompt('hello')).toBe('a reply');
+    await until('the header rebuilt by a refresh', () =>
+      page.evaluate(() => {
+        const el = document.querySelector('[aria-label="model"]') as (HTMLInputElement & { fhOld?: true }) | null;
+        return !!el && !el.fhOld && document.activeElement === el;
+      }),
+    );
+    await page.keyboard.insertText('claude-opus-4-1');
+    expect(await modelInput().inputValue()).toBe('claude-opus-4-1');
+    await s.end();
+  });
 });

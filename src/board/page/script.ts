@@ -445,6 +445,9 @@ function boardPage(): void {
 
   function renderSession(): void {
     const focused = document.activeElement && $('session').contains(document.activeElement) ? document.activeElement.getAttribute('aria-label') : null;
+    // Where the caret or the selection was in the focused field: a refresh (every live event makes one) must
+    // not move it. Without this, text selected to be replaced was deselected and what was typed next appended.
+    const selection = focused ? selectionOf(document.activeElement) : null;
     const v = state.view;
     const info = v.info;
     const s = info.settings || {};
@@ -499,10 +502,30 @@ function boardPage(): void {
     $('session').replaceChildren(main, side(v));
     if (focused) {
       const again = $('session').querySelector('[aria-label="' + focused + '"]') as HTMLInputElement | null;
-      if (again) again.focus();
+      if (again) {
+        again.focus();
+        if (selection) selectRange(again, selection);
+      }
     }
     const c = document.getElementById('convo');
     if (c) c.scrollTop = c.scrollHeight;
+  }
+
+  type Selection = { start: number; end: number; direction: 'forward' | 'backward' | 'none' };
+  function selectionOf(el: Element | null): Selection | null {
+    if (!(el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement)) return null;
+    try {
+      return el.selectionStart === null || el.selectionEnd === null ? null : { start: el.selectionStart, end: el.selectionEnd, direction: el.selectionDirection || 'none' };
+    } catch {
+      return null; // an input type without a selection
+    }
+  }
+  function selectRange(el: HTMLInputElement, at: Selection): void {
+    try {
+      el.setSelectionRange(at.start, at.end, at.direction);
+    } catch {
+      // an input type without a selection
+    }
   }
 
   function conversation(v: Json): HTMLElement {
