@@ -5,7 +5,7 @@
  */
 import type { WorkflowStartOptions } from '@temporalio/client';
 import { z } from 'zod';
-import { parseWith } from '../core/validate';
+import { anyValueOf, parseWith } from '../core/validate';
 
 export type StartAgentOptions = Partial<Omit<WorkflowStartOptions, 'args'>> & {
   workflowId: string;
@@ -43,7 +43,7 @@ const START_AGENT_KEYS: Record<keyof StartAgentOptions, true> = {
 
 const startAgentOptionsSchema = z
   .object({
-    ...Object.fromEntries(Object.keys(START_AGENT_KEYS).map((k) => [k, z.unknown().optional()])),
+    ...anyValueOf(START_AGENT_KEYS),
     workflowId: z.string().min(1),
     taskQueue: z.string().min(1).optional(),
     streaming: z.boolean().optional(),

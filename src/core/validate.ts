@@ -21,7 +21,12 @@ export function parseWith<T>(schema: z.ZodType<T>, value: unknown, what: string)
  */
 export function checkKnownKeys(value: unknown, keys: Readonly<Record<string, true>>, what: string): void {
   if (value === undefined) return;
-  parseWith(z.object(Object.fromEntries(Object.keys(keys).map((k) => [k, z.unknown().optional()]))).strict(), value, what);
+  parseWith(z.object(anyValueOf(keys)).strict(), value, what);
+}
+
+/** A zod shape taking each of `keys` with any value, or none: a strict object's known keys, before its own checks. */
+export function anyValueOf(keys: Readonly<Record<string, true>>): Record<string, z.ZodOptional<z.ZodUnknown>> {
+  return Object.fromEntries(Object.keys(keys).map((k) => [k, z.unknown().optional()]));
 }
 
 /** The parts of a zod 4 issue we read (its union branches among them). */
