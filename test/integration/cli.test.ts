@@ -12,6 +12,7 @@ import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { FakeAnthropicServer, callTools, say, type RecordedRequest } from '@fabric-harness/sdk/testing';
 import { getFreePort } from '../../src/testing/temporal-cli';
+import { isPortFree } from '../../src/testing/loopback-ports';
 import { ensureBuilt, FH, runFh, type Ran } from '../support/fh-cli';
 import {
   ConnectionSettingsError,
@@ -528,6 +529,18 @@ describe('the fh command', () => {
       expect(await server.interrupt()).toBe(0);
     }
     expect(server.out.stderr).toMatch(/\[fh server\] stopped/);
+  });
+
+  it('fh server: closing its terminal (SIGHUP) stops the dev server with it, and frees its port', async () => {
+    const port = await getFreePort();
+    const server = await fhBackground(['server', '--port', String(port), '--ephemeral'], /Press Ctrl\+C to stop/);
+    expect(await isPortFree(port)).toBe(false);
+    server.child.kill('SIGHUP');
+    // Node's default for SIGHUP is to exit at once (no code), leaving the dev server to run on.
+    expect(await server.exited).toBe(0);
+    expect(server.out.stderr).toMatch(/\[fh server\] SIGHUP: stopping the dev server/);
+    expect(server.out.stderr).toMatch(/\[fh server\] stopped/);
+    expect(await isPortFree(port)).toBe(true);
   });
 
   it('fh server: a --dynamic-config-value the server could not take exits 2 naming it, before starting anything', async () => {

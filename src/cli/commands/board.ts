@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { flag, int, str, strs, type Parsed } from '../args';
 import { asCliError, connect, LIVE_BROKER_OPTION, liveBrokerUrl, STORE_OPTION, storeFrom, type Command, type Io } from '../context';
 import { EXIT, usage } from '../errors';
+import { nextStopSignal } from '../stop-signals';
 import { parsePublicUrls } from '../../board/public-url';
 
 export const boardCommand: Command = {
@@ -66,12 +67,14 @@ async function runBoard(p: Parsed, io: Io): Promise<number> {
     throw asCliError(err);
   }
   const also = server.publicUrls.map((u) => `\n  also: ${u}`).join('');
+  // The signals are handled before the prompt shows: a Ctrl-C the moment it does still closes the board.
+  const signalled = nextStopSignal();
   io.out(`fh board for namespace '${conn.settings.namespace}' at ${conn.settings.address}\n  open: ${server.url}${also}\nPress Ctrl+C to stop.`);
-  return new Promise<number>((resolve) => {
-    const stop = () => {
-      server.close().then(() => broker?.close()).then(() => conn.close()).finally(() => resolve(EXIT.OK));
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
+  await signalled;
+  await server
+    .close()
+    .then(() => broker?.close())
+    .then(() => conn.close())
+    .catch(() => undefined);
+  return EXIT.OK;
 }

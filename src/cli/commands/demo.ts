@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { flag, str, type Parsed } from '../args';
 import { stdio, type Command, type Io } from '../context';
 import { CliError, EXIT, usage } from '../errors';
+import { nextStopSignal } from '../stop-signals';
 import type { ModelConnectionSettings } from '../../activities/models/connections';
 
 /** The installed package's root (dist/cli/commands/demo.js → the directory of its package.json). */
@@ -132,11 +133,9 @@ async function runDemo(p: Parsed, io: Io = stdio): Promise<number> {
       io.out(`The dev server stops with the demo, and its UI with it: \`fh demo --stay\` keeps it up to open the run at ${ui}`);
     } else {
       io.out(`Temporal UI: ${ui}`);
+      const signalled = nextStopSignal(); // handled before the prompt shows
       io.out('\nThe dev server stays up for the UI. Press Ctrl-C to stop.');
-      await new Promise<void>((resolve) => {
-        process.once('SIGINT', resolve);
-        process.once('SIGTERM', resolve);
-      });
+      await signalled;
     }
     return 0;
   } finally {

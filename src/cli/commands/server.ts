@@ -4,6 +4,7 @@ import { FH_SEARCH_ATTRIBUTES } from '../../wire/search-attributes';
 import { flag, int, str, strs, type Parsed } from '../args';
 import { stdio, type Command, type Io } from '../context';
 import { CliError, EXIT, usage } from '../errors';
+import { onStopSignals } from '../stop-signals';
 
 /** Search attributes `fh server` registers (agent runs by agent, sessions by status, labels, …): the SDK's registry. */
 export { FH_SEARCH_ATTRIBUTES };
@@ -17,7 +18,8 @@ export const serverCommand: Command = {
   description:
     'Runs `temporal server start-dev` on 127.0.0.1 with the Web UI and a persistent database, and registers the\n' +
     "SDK's search attributes (FhAgent, FhKind, FhStatus, ...). Finds the Temporal CLI on TEMPORAL_CLI_PATH, PATH or\n" +
-    '.temporal/bin, or builds it with Go (minutes, once; progress is printed). Stops on Ctrl-C.',
+    '.temporal/bin, or builds it with Go (minutes, once; progress is printed). Stops on Ctrl-C, SIGTERM, or when its\n' +
+    'terminal closes (SIGHUP), and stops the dev server with it.',
   connects: false,
   options: {
     port: { type: 'string', value: '<n>', help: 'frontend (gRPC) port', default: '7233' },
@@ -81,24 +83,6 @@ async function runServer(p: Parsed, io: Io = stdio): Promise<number> {
     throw err;
   }
 
-  io.out(
-    [
-      'Temporal dev server is running',
-      `  address:     ${server.address}    (workers and clients: TEMPORAL_ADDRESS=${server.address})`,
-      `  namespace:   ${server.namespace}`,
-      `  web UI:      ${server.uiUrl}`,
-      `  database:    ${dbFilename ? path.relative(process.cwd(), dbFilename) || dbFilename : '(in memory)'}`,
-      `  search attr: ${Object.entries(searchAttributes)
-        .map(([n, t]) => `${n} (${t})`)
-        .join(', ')}`,
-      `  settings:    ${Object.entries(server.dynamicConfig)
-        .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
-        .join(', ')}`,
-      `  executable:  ${server.executable}`,
-      'Press Ctrl+C to stop.',
-    ].join('\n'),
-  );
-
   return new Promise<number>((resolve) => {
     const keepAlive = setInterval(() => undefined, 1 << 30);
     let stopping = false;
@@ -122,8 +106,25 @@ async function runServer(p: Parsed, io: Io = stdio): Promise<number> {
         },
       );
     };
-    process.on('SIGINT', () => stop('SIGINT'));
-    process.on('SIGTERM', () => stop('SIGTERM'));
+    onStopSignals(stop);
+    // Printed once the signals are handled: a Ctrl-C the moment the prompt shows still stops the server.
+    io.out(
+      [
+        'Temporal dev server is running',
+        `  address:     ${server.address}    (workers and clients: TEMPORAL_ADDRESS=${server.address})`,
+        `  namespace:   ${server.namespace}`,
+        `  web UI:      ${server.uiUrl}`,
+        `  database:    ${dbFilename ? path.relative(process.cwd(), dbFilename) || dbFilename : '(in memory)'}`,
+        `  search attr: ${Object.entries(searchAttributes)
+          .map(([n, t]) => `${n} (${t})`)
+          .join(', ')}`,
+        `  settings:    ${Object.entries(server.dynamicConfig)
+          .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+          .join(', ')}`,
+        `  executable:  ${server.executable}`,
+        'Press Ctrl+C to stop.',
+      ].join('\n'),
+    );
   });
 }
 

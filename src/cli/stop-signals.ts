@@ -1,0 +1,32 @@
+/**
+ * The signals a long-running `fh` command (server, board, demo --stay) stops on, cleanly: Ctrl-C, a
+ * supervisor's SIGTERM, and SIGHUP, which a command gets when its terminal window is closed. Node's
+ * default for SIGHUP is to exit at once, and then a dev server the command started is never stopped:
+ * the Temporal CLI notices its parent is gone only when it is re-parented to pid 1, not under a
+ * subreaper (a desktop session's systemd, a job runner), so it kept its port.
+ */
+export const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+export type StopSignal = (typeof STOP_SIGNALS)[number];
+
+/**
+ * Calls `onSignal` on every stop signal (a second one too: a command may exit at once on it), until the
+ * returned function is called.
+ */
+export function onStopSignals(onSignal: (signal: StopSignal) => void): () => void {
+  const handlers = STOP_SIGNALS.map((signal) => [signal, () => onSignal(signal)] as const);
+  for (const [signal, handler] of handlers) process.on(signal, handler);
+  return () => {
+    for (const [signal, handler] of handlers) process.off(signal, handler);
+  };
+}
+
+/** Resolves with the first stop signal, and stops listening. */
+export function nextStopSignal(): Promise<StopSignal> {
+  return new Promise((resolve) => {
+    const off = onStopSignals((signal) => {
+      off();
+      resolve(signal);
+    });
+  });
+}
