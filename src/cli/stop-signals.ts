@@ -1,9 +1,9 @@
 /**
  * The signals a long-running `fh` command (server, board, demo --stay) stops on, cleanly: Ctrl-C, a
  * supervisor's SIGTERM, and SIGHUP, which a command gets when its terminal window is closed. Node's
- * default for SIGHUP is to exit at once, and then a dev server the command started is never stopped:
- * the Temporal CLI notices its parent is gone only when it is re-parented to pid 1, not under a
- * subreaper (a desktop session's systemd, a job runner), so it kept its port.
+ * default for SIGHUP is to exit at once: the command's own cleanup (stopping the dev server it started,
+ * closing its connections) never ran, and the dev server was left to notice on its own that its parent
+ * was gone.
  */
 export const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
