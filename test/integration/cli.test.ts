@@ -536,7 +536,7 @@ describe('the fh command', () => {
     const server = await fhBackground(['server', '--port', String(port), '--ephemeral'], /Press Ctrl\+C to stop/);
     expect(await isPortFree(port)).toBe(false);
     server.child.kill('SIGHUP');
-    // Node's default for SIGHUP is to exit at once (no code), leaving the dev server to run on.
+    // Node's default for SIGHUP is to exit at once (no code), before fh server has stopped its dev server.
     expect(await server.exited).toBe(0);
     expect(server.out.stderr).toMatch(/\[fh server\] SIGHUP: stopping the dev server/);
     expect(server.out.stderr).toMatch(/\[fh server\] stopped/);
