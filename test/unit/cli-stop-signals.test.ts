@@ -28,4 +28,18 @@ describe('the stop signals of long-running fh commands', () => {
     await expect(next).resolves.toBe('SIGTERM');
     expect(counts()).toEqual(before);
   });
+
+  it('a command may narrow them: fh fake waits on Ctrl-C and SIGTERM only, since SIGHUP starts its script over', async () => {
+    const before = counts();
+    const next = nextStopSignal(['SIGINT', 'SIGTERM']);
+    expect(process.listenerCount('SIGHUP')).toBe(before[STOP_SIGNALS.indexOf('SIGHUP')]);
+    let settled = false;
+    void next.then(() => (settled = true));
+    process.emit('SIGHUP', 'SIGHUP');
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    process.emit('SIGINT', 'SIGINT');
+    await expect(next).resolves.toBe('SIGINT');
+    expect(counts()).toEqual(before);
+  });
 });

@@ -6,6 +6,7 @@
 import { flag, int, str, strs, type Parsed } from '../args';
 import { stdio, type Command, type Io } from '../context';
 import { usage } from '../errors';
+import { nextStopSignal } from '../stop-signals';
 import { readScriptFile, SCRIPT_FORMAT, sideRequestRoute } from '../fake-script';
 import { FAKE_PROVIDERS, startFake, type FakeProvider, type RunningFake } from '../fake-servers';
 
@@ -54,14 +55,6 @@ async function runFake(p: Parsed, io: Io = stdio): Promise<number> {
   let fake: RunningFake | undefined;
   const refill = flag(p, 'loop') && steps.length > 0 ? () => fake?.enqueue(...steps) : undefined;
   fake = await startFake(provider as FakeProvider, { port, script: steps, route: sideRequestRoute(() => fake?.remaining() ?? 0, refill) });
-  io.out(
-    [
-      `Scripted fake ${fake.name} server (NOT a model) at ${fake.url}, ${steps.length} scripted step${steps.length === 1 ? '' : 's'}${refill ? ', looping' : ''}`,
-      'Point your agent at it:',
-      `  export ${fake.env}`,
-      `Press Ctrl-C to stop; kill -HUP ${process.pid} starts the script over.`,
-    ].join('\n'),
-  );
   const reset = (): void => {
     void readSteps().then(
       (fresh) => {
@@ -73,10 +66,17 @@ async function runFake(p: Parsed, io: Io = stdio): Promise<number> {
     );
   };
   process.on('SIGHUP', reset);
-  await new Promise<void>((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
-  });
+  // Both are handled before the prompt shows: a `kill -HUP` the moment it does resets, it does not kill.
+  const stopped = nextStopSignal(['SIGINT', 'SIGTERM']);
+  io.out(
+    [
+      `Scripted fake ${fake.name} server (NOT a model) at ${fake.url}, ${steps.length} scripted step${steps.length === 1 ? '' : 's'}${refill ? ', looping' : ''}`,
+      'Point your agent at it:',
+      `  export ${fake.env}`,
+      `Press Ctrl-C to stop; kill -HUP ${process.pid} starts the script over.`,
+    ].join('\n'),
+  );
+  await stopped;
   process.off('SIGHUP', reset);
   io.err(`[fh fake] stopping; ${fake.answered()} model call(s) answered, ${fake.remaining()} step(s) unused`);
   await fake.stop();
