@@ -29,7 +29,9 @@
  *
  * Measured per run: history bytes (`History.encode(history).finish().length` of the fetched history),
  * events (total, per model call), largest activity input (encoded payloads of any ActivityTaskScheduled
- * event), worker CPU per model call, replay time. For the floor a "model call" is one no-op activity.
+ * event), worker CPU per model call (on Linux also by thread: the main thread, Temporal core's, the workflow
+ * threads, and V8's compiler and garbage-collection helpers; side-by-side/child.js), replay time. For the
+ * floor a "model call" is one no-op activity.
  *
  *   FH_BENCH_CALLS=100,1000       the Ns (default 100,1000)
  *   FH_BENCH_RUN_LIMIT_S=420      a run with no result by then is terminated and reported (default 420)
@@ -435,7 +437,7 @@ module.exports = {
         'largest activity input': ctx.bytes(r.largestActivityInput),
         'worker CPU/call': ms(r.cpuPerCallMs),
         // Where it went (Linux): the main thread, Temporal core's runtime, the rest (workflow thread, V8's GC and compiler helpers).
-        'main / core / other': r.threadsPerCallMs && r.threadsPerCallMs.main !== undefined ? ['main', 'core', 'other'].map((k) => r.threadsPerCallMs[k].toFixed(1)).join(' / ') : '',
+        'main / core / workflow / V8': r.threadsPerCallMs && r.threadsPerCallMs.main !== undefined ? ['main', 'core', 'workflow', 'v8'].map((k) => (r.threadsPerCallMs[k] ?? 0).toFixed(1)).join(' / ') : '',
         'CPU/call vs floor': times(r.cpuPerCallMs / floor.cpuPerCallMs),
         'CPU/call vs floor (2 activities)': floorTool ? times(r.cpuPerCallMs / floorTool.cpuPerCallMs) : '',
         // What the harness adds to the model call itself (the SDK, the HTTP request, the reply's events).

@@ -59,6 +59,9 @@ function serveWorker(setup) {
   });
 
   (async () => {
+    noteThreads('v8');
+    await require('node:fs').promises.stat(__filename); // starts libuv's pool, if nothing has yet
+    noteThreads('libuv');
     ({ worker, replay } = await setup(config));
     running = worker.run();
     running.catch((err) => send({ type: 'fatal', error: errorText(err) }));
@@ -92,39 +95,69 @@ async function timeReplay({ Worker, client, workflowId, replayOptions }) {
 }
 
 /**
- * CPU time (ms) of this process's threads by kind, from /proc (Linux; {} elsewhere): `main` (the
- * activities, the core bridge's JavaScript side), `core` (Temporal core's Rust runtime threads:
- * gRPC, the workflow state machines), `other` (every other thread: the workflow thread, where
- * workflow code runs, and V8's garbage-collection and compiler helpers), and `other:<name>` for each
- * thread name within it (telling them apart from Node 22 on).
+ * CPU time (ms) of this process's threads by kind, from /proc (Linux; {} elsewhere):
+ * - `main`: the activities, the core bridge's JavaScript side;
+ * - `core`: Temporal core's Rust threads (its tokio runtime: gRPC, the workflow state machines; and its
+ *   `workflow-processing` and other named threads);
+ * - `workflow`: the worker threads Temporal runs workflow code in;
+ * - `v8`: V8's helper threads (the optimizing compiler's background jobs, concurrent marking, parallel
+ *   scavenges), which a CPU profile of any JavaScript thread does not show;
+ * - `libuv`: libuv's thread pool (asynchronous file system calls, DNS).
+ * Node 22 and later name the threads (`WorkerThread`, `V8Worker`, `libuv-worker`); Node 20 calls every
+ * one `node`, so there a thread's kind is told by when it started (see threadsAtStart).
  */
 function threadCpuMs() {
   const fs = require('node:fs');
-  const out = { main: 0, core: 0, other: 0 };
+  const out = { main: 0, core: 0, workflow: 0, v8: 0, libuv: 0 };
+  const tick = 1000 / 100; // USER_HZ
+  for (const { tid, name, stat } of readThreads(fs)) {
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    out[threadKind(tid, name)] += (Number(fields[11]) + Number(fields[12])) * tick; // utime + stime
+  }
+  return out;
+}
+
+/** This process's threads: id, name (`comm`, 15 characters at most) and `stat` line; [] off Linux. */
+function readThreads(fs) {
   let tids;
   try {
     tids = fs.readdirSync('/proc/self/task');
   } catch {
-    return {};
+    return [];
   }
-  const tick = 1000 / 100; // USER_HZ
+  const threads = [];
   for (const tid of tids) {
-    let stat;
     try {
-      stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      threads.push({ tid, name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), stat });
     } catch {
-      continue; // the thread ended
+      // the thread ended
     }
-    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ms = (Number(fields[11]) + Number(fields[12])) * tick; // utime + stime
-    const kind = tid === String(process.pid) ? 'main' : name.startsWith('tokio') ? 'core' : 'other';
-    out[kind] += ms;
-    // Node 22 and later name them (V8Worker: GC and compiler helpers; WorkerThread: workflow code;
-    // libuv-worker: the thread pool); Node 20 calls every one 'node'.
-    if (kind === 'other') out[`other:${name}`] = (out[`other:${name}`] || 0) + ms;
   }
-  return out;
+  return threads;
+}
+
+/**
+ * The unnamed threads present before the worker was set up (Node 20): V8's platform threads start with
+ * the process, libuv's pool with the first asynchronous call (serveWorker makes one before setup), and
+ * the workflow threads only when Temporal's worker starts.
+ */
+const threadsAtStart = { v8: new Set(), libuv: new Set() };
+
+function noteThreads(kind) {
+  const fs = require('node:fs');
+  for (const { tid } of readThreads(fs)) if (tid !== String(process.pid) && !threadsAtStart.v8.has(tid)) threadsAtStart[kind].add(tid);
+}
+
+function threadKind(tid, name) {
+  if (tid === String(process.pid)) return 'main';
+  if (name.startsWith('tokio') || name.startsWith('workflow-proces') || name.startsWith('temporal')) return 'core';
+  if (name === 'WorkerThread') return 'workflow';
+  if (name === 'V8Worker' || name === 'DelayedTaskSche' || name === 'SignalInspector') return 'v8';
+  if (name === 'libuv-worker') return 'libuv';
+  if (threadsAtStart.v8.has(tid)) return 'v8';
+  if (threadsAtStart.libuv.has(tid)) return 'libuv';
+  return 'workflow';
 }
 
 /** gRPC's default 4 MB receive limit is below a long history's page: raise it for the bench's clients. */
