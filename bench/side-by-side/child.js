@@ -16,6 +16,7 @@
  *   child -> parent  { type: 'ready' } once the worker polls; { type: 'fatal', error } on a crash.
  */
 'use strict';
+const fs = require('node:fs');
 
 function errorText(err) {
   return err && err.stack ? err.stack : String(err);
@@ -60,7 +61,7 @@ function serveWorker(setup) {
 
   (async () => {
     noteThreads('v8');
-    await require('node:fs').promises.stat(__filename); // starts libuv's pool, if nothing has yet
+    await fs.promises.stat(__filename); // starts libuv's pool, if nothing has yet
     noteThreads('libuv');
     ({ worker, replay } = await setup(config));
     running = worker.run();
@@ -107,10 +108,9 @@ async function timeReplay({ Worker, client, workflowId, replayOptions }) {
  * one `node`, so there a thread's kind is told by when it started (see threadsAtStart).
  */
 function threadCpuMs() {
-  const fs = require('node:fs');
   const out = { main: 0, core: 0, workflow: 0, v8: 0, libuv: 0 };
   const tick = 1000 / 100; // USER_HZ
-  for (const { tid, name, stat } of readThreads(fs)) {
+  for (const { tid, name, stat } of readThreads()) {
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     out[threadKind(tid, name)] += (Number(fields[11]) + Number(fields[12])) * tick; // utime + stime
   }
@@ -118,7 +118,7 @@ function threadCpuMs() {
 }
 
 /** This process's threads: id, name (`comm`, 15 characters at most) and `stat` line; [] off Linux. */
-function readThreads(fs) {
+function readThreads() {
   let tids;
   try {
     tids = fs.readdirSync('/proc/self/task');
@@ -145,8 +145,7 @@ function readThreads(fs) {
 const threadsAtStart = { v8: new Set(), libuv: new Set() };
 
 function noteThreads(kind) {
-  const fs = require('node:fs');
-  for (const { tid } of readThreads(fs)) if (tid !== String(process.pid) && !threadsAtStart.v8.has(tid)) threadsAtStart[kind].add(tid);
+  for (const { tid } of readThreads()) if (tid !== String(process.pid) && !threadsAtStart.v8.has(tid)) threadsAtStart[kind].add(tid);
 }
 
 function threadKind(tid, name) {
