@@ -64,6 +64,18 @@ describe('an inline session', () => {
     fake.enqueue(fail(529), say('```json\n{"answer": 42}\n```'));
     const out = await session.prompt('the answer?', { output: schema.object({ answer: schema.number() }) });
     expect(out).toEqual({ answer: 42 });
+    const answer: number = out.answer; // the reply's type comes from `output`
+    expect(answer).toBe(42);
+  });
+
+  it("a prompt without `output` is text to the type checker too, wherever its reply is assigned", async () => {
+    const session = await (await init({ contextWindowTokens: 100_000 })).session();
+    fake.enqueue(say('plain words'));
+    // A type error as well (npm run typecheck checks that the directive is needed): before, the reply's type
+    // was inferred from the variable it was assigned to, and a string passed as a number.
+    // @ts-expect-error without `output` the reply is a string
+    const notANumber: number = await session.prompt('no schema');
+    expect(notANumber).toBe('plain words');
   });
 
   it('stops a model that never stops calling tools at maxTurns', async () => {
