@@ -97,11 +97,8 @@ export class Conversation {
     return this.server.active ? { ...usage, serverContext: this.server.usage() } : usage;
   }
 
-  /**
-   * One turn; the model's final reply, as text, or parsed and checked with `options.output`. `T` comes from
-   * `output` (or a type argument), never from where the reply is assigned: without `output` it is text, so
-   * `const n: number = await session.prompt(text)` is a type error, not a string typed as a number.
-   */
+  /** One turn's final reply: text, or parsed with `output`. `T` comes from `output` (or a type argument), never
+   * from where the reply is assigned, so `const n: number = await session.prompt(text)` is a type error. */
   async prompt<T = string>(text: string, options: PromptOptions<T> = {}): Promise<NoInfer<T>> {
     parseWith(z.object({ text: promptTextSchema }), { text }, 'prompt'), parseAttachmentRefs(options.attachments);
     return this.exclusive(() => this.rollingBackOnFailure(() => this.runPrompt(text, options)));

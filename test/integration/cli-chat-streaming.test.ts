@@ -11,6 +11,7 @@ import { getSession, startSession } from '@fabric-harness/sdk/client';
 import { callTools, reply, say, type FakeAnthropicServer, type FakeStep } from '@fabric-harness/sdk/testing';
 import { assistant } from '../fixtures/session-agents';
 import { nestingSession } from '../fixtures/ecosystem-agents';
+import { startRedis } from '../support/redis';
 import { startSessionFake } from '../support/session-fake';
 import { startTestWorker, type TestWorker } from '../support/test-worker';
 import { until } from '../support/waiting';
@@ -66,6 +67,42 @@ describe('fh chat streaming (tmux)', () => {
     expect(screen().match(/and then the second half/g)).toHaveLength(1);
     tmux('send-keys', '-t', pane, 'C-c');
     await getSession(w.client, id).end();
+  }, 90_000);
+
+  it('--live-broker: the live text comes from the broker, with Temporal asked only every --poll-ms (here 10 minutes)', async () => {
+    const redis = await startRedis();
+    const wb = await startTestWorker({ name: 'chat-broker', baseURL: fake.url, liveBroker: { url: redis.url } });
+    const paneB = 'broker';
+    try {
+      const id = `chat-broker-${process.pid}-${Date.now() % 100000}`;
+      await startSession(wb.client, assistant, { id, taskQueue: wb.taskQueue, title: 'Broker chat' });
+      // 30 deltas of 8 characters, 100 ms apart, held before the last: a reader that asked Temporal once when
+      // the call started, and next in 10 minutes, would show none of the later ones before the turn ends.
+      const text = Array.from({ length: 30 }, (_, i) => `w${String(i).padStart(2, '0')}-----`).join('');
+      fake.enqueue(say(text, { stream: { chunkChars: 8, delayMs: 100, pauseAfterDeltas: 29, gate: 'chat-broker' } }));
+      const vars = `TEMPORAL_ADDRESS='${wb.t.address}' TEMPORAL_NAMESPACE='${wb.t.namespace}' FH_STORE_DIR='${wb.storeDir}' NO_COLOR=1`;
+      tmux('new-session', '-d', '-s', paneB, '-x', '400', '-y', '30', `cd '${ROOT}' && env ${vars} '${process.execPath}' '${FH}' chat ${id} --live-broker '${redis.url}' --poll-ms 600000; sleep 60`);
+      const paneScreen = () => tmux('capture-pane', '-p', '-J', '-t', paneB, '-S', '-200');
+      const paneShows = (what: string | RegExp) =>
+        until(`the pane to show ${what}`, async () => (typeof what === 'string' ? paneScreen().includes(what) : what.test(paneScreen())) || undefined).catch((err) => {
+          throw new Error(`${(err as Error).message}\n--- pane ---\n${paneScreen()}`);
+        });
+      await paneShows(/^you ›/m);
+      tmux('send-keys', '-t', paneB, '-l', 'tell me');
+      tmux('send-keys', '-t', paneB, 'Enter');
+      await fake.paused('chat-broker');
+      await paneShows('w28-----'); // the 29th delta, 2.8 s after the first
+      expect(paneScreen()).not.toContain('w29');
+      expect((await getSession(wb.client, id).info()).processing).toBe(true);
+      fake.release('chat-broker');
+      await paneShows(new RegExp(`^${text}$`, 'm'));
+      expect(paneScreen().match(/w29-----/g)).toHaveLength(1);
+      tmux('send-keys', '-t', paneB, 'C-c');
+      await getSession(wb.client, id).end();
+    } finally {
+      await wb.stop();
+      await redis.stop();
+    }
   }, 90_000);
 
   it("shows sub-agents' messages and tool calls while they work, indented by depth and labelled, apart from the reply", async () => {

@@ -5,6 +5,7 @@
 import * as readline from 'node:readline';
 import type { StreamEnvelope, StreamEvent } from '../../wire/stream';
 import type { SessionHandle } from '../../client/sessions';
+import type { LiveBrokerClient } from '../../client/stream/broker-transport';
 import type { SessionInfo } from '../../wire/session-messages';
 import { FabricError } from '../../core/errors';
 import { asCliError } from '../context';
@@ -44,7 +45,7 @@ export class Chat {
   constructor(
     private readonly handle: SessionHandle,
     private readonly info: SessionInfo,
-    private readonly pollMs: number,
+    private readonly live: { pollMs: number; broker?: LiveBrokerClient }, // live text: the broker's, else Temporal's every pollMs
   ) {
     this.rl = readline.createInterface({ input: process.stdin, output: process.stdout, terminal: Boolean(process.stdin.isTTY && process.stdout.isTTY) });
   }
@@ -258,7 +259,7 @@ export class Chat {
     let next = from;
     while (!this.closed) {
       try {
-        for await (const env of this.handle.stream({ from: next, signal: this.following.signal, livePollMs: this.pollMs })) {
+        for await (const env of this.handle.stream({ from: next, signal: this.following.signal, livePollMs: this.live.pollMs, ...(this.live.broker ? { broker: this.live.broker } : {}) })) {
           next = env.offset + 1;
           this.show(env);
         }

@@ -7,7 +7,7 @@ import type { SessionHandle } from '../../client/sessions';
 import { DEFAULT_TASK_QUEUE } from '../../client/start';
 import { PERMISSION_MODES } from '../../core/sessions/settings';
 import { int, str, type Parsed } from '../args';
-import { asCliError, connect, STORE_OPTION, type Command, type Io } from '../context';
+import { asCliError, connect, LIVE_BROKER_OPTION, liveBrokerUrl, STORE_OPTION, type Command, type Io } from '../context';
 import { failure, usage } from '../errors';
 import { idleTaskQueue } from './session';
 import { Chat } from '../chat/terminal-chat';
@@ -16,7 +16,7 @@ import { isUnansweredRead, noWorkerMessage } from '../waiting';
 export const chatCommand: Command = {
   name: 'chat',
   summary: 'chat with a session in the terminal: tool calls, approvals, interrupts, settings',
-  usage: ['chat <session-id>', 'chat --new <agent> [--id <id>] [--title <t>] [--mode explore|ask|execute] [--connection <name>] [--model <m>] [--cwd <dir>] [--task-queue <q>]'],
+  usage: ['chat <session-id> [--live-broker <redis-url>]', 'chat --new <agent> [--id <id>] [--title <t>] [--mode explore|ask|execute] [--connection <name>] [--model <m>] [--cwd <dir>] [--task-queue <q>]'],
   description: [
     'Each line you type is a message (typing while a turn runs queues the next one). While a turn runs you see its',
     'tool calls (→ bash {"command":"ls"}), the first line of each result, and approval requests:',
@@ -38,7 +38,8 @@ export const chatCommand: Command = {
     model: { type: 'string', value: '<model>', help: 'with --new: the model, an id within the connection' },
     cwd: { type: 'string', value: '<dir>', help: 'with --new: working directory of the tools (on the worker)' },
     'task-queue': { type: 'string', short: 'q', value: '<name>', help: 'with --new: task queue of the worker', default: DEFAULT_TASK_QUEUE },
-    'poll-ms': { type: 'string', value: '<ms>', help: 'how often a streaming model call is looked at for new text', default: '100' },
+    'poll-ms': { type: 'string', value: '<ms>', help: 'how often a streaming model call is looked at for new text (without a broker)', default: '100' },
+    ...LIVE_BROKER_OPTION,
     ...STORE_OPTION,
   },
   examples: ['fh chat 261122-amber-forest', 'fh chat --new assistant --mode ask --cwd ~/src/app', 'fh chat --new assistant --connection openai --model gpt-5.1'],
@@ -55,9 +56,13 @@ async function runChat(p: Parsed, io: Io): Promise<number> {
     if (agent === undefined && str(p, o) !== undefined) throw usage(`--${o} goes with --new <agent> (to change a session's settings, use /mode, /title, … in the chat)`);
   }
   const pollMs = int(p, 'poll-ms', 100, 20);
+  const brokerUrl = liveBrokerUrl(p);
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { getSession, startSession } = require('../../client/sessions') as typeof import('../../client/sessions');
   const conn = await connect(p);
+  // With the workers' broker the chat blocks on Redis for live text instead of asking Temporal every pollMs.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const broker = brokerUrl ? (require('../../client/stream/broker-transport') as typeof import('../../client/stream/broker-transport')).liveBroker({ url: brokerUrl }) : undefined;
   try {
     let handle: SessionHandle;
     if (agent !== undefined) {
@@ -77,7 +82,7 @@ async function runChat(p: Parsed, io: Io): Promise<number> {
     }
     // A wrong id fails here (exit 3), before the prompt opens; a missing worker within 15 s.
     const info = await conn.client.connection.withDeadline(Date.now() + 15_000, () => handle.info());
-    return await new Chat(handle, info, pollMs).run();
+    return await new Chat(handle, info, { pollMs, ...(broker ? { broker } : {}) }).run();
   } catch (err) {
     if (isUnansweredRead(err)) {
       const idle = id ? await idleTaskQueue(conn, id).catch(() => undefined) : undefined;
@@ -86,6 +91,7 @@ async function runChat(p: Parsed, io: Io): Promise<number> {
     }
     throw asCliError(err, { settings: conn.settings });
   } finally {
+    await broker?.close().catch(() => undefined);
     await conn.close().catch(() => undefined);
   }
 }
