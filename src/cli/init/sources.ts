@@ -17,7 +17,7 @@ export const calculator = agent({
   run: async ({ init, input }) => {
     const fabric = await init({ system: 'You are a careful calculator. Use the add tool.', tools: [add] });
     const session = await fabric.session();
-    const reply = await session.prompt<string>(input.task);
+    const reply = await session.prompt(input.task);
     return { reply, usage: session.usage() };
   },
 });
