@@ -16,7 +16,7 @@ import { isUnansweredRead, noWorkerMessage } from '../waiting';
 export const chatCommand: Command = {
   name: 'chat',
   summary: 'chat with a session in the terminal: tool calls, approvals, interrupts, settings',
-  usage: ['chat <session-id> [--live-broker <redis-url>]', 'chat --new <agent> [--id <id>] [--title <t>] [--mode explore|ask|execute] [--connection <name>] [--model <m>] [--cwd <dir>] [--task-queue <q>]'],
+  usage: ['chat <session-id> [--live-broker <redis-url>]', 'chat --new <agent> [--id <id>] [--title <t>] [--mode explore|ask|execute] [--connection <name>] [--model <m>] [--cwd <dir>] [--task-queue <q>] [--live-broker <redis-url>]'],
   description: [
     'Each line you type is a message (typing while a turn runs queues the next one). While a turn runs you see its',
     'tool calls (→ bash {"command":"ls"}), the first line of each result, and approval requests:',
