@@ -13,7 +13,7 @@ export default agent<{ message: string }>({
         // compactAtTokens auto-derived from contextWindow if not set
       },
     })).session();
-    return { reply: await session.prompt<string>(input.message) };
+    return { reply: await session.prompt(input.message) };
   },
 });
 // seed:end
