@@ -4,6 +4,7 @@
  */
 import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
+import type { LiveBrokerClient } from '../client/stream/broker-transport';
 import {
   connectClient,
   ConnectionSettingsError,
@@ -48,6 +49,15 @@ export interface Command {
 export const LIVE_BROKER_OPTION: Options = {
   'live-broker': { type: 'string', value: '<redis-url>', help: 'Redis for the live path (redis://host:port): workers add live events, readers block on it', env: 'FH_LIVE_BROKER' },
 };
+
+/**
+ * A reader's client on the broker at `url` (from {@link liveBrokerUrl}), or undefined without one. It connects
+ * at the first read; the module is loaded only when a broker is named, so other commands start without it.
+ */
+export function liveBrokerClient(url: string | undefined): LiveBrokerClient | undefined {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return url ? (require('../client/stream/broker-transport') as typeof import('../client/stream/broker-transport')).liveBroker({ url }) : undefined;
+}
 
 /** The --live-broker URL (or FH_LIVE_BROKER), if any. */
 export function liveBrokerUrl(p: Parsed): string | undefined {

@@ -25,10 +25,10 @@ describe('fh chat streaming (tmux)', () => {
   const socket = path.join(os.tmpdir(), `fh-chat-stream-${process.pid}.tmux`);
   const pane = 'stream';
   const tmux = (...a: string[]) => execFileSync('tmux', ['-S', socket, ...a], { encoding: 'utf8' });
-  const screen = () => tmux('capture-pane', '-p', '-J', '-t', pane, '-S', '-200');
-  const shows = (what: string | RegExp) =>
-    until(`the pane to show ${what}`, async () => (typeof what === 'string' ? screen().includes(what) : what.test(screen())) || undefined).catch((err) => {
-      throw new Error(`${(err as Error).message}\n--- pane ---\n${screen()}`);
+  const screen = (of = pane) => tmux('capture-pane', '-p', '-J', '-t', of, '-S', '-200');
+  const shows = (what: string | RegExp, of = pane) =>
+    until(`the pane to show ${what}`, async () => (typeof what === 'string' ? screen(of).includes(what) : what.test(screen(of))) || undefined).catch((err) => {
+      throw new Error(`${(err as Error).message}\n--- pane ---\n${screen(of)}`);
     });
 
   beforeAll(async () => {
@@ -82,21 +82,16 @@ describe('fh chat streaming (tmux)', () => {
       fake.enqueue(say(text, { stream: { chunkChars: 8, delayMs: 100, pauseAfterDeltas: 29, gate: 'chat-broker' } }));
       const vars = `TEMPORAL_ADDRESS='${wb.t.address}' TEMPORAL_NAMESPACE='${wb.t.namespace}' FH_STORE_DIR='${wb.storeDir}' NO_COLOR=1`;
       tmux('new-session', '-d', '-s', paneB, '-x', '400', '-y', '30', `cd '${ROOT}' && env ${vars} '${process.execPath}' '${FH}' chat ${id} --live-broker '${redis.url}' --poll-ms 600000; sleep 60`);
-      const paneScreen = () => tmux('capture-pane', '-p', '-J', '-t', paneB, '-S', '-200');
-      const paneShows = (what: string | RegExp) =>
-        until(`the pane to show ${what}`, async () => (typeof what === 'string' ? paneScreen().includes(what) : what.test(paneScreen())) || undefined).catch((err) => {
-          throw new Error(`${(err as Error).message}\n--- pane ---\n${paneScreen()}`);
-        });
-      await paneShows(/^you ›/m);
+      await shows(/^you ›/m, paneB);
       tmux('send-keys', '-t', paneB, '-l', 'tell me');
       tmux('send-keys', '-t', paneB, 'Enter');
       await fake.paused('chat-broker');
-      await paneShows('w28-----'); // the 29th delta, 2.8 s after the first
-      expect(paneScreen()).not.toContain('w29');
+      await shows('w28-----', paneB); // the 29th delta, 2.8 s after the first
+      expect(screen(paneB)).not.toContain('w29');
       expect((await getSession(wb.client, id).info()).processing).toBe(true);
       fake.release('chat-broker');
-      await paneShows(new RegExp(`^${text}$`, 'm'));
-      expect(paneScreen().match(/w29-----/g)).toHaveLength(1);
+      await shows(new RegExp(`^${text}$`, 'm'), paneB);
+      expect(screen(paneB).match(/w29-----/g)).toHaveLength(1);
       tmux('send-keys', '-t', paneB, 'C-c');
       await getSession(wb.client, id).end();
     } finally {
@@ -151,16 +146,15 @@ describe('fh chat streaming (tmux)', () => {
     const pane2 = 'attach';
     const vars = `TEMPORAL_ADDRESS='${w.t.address}' TEMPORAL_NAMESPACE='${w.t.namespace}' FH_STORE_DIR='${w.storeDir}' NO_COLOR=1`;
     tmux('new-session', '-d', '-s', pane2, '-x', '160', '-y', '30', `cd '${dir}' && env ${vars} '${process.execPath}' '${FH}' chat ${id}; sleep 60`);
-    const paneShows = (what: string) => until(`the pane to show ${what}`, async () => tmux('capture-pane', '-p', '-J', '-t', pane2, '-S', '-200').includes(what) || undefined);
-    await until('the prompt', async () => /^you ›/m.test(tmux('capture-pane', '-p', '-J', '-t', pane2)) || undefined);
+    await shows(/^you ›/m, pane2);
     tmux('send-keys', '-t', pane2, '-l', '/attach screen.png');
     tmux('send-keys', '-t', pane2, 'Enter');
-    await paneShows('attached screen.png (image/png, 70 bytes)');
+    await shows('attached screen.png (image/png, 70 bytes)', pane2);
     const before = fake.requests.length;
     fake.enqueue(say('A single pixel.'));
     tmux('send-keys', '-t', pane2, '-l', 'what is on my screen?');
     tmux('send-keys', '-t', pane2, 'Enter');
-    await paneShows('A single pixel.');
+    await shows('A single pixel.', pane2);
     const sent = fake.requests.slice(before).find((r) => JSON.stringify(r.body).includes('what is on my screen?'))!;
     const user = (sent.body.messages as Array<{ role: string; content: Array<{ type: string; source?: { data: string } }> }>).at(-1)!;
     expect(user.content.map((b) => b.type)).toEqual(['image', 'text']);

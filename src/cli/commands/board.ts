@@ -1,7 +1,7 @@
 /** fh board: the web page for one namespace's sessions and flow runs, on 127.0.0.1 with a token in its URL. */
 import * as path from 'node:path';
 import { flag, int, str, strs, type Parsed } from '../args';
-import { asCliError, connect, LIVE_BROKER_OPTION, liveBrokerUrl, STORE_OPTION, storeFrom, type Command, type Io } from '../context';
+import { asCliError, connect, LIVE_BROKER_OPTION, liveBrokerClient, liveBrokerUrl, STORE_OPTION, storeFrom, type Command, type Io } from '../context';
 import { EXIT, usage } from '../errors';
 import { nextStopSignal } from '../stop-signals';
 import { parsePublicUrls } from '../../board/public-url';
@@ -56,8 +56,7 @@ async function runBoard(p: Parsed, io: Io): Promise<number> {
   const conn = await connect(p);
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { board } = require('../../board') as typeof import('../../board');
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const broker = brokerUrl ? (require('../../client/stream/broker-transport') as typeof import('../../client/stream/broker-transport')).liveBroker({ url: brokerUrl }) : undefined;
+  const broker = liveBrokerClient(brokerUrl);
   let server;
   try {
     server = await board({ client: conn.client, agents, store: storeFrom(p), host, port, allowRemote: !loopback, publicUrl, ...(token ? { token } : {}), ...(broker ? { broker } : {}) });

@@ -7,7 +7,7 @@ import type { SessionHandle } from '../../client/sessions';
 import { DEFAULT_TASK_QUEUE } from '../../client/start';
 import { PERMISSION_MODES } from '../../core/sessions/settings';
 import { int, str, type Parsed } from '../args';
-import { asCliError, connect, LIVE_BROKER_OPTION, liveBrokerUrl, STORE_OPTION, type Command, type Io } from '../context';
+import { asCliError, connect, LIVE_BROKER_OPTION, liveBrokerClient, liveBrokerUrl, STORE_OPTION, type Command, type Io } from '../context';
 import { failure, usage } from '../errors';
 import { idleTaskQueue } from './session';
 import { Chat } from '../chat/terminal-chat';
@@ -61,8 +61,7 @@ async function runChat(p: Parsed, io: Io): Promise<number> {
   const { getSession, startSession } = require('../../client/sessions') as typeof import('../../client/sessions');
   const conn = await connect(p);
   // With the workers' broker the chat blocks on Redis for live text instead of asking Temporal every pollMs.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const broker = brokerUrl ? (require('../../client/stream/broker-transport') as typeof import('../../client/stream/broker-transport')).liveBroker({ url: brokerUrl }) : undefined;
+  const broker = liveBrokerClient(brokerUrl);
   try {
     let handle: SessionHandle;
     if (agent !== undefined) {
