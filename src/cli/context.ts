@@ -14,6 +14,7 @@ import {
 } from '../client/connection';
 import { HistoryFormatError } from '../audit/history-file';
 import { FileTranscriptStore, defaultStoreDir } from '../activities/stores/transcript-store';
+import { redisModule } from '../activities/stream/redis-client';
 import type { Options, Parsed } from './args';
 import { connectionFlags, str } from './args';
 import { FabricError } from '../core/errors';
@@ -59,10 +60,31 @@ export function liveBrokerClient(url: string | undefined): LiveBrokerClient | un
   return url ? (require('../client/stream/broker-transport') as typeof import('../client/stream/broker-transport')).liveBroker({ url }) : undefined;
 }
 
+/**
+ * Settles once the broker has answered or failed its first connect, having said so on stderr if it failed.
+ * A reader falls back to asking Temporal while its broker is down, by design; without this line a mistyped
+ * URL or a stopped Redis would only make the command slower, with nothing to say why.
+ */
+export async function warnIfBrokerDown(broker: LiveBrokerClient | undefined, io: Io): Promise<void> {
+  await broker?.connection().then(
+    () => undefined,
+    (err: unknown) => {
+      if ((err as { code?: unknown }).code === 'BROKER_CLOSED') return; // closed by the command itself on its way out
+      io.err(`fh: warning: the live broker at ${broker.settings.url} did not answer (${err instanceof Error ? err.message : String(err)}); live text comes from Temporal until it does`);
+    },
+  );
+}
+
 /** The --live-broker URL (or FH_LIVE_BROKER), if any. */
 export function liveBrokerUrl(p: Parsed): string | undefined {
   const url = str(p, 'live-broker') ?? (process.env.FH_LIVE_BROKER || undefined);
-  if (url !== undefined && !/^rediss?:\/\/./.test(url)) throw usage(`--live-broker must be a redis:// or rediss:// URL, got '${url}'`);
+  if (url === undefined) return undefined;
+  if (!/^rediss?:\/\/./.test(url)) throw usage(`--live-broker must be a redis:// or rediss:// URL, got '${url}'`);
+  try {
+    redisModule();
+  } catch {
+    throw usage('--live-broker needs the redis package, an optional dependency: install it with `npm install redis` where fh runs');
+  }
   return url;
 }
 

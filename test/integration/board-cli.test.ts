@@ -55,6 +55,36 @@ describe('fh board', () => {
     expect(await exited).toBe(0);
   });
 
+  it('--live-broker with no Redis there: says so once on stderr and serves the page anyway (its readers ask Temporal)', async () => {
+    const closedPort = await freePort(); // nothing listens on it
+    const broker = `redis://127.0.0.1:${closedPort}`;
+    const child = spawn(process.execPath, [FH, 'board', '--live-broker', broker], { cwd: ROOT, env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    try {
+      const warned = await new Promise<string>((resolve, reject) => {
+        child.stderr.on('data', (d) => {
+          stderr += d;
+          if (stderr.includes('\n')) resolve(stderr);
+        });
+        child.on('close', () => reject(new Error(`fh board exited\nstdout: ${stdout}\nstderr: ${stderr}`)));
+        // The connect gives up after 2 s; a board that stays quiet is the failure this test is for.
+        setTimeout(() => reject(new Error(`no warning on stderr within 10 s\nstdout: ${stdout}\nstderr: ${stderr}`)), 10_000).unref();
+      });
+      expect(warned).toContain(`fh: warning: the live broker at ${broker} did not answer`);
+      expect(warned).toContain('live text comes from Temporal until it does');
+      const url = /open: (http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+)/.exec(stdout)?.[1];
+      expect(url).toBeDefined();
+      expect((await fetch(url!.replace('/?', '/api/sessions?'))).status).toBe(200);
+    } finally {
+      child.kill('SIGINT');
+    }
+    expect(await exited).toBe(0);
+    expect(stderr.match(/warning/g)).toHaveLength(1);
+  });
+
   /** A port free on every interface now, so the test can name it in --public-url before the board binds it. */
   const freePort = () =>
     new Promise<number>((resolve, reject) => {

@@ -33,3 +33,19 @@ describe('BrokerStreamTransport with a broker that fails', () => {
     expect(closed).toEqual(["shared's duplicate"]);
   });
 });
+
+describe('a broker named without the redis package', () => {
+  it('is PROVIDER_PACKAGE_MISSING when the reader client or the worker plugin is made, not a silent fallback at the first read or call', () => {
+    jest.isolateModules(() => {
+      jest.doMock('redis', () => {
+        throw Object.assign(new Error("Cannot find module 'redis'"), { code: 'MODULE_NOT_FOUND' });
+      });
+      const { liveBroker } = require('../../src/client/stream/broker-transport') as typeof import('../../src/client/stream/broker-transport');
+      const { FabricHarnessPlugin } = require('../../src/worker/plugin') as typeof import('../../src/worker/plugin');
+      const missing = { code: 'PROVIDER_PACKAGE_MISSING', packageName: 'redis', message: expect.stringContaining('npm install redis') };
+      expect(() => liveBroker({ url: 'redis://127.0.0.1:6379' })).toThrow(expect.objectContaining(missing));
+      expect(() => new FabricHarnessPlugin({ liveBroker: { url: 'redis://127.0.0.1:6379' } })).toThrow(expect.objectContaining(missing));
+      expect(() => new FabricHarnessPlugin({})).not.toThrow(); // no broker named: the package is never asked for
+    });
+  });
+});

@@ -83,4 +83,25 @@ describe('--live-broker', () => {
   it('refuses anything else at once, naming the flag', () => {
     expect(() => url(['--live-broker', 'localhost:6379'])).toThrow("--live-broker must be a redis:// or rediss:// URL, got 'localhost:6379'");
   });
+
+  it('without the redis package, refuses the flag at once (a usage error naming it and what to install), rather than falling back to Temporal for good', () => {
+    jest.isolateModules(() => {
+      jest.doMock('redis', () => {
+        throw Object.assign(new Error("Cannot find module 'redis'"), { code: 'MODULE_NOT_FOUND' });
+      });
+      const isolated = require('../../src/cli/context') as typeof import('../../src/cli/context');
+      const { CliError, EXIT } = require('../../src/cli/errors') as typeof import('../../src/cli/errors');
+      const err = (() => {
+        try {
+          isolated.liveBrokerUrl(parse(['--live-broker', 'redis://127.0.0.1:6379'], LIVE_BROKER_OPTION, 'chat'));
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(err).toBeInstanceOf(CliError);
+      expect(err).toMatchObject({ exitCode: EXIT.USAGE, message: expect.stringMatching(/^--live-broker needs the redis package.*npm install redis/) });
+      // Without the flag nothing loads the package, so every other command runs without it.
+      expect(isolated.liveBrokerUrl(parse([], LIVE_BROKER_OPTION, 'chat'))).toBeUndefined();
+    });
+  });
 });

@@ -8,13 +8,15 @@
  * `redis` is an optional peer, loaded when a worker names a broker; this module's types name none of it.
  */
 import { encodeLiveEntry, liveBrokerKey, type LiveBrokerEntry, type LiveBrokerSettings } from '../../wire/live-broker';
-import { loadRedis, type RedisConnection } from './redis-client';
+import { loadRedis, redisModule, type RedisConnection } from './redis-client';
 
 export class RedisLivePublisher {
   private client: Promise<RedisConnection | undefined> | undefined;
   private warned = false;
 
-  constructor(private readonly settings: LiveBrokerSettings) {}
+  constructor(private readonly settings: LiveBrokerSettings) {
+    redisModule(); // no `redis` package: PROVIDER_PACKAGE_MISSING when the worker is made, not a warning at its first call
+  }
 
   /** Adds `entry` to the workflow's stream; never throws (the heartbeat details are the fallback). */
   add(workflowId: string, entry: LiveBrokerEntry): void {

@@ -24,13 +24,25 @@ interface RawClient {
   on(event: 'error', fn: (err: unknown) => void): unknown;
 }
 
-export async function loadRedis(url: string): Promise<RedisConnection> {
-  let redis: { createClient(options: { url: string; disableOfflineQueue?: boolean; socket?: { connectTimeout?: number; reconnectStrategy?: (retries: number) => number | false } }): RawClient };
+interface RedisModule {
+  createClient(options: { url: string; disableOfflineQueue?: boolean; socket?: { connectTimeout?: number; reconnectStrategy?: (retries: number) => number | false } }): RawClient;
+}
+
+/**
+ * The `redis` package, or PROVIDER_PACKAGE_MISSING. Called where a broker is named (a worker's publisher,
+ * a reader's client), not only at the first connect: a broker down is a fallback, but a broker named
+ * without the package to reach it could never work, so it fails at once instead of falling back silently.
+ */
+export function redisModule(): RedisModule {
   try {
-    redis = require('redis') as typeof redis; // eslint-disable-line @typescript-eslint/no-require-imports
+    return require('redis') as RedisModule; // eslint-disable-line @typescript-eslint/no-require-imports
   } catch {
     throw new ProviderPackageMissingError('redis', 'redis', 'The live broker (liveBroker: { url })');
   }
+}
+
+export async function loadRedis(url: string): Promise<RedisConnection> {
+  const redis = redisModule();
   // Reconnects with a short backoff; errors are the caller's to report (an unhandled 'error' event would crash).
   const wrap = async (raw: RawClient): Promise<RedisConnection> => {
     raw.on('error', () => undefined);

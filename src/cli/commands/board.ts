@@ -1,7 +1,7 @@
 /** fh board: the web page for one namespace's sessions and flow runs, on 127.0.0.1 with a token in its URL. */
 import * as path from 'node:path';
 import { flag, int, str, strs, type Parsed } from '../args';
-import { asCliError, connect, LIVE_BROKER_OPTION, liveBrokerClient, liveBrokerUrl, STORE_OPTION, storeFrom, type Command, type Io } from '../context';
+import { asCliError, connect, LIVE_BROKER_OPTION, liveBrokerClient, liveBrokerUrl, STORE_OPTION, storeFrom, warnIfBrokerDown, type Command, type Io } from '../context';
 import { EXIT, usage } from '../errors';
 import { nextStopSignal } from '../stop-signals';
 import { parsePublicUrls } from '../../board/public-url';
@@ -53,10 +53,10 @@ async function runBoard(p: Parsed, io: Io): Promise<number> {
   const given = strs(p, 'agents');
   const agents = (given.length ? given : (process.env.FH_AGENTS ?? '').split(',').map((s) => s.trim()).filter(Boolean)).map((m) => path.resolve(m));
   const brokerUrl = liveBrokerUrl(p);
+  const broker = liveBrokerClient(brokerUrl); // before connecting: without the redis package it fails at once
   const conn = await connect(p);
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { board } = require('../../board') as typeof import('../../board');
-  const broker = liveBrokerClient(brokerUrl);
   let server;
   try {
     server = await board({ client: conn.client, agents, store: storeFrom(p), host, port, allowRemote: !loopback, publicUrl, ...(token ? { token } : {}), ...(broker ? { broker } : {}) });
@@ -69,6 +69,7 @@ async function runBoard(p: Parsed, io: Io): Promise<number> {
   // The signals are handled before the prompt shows: a Ctrl-C the moment it does still closes the board.
   const signalled = nextStopSignal();
   io.out(`fh board for namespace '${conn.settings.namespace}' at ${conn.settings.address}\n  open: ${server.url}${also}\nPress Ctrl+C to stop.`);
+  void warnIfBrokerDown(broker, io);
   await signalled;
   await server
     .close()

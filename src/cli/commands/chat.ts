@@ -7,7 +7,7 @@ import type { SessionHandle } from '../../client/sessions';
 import { DEFAULT_TASK_QUEUE } from '../../client/start';
 import { PERMISSION_MODES } from '../../core/sessions/settings';
 import { int, str, type Parsed } from '../args';
-import { asCliError, connect, LIVE_BROKER_OPTION, liveBrokerClient, liveBrokerUrl, STORE_OPTION, type Command, type Io } from '../context';
+import { asCliError, connect, LIVE_BROKER_OPTION, liveBrokerClient, liveBrokerUrl, STORE_OPTION, warnIfBrokerDown, type Command, type Io } from '../context';
 import { failure, usage } from '../errors';
 import { idleTaskQueue } from './session';
 import { Chat } from '../chat/terminal-chat';
@@ -59,9 +59,10 @@ async function runChat(p: Parsed, io: Io): Promise<number> {
   const brokerUrl = liveBrokerUrl(p);
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { getSession, startSession } = require('../../client/sessions') as typeof import('../../client/sessions');
-  const conn = await connect(p);
-  // With the workers' broker the chat blocks on Redis for live text instead of asking Temporal every pollMs.
+  // With the workers' broker the chat blocks on Redis for live text instead of asking Temporal every pollMs
+  // (made before connecting: without the redis package it fails at once).
   const broker = liveBrokerClient(brokerUrl);
+  const conn = await connect(p);
   try {
     let handle: SessionHandle;
     if (agent !== undefined) {
@@ -80,7 +81,7 @@ async function runChat(p: Parsed, io: Io): Promise<number> {
       handle = getSession(conn.client, id!);
     }
     // A wrong id fails here (exit 3), before the prompt opens; a missing worker within 15 s.
-    const info = await conn.client.connection.withDeadline(Date.now() + 15_000, () => handle.info());
+    const [info] = await Promise.all([conn.client.connection.withDeadline(Date.now() + 15_000, () => handle.info()), warnIfBrokerDown(broker, io)]);
     return await new Chat(handle, info, { pollMs, ...(broker ? { broker } : {}) }).run();
   } catch (err) {
     if (isUnansweredRead(err)) {

@@ -8,7 +8,7 @@
  */
 import { decodeLiveEntry, liveBrokerKey, type LiveBrokerSettings } from '../../wire/live-broker';
 import type { LiveStreamDetails, StreamEvent, StreamPage } from '../../wire/stream';
-import { loadRedis, type RedisConnection } from '../../activities/stream/redis-client';
+import { loadRedis, redisModule, type RedisConnection } from '../../activities/stream/redis-client';
 import { ABORTED, BlockingReads, recordsOf, type BlockingReader, type BrokerRecord } from './broker-reads';
 import { FabricError } from '../../core/errors';
 import { sleep, type StreamSnapshot, type StreamTransport } from './transport';
@@ -22,7 +22,9 @@ export class LiveBrokerClient {
   private conn: Promise<RedisConnection> | undefined;
   private closed = false;
 
-  constructor(readonly settings: LiveBrokerSettings) {}
+  constructor(readonly settings: LiveBrokerSettings) {
+    redisModule(); // no `redis` package: PROVIDER_PACKAGE_MISSING at once (a reader would otherwise fall back silently forever)
+  }
 
   /** The shared connection (made on first use); rejects while the broker is unreachable, and once this client is closed. */
   connection(): Promise<RedisConnection> {
