@@ -105,7 +105,7 @@ describe('the fh command', () => {
       FH_STORE_DIR: path.join(tmp, 'store'),
     };
     fake = await FakeAnthropicServer.start({ route: (req) => (isSummarize(req) ? say(SUMMARY) : undefined) });
-    worker = await fhBackground(['worker', '--agents', AGENTS, '--task-queue', taskQueue], /ready on task queue/, {
+    worker = await fhBackground(['worker', '--agents', AGENTS, '--task-queue', taskQueue, '--session-cache-memory', '270MB'], /session cache: .* per cached session/, {
       ANTHROPIC_API_KEY: 'test-key',
       ANTHROPIC_BASE_URL: fake.url,
     });
@@ -118,6 +118,11 @@ describe('the fh command', () => {
       expect(code).toBe(0);
     }
     await fake?.stop();
+  });
+
+  it('fh worker --session-cache-memory sizes the session cache from the budget given, and says what it chose', () => {
+    // 270 MB / 2.7 MB per cached session (src/worker/session-cache.ts): the worker caches 100 sessions.
+    expect(worker.out.stderr).toContain('[fh worker] session cache: up to 100 sessions (maxCachedWorkflows 100: sessionCacheMemory 270.0 MB (bytes set) / 2.7 MB per cached session)');
   });
 
   it('prints help with commands, examples and exit codes', async () => {

@@ -105,3 +105,42 @@ describe('--live-broker', () => {
     });
   });
 });
+
+describe('--session-cache-memory (fh worker)', () => {
+  const { sessionCacheMemoryFrom, workerCommand } = require('../../src/cli/commands/worker') as typeof import('../../src/cli/commands/worker');
+  const value = (argv: string[]) => sessionCacheMemoryFrom(parse(argv, workerCommand.options, 'worker'));
+
+  it('takes a size with a unit (bytes), a bare byte count, or a share up to 1; else FH_SESSION_CACHE_MEMORY; else none (createWorker\'s default)', () => {
+    const before = process.env.FH_SESSION_CACHE_MEMORY;
+    try {
+      delete process.env.FH_SESSION_CACHE_MEMORY;
+      expect(value([])).toBeUndefined();
+      expect(value(['--session-cache-memory', '4GB'])).toBe(4e9);
+      expect(value(['--session-cache-memory', '2GiB'])).toBe(2 ** 31);
+      expect(value(['--session-cache-memory', '1.5gb'])).toBe(1.5e9);
+      expect(value(['--session-cache-memory', '0.5GB'])).toBe(5e8);
+      expect(value(['--session-cache-memory', '512 MiB'])).toBe(512 * 2 ** 20);
+      expect(value(['--session-cache-memory', '3000000000'])).toBe(3e9);
+      expect(value(['--session-cache-memory', '0.5'])).toBe(0.5);
+      expect(value(['--session-cache-memory', '1'])).toBe(1);
+      process.env.FH_SESSION_CACHE_MEMORY = '270MB';
+      expect(value([])).toBe(270e6);
+      expect(value(['--session-cache-memory', '0.3'])).toBe(0.3); // the flag wins
+    } finally {
+      if (before === undefined) delete process.env.FH_SESSION_CACHE_MEMORY;
+      else process.env.FH_SESSION_CACHE_MEMORY = before;
+    }
+  });
+
+  it.each(['lots', '4 GBs', '-1', '0', '1.5', '0.4B', ''])("refuses '%s' at once, naming the flag and what it takes", (bad) => {
+    const before = process.env.FH_SESSION_CACHE_MEMORY;
+    try {
+      delete process.env.FH_SESSION_CACHE_MEMORY;
+      expect(() => value([`--session-cache-memory=${bad}`])).toThrow(
+        `--session-cache-memory must be a size (4GB, 2GiB, 3000000000 bytes) or a share of the worker's memory limit (a number in (0, 1], e.g. 0.5); got '${bad}'`,
+      );
+    } finally {
+      if (before !== undefined) process.env.FH_SESSION_CACHE_MEMORY = before;
+    }
+  });
+});

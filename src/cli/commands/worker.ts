@@ -9,11 +9,12 @@ import { ServerUnreachableError } from '../../client/connection';
 import { str, strs, type Parsed } from '../args';
 import { asCliError, installRuntime, LIVE_BROKER_OPTION, liveBrokerUrl, logLevel, settingsFrom, STORE_OPTION, storeFrom, type Command, type Io } from '../context';
 import { CliError, EXIT, oneLine, usage } from '../errors';
+import { chooseSessionCache } from '../../worker/session-cache';
 
 export const workerCommand: Command = {
   name: 'worker',
   summary: 'run a worker for the agents (and tools) in these modules',
-  usage: ['worker --agents <module>… [--tools <module>…] [--task-queue <name>] [--live-broker <redis-url>]'],
+  usage: ['worker --agents <module>… [--tools <module>…] [--task-queue <name>] [--live-broker <redis-url>] [--session-cache-memory <size|share>]'],
   description:
     'Loads the modules with Node, bundles their agents as workflow code (one workflow type per agent name) and serves\n' +
     'them on the task queue. TypeScript modules load through tsx when it is installed (npm i -D tsx), or a loader you\n' +
@@ -27,6 +28,13 @@ export const workerCommand: Command = {
     'task-queue': { type: 'string', short: 'q', value: '<name>', help: 'task queue', default: DEFAULT_TASK_QUEUE },
     ...STORE_OPTION,
     ...LIVE_BROKER_OPTION,
+    'session-cache-memory': {
+      type: 'string',
+      value: '<size|share>',
+      help: "memory idle cached sessions may hold: a size (4GB, 2GiB, 3000000000 bytes) or a share of the worker's memory limit (0.5)",
+      env: 'FH_SESSION_CACHE_MEMORY',
+      default: '0.2',
+    },
     'log-level': { type: 'string', value: '<level>', help: 'worker log level (trace, debug, info, warn, error)', default: 'warn' },
   },
   examples: [
@@ -35,9 +43,31 @@ export const workerCommand: Command = {
     'fh worker --agents ./dist/support.js ./dist/research.js   # several modules',
     "fh worker --agents ./src/agents.ts --tools ./src/tools.ts   # TypeScript: with tsx installed",
     'fh worker --agents ./dist/agents.js --live-broker redis://127.0.0.1:6379   # the live path on Redis',
+    'fh worker --agents ./dist/agents.js --session-cache-memory 0.5   # a container that runs only the worker',
   ],
   run: (p, io) => runWorker(p, io),
 };
+
+const SIZE = /^(\d+(?:\.\d+)?)\s*(b|kb|mb|gb|tb|kib|mib|gib|tib)?$/i;
+const UNIT: Record<string, number> = { b: 1, kb: 1e3, mb: 1e6, gb: 1e9, tb: 1e12, kib: 2 ** 10, mib: 2 ** 20, gib: 2 ** 30, tib: 2 ** 40 };
+
+/**
+ * --session-cache-memory (or FH_SESSION_CACHE_MEMORY) as createWorker's `sessionCacheMemory`: a size with
+ * an optional unit (bytes), or a bare number up to 1 (a share of the memory limit). Checked here by the
+ * rule createWorker applies, so a bad value is a usage error naming the flag before any module loads.
+ */
+export function sessionCacheMemoryFrom(p: Parsed): number | undefined {
+  const raw = str(p, 'session-cache-memory') ?? (process.env.FH_SESSION_CACHE_MEMORY || undefined);
+  if (raw === undefined) return undefined;
+  const m = SIZE.exec(raw.trim());
+  const value = !m ? NaN : m[2] ? Math.round(Number(m[1]) * UNIT[m[2].toLowerCase()]!) : Number(m[1]);
+  try {
+    chooseSessionCache({ sessionCacheMemory: value, memoryLimitBytes: 1e9, heapCeiling: 10 });
+  } catch {
+    throw usage(`--session-cache-memory must be a size (4GB, 2GiB, 3000000000 bytes) or a share of the worker's memory limit (a number in (0, 1], e.g. 0.5); got '${raw}'`);
+  }
+  return value;
+}
 
 /** Module paths from --agents, else FH_AGENTS (comma-separated). */
 export function agentModules(p: Parsed, command: string): string[] {
@@ -100,6 +130,7 @@ async function runWorker(p: Parsed, io: Io): Promise<number> {
   const toolFiles = strs(p, 'tools').map((m) => path.resolve(m));
   const taskQueue = str(p, 'task-queue') ?? DEFAULT_TASK_QUEUE;
   const broker = liveBrokerUrl(p); // a malformed URL is a usage error before any module loads
+  const sessionCacheMemory = sessionCacheMemoryFrom(p);
   const settings = settingsFrom(p);
 
   const loader = registerTypeScriptLoader([...agentFiles, ...toolFiles]);
@@ -145,6 +176,7 @@ async function runWorker(p: Parsed, io: Io): Promise<number> {
       taskQueue,
       store: storeFrom(p),
       ...(broker ? { liveBroker: { url: broker } } : {}),
+      ...(sessionCacheMemory !== undefined ? { sessionCacheMemory } : {}),
     }).catch((err: unknown) => {
       throw asCliError(err, { settings });
     });
@@ -152,6 +184,8 @@ async function runWorker(p: Parsed, io: Io): Promise<number> {
       `[fh worker] ready on task queue '${taskQueue}' (namespace ${settings.namespace} at ${settings.address}): ` +
         `agents ${agents.map((a) => a.name).join(', ')}; tools ${tools.length ? tools.join(', ') : '(built-ins only)'}. Ctrl-C to stop.`,
     );
+    // The cache the worker runs with, and why (the plugin's own log line is at INFO, below fh worker's default level).
+    io.err(`[fh worker] session cache: up to ${worker.options.maxCachedWorkflows} sessions (${chooseSessionCache({ sessionCacheMemory }).reason})`);
     // The Temporal runtime shuts the worker down on SIGINT/SIGTERM; run() then resolves.
     await worker.run();
     io.err('[fh worker] stopped');
