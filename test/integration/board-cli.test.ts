@@ -27,21 +27,37 @@ function run(args: string[]): Promise<Ran> {
 describe('fh board', () => {
   beforeAll(() => ensureBuilt());
 
-  it('serves the page at the URL it prints, refuses it without the token, and stops on SIGINT', async () => {
-    const child = spawn(process.execPath, [FH, 'board'], { cwd: ROOT, env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stderr.on('data', (d) => (stderr += d));
+  /**
+   * `fh board …` in a child process, with what it printed so far, and a wait for a pattern on either stream
+   * (rejecting, with both streams, when it exits or `ms` pass first).
+   */
+  function startBoard(args: string[]) {
+    const child = spawn(process.execPath, [FH, 'board', ...args], { cwd: ROOT, env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const out = { stdout: '', stderr: '' };
+    const listeners = new Set<() => void>();
+    child.stdout.on('data', (d) => ((out.stdout += d), listeners.forEach((l) => l())));
+    child.stderr.on('data', (d) => ((out.stderr += d), listeners.forEach((l) => l())));
     const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-    try {
-      const url = await new Promise<string>((resolve, reject) => {
-        child.stdout.on('data', (d) => {
-          stdout += d;
-          const m = /open: (http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+)/.exec(stdout);
-          if (m) resolve(m[1]!);
-        });
-        child.on('close', () => reject(new Error(`fh board exited\nstdout: ${stdout}\nstderr: ${stderr}`)));
+    const waitFor = (stream: 'stdout' | 'stderr', pattern: RegExp, ms = 30_000) =>
+      new Promise<RegExpExecArray>((resolve, reject) => {
+        const check = () => {
+          const m = pattern.exec(out[stream]);
+          if (m) (listeners.delete(check), resolve(m));
+        };
+        listeners.add(check);
+        check();
+        void exited.then(() => reject(new Error(`fh board exited\nstdout: ${out.stdout}\nstderr: ${out.stderr}`)));
+        setTimeout(() => reject(new Error(`no ${pattern} on ${stream} within ${ms} ms\nstdout: ${out.stdout}\nstderr: ${out.stderr}`)), ms).unref();
       });
+    return { child, out, exited, waitFor };
+  }
+
+  const OPEN = /open: (http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+)/;
+
+  it('serves the page at the URL it prints, refuses it without the token, and stops on SIGINT', async () => {
+    const board = startBoard([]);
+    try {
+      const url = (await board.waitFor('stdout', OPEN))[1]!;
       const page = await fetch(url);
       expect(page.status).toBe(200);
       expect(await page.text()).toContain('/app.js?token=');
@@ -50,39 +66,26 @@ describe('fh board', () => {
       expect(((await sessions.json()) as { namespace: string }).namespace).toBe(process.env.FH_TEST_TEMPORAL_NAMESPACE);
       expect((await fetch(url.replace(/\?token=.*/, ''))).status).toBe(401);
     } finally {
-      child.kill('SIGINT');
+      board.child.kill('SIGINT');
     }
-    expect(await exited).toBe(0);
+    expect(await board.exited).toBe(0);
   });
 
   it('--live-broker with no Redis there: says so once on stderr and serves the page anyway (its readers ask Temporal)', async () => {
-    const closedPort = await freePort(); // nothing listens on it
-    const broker = `redis://127.0.0.1:${closedPort}`;
-    const child = spawn(process.execPath, [FH, 'board', '--live-broker', broker], { cwd: ROOT, env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const broker = `redis://127.0.0.1:${await freePort()}`; // nothing listens on it
+    const board = startBoard(['--live-broker', broker]);
     try {
-      const warned = await new Promise<string>((resolve, reject) => {
-        child.stderr.on('data', (d) => {
-          stderr += d;
-          if (stderr.includes('\n')) resolve(stderr);
-        });
-        child.on('close', () => reject(new Error(`fh board exited\nstdout: ${stdout}\nstderr: ${stderr}`)));
-        // The connect gives up after 2 s; a board that stays quiet is the failure this test is for.
-        setTimeout(() => reject(new Error(`no warning on stderr within 10 s\nstdout: ${stdout}\nstderr: ${stderr}`)), 10_000).unref();
-      });
-      expect(warned).toContain(`fh: warning: the live broker at ${broker} did not answer`);
-      expect(warned).toContain('live text comes from Temporal until it does');
-      const url = /open: (http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+)/.exec(stdout)?.[1];
-      expect(url).toBeDefined();
-      expect((await fetch(url!.replace('/?', '/api/sessions?'))).status).toBe(200);
+      const url = (await board.waitFor('stdout', OPEN))[1]!;
+      // The connect gives up after 2 s; a board that stays quiet is the failure this test is for.
+      await board.waitFor('stderr', /\n/, 10_000);
+      expect(board.out.stderr).toContain(`fh: warning: the live broker at ${broker} did not answer`);
+      expect(board.out.stderr).toContain('live text comes from Temporal until it does');
+      expect((await fetch(url.replace('/?', '/api/sessions?'))).status).toBe(200);
     } finally {
-      child.kill('SIGINT');
+      board.child.kill('SIGINT');
     }
-    expect(await exited).toBe(0);
-    expect(stderr.match(/warning/g)).toHaveLength(1);
+    expect(await board.exited).toBe(0);
+    expect(board.out.stderr.match(/warning/g)).toHaveLength(1);
   });
 
   /** A port free on every interface now, so the test can name it in --public-url before the board binds it. */
