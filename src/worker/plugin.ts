@@ -128,8 +128,9 @@ export class FabricHarnessPlugin extends SimplePlugin {
         caches: options.caches,
         ...(liveBroker ? { liveBroker } : {}),
       })),
-      // The worker's MCP connections (stdio servers are child processes) end with it.
+      // The worker's MCP connections (stdio servers are child processes) and its broker connection end with it.
       runContext: async (next) => {
+        liveBroker?.open();
         try {
           await next();
         } finally {

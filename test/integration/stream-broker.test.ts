@@ -105,6 +105,21 @@ describe('the live path on a broker', () => {
     return brokered;
   }
 
+  it('the worker connects to the broker when it starts, before any call streams (a first delta waits on no connect)', async () => {
+    // First in the file: no reader has connected yet and no call has run, so a second client is the worker's.
+    const { createClient } = require('redis') as { createClient(o: { url: string }): { connect(): Promise<unknown>; sendCommand(a: string[]): Promise<unknown>; destroy(): void } };
+    const probe = createClient({ url: redis.url });
+    await probe.connect();
+    try {
+      const clients = async () => String(await probe.sendCommand(['CLIENT', 'LIST'])).trim().split('\n').length;
+      const started = Date.now();
+      while ((await clients()) < 2 && Date.now() - started < 5_000) await new Promise((r) => setTimeout(r, 50));
+      expect(await clients()).toBe(2);
+    } finally {
+      probe.destroy();
+    }
+  });
+
   it('a reader on the broker sees the deltas as they stream and asks Temporal nothing while they do', async () => {
     const id = `broker-${process.pid}-${Date.now() % 100000}`;
     await startSession(w.client, assistant, { id, taskQueue: w.taskQueue, settings: { workingDirectory: dir } });

@@ -18,6 +18,14 @@ export class RedisLivePublisher {
     redisModule(); // no `redis` package: PROVIDER_PACKAGE_MISSING when the worker is made, not a warning at its first call
   }
 
+  /**
+   * Connects now, when the worker starts, rather than at its first live event: that event does not wait on
+   * the connect, and a broker that does not answer is in the log before any call streams (once, as ever).
+   */
+  open(): void {
+    void (this.client ??= this.connect());
+  }
+
   /** Adds `entry` to the workflow's stream; never throws (the heartbeat details are the fallback). */
   add(workflowId: string, entry: LiveBrokerEntry): void {
     void this.send(workflowId, entry);
