@@ -42,7 +42,7 @@ export function sessionTable(rows: SessionSummary[]): string {
 
 export function infoText(i: SessionInfo, usage?: AgentUsage | null): string {
   const rows: Array<[string, string]> = [
-    ['id', `${i.id}${i.flagged ? ' ★ flagged' : ''}${i.archived ? ' (archived)' : ''}${i.closed ? ' (ended)' : ''}`],
+    ['id', `${i.id}${i.flagged ? ' ★ flagged' : ''}${i.archived ? ' (archived)' : ''}${i.closed || i.failure ? ' (ended)' : ''}`],
     ['title', i.title ? `${i.title}${i.titleSource === 'generated' ? ' (generated)' : ''}` : '-'],
     ['agent', i.agent],
     ['status', `${i.status}${i.statusManual ? ' (set by hand: no automatic transitions)' : ''}`],
@@ -52,6 +52,7 @@ export function infoText(i: SessionInfo, usage?: AgentUsage | null): string {
     ['messages', `${i.messageCount} from the user; last ${formatTime(i.lastMessageAt === undefined ? undefined : new Date(i.lastMessageAt))}; created ${formatTime(new Date(i.createdAt))}`],
     ['turn', i.processing ? `running${i.current ? ` (message ${i.current})` : ''}` : 'idle'],
   ];
+  if (i.failure) rows.push(['failed', `${oneLineText(i.failure.message, 200)} [${i.failure.code}]: every message is answered with this error`]);
   if (usage) rows.push(['cost', usageCostText(usage, i.settings.budget?.maxCostUsd)]);
   else if (i.settings.budget) rows.push(['budget', usd(i.settings.budget.maxCostUsd)]);
   if (i.queued.length) rows.push(['queued', i.queued.map((m) => `${m.id}: ${oneLineText(m.text, 50)}`).join('; ')]);

@@ -148,6 +148,11 @@ export interface SessionInfo extends SessionRecord {
   queued: QueuedMessage[];
   pendingApprovals: PendingApproval[];
   closed: boolean;
+  /**
+   * The typed error the session's run failed with (e.g. INVALID_INPUT: an agent that needs input, started
+   * without it): the run has ended, and every prompt is answered with this error. Absent while it serves.
+   */
+  failure?: { code: string; message: string };
   historyLength: number;
 }
 

@@ -125,6 +125,24 @@ describe('the fh command', () => {
     expect(worker.out.stderr).toContain('[fh worker] session cache: up to 100 sessions (maxCachedWorkflows 100: sessionCacheMemory 270.0 MB (bytes set) / 2.7 MB per cached session)');
   });
 
+  it('a session whose run failed at once (an agent that needs input, started without it) says so: fh session show prints the failure, fh chat will not open', async () => {
+    const id = `cli-failed-${process.pid}-${Date.now() % 100000}`;
+    expect((await fh(['session', 'new', 'cli-chat', '--id', id, '-q', taskQueue])).code).toBe(0);
+    // The run fails on the worker's first workflow task; the worker answers queries on the failed run.
+    let shown = await fh(['session', 'show', id]);
+    for (const started = Date.now(); !/^failed/m.test(shown.stdout) && Date.now() - started < 20_000; ) {
+      await new Promise((r) => setTimeout(r, 250));
+      shown = await fh(['session', 'show', id]);
+    }
+    expect(shown.stdout).toMatch(new RegExp(`^id +${id} \\(ended\\)$`, 'm'));
+    expect(shown.stdout).toMatch(/^failed +Invalid input for agent 'cli-chat'.*\[INVALID_INPUT\]: every message is answered with this error$/m);
+    const json = JSON.parse((await fh(['session', 'show', id, '--json'])).stdout) as { info: { failure?: { code: string } } };
+    expect(json.info.failure).toMatchObject({ code: 'INVALID_INPUT' });
+    const chat = await fh(['chat', id]);
+    expect(chat.code).toBe(1);
+    expect(chat.stderr).toMatch(new RegExp(`^fh: session ${id} has ended: its run failed with Invalid input for agent 'cli-chat'.*\\[INVALID_INPUT\\]`, 'm'));
+  });
+
   it('prints help with commands, examples and exit codes', async () => {
     const top = await fh(['--help']);
     expect(top.code).toBe(0);

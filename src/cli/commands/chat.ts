@@ -8,7 +8,7 @@ import { DEFAULT_TASK_QUEUE } from '../../client/start';
 import { PERMISSION_MODES } from '../../core/sessions/settings';
 import { int, str, type Parsed } from '../args';
 import { asCliError, connect, LIVE_BROKER_OPTION, liveBrokerClient, liveBrokerUrl, STORE_OPTION, warnIfBrokerDown, type Command, type Io } from '../context';
-import { failure, usage } from '../errors';
+import { failure, oneLine, usage } from '../errors';
 import { idleTaskQueue } from './session';
 import { Chat } from '../chat/terminal-chat';
 import { isUnansweredRead, noWorkerMessage } from '../waiting';
@@ -82,6 +82,8 @@ async function runChat(p: Parsed, io: Io): Promise<number> {
     }
     // A wrong id fails here (exit 3), before the prompt opens; a missing worker within 15 s.
     const [info] = await Promise.all([conn.client.connection.withDeadline(Date.now() + 15_000, () => handle.info()), warnIfBrokerDown(broker, io)]);
+    // A run that failed answers every message with its error: say so now rather than at the first prompt.
+    if (info.failure) throw failure(`session ${info.id} has ended: its run failed with ${oneLine(info.failure.message).replace(/\.$/, '')} [${info.failure.code}]; start another with \`fh chat --new ${info.agent}\``);
     return await new Chat(handle, info, { pollMs, ...(broker ? { broker } : {}) }).run();
   } catch (err) {
     if (isUnansweredRead(err)) {

@@ -99,6 +99,7 @@ export class Catalogue {
       queued: [...s.queue],
       pendingApprovals: [...s.approvals.values()].filter((a) => !a.decision).map(({ decision: _d, ...a }) => a),
       closed: s.closed,
+      ...(s.failure ? { failure: { ...s.failure } } : {}),
       historyLength: info.historyLength,
     };
   }
