@@ -141,6 +141,22 @@ describe('the fh command', () => {
     const chat = await fh(['chat', id]);
     expect(chat.code).toBe(1);
     expect(chat.stderr).toMatch(new RegExp(`^fh: session ${id} has ended: its run failed with Invalid input for agent 'cli-chat'.*\\[INVALID_INPUT\\]`, 'm'));
+
+    // With its input (--input, as fh run takes it) the same agent's session runs: its task answered, then it serves.
+    fake.enqueue(say('Hi from the session.'));
+    const withInput = `${id}-in`;
+    expect((await fh(['session', 'new', 'cli-chat', '--id', withInput, '--input', '{"task":"Say hi"}', '-q', taskQueue])).code).toBe(0);
+    let answered = await fh(['session', 'show', withInput, '--messages']);
+    for (const started = Date.now(); !answered.stdout.includes('Hi from the session.') && Date.now() - started < 20_000; ) {
+      await new Promise((r) => setTimeout(r, 250));
+      answered = await fh(['session', 'show', withInput, '--messages']);
+    }
+    expect(answered.stdout).toContain('Hi from the session.');
+    expect(answered.stdout).not.toMatch(/^failed/m);
+    expect((await fh(['session', 'end', withInput])).code).toBe(0);
+    const badJson = await fh(['session', 'new', 'cli-chat', '--input', '{task:', '-q', taskQueue]);
+    expect(badJson.code).toBe(2);
+    expect(badJson.stderr).toMatch(/^fh: --input is not JSON/m);
   });
 
   it('prints help with commands, examples and exit codes', async () => {

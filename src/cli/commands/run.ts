@@ -46,7 +46,8 @@ export const runCommand: Command = {
   run: (p, io) => runRun(p, io),
 };
 
-async function readInput(spec: string | undefined): Promise<unknown> {
+/** The --input of `fh run` and `fh session new`: JSON, @file with JSON, or - for stdin ({} when not given). */
+export async function readInput(spec: string | undefined): Promise<unknown> {
   if (spec === undefined) return {};
   let text = spec;
   let what = '--input';
