@@ -157,6 +157,13 @@ describe('the fh command', () => {
     const badJson = await fh(['session', 'new', 'cli-chat', '--input', '{task:', '-q', taskQueue]);
     expect(badJson.code).toBe(2);
     expect(badJson.stderr).toMatch(/^fh: --input is not JSON/m);
+
+    // With the agent modules at hand (--agents, as fh run takes them) the input is checked before anything starts.
+    const checkedId = `${id}-checked`;
+    const refused = await fh(['session', 'new', 'cli-chat', '--id', checkedId, '--agents', AGENTS, '-q', taskQueue]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/^fh: --input does not match the input schema of 'cli-chat': field '\(root\)'/m);
+    expect((await fh(['session', 'show', checkedId, '--timeout', '5'])).code).toBe(3); // never started
   });
 
   it('prints help with commands, examples and exit codes', async () => {

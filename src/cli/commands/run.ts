@@ -14,6 +14,15 @@ import { agentModules, loadAgents } from './worker';
 import { unknownAgentTaskFailure } from '../../client/unknown-agent';
 import { whatItWaitsFor } from '../waiting';
 
+/** --agents of `fh run` and `fh session new`: with the modules at hand, the input is checked before anything starts. */
+export const AGENTS_INPUT_OPTION = {
+  type: 'string',
+  multiple: true,
+  value: '<module>',
+  help: "module(s) with the agent definitions: the input is checked against the agent's schema before starting",
+  env: 'FH_AGENTS',
+} as const;
+
 export const runCommand: Command = {
   name: 'run',
   summary: 'start an agent as a durable workflow and wait for its result',
@@ -28,13 +37,7 @@ export const runCommand: Command = {
     'workflow-id': { type: 'string', short: 'w', value: '<id>', help: 'workflow id', default: '<agent>-<time>-<random>' },
     'task-queue': { type: 'string', short: 'q', value: '<name>', help: 'task queue of the worker', default: DEFAULT_TASK_QUEUE },
     'no-wait': { type: 'boolean', help: 'print the workflow id and return without waiting for the result' },
-    agents: {
-      type: 'string',
-      multiple: true,
-      value: '<module>',
-      help: "module(s) with the agent definitions: the input is checked against the agent's schema before starting",
-      env: 'FH_AGENTS',
-    },
+    agents: AGENTS_INPUT_OPTION,
     ...JSON_OPTION,
     ...STORE_OPTION,
   },
@@ -77,10 +80,10 @@ export async function readInput(spec: string | undefined): Promise<unknown> {
  * With the agent modules at hand (--agents or FH_AGENTS), bad input is a usage error naming the field
  * now, not a failed workflow later. Without them the worker checks it when the run starts.
  */
-function checkInput(p: Parsed, agent: string, input: unknown): void {
+export function checkInput(p: Parsed, agent: string, input: unknown, command = 'run'): void {
   const given = strs(p, 'agents').length > 0 || Boolean(process.env.FH_AGENTS?.trim());
   if (!given) return;
-  const files = agentModules(p, 'run');
+  const files = agentModules(p, command);
   const agents = loadAgents(files);
   const def = agents.find((a) => a.name === agent);
   if (!def) {

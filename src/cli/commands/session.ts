@@ -15,7 +15,7 @@ import { approvalText, conversationText, infoText, sessionTable } from '../sessi
 import { noWorkerMessage, workerPolls } from '../waiting';
 import { enhanceCommand, shareCommand } from './session-extras';
 import { planCommands } from './session-plans';
-import { readInput } from './run';
+import { AGENTS_INPUT_OPTION, checkInput, readInput } from './run';
 import { archiveCommand, endCommand, interruptCommand, labelCommand, resetCommand, statusCommand, titleCommand } from './session-edits';
 import { args, handleOf, NOTE_OPTION, out, sessions, sessionsList, sub, withClient } from '../session-command-kit';
 import { messageIdFor, withReattachHint } from '../reattach';
@@ -27,12 +27,13 @@ export { idleTaskQueue } from '../session-command-kit';
 const newCommand = sub('new', {
   summary: 'start a session of an agent (its worker must serve the task queue)',
   usage:
-    'new <agent> [--input <json|@file|->] [--id <id>] [--title <title>] [--label name=value]… [--mode explore|ask|execute] [--connection <name>] [--model <m>] [--thinking <level>] [--cwd <dir>] [--task-queue <q>] [--history-limit <n>] [--auto-archive-after 30d]',
+    'new <agent> [--input <json|@file|->] [--agents <module>] [--id <id>] [--title <title>] [--label name=value]… [--mode explore|ask|execute] [--connection <name>] [--model <m>] [--thinking <level>] [--cwd <dir>] [--task-queue <q>] [--history-limit <n>] [--auto-archive-after 30d]',
   description:
     'Starts a session workflow of <agent> (an agent whose run calls init() and then serve()). It starts as `todo`;\n' +
     'the first message moves it to `in-progress`. Prints the session id (a slug like 261122-amber-forest unless --id).',
   options: {
     input: { type: 'string', short: 'i', value: '<json|@file|->', help: "the agent's input, for an agent that takes one: JSON, @file with JSON, or - for stdin" },
+    agents: AGENTS_INPUT_OPTION,
     id: { type: 'string', value: '<id>', help: 'the session id: lowercase letters, digits and -', default: 'a YYMMDD-adjective-noun slug' },
     title: { type: 'string', value: '<title>', help: 'a title (never replaced by a generated one)' },
     label: { type: 'string', multiple: true, value: '<name[=value]>', help: 'a label, e.g. urgent, priority=2, area=billing' },
@@ -65,6 +66,7 @@ const newCommand = sub('new', {
     if (archiveText !== undefined && !autoArchiveAfterMs) throw usage(`--auto-archive-after must be a duration like 90s, 30m, 12h or 30d; got '${archiveText}'`);
     const taskQueue = str(p, 'task-queue') ?? DEFAULT_TASK_QUEUE;
     const input = str(p, 'input') !== undefined ? await readInput(str(p, 'input')) : undefined;
+    checkInput(p, named[0]!, input, 'session new');
     return withClient(p, async (conn) => {
       // Whether the workers know the agent can only be told by a worker: without one, say so now.
       if ((await workerPolls(conn.client, conn.settings.namespace, taskQueue)) === false) {
