@@ -3,22 +3,12 @@
  * (open(), from the plugin's runContext), not first at a model call's first live event; and the calls that
  * follow go on without it (the heartbeat details carry their events) and without another warning.
  */
-import { createServer } from 'node:net';
 import { RedisLivePublisher } from '../../src/activities/stream/redis-broker';
-
-const closedPort = () =>
-  new Promise<number>((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
+import { getFreePort } from '../../src/testing/loopback-ports';
 
 describe('RedisLivePublisher with no Redis there', () => {
   it('warns once when opened, before any event, and its events then go nowhere without a second warning', async () => {
-    const url = `redis://127.0.0.1:${await closedPort()}`;
+    const url = `redis://127.0.0.1:${await getFreePort()}`; // nothing listens on it
     const warnings: string[] = [];
     const warn = jest.spyOn(console, 'warn').mockImplementation((m: string) => void warnings.push(m));
     const publisher = new RedisLivePublisher({ url });
