@@ -29,8 +29,8 @@ const SUMMARY = '## Goal\nRead the outputs.\n## Progress\nRead two long outputs.
 let env: NodeJS.ProcessEnv;
 
 /** Runs `fh …` to completion. */
-function fh(args: string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<Ran> {
-  return runFh(args, { ...env, ...opts.env }, opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {});
+function fh(args: string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number; input?: string } = {}): Promise<Ran> {
+  return runFh(args, { ...env, ...opts.env }, { ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}), ...(opts.input !== undefined ? { input: opts.input } : {}) });
 }
 
 /** A long-running `fh …` (worker, server), resolved once a line matching `ready` was printed. */
@@ -140,7 +140,7 @@ describe('the fh command', () => {
     expect(json.info.failure).toMatchObject({ code: 'INVALID_INPUT' });
     const chat = await fh(['chat', id]);
     expect(chat.code).toBe(1);
-    expect(chat.stderr).toMatch(new RegExp(`^fh: session ${id} has ended: its run failed with Invalid input for agent 'cli-chat'.*\\[INVALID_INPUT\\]`, 'm'));
+    expect(chat.stderr).toMatch(new RegExp(`^fh: session ${id} has ended: its run failed with Invalid input for agent 'cli-chat'.*\\[INVALID_INPUT\\]; start another with \`fh chat --new cli-chat --input '<json>'\`$`, 'm'));
 
     // With its input (--input, as fh run takes it) the same agent's session runs: its task answered, then it serves.
     fake.enqueue(say('Hi from the session.'));
@@ -164,6 +164,25 @@ describe('the fh command', () => {
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/^fh: --input does not match the input schema of 'cli-chat': field '\(root\)'/m);
     expect((await fh(['session', 'show', checkedId, '--timeout', '5'])).code).toBe(3); // never started
+
+    // fh chat --new takes the same --input and --agents: checked before anything starts, then the task answered.
+    const chatRefused = await fh(['chat', '--new', 'cli-chat', '--id', `${id}-chat-refused`, '--agents', AGENTS, '-q', taskQueue], { input: '/exit\n' });
+    expect(chatRefused.code).toBe(2);
+    expect(chatRefused.stderr).toMatch(/^fh: --input does not match the input schema of 'cli-chat': field '\(root\)'/m);
+    expect((await fh(['chat', '--new', 'cli-chat', '--input', '-', '-q', taskQueue], { input: '{}\n' })).stderr).toMatch(/^fh: fh chat reads your messages from stdin: give --input as JSON or @file$/m);
+    expect((await fh(['chat', withInput, '--input', '{"task":"x"}'])).stderr).toMatch(/^fh: --input goes with --new <agent>: a session takes its input when it starts$/m);
+    fake.enqueue(say('Hi from the chat.'));
+    const chatId = `${id}-chat`;
+    const chatted = await fh(['chat', '--new', 'cli-chat', '--id', chatId, '--input', '{"task":"Say hi"}', '--agents', AGENTS, '-q', taskQueue], { input: '/exit\n' });
+    expect(chatted.code).toBe(0);
+    let inChat = await fh(['session', 'show', chatId, '--messages']);
+    for (const started = Date.now(); !inChat.stdout.includes('Hi from the chat.') && Date.now() - started < 20_000; ) {
+      await new Promise((r) => setTimeout(r, 250));
+      inChat = await fh(['session', 'show', chatId, '--messages']);
+    }
+    expect(inChat.stdout).toContain('Hi from the chat.');
+    expect(inChat.stdout).not.toMatch(/^failed/m);
+    expect((await fh(['session', 'end', chatId])).code).toBe(0);
   });
 
   it('prints help with commands, examples and exit codes', async () => {
