@@ -18,7 +18,7 @@ import { redisModule } from '../activities/stream/redis-client';
 import type { Options, Parsed } from './args';
 import { connectionFlags, str } from './args';
 import { FabricError } from '../core/errors';
-import { CliError, EXIT, failure, fabricErrorExit, GRPC, grpcCode, notFound, oneLine, usage } from './errors';
+import { CliError, EXIT, failure, fabricErrorExit, GRPC, grpcCode, notFound, oneLine, serverReason, usage } from './errors';
 
 export interface Io {
   out(text: string): void;
@@ -184,7 +184,8 @@ export function asCliError(err: unknown, ctx: ErrorContext = {}): CliError {
     return failure(`the server refused the request (${oneLine(e.message)}); check --api-key / TEMPORAL_API_KEY and the TLS settings`);
   }
   if ((e as NodeJS.ErrnoException)?.code === 'ENOENT') return notFound(oneLine(e.message));
-  return failure(oneLine(e?.message ?? String(err)));
+  const reason = serverReason(err);
+  return failure(`${oneLine(e?.message ?? String(err))}${reason ? `: ${oneLine(reason)}` : ''}`);
 }
 
 let runtimeInstalled = false;

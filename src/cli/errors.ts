@@ -56,7 +56,7 @@ export const notFound = (message: string): CliError => new CliError(EXIT.NOT_FOU
 export const failure = (message: string): CliError => new CliError(EXIT.FAILURE, message);
 
 /** gRPC status codes seen from the server. */
-export const GRPC = { DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, PERMISSION_DENIED: 7, UNAVAILABLE: 14, UNAUTHENTICATED: 16 } as const;
+export const GRPC = { DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, PERMISSION_DENIED: 7, FAILED_PRECONDITION: 9, UNAVAILABLE: 14, UNAUTHENTICATED: 16 } as const;
 
 /** The gRPC status code of an error from @temporalio/client (directly or as its cause), if any. */
 export function grpcCode(err: unknown): number | undefined {
@@ -64,6 +64,16 @@ export function grpcCode(err: unknown): number | undefined {
     if (typeof e.code === 'number') return e.code;
   }
   return undefined;
+}
+
+/**
+ * The server's own reason under a client error that says only what failed ("Failed to query Workflow"):
+ * the gRPC status details of its cause, if they add anything.
+ */
+export function serverReason(err: unknown): string | undefined {
+  const cause = (err as { cause?: { details?: unknown } } | undefined)?.cause;
+  const details = typeof cause?.details === 'string' ? cause.details.trim() : '';
+  return details && !String((err as Error).message ?? '').includes(details) ? details : undefined;
 }
 
 /** Makes an error one line: the first line, trimmed, without a trailing period. */

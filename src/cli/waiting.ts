@@ -67,6 +67,14 @@ export async function whatItWaitsFor(client: Client, namespace: string, workflow
 }
 
 /**
+ * The server turned a query away because no worker has polled the run's task queue lately (a worker that
+ * stopped a moment ago still counts as polling for a while, so this can come before any deadline).
+ */
+export function isNoPollerError(err: unknown): boolean {
+  return grpcCode(err) === GRPC.FAILED_PRECONDITION && /no poller seen/i.test(String((err as { cause?: { details?: unknown } })?.cause?.details ?? (err as Error)?.message ?? ''));
+}
+
+/**
  * A read of a session that nothing answered before its deadline: the client's typed WaitEndedError (a
  * read's: no update id, so nothing to reattach to), or the bare gRPC errors such a read ends with.
  */

@@ -466,6 +466,33 @@ describe('the fh command', () => {
     expect(json(state)).toMatchObject({ source: 'history', status: 'FAILED', workflowId: runId, usage: { modelCalls: 0 } });
   });
 
+  it('a running agent whose worker just stopped: fh state says no worker answers and what to start, not a bare "Failed to query Workflow"', async () => {
+    const queue = `cli-stopped-${process.pid}-${Date.now()}`;
+    const served = await fhBackground(['worker', '--agents', AGENTS, '--task-queue', queue], /ready on task queue/, { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: fake.url });
+    const runId = id('cli-stopped');
+    fake.enqueue(say('Hello.'));
+    try {
+      expect((await fh(['run', 'cli-chat', '--input', '{"task":"hi"}', '--workflow-id', runId, '--task-queue', queue, '--no-wait'])).code).toBe(0);
+      // Answered while the worker runs, once the first turn is done (the run then serves prompts).
+      let shown = await fh(['history', runId]);
+      for (const t0 = Date.now(); !shown.stdout.includes('Hello.') && Date.now() - t0 < 20_000; ) shown = await fh(['history', runId]);
+      expect(shown.stdout).toContain('Hello.');
+      expect((await fh(['state', runId])).code).toBe(0);
+    } finally {
+      expect(await served.interrupt()).toBe(0);
+    }
+    // The server still lists the stopped worker's last poll, and turns the query away with its own reason
+    // ("no poller seen for task queue recently") well before this deadline.
+    const state = await fh(['state', runId, '--timeout', '60'], { timeoutMs: 90_000 });
+    expectOneLineError(state, 1, new RegExp(`^fh: no worker answered: the server has seen no worker poll task queue '${queue}' lately .*fh worker --agents <module> --task-queue ${queue}`));
+    const connection = await Connection.connect({ address: env.TEMPORAL_ADDRESS! });
+    try {
+      await new Client({ connection, namespace: env.TEMPORAL_NAMESPACE }).workflow.getHandle(runId).terminate('cli.test cleanup');
+    } finally {
+      await connection.close();
+    }
+  });
+
   describe('errors: one line, documented exit codes', () => {
     it('unknown workflow id: exit 3', async () => {
       for (const cmd of [['state'], ['budget'], ['history'], ['replay']]) {
