@@ -22,7 +22,8 @@ import { decisionRecorded } from './local-activities';
 import { quietDecision, type DecisionFacts } from '../core/context/compaction/decide';
 import { canonicalJson, hashString } from '../core/hash';
 import type { ToolSpec } from '../core/tools-spec';
-import type { ActivityRecord, ActivityStatus, AuditRecord, ModelCallRecord, ModelResolvedRecord, SummaryRecord, ToolCallRecord } from './records';
+import type { ActivityRecord, ActivityStatus, AuditRecord, ModelCallRecord, ModelResolvedRecord, SummaryRecord, TitleRecord, ToolCallRecord } from './records';
+import { isTitleRequest } from '../core/sessions/titles';
 import type { Attributes, EventRef, HistoryEvent, Walk } from './walk';
 
 type Failure = temporal.api.failure.v1.IFailure;
@@ -36,6 +37,7 @@ export async function activityScheduled(w: Walk, a: Attributes<'activityTaskSche
   let rec: AuditRecord;
   if (name === 'fhModel' && isPlain(input)) rec = modelScheduled(w, input as unknown as ModelActivityInput, ev);
   else if (name === 'fhTool' && isPlain(input)) rec = toolScheduled(w, input as unknown as ToolActivityInput, ev);
+  else if (name === 'fhSummarize' && isPlain(input) && isTitleRequest((input as { system?: unknown }).system)) rec = titleScheduled(w, input as unknown as SummarizeActivityInput, ev);
   else if (name === 'fhSummarize') rec = summaryScheduled(w, input, ev);
   else if (name === 'fhStorePrelude' && isPlain(input)) {
     // Since the fh-prelude-first patch the prelude is stored ahead of the first model call using it:
@@ -141,6 +143,10 @@ function summaryScheduled(w: Walk, input: unknown, ev: EventRef): SummaryRecord 
   return rec;
 }
 
+function titleScheduled(w: Walk, input: SummarizeActivityInput, ev: EventRef): TitleRecord {
+  return w.push<TitleRecord>({ type: 'title', ...ev, connection: input.connection ?? DEFAULT_CONNECTION, model: input.model, status: 'pending' });
+}
+
 /** What asked for the compaction a summary belongs to. */
 function summaryTrigger(w: Walk): SummaryRecord['trigger'] {
   if (w.pendingCompaction) return w.pendingCompaction;
@@ -160,6 +166,7 @@ export async function activityCompleted(w: Walk, a: Attributes<'activityTaskComp
   if (rec.type === 'model_call') modelCompleted(w, rec, result, ev);
   else if (rec.type === 'tool_call') toolCompleted(w, rec, result, ev);
   else if (rec.type === 'summary') summaryCompleted(w, rec, result, ev);
+  else if (rec.type === 'title') titleCompleted(w, rec, result, ev);
   else if (rec.type === 'model_resolved') resolveCompleted(rec, result);
   else if (rec.type === 'activity') {
     rec.status = 'completed';
@@ -255,6 +262,21 @@ function summaryCompleted(w: Walk, rec: SummaryRecord, result: unknown, ev: Even
     rec.usage = r.usage;
     s.inputTokens += r.usage?.inputTokens ?? 0;
     s.outputTokens += r.usage?.outputTokens ?? 0;
+  } else if (isOffloaded(result)) {
+    rec.text = result;
+  }
+}
+
+function titleCompleted(w: Walk, rec: TitleRecord, result: unknown, ev: EventRef): void {
+  Object.assign(rec, { status: 'completed', completedAt: ev.at });
+  const t = w.run.totals.titles;
+  t.calls += 1;
+  if (isPlain(result)) {
+    const r = result as { text?: string; usage?: Usage };
+    rec.text = r.text;
+    rec.usage = r.usage;
+    t.inputTokens += r.usage?.inputTokens ?? 0;
+    t.outputTokens += r.usage?.outputTokens ?? 0;
   } else if (isOffloaded(result)) {
     rec.text = result;
   }

@@ -53,6 +53,7 @@ function newRun(opts: AuditOptions, events: number): AuditRun {
       compactions: 0,
       summaries: 0,
       summarizer: { inputTokens: 0, outputTokens: 0, calls: 0 },
+      titles: { inputTokens: 0, outputTokens: 0, calls: 0 },
       userActions: 0,
       cache: emptyCacheAccount(),
       serverContext: { edits: 0, clearedToolUses: 0, clearedInputTokens: 0, compactions: 0 },

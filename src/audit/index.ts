@@ -37,6 +37,7 @@ export type {
   RunStatus,
   SignalRecord,
   SummaryRecord,
+  TitleRecord,
   ToolCallRecord,
   UpdateRecord,
 } from './records';

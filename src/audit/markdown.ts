@@ -15,6 +15,7 @@ import type {
   ModelResolvedRecord,
   SubAgentRecord,
   SummaryRecord,
+  TitleRecord,
   ToolCallRecord,
   UpdateRecord,
 } from './records';
@@ -43,6 +44,7 @@ function renderRun(run: AuditRun): string[] {
       `${t.toolCalls} tool call${t.toolCalls === 1 ? '' : 's'}${t.toolErrors ? ` (${t.toolErrors} failed)` : ''} · ` +
       `${t.compactionDecisions} compaction decision${t.compactionDecisions === 1 ? '' : 's'}, ${t.compactions} compaction${t.compactions === 1 ? '' : 's'} · ` +
       `${t.summaries} summar${t.summaries === 1 ? 'y' : 'ies'}${t.summarizer.calls ? ` (${t.summarizer.inputTokens} input / ${t.summarizer.outputTokens} output tokens)` : ''} · ` +
+      `${t.titles?.calls ? `${t.titles.calls} session title${t.titles.calls === 1 ? '' : 's'} (${t.titles.inputTokens} input / ${t.titles.outputTokens} output tokens) · ` : ''}` +
       `${t.userActions} user action${t.userActions === 1 ? '' : 's'}`,
     `- Prompt ${cacheText(t.cache)}`,
     `- Cost at list prices: ${runCostText(t.cost)}`,
@@ -76,6 +78,8 @@ function renderRecord(r: AuditRecord, n: number): string[] {
       return renderGate(r, n);
     case 'summary':
       return renderSummary(r, n);
+    case 'title':
+      return renderTitle(r, n);
     case 'update':
       return renderUpdate(r, n);
     case 'signal':
@@ -166,6 +170,14 @@ function renderSummary(r: SummaryRecord, n: number): string[] {
   if (r.request !== undefined) lines.push(`- Summarised: ${typeof r.request === 'string' ? `${r.request.length} characters of conversation` : describeValue(r.request, n)}`);
   const out = [heading(r, `Compaction summary (${r.trigger})${r.model ? `: ${r.model}` : ''}${r.connection ? ` on ${r.connection}` : ''}`), lines.join('\n')];
   if (r.text !== undefined) out.push(quote(describeValue(r.text, n * 2)));
+  return out;
+}
+
+function renderTitle(r: TitleRecord, n: number): string[] {
+  const lines = [`- Status: ${r.status}${r.error ? ` — ${r.error}` : ''}`];
+  if (r.usage) lines.push(`- Tokens: ${r.usage.inputTokens} input / ${r.usage.outputTokens} output`);
+  const out = [heading(r, `Session title${r.model ? `: ${r.model}` : ''}${r.connection ? ` on ${r.connection}` : ''}`), lines.join('\n')];
+  if (r.text !== undefined) out.push(quote(describeValue(r.text, n)));
   return out;
 }
 

@@ -133,6 +133,22 @@ export interface SummaryRecord extends RecordBase {
   error?: string;
 }
 
+/**
+ * A session's title request: the same summarisation activity as a compaction summary (told apart by the
+ * title prompt), so it is neither a summary nor a compaction.
+ */
+export interface TitleRecord extends RecordBase {
+  type: 'title';
+  connection?: string;
+  model?: string;
+  status: ActivityStatus;
+  completedAt?: string;
+  usage?: Usage;
+  /** The title model's reply (model output: quoted, never rendered); the session sanitises it into its title. */
+  text?: string | OffloadedValue;
+  error?: string;
+}
+
 export interface UpdateRecord extends RecordBase {
   type: 'update';
   name: string;
@@ -201,6 +217,7 @@ export type AuditRecord =
   | ModelCallRecord
   | ToolCallRecord
   | CompactionDecisionRecord
+  | TitleRecord
   | CompactionGateRecord
   | SummaryRecord
   | UpdateRecord
@@ -234,6 +251,8 @@ export interface AuditRun {
     summaries: number;
     /** Compaction summary requests that came back, and their tokens (not in inputTokens/outputTokens above). */
     summarizer: { inputTokens: number; outputTokens: number; calls: number };
+    /** Session title requests that came back, and their tokens (apart from the summariser's and the model calls'). */
+    titles: { inputTokens: number; outputTokens: number; calls: number };
     userActions: number;
     /** Prompt-cache totals over the run's model calls, with the run's hit rate. */
     cache: CacheAccount;

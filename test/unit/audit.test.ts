@@ -8,6 +8,7 @@ import type { Payload } from '@temporalio/common';
 import { ExternalStorageRunner } from '@temporalio/common/lib/internal-non-workflow';
 import { auditTranscript, isOffloaded, type AuditRecord } from '../../src/audit/index';
 import { parseHistoryJSON, type History } from '../../src/audit/history-file';
+import { stateFromHistory } from '../../src/audit/history-state';
 import { callCostUsd, modelInfo } from '../../src/core/model-table';
 import { externalStorageFor } from '../../src/activities/stores/external-storage';
 import { MemoryTranscriptStore } from '../../src/activities/stores/transcript-store';
@@ -221,4 +222,26 @@ describe('auditTranscript: what each call cost', () => {
     expect(audit.markdown.match(/^- Cost: \$[\d.]+ at list prices$/gm)).toHaveLength(3);
     expect(audit.markdown).toMatch(/^- Cost at list prices: \$[\d.]+$/m);
   });
+});
+
+describe("a session's title request is not a compaction summary", () => {
+  // The title goes through the same summarisation activity as a compaction summary; told apart by its prompt.
+  for (const release of ['0.3.0', '0.6.7']) {
+    it(`session-approvals recorded by ${release}: a title record, no summary, and fh state's last summary stays empty`, async () => {
+      const name = 'session-approvals';
+      const history = parseHistoryJSON(await fs.readFile(path.resolve(__dirname, `../histories/${release}/${name}.json`), 'utf8'), name);
+      const { json, markdown } = await auditTranscript(history);
+      expect(ofType(json.records, 'summary')).toEqual([]);
+      expect(ofType(json.records, 'title')).toEqual([
+        expect.objectContaining({ type: 'title', model: 'claude-haiku-4-5', connection: 'anthropic', status: 'completed', text: 'Recorded Session Title' }),
+      ]);
+      expect(json.run.totals).toMatchObject({ summaries: 0, summarizer: { calls: 0 }, titles: { calls: 1, inputTokens: 126, outputTokens: 5 } });
+      expect(markdown).toMatch(/^## \d+\. Session title: claude-haiku-4-5 on anthropic — /m);
+      expect(markdown).toContain('· 0 summaries · 1 session title (126 input / 5 output tokens) ·');
+      expect(markdown).not.toContain('Compaction summary');
+      const state = await stateFromHistory(history);
+      expect(state.compaction.lastSummary).toBeUndefined();
+      expect(state.usage.summarizer.calls).toBe(0);
+    });
+  }
 });
