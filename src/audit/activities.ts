@@ -24,6 +24,7 @@ import { canonicalJson, hashString } from '../core/hash';
 import type { ToolSpec } from '../core/tools-spec';
 import type { ActivityRecord, ActivityStatus, AuditRecord, ModelCallRecord, ModelResolvedRecord, SummaryRecord, TitleRecord, ToolCallRecord } from './records';
 import { isTitleRequest } from '../core/sessions/titles';
+import { isTransferRequest } from '../core/context/reset';
 import type { Attributes, EventRef, HistoryEvent, Walk } from './walk';
 
 type Failure = temporal.api.failure.v1.IFailure;
@@ -133,7 +134,7 @@ function summaryScheduled(w: Walk, input: unknown, ev: EventRef): SummaryRecord 
   const rec = w.push<SummaryRecord>({
     type: 'summary',
     ...ev,
-    trigger: summaryTrigger(w),
+    trigger: isTransferRequest(si?.system) ? 'reset' : summaryTrigger(w),
     ...(si ? { connection: si.connection ?? DEFAULT_CONNECTION } : {}),
     model: si?.model,
     request: si ? si.userText : isOffloaded(input) ? input : undefined,

@@ -119,8 +119,8 @@ export interface CompactionGateRecord extends RecordBase, Partial<GateResult> {
 
 export interface SummaryRecord extends RecordBase {
   type: 'summary';
-  /** What caused the compaction this summary belongs to. */
-  trigger: 'threshold' | 'overflow' | 'manual' | 'unknown';
+  /** What caused the compaction this summary belongs to; `reset`: the hand-over note of a session reset. */
+  trigger: 'threshold' | 'overflow' | 'manual' | 'reset' | 'unknown';
   /** The model connection the summary went to ('anthropic' when the input named none). */
   connection?: string;
   model?: string;

@@ -22,6 +22,11 @@ export const TRANSFER_SYSTEM_PROMPT = [
   'Conclusions only: never copy tool output, file contents or long quotes. Output only the note.',
 ].join('\n');
 
+/** Whether a summarisation request is a session reset's hand-over note (the audit tells them apart by it). */
+export function isTransferRequest(system: unknown): boolean {
+  return typeof system === 'string' && system.startsWith(TRANSFER_SYSTEM_PROMPT.split('\n')[0]!);
+}
+
 export const TRANSFER_SUMMARY_MAX_TOKENS = 1024;
 
 export interface TransferOptions {
