@@ -22,7 +22,7 @@ import { decisionRecorded } from './local-activities';
 import { quietDecision, type DecisionFacts } from '../core/context/compaction/decide';
 import { canonicalJson, hashString } from '../core/hash';
 import type { ToolSpec } from '../core/tools-spec';
-import type { ActivityRecord, ActivityStatus, AuditRecord, ModelCallRecord, ModelResolvedRecord, SummaryRecord, TitleRecord, ToolCallRecord } from './records';
+import type { ActivityRecord, ActivityStatus, AuditRecord, AuditRun, ModelCallRecord, ModelResolvedRecord, SummarizeCallRecord, SummaryRecord, TitleRecord, ToolCallRecord } from './records';
 import { isTitleRequest } from '../core/sessions/titles';
 import { isTransferRequest } from '../core/context/reset';
 import type { Attributes, EventRef, HistoryEvent, Walk } from './walk';
@@ -254,30 +254,23 @@ function toolCompleted(w: Walk, rec: ToolCallRecord, result: unknown, ev: EventR
 }
 
 function summaryCompleted(w: Walk, rec: SummaryRecord, result: unknown, ev: EventRef): void {
-  Object.assign(rec, { status: 'completed', completedAt: ev.at });
-  const s = w.run.totals.summarizer;
-  s.calls += 1;
-  if (isPlain(result)) {
-    const r = result as { text?: string; usage?: Usage };
-    rec.text = r.text;
-    rec.usage = r.usage;
-    s.inputTokens += r.usage?.inputTokens ?? 0;
-    s.outputTokens += r.usage?.outputTokens ?? 0;
-  } else if (isOffloaded(result)) {
-    rec.text = result;
-  }
+  summarizeCompleted(rec, result, ev, w.run.totals.summarizer);
 }
 
 function titleCompleted(w: Walk, rec: TitleRecord, result: unknown, ev: EventRef): void {
+  summarizeCompleted(rec, result, ev, w.run.totals.titles);
+}
+
+/** A summarisation call's reply on its record, and its tokens in the run's bucket for that kind of call. */
+function summarizeCompleted(rec: SummarizeCallRecord, result: unknown, ev: EventRef, bucket: AuditRun['totals']['summarizer']): void {
   Object.assign(rec, { status: 'completed', completedAt: ev.at });
-  const t = w.run.totals.titles;
-  t.calls += 1;
+  bucket.calls += 1;
   if (isPlain(result)) {
     const r = result as { text?: string; usage?: Usage };
     rec.text = r.text;
     rec.usage = r.usage;
-    t.inputTokens += r.usage?.inputTokens ?? 0;
-    t.outputTokens += r.usage?.outputTokens ?? 0;
+    bucket.inputTokens += r.usage?.inputTokens ?? 0;
+    bucket.outputTokens += r.usage?.outputTokens ?? 0;
   } else if (isOffloaded(result)) {
     rec.text = result;
   }

@@ -36,6 +36,7 @@ export type {
   PromptRecord,
   RunStatus,
   SignalRecord,
+  SummarizeCallRecord,
   SummaryRecord,
   TitleRecord,
   ToolCallRecord,

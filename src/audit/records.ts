@@ -117,36 +117,34 @@ export interface CompactionGateRecord extends RecordBase, Partial<GateResult> {
   error?: string;
 }
 
-export interface SummaryRecord extends RecordBase {
-  type: 'summary';
-  /** What caused the compaction this summary belongs to; `reset`: the hand-over note of a session reset. */
-  trigger: 'threshold' | 'overflow' | 'manual' | 'reset' | 'unknown';
-  /** The model connection the summary went to ('anthropic' when the input named none). */
+/** What a call of the summarisation activity records, whatever it was for (a summary, a session title). */
+export interface SummarizeCallRecord extends RecordBase {
+  /** The model connection the request went to ('anthropic' when the input named none). */
   connection?: string;
   model?: string;
   status: ActivityStatus;
   completedAt?: string;
   usage?: Usage;
   text?: string | OffloadedValue;
+  error?: string;
+}
+
+export interface SummaryRecord extends SummarizeCallRecord {
+  type: 'summary';
+  /** What caused the compaction this summary belongs to; `reset`: the hand-over note of a session reset. */
+  trigger: 'threshold' | 'overflow' | 'manual' | 'reset' | 'unknown';
   /** The slice of conversation the summariser was given (full text in the JSON). */
   request?: string | OffloadedValue;
-  error?: string;
 }
 
 /**
  * A session's title request: the same summarisation activity as a compaction summary (told apart by the
  * title prompt), so it is neither a summary nor a compaction.
  */
-export interface TitleRecord extends RecordBase {
+export interface TitleRecord extends SummarizeCallRecord {
   type: 'title';
-  connection?: string;
-  model?: string;
-  status: ActivityStatus;
-  completedAt?: string;
-  usage?: Usage;
   /** The title model's reply (model output: quoted, never rendered); the session sanitises it into its title. */
   text?: string | OffloadedValue;
-  error?: string;
 }
 
 export interface UpdateRecord extends RecordBase {

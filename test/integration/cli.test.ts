@@ -65,6 +65,18 @@ async function fhBackground(args: string[], ready: RegExp, extraEnv: NodeJS.Proc
   };
 }
 
+/** A session that started with its input: its task answered (within 20 s), not failed; then ended. */
+async function expectAnswered(sessionId: string, reply: string): Promise<void> {
+  let shown = await fh(['session', 'show', sessionId, '--messages']);
+  for (const started = Date.now(); !shown.stdout.includes(reply) && Date.now() - started < 20_000; ) {
+    await new Promise((r) => setTimeout(r, 250));
+    shown = await fh(['session', 'show', sessionId, '--messages']);
+  }
+  expect(shown.stdout).toContain(reply);
+  expect(shown.stdout).not.toMatch(/^failed/m);
+  expect((await fh(['session', 'end', sessionId])).code).toBe(0);
+}
+
 function json<T = any>(r: Ran): T {
   try {
     return JSON.parse(r.stdout) as T;
@@ -146,14 +158,7 @@ describe('the fh command', () => {
     fake.enqueue(say('Hi from the session.'));
     const withInput = `${id}-in`;
     expect((await fh(['session', 'new', 'cli-chat', '--id', withInput, '--input', '{"task":"Say hi"}', '-q', taskQueue])).code).toBe(0);
-    let answered = await fh(['session', 'show', withInput, '--messages']);
-    for (const started = Date.now(); !answered.stdout.includes('Hi from the session.') && Date.now() - started < 20_000; ) {
-      await new Promise((r) => setTimeout(r, 250));
-      answered = await fh(['session', 'show', withInput, '--messages']);
-    }
-    expect(answered.stdout).toContain('Hi from the session.');
-    expect(answered.stdout).not.toMatch(/^failed/m);
-    expect((await fh(['session', 'end', withInput])).code).toBe(0);
+    await expectAnswered(withInput, 'Hi from the session.');
     const badJson = await fh(['session', 'new', 'cli-chat', '--input', '{task:', '-q', taskQueue]);
     expect(badJson.code).toBe(2);
     expect(badJson.stderr).toMatch(/^fh: --input is not JSON/m);
@@ -175,14 +180,7 @@ describe('the fh command', () => {
     const chatId = `${id}-chat`;
     const chatted = await fh(['chat', '--new', 'cli-chat', '--id', chatId, '--input', '{"task":"Say hi"}', '--agents', AGENTS, '-q', taskQueue], { input: '/exit\n' });
     expect(chatted.code).toBe(0);
-    let inChat = await fh(['session', 'show', chatId, '--messages']);
-    for (const started = Date.now(); !inChat.stdout.includes('Hi from the chat.') && Date.now() - started < 20_000; ) {
-      await new Promise((r) => setTimeout(r, 250));
-      inChat = await fh(['session', 'show', chatId, '--messages']);
-    }
-    expect(inChat.stdout).toContain('Hi from the chat.');
-    expect(inChat.stdout).not.toMatch(/^failed/m);
-    expect((await fh(['session', 'end', chatId])).code).toBe(0);
+    await expectAnswered(chatId, 'Hi from the chat.');
   });
 
   it('prints help with commands, examples and exit codes', async () => {
