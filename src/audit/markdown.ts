@@ -168,7 +168,7 @@ function renderSummary(r: SummaryRecord, n: number): string[] {
   const lines = [`- Status: ${r.status}${r.error ? ` — ${r.error}` : ''}`];
   if (r.usage) lines.push(`- Tokens: ${r.usage.inputTokens} input / ${r.usage.outputTokens} output`);
   if (r.request !== undefined) lines.push(`- Summarised: ${typeof r.request === 'string' ? `${r.request.length} characters of conversation` : describeValue(r.request, n)}`);
-  const what = r.trigger === 'reset' ? 'Session reset: hand-over summary' : `Compaction summary (${r.trigger})`;
+  const what = r.trigger === 'reset' ? 'Session reset: transfer summary' : `Compaction summary (${r.trigger})`;
   const out = [heading(r, `${what}${r.model ? `: ${r.model}` : ''}${r.connection ? ` on ${r.connection}` : ''}`), lines.join('\n')];
   if (r.text !== undefined) out.push(quote(describeValue(r.text, n * 2)));
   return out;

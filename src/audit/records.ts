@@ -131,7 +131,7 @@ export interface SummarizeCallRecord extends RecordBase {
 
 export interface SummaryRecord extends SummarizeCallRecord {
   type: 'summary';
-  /** What caused the compaction this summary belongs to; `reset`: the hand-over note of a session reset. */
+  /** What caused the compaction this summary belongs to; `reset`: the transfer summary of a session reset. */
   trigger: 'threshold' | 'overflow' | 'manual' | 'reset' | 'unknown';
   /** The slice of conversation the summariser was given (full text in the JSON). */
   request?: string | OffloadedValue;

@@ -246,7 +246,7 @@ describe("a session's title request is not a compaction summary", () => {
   }
 });
 
-describe("a session reset's hand-over note is shown as such, not as a compaction summary of unknown cause", () => {
+describe("a session reset's transfer summary is shown as such, not as a compaction summary of unknown cause", () => {
   for (const [release, name] of [['0.5.0', 'session-reset'], ['0.6.7', 'session-reset'], ['0.6.7', 'ladder-session-reset']] as const) {
     it(`${name} recorded by ${release}`, async () => {
       const history = parseHistoryJSON(await fs.readFile(path.resolve(__dirname, `../histories/${release}/${name}.json`), 'utf8'), name);
@@ -254,7 +254,7 @@ describe("a session reset's hand-over note is shown as such, not as a compaction
       const notes = ofType(json.records, 'summary').filter((r) => typeof r.text === 'string' && r.text.includes('TRANSFER-NOTE'));
       expect(notes).toHaveLength(1);
       expect(notes[0]!.trigger).toBe('reset');
-      expect(markdown).toMatch(new RegExp(`^## ${notes[0]!.n}\\. Session reset: hand-over summary: claude-sonnet-5-5 on anthropic — `, 'm'));
+      expect(markdown).toMatch(new RegExp(`^## ${notes[0]!.n}\\. Session reset: transfer summary: claude-sonnet-5-5 on anthropic — `, 'm'));
       // The other summaries keep their compaction cause.
       expect(ofType(json.records, 'summary').filter((r) => r.trigger === 'reset')).toHaveLength(1);
       expect((await stateFromHistory(history)).compaction.lastSummary).toMatchObject({ trigger: 'reset' });

@@ -22,7 +22,7 @@ export const TRANSFER_SYSTEM_PROMPT = [
   'Conclusions only: never copy tool output, file contents or long quotes. Output only the note.',
 ].join('\n');
 
-/** Whether a summarisation request is a session reset's hand-over note (the audit tells them apart by it). */
+/** Whether a summarisation request is a session reset's transfer summary (the audit tells them apart by it). */
 export function isTransferRequest(system: unknown): boolean {
   return typeof system === 'string' && system.startsWith(TRANSFER_SYSTEM_PROMPT.split('\n')[0]!);
 }
