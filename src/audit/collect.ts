@@ -3,7 +3,7 @@
  * activities by type, local-activity markers, updates, signals, cancellation). Nothing is run. The
  * activity handlers are in ./activities, the marker handlers in ./local-activities.
  */
-import type { temporal } from '@temporalio/proto';
+import { temporal } from '@temporalio/proto';
 import { failureText, isoTime, toNumber } from './history-fields';
 import { AGENT_MEMO_KEY } from '../client/start';
 import { activityCompleted, activityFailed, activityScheduled, activityStarted } from './activities';
@@ -11,7 +11,7 @@ import { markerRecorded } from './local-activities';
 import { childEnded, childStarted } from './children';
 import { DEFAULT_TRUNCATE, renderAuditMarkdown } from './markdown';
 import { isPlain, PayloadReader, type PayloadSources } from './payloads';
-import type { AuditRun, AuditTranscript, CancelRequestRecord, EndRecord, InputRecord, SignalRecord, UpdateRecord } from './records';
+import type { AuditRun, AuditTranscript, CancelRequestRecord, EndRecord, InputRecord, RunResetRecord, SignalRecord, UpdateRecord } from './records';
 import { Walk, type Attributes, type EventRef, type HistoryEvent } from './walk';
 
 type History = temporal.api.history.v1.IHistory;
@@ -76,6 +76,7 @@ async function collectEvent(w: Walk, e: HistoryEvent): Promise<void> {
   if (e.workflowExecutionUpdateCompletedEventAttributes) return updateCompleted(w, e.workflowExecutionUpdateCompletedEventAttributes, ev);
   if (e.workflowExecutionSignaledEventAttributes) return signaled(w, e.workflowExecutionSignaledEventAttributes, ev);
   if (e.workflowExecutionCancelRequestedEventAttributes) return cancelRequested(w, e.workflowExecutionCancelRequestedEventAttributes, ev);
+  if (isReset(e.workflowTaskFailedEventAttributes)) return resetRecorded(w, e.workflowTaskFailedEventAttributes!, ev);
   if (e.startChildWorkflowExecutionInitiatedEventAttributes) return childStarted(w, e.startChildWorkflowExecutionInitiatedEventAttributes, ev);
   if (await childEnded(w, e)) return;
   return workflowEnded(w, e, ev);
@@ -185,6 +186,20 @@ async function signaled(w: Walk, a: Attributes<'workflowExecutionSignaledEventAt
     args: await w.reader.values(a.input?.payloads),
     identity: a.identity || undefined,
   });
+  w.run.totals.userActions += 1;
+}
+
+const RESET_WORKFLOW = temporal.api.enums.v1.WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_RESET_WORKFLOW;
+
+/** A reset's mark in the new run: its kept history ends with a workflow task failed for the reset. */
+function isReset(a: Attributes<'workflowTaskFailedEventAttributes'> | null | undefined): boolean {
+  const cause = a?.cause as unknown;
+  // A decoded history holds the enum's number; proto-JSON from a file its name.
+  return cause === RESET_WORKFLOW || cause === 'WORKFLOW_TASK_FAILED_CAUSE_RESET_WORKFLOW';
+}
+
+function resetRecorded(w: Walk, a: Attributes<'workflowTaskFailedEventAttributes'>, ev: EventRef): void {
+  w.push<RunResetRecord>({ type: 'run_reset', ...ev, reason: a.failure?.message || undefined, baseRunId: a.baseRunId || undefined, identity: a.identity || undefined });
   w.run.totals.userActions += 1;
 }
 

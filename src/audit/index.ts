@@ -26,6 +26,7 @@ export type {
   AuditRun,
   AuditTranscript,
   CancelRequestRecord,
+  RunResetRecord,
   CompactionDecisionRecord,
   CompactionGateRecord,
   EndRecord,

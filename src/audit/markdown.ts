@@ -89,6 +89,11 @@ function renderRecord(r: AuditRecord, n: number): string[] {
       ];
     case 'cancel_requested':
       return [heading(r, 'Cancellation requested'), `- From: ${r.identity ?? 'unknown'}${r.cause ? ` · ${r.cause}` : ''}`];
+    case 'run_reset':
+      return [
+        heading(r, 'Run reset: the history before this point is kept from the run reset; from here on it runs anew'),
+        `- Reason: ${r.reason ?? 'none given'}\n- Reset run: ${r.baseRunId ?? 'unknown'}\n- By: ${r.identity ?? 'unknown'}`,
+      ];
     case 'activity':
       return renderActivity(r, n);
     case 'sub_agent':

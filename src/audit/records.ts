@@ -176,6 +176,19 @@ export interface CancelRequestRecord extends RecordBase {
   cause?: string;
 }
 
+/**
+ * The run is a reset of another (`fh replay --reset`, `temporal workflow reset`): it keeps that run's
+ * history up to here, and from here on runs anew; the signals and updates the other run got later follow.
+ */
+export interface RunResetRecord extends RecordBase {
+  type: 'run_reset';
+  /** The reason given to the reset. */
+  reason?: string;
+  /** The run reset (whose history up to here this one keeps). */
+  baseRunId?: string;
+  identity?: string;
+}
+
 export interface ActivityRecord extends RecordBase {
   type: 'activity';
   name: string;
@@ -209,6 +222,7 @@ export interface EndRecord extends RecordBase {
 }
 
 export type AuditRecord =
+  | RunResetRecord
   | InputRecord
   | PromptRecord
   | ModelResolvedRecord

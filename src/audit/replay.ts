@@ -12,6 +12,7 @@
 import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import type { WorkflowBundle } from '@temporalio/worker';
 import { canonicalJson, hashString } from '../core/hash';
 import type { ToolSpec } from '../core/tools-spec';
 import { loadHistory, type History } from './history-file';
@@ -103,6 +104,13 @@ export async function replayHistory(source: string | History | unknown, options:
     source: loaded.source,
     ...explainReplayFailure(error, loaded.history, traced ? trace : undefined),
   };
+}
+
+/** The agents bundled once for several replays (`workflowBundle`): without the command trace, a result says whether and where, not what the code does now. */
+export async function bundleForReplay(agents: string | string[]): Promise<WorkflowBundle> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { bundleAgents } = require('../worker/bundle') as typeof import('../worker/bundle');
+  return bundleAgents(agents, { logger: quietBundlerLogger() });
 }
 
 /** A workflow interceptor module (generated, like the workflow entry) that reports each command to a sink. */

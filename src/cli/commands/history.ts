@@ -3,11 +3,12 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { auditTranscript } from '../../audit/index';
 import { historyToJSONString, looksLikeFile, readHistoryFile, type History } from '../../audit/history-file';
-import { replayHistory } from '../../audit/replay';
+import { bundleForReplay, replayHistory } from '../../audit/replay';
 import { flag, int, JSON_OPTION, str, type Parsed } from '../args';
 import { asCliError, connect, installRuntime, printJson, STORE_OPTION, storeFrom, type Command, type Io } from '../context';
 import { EXIT, failure, notFound, usage } from '../errors';
 import { agentModules } from './worker';
+import { findResetPoint, resetRun, type ResetPoint } from './replay-reset';
 
 export const historyCommand: Command = {
   name: 'history',
@@ -39,18 +40,24 @@ export const historyCommand: Command = {
 export const replayCommand: Command = {
   name: 'replay',
   summary: 'replay a run against the current agent code; non-zero exit on divergence',
-  usage: ['replay <workflow-id|file> --agents <module> [--agents <module>…] [--strict-inputs]'],
+  usage: ['replay <workflow-id|file> --agents <module> [--agents <module>…] [--strict-inputs]', 'replay <workflow-id> --agents <module> --reset [--reason <text>]'],
   description:
     'Runs the recorded history through the workflow code bundled from --agents, without calling the model or any\n' +
     'tool, and reports whether the code makes the same decisions. On a divergence it names the event and what was\n' +
     'recorded versus what the code does now, and exits 1. Use it in CI before deploying agent changes.\n' +
     'A plain replay compares commands (which activities, timers, in which order), not what they are given: a changed\n' +
     'system prompt, tool definition, model or max_tokens still replays "ok". --strict-inputs also compares every\n' +
-    "model call's input with the recorded one and names the first that differs, and in which field.",
+    "model call's input with the recorded one and names the first that differs, and in which field.\n" +
+    '--reset repairs a run the code diverges from (a run that would fail every workflow task from now on): it resets\n' +
+    'the run to the workflow task that diverged, so a new run keeps the history before it and runs the current code\n' +
+    'from there, and every signal and update sent after that point is applied again. Model and tool calls the old\n' +
+    'run made after that point run again.',
   connects: true,
   options: {
     agents: { type: 'string', multiple: true, value: '<module>', help: 'module(s) with the current agent definitions', env: 'FH_AGENTS' },
     'strict-inputs': { type: 'boolean', help: 'also compare model-call inputs (model, max tokens, system prompt, tools, messages); exit 1 on a difference' },
+    reset: { type: 'boolean', help: 'on a divergence, reset the run to the workflow task that diverged (a new run on the current code)' },
+    reason: { type: 'string', value: '<text>', help: "with --reset: the reason recorded in the run's history" },
     ...JSON_OPTION,
     'run-id': { type: 'string', value: '<run-id>', help: 'a specific run (default: the latest)' },
     ...STORE_OPTION,
@@ -59,13 +66,14 @@ export const replayCommand: Command = {
     'fh replay research-42 --agents ./dist/agents.js',
     'fh replay research-42.json --agents ./dist/agents.js --json',
     'fh replay research-42.json --agents ./dist/agents.js --strict-inputs',
+    'fh replay research-42 --agents ./dist/agents.js --reset --reason "deployed without patched()"',
     'for f in histories/*.json; do fh replay "$f" --agents ./dist/agents.js || exit 1; done',
   ],
   run: (p, io) => runReplay(p, io),
 };
 
 /** A history from a file, or fetched by workflow id (connecting only then). */
-async function loadSource(p: Parsed, source: string): Promise<{ history: History; workflowId?: string; fromFile: boolean }> {
+async function loadSource(p: Parsed, source: string): Promise<{ history: History; workflowId?: string; runId?: string; fromFile: boolean }> {
   if (looksLikeFile(source)) {
     try {
       return { history: await readHistoryFile(source), fromFile: true };
@@ -76,8 +84,10 @@ async function loadSource(p: Parsed, source: string): Promise<{ history: History
   }
   const conn = await connect(p);
   try {
-    const history = (await conn.client.workflow.getHandle(source, str(p, 'run-id')).fetchHistory()) as History;
-    return { history, workflowId: source, fromFile: false };
+    // The run read is named, so a reset applies to the run that was replayed, not to one started since.
+    const runId = str(p, 'run-id') ?? (await conn.client.workflow.getHandle(source).describe()).runId;
+    const history = (await conn.client.workflow.getHandle(source, runId).fetchHistory()) as History;
+    return { history, workflowId: source, runId, fromFile: false };
   } catch (err) {
     throw asCliError(err, { settings: conn.settings, workflowId: source });
   } finally {
@@ -120,6 +130,10 @@ async function runReplay(p: Parsed, io: Io): Promise<number> {
   const [source, ...extra] = p.positionals;
   if (!source) throw usage('fh replay needs a workflow id or a history file: fh replay <workflow-id|file> --agents <module>');
   if (extra.length > 0) throw usage(`unexpected argument '${extra[0]}'`);
+  const reset = flag(p, 'reset');
+  if (!reset && str(p, 'reason') !== undefined) throw usage('--reason goes with --reset (the reason a reset records)');
+  if (reset && looksLikeFile(source)) throw usage('--reset resets a run on the server: give its workflow id, not a history file');
+  if (reset && flag(p, 'strict-inputs')) throw usage('--reset repairs a run the code diverges from; --strict-inputs differences do not stop a run: use one or the other');
   const agents = agentModules(p, 'replay');
   for (const m of agents) {
     try {
@@ -128,7 +142,7 @@ async function runReplay(p: Parsed, io: Io): Promise<number> {
       throw notFound(`agents module ${m} not found; check the --agents path`);
     }
   }
-  const { history, workflowId, fromFile } = await loadSource(p, source);
+  const { history, workflowId, runId, fromFile } = await loadSource(p, source);
   installRuntime('ERROR');
   let result;
   try {
@@ -139,17 +153,18 @@ async function runReplay(p: Parsed, io: Io): Promise<number> {
   } catch (err) {
     throw failure(`cannot replay: ${(err as Error).message.split('\n')[0]}`);
   }
-  if (flag(p, 'json')) {
-    printJson(io, result);
-    return result.ok ? EXIT.OK : EXIT.FAILURE;
-  }
   const label = workflowId ?? source;
+  const resetTo = reset && !result.ok ? await resetDiverged(p, agents, result as { kind: string; eventId?: number }, history, workflowId!, runId!) : undefined;
+  if (flag(p, 'json')) {
+    printJson(io, resetTo ? { ...result, reset: resetTo } : result);
+    return result.ok || resetTo ? EXIT.OK : EXIT.FAILURE;
+  }
   if (result.ok) {
     const strict = result.strictInputs;
     const inputs = strict
       ? `, and sends the same inputs on ${strict.compared} model call${strict.compared === 1 ? '' : 's'}${strict.unreadable ? ` (${strict.unreadable} not compared: offloaded, pass --store-dir)` : ''}`
       : '';
-    io.out(`ok: replayed ${result.events} events of ${label} against ${agents.map((a) => path.relative(process.cwd(), a) || a).join(', ')}: the current code makes the same decisions${inputs}`);
+    io.out(`ok: replayed ${result.events} events of ${label} against ${agents.map((a) => path.relative(process.cwd(), a) || a).join(', ')}: the current code makes the same decisions${inputs}${reset ? '; nothing to reset' : ''}`);
     return EXIT.OK;
   }
   const what =
@@ -161,5 +176,33 @@ async function runReplay(p: Parsed, io: Io): Promise<number> {
           ? `input mismatch (${result.inputMismatch?.field ?? '?'})`
           : 'replay failed';
   io.out(`${what}${result.eventId !== undefined ? ` at event ${result.eventId}` : ''} replaying ${label}: ${result.explanation}`);
-  return EXIT.FAILURE;
+  if (!resetTo) return EXIT.FAILURE;
+  const { reapplied, discarded } = resetTo;
+  io.out(
+    `reset ${label}: new run ${resetTo.runId} keeps the history before the workflow task completed at event ${resetTo.eventId} (the latest the current code replays) and runs the current code from there; ` +
+      `${reapplied === 1 ? '1 signal or update' : `${reapplied} signals and updates`} sent after it ${reapplied === 1 ? 'is' : 'are'} applied again; ` +
+      `${discarded === 1 ? '1 later event' : `${discarded} later events`} of the old run ${discarded === 1 ? 'is' : 'are'} dropped (model and tool calls among them run again)`,
+  );
+  return EXIT.OK;
+}
+
+/** --reset: the run reset to the workflow task that diverged; only a divergence is reset (other failures are not the code's commands). */
+async function resetDiverged(p: Parsed, agents: string[], result: { kind: string; eventId?: number }, history: History, workflowId: string, runId: string): Promise<(ResetPoint & { runId: string }) | undefined> {
+  if (result.kind !== 'nondeterminism') return undefined;
+  const divergedAt = result.eventId ?? Number(history.events?.at(-1)?.eventId ?? 0) + 1;
+  // Bundled once for every prefix tried (the replay above bundled with its command trace).
+  const workflowBundle = await bundleForReplay(agents);
+  const store = storeFrom(p);
+  const replays = async (prefix: History) => (await replayHistory(prefix, { agents, workflowBundle, store, workflowId })).ok;
+  const point = await findResetPoint(history, divergedAt, replays);
+  if (!point) throw failure(`cannot reset ${workflowId}: the current code replays no workflow task of the run before the divergence; start a new run instead`);
+  const conn = await connect(p);
+  try {
+    const reason = str(p, 'reason') ?? `fh replay --reset: the current code diverges at event ${result.eventId}`;
+    return { ...point, runId: await resetRun(conn.client, workflowId, runId, point, reason) };
+  } catch (err) {
+    throw asCliError(err, { settings: conn.settings, workflowId });
+  } finally {
+    await conn.close();
+  }
 }

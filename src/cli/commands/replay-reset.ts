@@ -1,0 +1,88 @@
+/**
+ * `fh replay <id> --reset`: a run whose history the current code cannot replay (a deploy that changed
+ * commands without patched(), or a history Temporal recorded out of order) is stuck: every time a worker
+ * has to replay it, the workflow task fails again. Temporal's reset is the way out: a new run that keeps
+ * the history up to a workflow task and runs the code from there. This finds that task for the divergence
+ * the replay named (the last one completed before the diverging event, so the new run replays) and asks
+ * the server to reset there, applying again every signal and update the run received after it.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import type Long from 'long';
+import type { History } from '../../audit/history-file';
+
+const { EventType, ResetReapplyType } = temporal.api.enums.v1;
+
+export interface ResetPoint {
+  /** The WorkflowTaskCompleted event the new run resets to (its workflow task runs again, on the current code). */
+  eventId: number;
+  /** Signals and updates after it: the server applies them again in the new run. */
+  reapplied: number;
+  /** Events of the old run after the reset point (model and tool calls among them run again). */
+  discarded: number;
+}
+
+/** The signals and updates among `events`, once each (an update admitted, then accepted, is one). */
+function reappliedIn(events: temporal.api.history.v1.IHistoryEvent[]): number {
+  const sent = new Set<string>();
+  for (const e of events) {
+    if (eventType(e) === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED) sent.add(`signal ${String(e.eventId)}`);
+    const update = e.workflowExecutionUpdateAdmittedEventAttributes?.request?.meta?.updateId ?? e.workflowExecutionUpdateAcceptedEventAttributes?.protocolInstanceId;
+    if (update) sent.add(`update ${update}`);
+  }
+  return sent.size;
+}
+
+const eventType = (e: temporal.api.history.v1.IHistoryEvent): number => {
+  const t = e.eventType as unknown;
+  // Histories read from a file carry enum names; fetched ones carry numbers.
+  return typeof t === 'string' ? (EventType[t as keyof typeof EventType] as number) : Number(t);
+};
+
+/** Whether the current code replays these events (the history a reset would keep). */
+export type ReplaysPrefix = (history: History) => Promise<boolean>;
+
+/**
+ * The latest workflow task completed before `divergedAt` whose kept history the current code replays, or
+ * undefined when there is none. A full replay names where the commands first differ, but not always the
+ * first task a new run would fail at: patch markers the code no longer matches are tolerated while later
+ * history follows, and checked once they end it. So each candidate's kept history (the events before its
+ * task completed: the task itself runs again) is replayed on its own; the newest that replays wins. A
+ * prefix that replays has shorter ones that replay too, so the search halves the candidates each time.
+ */
+export async function findResetPoint(history: History, divergedAt: number, replays: ReplaysPrefix): Promise<ResetPoint | undefined> {
+  const events = history.events ?? [];
+  const candidates = events
+    .filter((e) => eventType(e) === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED && Number(e.eventId) < divergedAt)
+    .map((e) => Number(e.eventId));
+  let [low, high, found] = [0, candidates.length - 1, -1];
+  while (low <= high) {
+    const mid = (low + high) >> 1;
+    const eventId = candidates[mid]!;
+    if (await replays({ ...history, events: events.filter((e) => Number(e.eventId) < eventId) })) [found, low] = [mid, mid + 1];
+    else high = mid - 1;
+  }
+  if (found < 0) return undefined;
+  const eventId = candidates[found]!;
+  const after = events.filter((e) => Number(e.eventId) > eventId);
+  return { eventId, reapplied: reappliedIn(after), discarded: after.length };
+}
+
+/** Resets the run to `point`; the new run's id. */
+export async function resetRun(client: Client, workflowId: string, runId: string, point: ResetPoint, reason: string): Promise<string> {
+  const response = await client.workflowService.resetWorkflowExecution({
+    namespace: client.options.namespace,
+    workflowExecution: { workflowId, runId },
+    reason,
+    // protobufjs takes a number for an int64 at run time; its generated types name only Long.
+    workflowTaskFinishEventId: point.eventId as unknown as Long,
+    requestId: randomUUID(),
+    // Every signal and update the run was sent after the reset point is applied again: nothing a user
+    // sent is lost. (The reapply type's default is signals only; exclusions alone do not widen it.)
+    resetReapplyType: ResetReapplyType.RESET_REAPPLY_TYPE_ALL_ELIGIBLE,
+    resetReapplyExcludeTypes: [],
+    identity: `fh replay --reset (${process.pid})`,
+  });
+  return (response as temporal.api.workflowservice.v1.IResetWorkflowExecutionResponse).runId ?? '';
+}
