@@ -77,6 +77,21 @@ export function explainReplayFailure(error: Error, history: History, trace?: Rep
 
   const at = eventId !== undefined ? ` at event ${eventId}` : '';
   const recordedText = recorded ? describeCommand(recorded) : 'something else';
+  const laterUpdate = /^Update machine does not handle this event/.test(core) && eventId !== undefined ? updateAcceptedLaterInTask(history, eventId) : undefined;
+  if (laterUpdate !== undefined) {
+    return {
+      kind: 'nondeterminism',
+      eventId: eventId!,
+      ...(recorded ? { recorded: stripEventId(recorded) } : {}),
+      error: /message: "(\[TMPRL\d+\][^"]*)"/.exec(message)?.[1] ?? message,
+      explanation:
+        `The recorded run and the code issue the same commands in one workflow task, in another order: the recorded run has ${recordedText}${at} ` +
+        `and accepts an update after it (event ${laterUpdate}), where a replay accepts the task's updates first. Workflow code does not choose this ` +
+        `order: the task's commands were recorded from two activations (seen under heavy load, when a workflow task timed out while updates ` +
+        `waited), an order no replay reproduces. A worker that has to replay this run fails its workflow task from now on: repair it with ` +
+        `\`fh replay <id> --agents <module> --reset\` (docs/deploying.md, "A run the code no longer replays").`,
+    };
+  }
   const currentText = current ? (current.kind === 'other' && !current.name ? 'issues no command there' : describeCommand(current)) : undefined;
   const explanation =
     `The workflow code now issues a different command${at} than the recorded run did: recorded ${recordedText}` +
@@ -92,6 +107,17 @@ export function explainReplayFailure(error: Error, history: History, trace?: Rep
     error: /message: "(\[TMPRL\d+\][^"]*)"/.exec(message)?.[1] ?? message,
     explanation,
   };
+}
+
+/** An update accepted after `eventId` in the same workflow task's events (before the next task completes), or undefined. */
+function updateAcceptedLaterInTask(history: History, eventId: number): number | undefined {
+  for (const e of history.events ?? []) {
+    const id = toNumber(e.eventId) ?? 0;
+    if (id <= eventId) continue;
+    if (e.workflowTaskCompletedEventAttributes) return undefined;
+    if (e.workflowExecutionUpdateAcceptedEventAttributes) return id;
+  }
+  return undefined;
 }
 
 function stripEventId(c: RecordedCommand): ReplayCommand {

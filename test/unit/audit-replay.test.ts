@@ -118,6 +118,21 @@ describe('explaining a replay failure', () => {
     expect(r.explanation).toContain('recorded a model lookup (activity fhResolveModel), code now a timer (1 ms)');
   });
 
+  it('an update accepted later in the same task than the recorded command: names the order (not a code change) and the repair', async () => {
+    const h = await calculator();
+    const first = recordedCommands(h)[0]!;
+    const index = h.events!.findIndex((e) => Number(e.eventId) === first.eventId);
+    const accepted = { eventId: first.eventId + 1, eventType: 'EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED', workflowExecutionUpdateAcceptedEventAttributes: { protocolInstanceId: 'u1' } };
+    const renumbered = h.events!.slice(index + 1).map((e) => ({ ...e, eventId: Number(e.eventId) + 1 }));
+    const withUpdate = { events: [...h.events!.slice(0, index + 1), accepted, ...renumbered] } as unknown as History;
+    const error = determinismError(`Update machine does not handle this event: HistoryEvent(id: ${first.eventId}, ActivityTaskScheduled)`);
+    const r = explainReplayFailure(error, withUpdate, []);
+    expect(r).toMatchObject({ kind: 'nondeterminism', eventId: first.eventId, recorded: { kind: 'activity', name: 'fhResolveModel' } });
+    expect(r.explanation).toMatch(new RegExp(`^The recorded run and the code issue the same commands in one workflow task, in another order: the recorded run has a model lookup \\(activity fhResolveModel\\) at event ${first.eventId} and accepts an update after it \\(event ${first.eventId + 1}\\)`));
+    // Without an update accepted later in that task, the same SDK words are a code change.
+    expect(explainReplayFailure(error, h, []).explanation).toMatch(/^The workflow code now issues a different command/);
+  });
+
   it('without a trace, uses what the SDK says', async () => {
     const h = await calculator();
     const r = explainReplayFailure(determinismError("Activity type of scheduled event 'fhModel' does not match activity type of activity command 'fhTool'"), h);
