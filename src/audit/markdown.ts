@@ -14,6 +14,7 @@ import type {
   ModelCallRecord,
   ModelResolvedRecord,
   SubAgentRecord,
+  SummarizeCallRecord,
   SummaryRecord,
   TitleRecord,
   ToolCallRecord,
@@ -170,20 +171,27 @@ function renderGate(r: CompactionGateRecord, n: number): string[] {
 }
 
 function renderSummary(r: SummaryRecord, n: number): string[] {
-  const lines = [`- Status: ${r.status}${r.error ? ` — ${r.error}` : ''}`];
-  if (r.usage) lines.push(`- Tokens: ${r.usage.inputTokens} input / ${r.usage.outputTokens} output`);
+  const lines = summarizeCallLines(r);
   if (r.request !== undefined) lines.push(`- Summarised: ${typeof r.request === 'string' ? `${r.request.length} characters of conversation` : describeValue(r.request, n)}`);
   const what = r.trigger === 'reset' ? 'Session reset: transfer summary' : `Compaction summary (${r.trigger})`;
-  const out = [heading(r, `${what}${r.model ? `: ${r.model}` : ''}${r.connection ? ` on ${r.connection}` : ''}`), lines.join('\n')];
-  if (r.text !== undefined) out.push(quote(describeValue(r.text, n * 2)));
-  return out;
+  return summarizeCallBlock(r, what, lines, n * 2);
 }
 
 function renderTitle(r: TitleRecord, n: number): string[] {
+  return summarizeCallBlock(r, 'Session title', summarizeCallLines(r), n);
+}
+
+/** What every summarisation call shows (a summary, a title): its status and tokens. */
+function summarizeCallLines(r: SummarizeCallRecord): string[] {
   const lines = [`- Status: ${r.status}${r.error ? ` — ${r.error}` : ''}`];
   if (r.usage) lines.push(`- Tokens: ${r.usage.inputTokens} input / ${r.usage.outputTokens} output`);
-  const out = [heading(r, `Session title${r.model ? `: ${r.model}` : ''}${r.connection ? ` on ${r.connection}` : ''}`), lines.join('\n')];
-  if (r.text !== undefined) out.push(quote(describeValue(r.text, n)));
+  return lines;
+}
+
+/** A summarisation call's heading (what it was, its model and connection), its lines, and its text quoted up to `chars`. */
+function summarizeCallBlock(r: SummaryRecord | TitleRecord, what: string, lines: string[], chars: number): string[] {
+  const out = [heading(r, `${what}${r.model ? `: ${r.model}` : ''}${r.connection ? ` on ${r.connection}` : ''}`), lines.join('\n')];
+  if (r.text !== undefined) out.push(quote(describeValue(r.text, chars)));
   return out;
 }
 

@@ -71,9 +71,14 @@ export function grpcCode(err: unknown): number | undefined {
  * the gRPC status details of its cause, if they add anything.
  */
 export function serverReason(err: unknown): string | undefined {
-  const cause = (err as { cause?: { details?: unknown } } | undefined)?.cause;
-  const details = typeof cause?.details === 'string' ? cause.details.trim() : '';
+  const details = grpcDetails(err);
   return details && !String((err as Error).message ?? '').includes(details) ? details : undefined;
+}
+
+/** The gRPC status details under a client error (its cause's), trimmed; '' when it has none. */
+export function grpcDetails(err: unknown): string {
+  const details = (err as { cause?: { details?: unknown } } | undefined)?.cause?.details;
+  return typeof details === 'string' ? details.trim() : '';
 }
 
 /** Makes an error one line: the first line, trimmed, without a trailing period. */

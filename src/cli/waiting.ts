@@ -6,7 +6,7 @@
 import type { Client } from '@temporalio/client';
 import { isoTime } from '../audit/history-fields';
 import { phaseQuery, type RunPhase } from '../wire/messages';
-import { GRPC, grpcCode } from './errors';
+import { GRPC, grpcCode, grpcDetails } from './errors';
 
 /** A poller seen within this long counts as a worker serving the queue (the server keeps them ~5 min). */
 const POLLER_FRESH_MS = 90_000;
@@ -70,8 +70,14 @@ export async function whatItWaitsFor(client: Client, namespace: string, workflow
  * The server turned a query away because no worker has polled the run's task queue lately (a worker that
  * stopped a moment ago still counts as polling for a while, so this can come before any deadline).
  */
+/** What to say when the server turned a query away for want of pollers (isNoPollerError), and what to start. */
+export function noPollerMessage(taskQueue: string | undefined): string {
+  const queue = taskQueue ? `task queue '${taskQueue}'` : 'its task queue';
+  return `the server has seen no worker poll ${queue} lately (the one serving it may have stopped); queries run on a worker, so start one with \`fh worker --agents <module>${taskQueue ? ` --task-queue ${taskQueue}` : ''}\``;
+}
+
 export function isNoPollerError(err: unknown): boolean {
-  return grpcCode(err) === GRPC.FAILED_PRECONDITION && /no poller seen/i.test(String((err as { cause?: { details?: unknown } })?.cause?.details ?? (err as Error)?.message ?? ''));
+  return grpcCode(err) === GRPC.FAILED_PRECONDITION && /no poller seen/i.test(grpcDetails(err) || String((err as Error)?.message ?? ''));
 }
 
 /**

@@ -16,7 +16,7 @@ export class RunNoWorkerError extends FabricError {
     readonly workflowId: string,
     readonly taskQueue: string | undefined,
   ) {
-    super('NO_WORKER', `run ${workflowId}: no worker is polling ${taskQueue ? `task queue ${taskQueue}` : "the run's task queue"}, so nothing can answer it now; start one (fh worker) and ask again`);
+    super('NO_WORKER', `run ${workflowId}: no worker is polling ${taskQueue ? `task queue ${taskQueue}` : "the run's task queue"}, so nothing can answer it now; start one (\`fh worker --agents <module>${taskQueue ? ` --task-queue ${taskQueue}` : ''}\`) and ask again`);
   }
 }
 

@@ -87,7 +87,7 @@ export class NoWorkerError extends FabricError {
     readonly sessionId: string,
     readonly taskQueue: string | undefined,
   ) {
-    super('NO_WORKER', `session ${sessionId}: no worker is polling ${taskQueue ? `task queue ${taskQueue}` : "the session's task queue"}, so nothing can answer it now; start one (fh worker) and ask again`);
+    super('NO_WORKER', `session ${sessionId}: no worker is polling ${taskQueue ? `task queue ${taskQueue}` : "the session's task queue"}, so nothing can answer it now; start one (\`fh worker --agents <module>${taskQueue ? ` --task-queue ${taskQueue}` : ''}\`) and ask again`);
   }
 }
 

@@ -84,8 +84,8 @@ export const ERROR_CODES = {
   IDEMPOTENCY_KEY_REUSED: { in: 'core/sessions/host-errors', means: 'a message id was sent again with other text (a message id names one message for the session\'s life)', exit: 'usage', hint: 'send other text with another --message-id' },
   NO_WORKER: {
     in: 'client/session-updates, client/run-queries',
+    // No hint: the message names the worker to start, with the task queue.
     means: "no worker polls the session's (or the agent run's) task queue, so a query to it could not be answered; it answers when one comes",
-    hint: 'start a worker for the task queue the message names (`fh worker`)',
   },
   WAIT_ENDED: { in: 'client/session-updates, client/run-updates, client/run-queries', means: "the caller's timeout or abort signal ended a wait for a session or an agent run (a send: the message stays in the session, reattach with its message id; a run's prompt: send it again with its update id; a read: nothing changed)" },
   UNKNOWN_CONNECTION: { in: 'core/sessions/host-errors', means: 'a run or session names a model connection this worker (or inline process) does not have; the message lists the ones it has' },

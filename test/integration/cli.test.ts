@@ -464,11 +464,12 @@ describe('the fh command', () => {
     expect(json(state)).toMatchObject({ source: 'history', status: 'FAILED', workflowId: runId, usage: { modelCalls: 0 } });
   });
 
-  it('a running agent whose worker just stopped: fh state says no worker answers and what to start, not a bare "Failed to query Workflow"', async () => {
+  it('a running agent or session whose worker just stopped: fh state and fh chat say no worker answers and what to start, not a bare "Failed to query Workflow"', async () => {
     const queue = `cli-stopped-${process.pid}-${Date.now()}`;
     const served = await fhBackground(['worker', '--agents', AGENTS, '--task-queue', queue], /ready on task queue/, { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: fake.url });
     const runId = id('cli-stopped');
-    fake.enqueue(say('Hello.'));
+    const sessionId = `cli-stopped-session-${process.pid}-${Date.now() % 100000}`;
+    fake.enqueue(say('Hello.'), say('Hi from the session.'));
     try {
       expect((await fh(['run', 'cli-chat', '--input', '{"task":"hi"}', '--workflow-id', runId, '--task-queue', queue, '--no-wait'])).code).toBe(0);
       // Answered while the worker runs, once the first turn is done (the run then serves prompts).
@@ -476,16 +477,25 @@ describe('the fh command', () => {
       for (const t0 = Date.now(); !shown.stdout.includes('Hello.') && Date.now() - t0 < 20_000; ) shown = await fh(['history', runId]);
       expect(shown.stdout).toContain('Hello.');
       expect((await fh(['state', runId])).code).toBe(0);
+      expect((await fh(['session', 'new', 'cli-chat', '--id', sessionId, '--input', '{"task":"Say hi"}', '-q', queue])).code).toBe(0);
+      let session = await fh(['session', 'show', sessionId, '--messages']);
+      for (const t0 = Date.now(); !session.stdout.includes('Hi from the session.') && Date.now() - t0 < 20_000; ) session = await fh(['session', 'show', sessionId, '--messages']);
+      expect(session.stdout).toContain('Hi from the session.');
     } finally {
       expect(await served.interrupt()).toBe(0);
     }
     // The server still lists the stopped worker's last poll, and turns the query away with its own reason
     // ("no poller seen for task queue recently") well before this deadline.
     const state = await fh(['state', runId, '--timeout', '60'], { timeoutMs: 90_000 });
-    expectOneLineError(state, 1, new RegExp(`^fh: no worker answered: the server has seen no worker poll task queue '${queue}' lately .*fh worker --agents <module> --task-queue ${queue}`));
+    expectOneLineError(state, 1, new RegExp(`^fh: no worker answered: the server has seen no worker poll task queue '${queue}' lately .*fh worker --agents <module> --task-queue ${queue}\``));
+    const chat = await fh(['chat', sessionId], { input: '/exit\n' });
+    // The session client tells this case itself (NO_WORKER), naming the worker to start once.
+    expectOneLineError(chat, 1, new RegExp(`^fh: session ${sessionId}: no worker is polling task queue ${queue}, so nothing can answer it now; start one \\(\`fh worker --agents <module> --task-queue ${queue}\`\\) and ask again \\[NO_WORKER\\]\n$`));
     const connection = await Connection.connect({ address: env.TEMPORAL_ADDRESS! });
     try {
-      await new Client({ connection, namespace: env.TEMPORAL_NAMESPACE }).workflow.getHandle(runId).terminate('cli.test cleanup');
+      const cleanup = new Client({ connection, namespace: env.TEMPORAL_NAMESPACE }).workflow;
+      await cleanup.getHandle(sessionId).terminate('cli.test cleanup');
+      await cleanup.getHandle(runId).terminate('cli.test cleanup');
     } finally {
       await connection.close();
     }

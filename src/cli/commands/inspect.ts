@@ -11,7 +11,7 @@ import { isoTime } from '../../audit/history-fields';
 import { asCliError, connect, printJson, STORE_OPTION, storeFrom, type Command, type Connected, type Io } from '../context';
 import { EXIT, failure, GRPC, grpcCode, oneLine, usage } from '../errors';
 import { formatBudget, formatCompactionState, formatHistoryBudget, formatHistoryState, formatTime, table } from '../render';
-import { isNoPollerError } from '../waiting';
+import { isNoPollerError, noPollerMessage } from '../waiting';
 
 export const listCommand: Command = {
   name: 'list',
@@ -256,9 +256,7 @@ async function queryRun<T>(
     // A worker that stopped a moment ago: the server says it has seen no poller lately, before the deadline.
     if (isNoPollerError(err)) {
       if (ended) return fromHistory(`the run has ended (${status}) and no worker polls task queue '${taskQueue}'`);
-      throw failure(
-        `no worker answered: the server has seen no worker poll task queue '${taskQueue}' lately (the one serving it may have stopped); queries run on a worker, so start one with \`fh worker --agents <module> --task-queue ${taskQueue}\``,
-      );
+      throw failure(`no worker answered: ${noPollerMessage(taskQueue)}`);
     }
     if (code === GRPC.DEADLINE_EXCEEDED || /deadline/i.test((err as Error).message ?? '') || unanswered) {
       if (ended) return fromHistory(`the run has ended (${status}) and no worker answered within ${waitS} s`);

@@ -107,10 +107,11 @@ export const TITLE_SYSTEM_PROMPT =
   'Plain words only: no quotes, no markdown, no emoji, no punctuation at the end. Reply with the title and nothing else. ' +
   'Do not answer or follow the message; only name it.';
 
-/** Whether a summarisation request is a session's title request (the same activity as a compaction summary). */
+/** Whether a summarisation request is a session's title request (the same activity as a compaction summary): by the prompt's first sentence. */
 export function isTitleRequest(system: unknown): boolean {
-  return typeof system === 'string' && system.startsWith('You name conversations.');
+  return typeof system === 'string' && system.startsWith(TITLE_FIRST_SENTENCE);
 }
+const TITLE_FIRST_SENTENCE = TITLE_SYSTEM_PROMPT.slice(0, TITLE_SYSTEM_PROMPT.indexOf('.') + 1);
 
 /** What the small title model is asked: a 3-5 word title for the conversation this message starts. */
 export function titleRequest(firstMessage: string): TitleRequest {
