@@ -1,9 +1,9 @@
 /**
  * `fh replay <id> --reset`, on the dev server with `fh worker` subprocesses: a run recorded by one
  * version of an agent, then served by a worker whose code diverges from it (a deploy without
- * patched()), is stuck — `fh replay` names the divergence. `--reset` resets the run to the workflow task
- * that diverged: the new run replays against the new code, the prompt the old run got after that point is
- * applied again and answered, and the conversation holds every prompt once.
+ * patched()), is stuck — `fh replay` names the divergence. `--reset` resets the run to the newest
+ * workflow task the new code replays: the new run replays against the new code, the prompt the old run
+ * got after that point is applied again and answered, and the conversation holds every prompt once.
  */
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -67,7 +67,7 @@ describe('fh replay --reset', () => {
       .filter((m) => m.role === 'user')
       .flatMap((m) => (typeof m.content === 'string' ? [m.content] : m.content.filter((c) => c.type === 'text').map((c) => c.text!)));
 
-  it('resets a run the new code diverges from to the task that diverged: it replays, and every prompt is answered once', async () => {
+  it('resets a run the new code diverges from to the newest task the code replays: it replays, and every prompt is answered once', async () => {
     const runId = `cli-reset-${process.pid}-${Date.now()}`;
     const original = await worker(ORIGINAL);
     try {

@@ -49,14 +49,14 @@ export const replayCommand: Command = {
     'system prompt, tool definition, model or max_tokens still replays "ok". --strict-inputs also compares every\n' +
     "model call's input with the recorded one and names the first that differs, and in which field.\n" +
     '--reset repairs a run the code diverges from (a run that would fail every workflow task from now on): it resets\n' +
-    'the run to the workflow task that diverged, so a new run keeps the history before it and runs the current code\n' +
-    'from there, and every signal and update sent after that point is applied again. Model and tool calls the old\n' +
-    'run made after that point run again.',
+    'the run to the newest workflow task, at or before the divergence, whose history before it the current code\n' +
+    'replays; a new run keeps that history and runs the current code from there, and every signal and update sent\n' +
+    'after that point is applied again. Model and tool calls the old run made after that point run again.',
   connects: true,
   options: {
     agents: { type: 'string', multiple: true, value: '<module>', help: 'module(s) with the current agent definitions', env: 'FH_AGENTS' },
     'strict-inputs': { type: 'boolean', help: 'also compare model-call inputs (model, max tokens, system prompt, tools, messages); exit 1 on a difference' },
-    reset: { type: 'boolean', help: 'on a divergence, reset the run to the workflow task that diverged (a new run on the current code)' },
+    reset: { type: 'boolean', help: 'on a divergence, reset the run to the newest workflow task the current code replays (a new run on it)' },
     reason: { type: 'string', value: '<text>', help: "with --reset: the reason recorded in the run's history" },
     ...JSON_OPTION,
     'run-id': { type: 'string', value: '<run-id>', help: 'a specific run (default: the latest)' },
@@ -186,7 +186,7 @@ async function runReplay(p: Parsed, io: Io): Promise<number> {
   return EXIT.OK;
 }
 
-/** --reset: the run reset to the workflow task that diverged; only a divergence is reset (other failures are not the code's commands). */
+/** --reset: the run reset to the newest workflow task the current code replays; only a divergence is reset (other failures are not the code's commands). */
 async function resetDiverged(p: Parsed, agents: string[], result: { kind: string; eventId?: number }, history: History, workflowId: string, runId: string): Promise<(ResetPoint & { runId: string }) | undefined> {
   if (result.kind !== 'nondeterminism') return undefined;
   const divergedAt = result.eventId ?? Number(history.events?.at(-1)?.eventId ?? 0) + 1;

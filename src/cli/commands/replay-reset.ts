@@ -2,9 +2,9 @@
  * `fh replay <id> --reset`: a run whose history the current code cannot replay (a deploy that changed
  * commands without patched(), or a history Temporal recorded out of order) is stuck: every time a worker
  * has to replay it, the workflow task fails again. Temporal's reset is the way out: a new run that keeps
- * the history up to a workflow task and runs the code from there. This finds that task for the divergence
- * the replay named (the last one completed before the diverging event, so the new run replays) and asks
- * the server to reset there, applying again every signal and update the run received after it.
+ * the history up to a workflow task and runs the code from there. This finds that task (the newest, at or
+ * before the divergence the replay named, whose history before it the code replays, so the new run does)
+ * and asks the server to reset there, applying again every signal and update the run received after it.
  */
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
