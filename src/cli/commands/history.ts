@@ -198,7 +198,7 @@ async function resetDiverged(p: Parsed, agents: string[], result: { kind: string
   if (!point) throw failure(`cannot reset ${workflowId}: the current code replays no workflow task of the run before the divergence; start a new run instead`);
   const conn = await connect(p);
   try {
-    const reason = str(p, 'reason') ?? `fh replay --reset: the current code diverges at event ${result.eventId}`;
+    const reason = str(p, 'reason') ?? `fh replay --reset: the current code diverges${result.eventId !== undefined ? ` at event ${result.eventId}` : ''}`;
     return { ...point, runId: await resetRun(conn.client, workflowId, runId, point, reason) };
   } catch (err) {
     throw asCliError(err, { settings: conn.settings, workflowId });
