@@ -193,9 +193,7 @@ const RESET_WORKFLOW = temporal.api.enums.v1.WorkflowTaskFailedCause.WORKFLOW_TA
 
 /** A reset's mark in the new run: its kept history ends with a workflow task failed for the reset. */
 function isReset(a: Attributes<'workflowTaskFailedEventAttributes'> | null | undefined): boolean {
-  const cause = a?.cause as unknown;
-  // A decoded history holds the enum's number; proto-JSON from a file its name.
-  return cause === RESET_WORKFLOW || cause === 'WORKFLOW_TASK_FAILED_CAUSE_RESET_WORKFLOW';
+  return a?.cause === RESET_WORKFLOW;
 }
 
 function resetRecorded(w: Walk, a: Attributes<'workflowTaskFailedEventAttributes'>, ev: EventRef): void {

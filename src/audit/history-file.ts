@@ -10,6 +10,10 @@ import type { Client } from '@temporalio/client';
 import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
 
+/**
+ * A decoded history: enums are numbers whatever the source (parseHistoryJSON decodes a file's names, and a
+ * fetched history is decoded by the client), so code reading one compares against the proto enums only.
+ */
 export type History = temporal.api.history.v1.IHistory;
 
 /** A history file (or object) that is not a workflow history. */

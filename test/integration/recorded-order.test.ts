@@ -12,12 +12,12 @@ import { Worker } from '@temporalio/worker';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { replayHistory } from '@fabric-harness/sdk/audit';
 import { bundleAgents } from '@fabric-harness/sdk/worker';
-import type { History } from '../../src/audit/history-file';
+import { parseHistoryJSON, type History } from '../../src/audit/history-file';
 import { findResetPoint } from '../../src/cli/commands/replay-reset';
 import sessionJson from '../fixtures/recorded-order-session.json';
 
-/** The JSON as read (proto-JSON: ids and enums as strings), typed as a history for the functions that take one. */
-const sessionHistory = sessionJson as unknown as History;
+/** The history decoded, as `fh replay` reads one. */
+const sessionHistory = parseHistoryJSON(sessionJson);
 
 const AGENTS = [path.resolve(__dirname, '../fixtures/session-agents.ts')];
 const PLAIN = require.resolve('../fixtures/recorded-order-plain.js');

@@ -1,13 +1,16 @@
 import { findResetPoint } from '../../src/cli/commands/replay-reset';
+import { temporal } from '@temporalio/proto';
 import type { History } from '../../src/audit/history-file';
 
 type Event = string | { type: string; [attributes: string]: unknown };
-/** A history of these events (names without EVENT_TYPE_, or with attributes), numbered from 1. */
+/** A decoded history of these events (names without EVENT_TYPE_, or with attributes), numbered from 1. */
 const historyOf = (...events: Event[]): History =>
   ({
     events: events.map((e, i) => {
       const { type, ...attributes } = typeof e === 'string' ? { type: e } : e;
-      return { eventId: String(i + 1), eventType: `EVENT_TYPE_${type}`, ...attributes };
+      const eventType = temporal.api.enums.v1.EventType[`EVENT_TYPE_${type}` as keyof typeof temporal.api.enums.v1.EventType];
+      if (eventType === undefined) throw new Error(`no event type ${type}`);
+      return { eventId: i + 1, eventType, ...attributes };
     }),
   }) as unknown as History;
 const TASK = ['WORKFLOW_TASK_SCHEDULED', 'WORKFLOW_TASK_STARTED', 'WORKFLOW_TASK_COMPLETED'];

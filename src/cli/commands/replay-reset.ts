@@ -27,18 +27,12 @@ export interface ResetPoint {
 function reappliedIn(events: temporal.api.history.v1.IHistoryEvent[]): number {
   const sent = new Set<string>();
   for (const e of events) {
-    if (eventType(e) === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED) sent.add(`signal ${String(e.eventId)}`);
+    if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED) sent.add(`signal ${String(e.eventId)}`);
     const update = e.workflowExecutionUpdateAdmittedEventAttributes?.request?.meta?.updateId ?? e.workflowExecutionUpdateAcceptedEventAttributes?.protocolInstanceId;
     if (update) sent.add(`update ${update}`);
   }
   return sent.size;
 }
-
-const eventType = (e: temporal.api.history.v1.IHistoryEvent): number => {
-  const t = e.eventType as unknown;
-  // Histories read from a file carry enum names; fetched ones carry numbers.
-  return typeof t === 'string' ? (EventType[t as keyof typeof EventType] as number) : Number(t);
-};
 
 /** Whether the current code replays these events (the history a reset would keep). */
 export type ReplaysPrefix = (history: History) => Promise<boolean>;
@@ -54,7 +48,7 @@ export type ReplaysPrefix = (history: History) => Promise<boolean>;
 export async function findResetPoint(history: History, divergedAt: number, replays: ReplaysPrefix): Promise<ResetPoint | undefined> {
   const events = history.events ?? [];
   const candidates = events
-    .filter((e) => eventType(e) === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED && Number(e.eventId) < divergedAt)
+    .filter((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED && Number(e.eventId) < divergedAt)
     .map((e) => Number(e.eventId));
   let [low, high, found] = [0, candidates.length - 1, -1];
   while (low <= high) {
