@@ -11,8 +11,9 @@ export interface ReplayOptions {
   /** Fetches the history when the source is a workflow id. */
   client?: Client;
   /**
-   * A bundle made earlier with bundleAgents() for the same modules (skips bundling). Without the
-   * command trace it cannot name what the code does now; only the recorded side is described.
+   * A bundle made earlier for the same modules (skips bundling). One from bundleAgents() has no command
+   * trace, so a divergence describes only the recorded side; one from bundleForReplay() names what the
+   * code does now too.
    */
   workflowBundle?: WorkflowBundle;
   /** Resolves offloaded payloads in the history (the store the workers use; default FH_STORE_DIR / OS temp dir). */
@@ -23,7 +24,7 @@ export interface ReplayOptions {
    * Also compare every model call's input (model, max tokens, system prompt and tools by prelude hash,
    * the messages sent) with what the recorded run sent. A plain replay does not: Temporal compares
    * commands, not activity inputs, so a changed system prompt or tool definition replays "ok".
-   * Needs the bundle made here (not `workflowBundle`).
+   * Needs the bundle made here, or a `workflowBundle` from bundleForReplay(agents, { strictInputs: true }).
    */
   strictInputs?: boolean;
 }

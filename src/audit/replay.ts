@@ -42,12 +42,13 @@ export async function replayHistory(source: string | History | unknown, options:
   // application that installed its own runtime keeps it.
   ensureQuietRuntime('WARN');
 
-  const traced = !options.workflowBundle;
   const strict = options.strictInputs === true;
-  if (strict && !traced) throw new Error('strictInputs needs the code bundled by replayHistory itself: leave out workflowBundle');
-  const workflowBundle =
-    options.workflowBundle ??
-    (await bundleAgents(options.agents, { workflowInterceptorModules: [await writeTraceInterceptor(strict)], logger: quietBundlerLogger() }));
+  const given = options.workflowBundle && TRACED.get(options.workflowBundle);
+  const traced = !options.workflowBundle || given !== undefined;
+  if (strict && !given?.strictInputs && options.workflowBundle) {
+    throw new Error('strictInputs needs a bundle with the model inputs traced: leave out workflowBundle, or make it with bundleForReplay(agents, { strictInputs: true })');
+  }
+  const workflowBundle = options.workflowBundle ?? (await bundleTraced(options.agents, strict, bundleAgents));
 
   const trace: ReplayCommand[] = [];
   const results = Worker.runReplayHistories(
@@ -106,11 +107,28 @@ export async function replayHistory(source: string | History | unknown, options:
   };
 }
 
-/** The agents bundled once for several replays (`workflowBundle`): without the command trace, a result says whether and where, not what the code does now. */
-export async function bundleForReplay(agents: string | string[]): Promise<WorkflowBundle> {
+/**
+ * Bundles made here with the command trace, and whether they trace model inputs too. A bundle is passed
+ * as a plain WorkflowBundle (ReplayOptions.workflowBundle), so replayHistory looks it up to know whether a
+ * divergence can name what the code does now.
+ */
+const TRACED = new WeakMap<WorkflowBundle, { strictInputs: boolean }>();
+
+/**
+ * The agents bundled once, with the command trace, for several replays (`workflowBundle`): each result
+ * names what the code does now, as a replay that bundles for itself does. `strictInputs` traces model
+ * inputs too (needed by replays with strictInputs).
+ */
+export async function bundleForReplay(agents: string | string[], options: { strictInputs?: boolean } = {}): Promise<WorkflowBundle> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { bundleAgents } = require('../worker/bundle') as typeof import('../worker/bundle');
-  return bundleAgents(agents, { logger: quietBundlerLogger() });
+  return bundleTraced(agents, options.strictInputs === true, bundleAgents);
+}
+
+async function bundleTraced(agents: string | string[], strictInputs: boolean, bundleAgents: typeof import('../worker/bundle').bundleAgents): Promise<WorkflowBundle> {
+  const bundle = await bundleAgents(agents, { workflowInterceptorModules: [await writeTraceInterceptor(strictInputs)], logger: quietBundlerLogger() });
+  TRACED.set(bundle, { strictInputs });
+  return bundle;
 }
 
 /** A workflow interceptor module (generated, like the workflow entry) that reports each command to a sink. */

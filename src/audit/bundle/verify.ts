@@ -155,18 +155,12 @@ function checkReferences(b: OpenBundle): void {
 
 async function checkReplay(b: OpenBundle, agents: string[]): Promise<number> {
   /* eslint-disable @typescript-eslint/no-require-imports */
-  const { replayHistory } = require('../replay') as typeof import('../replay');
-  const { bundleAgents } = require('../../worker/bundle') as typeof import('../../worker/bundle');
+  const { bundleForReplay, replayHistory } = require('../replay') as typeof import('../replay');
   /* eslint-enable @typescript-eslint/no-require-imports */
-  // Bundled once for every run; a run that diverges is replayed again with the tracing bundle, which
-  // names what the code does now.
-  const noop = () => undefined;
-  const workflowBundle = await bundleAgents(agents, { logger: { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: noop } });
+  // Bundled once for every run, with the command trace: a run that diverges is explained by the same replay.
+  const workflowBundle = await bundleForReplay(agents);
   for (const run of b.manifest.runs) {
-    const history = runHistory(b, run);
-    const base = { agents, store: b.store, workflowId: run.workflowId, runId: run.runId };
-    if ((await replayHistory(history, { ...base, workflowBundle })).ok) continue;
-    const result = await replayHistory(history, base);
+    const result = await replayHistory(runHistory(b, run), { agents, store: b.store, workflowId: run.workflowId, runId: run.runId, workflowBundle });
     if (!result.ok) throw new BundleReplayDivergedError(run.history, result.eventId, result.explanation ?? result.error ?? 'diverged');
   }
   return b.manifest.runs.length;

@@ -1,6 +1,7 @@
 /** fh history (audit transcript), fh history export, fh replay. */
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import type { WorkflowBundle } from '@temporalio/worker';
 import { auditTranscript } from '../../audit/index';
 import { historyToJSONString, looksLikeFile, readHistoryFile, type History } from '../../audit/history-file';
 import { bundleForReplay, replayHistory } from '../../audit/replay';
@@ -144,17 +145,21 @@ async function runReplay(p: Parsed, io: Io): Promise<number> {
   }
   const { history, workflowId, runId, fromFile } = await loadSource(p, source);
   installRuntime('ERROR');
+  const strictInputs = flag(p, 'strict-inputs');
   let result;
+  let workflowBundle;
   try {
+    // Bundled once: a reset replays the history's prefixes with the same code.
+    workflowBundle = await bundleForReplay(agents, { strictInputs });
     result = {
-      ...(await replayHistory(history, { agents, store: storeFrom(p), workflowId, strictInputs: flag(p, 'strict-inputs') })),
+      ...(await replayHistory(history, { agents, workflowBundle, store: storeFrom(p), workflowId, strictInputs })),
       source: fromFile ? 'file' : 'workflow',
     };
   } catch (err) {
     throw failure(`cannot replay: ${(err as Error).message.split('\n')[0]}`);
   }
   const label = workflowId ?? source;
-  const resetTo = reset && !result.ok ? await resetDiverged(p, agents, result as { kind: string; eventId?: number }, history, workflowId!, runId!) : undefined;
+  const resetTo = reset && !result.ok ? await resetDiverged(p, { agents, workflowBundle }, result as { kind: string; eventId?: number }, history, workflowId!, runId!) : undefined;
   if (flag(p, 'json')) {
     printJson(io, resetTo ? { ...result, reset: resetTo } : result);
     return result.ok || resetTo ? EXIT.OK : EXIT.FAILURE;
@@ -187,11 +192,17 @@ async function runReplay(p: Parsed, io: Io): Promise<number> {
 }
 
 /** --reset: the run reset to the newest workflow task the current code replays; only a divergence is reset (other failures are not the code's commands). */
-async function resetDiverged(p: Parsed, agents: string[], result: { kind: string; eventId?: number }, history: History, workflowId: string, runId: string): Promise<(ResetPoint & { runId: string }) | undefined> {
+async function resetDiverged(
+  p: Parsed,
+  code: { agents: string[]; workflowBundle: WorkflowBundle },
+  result: { kind: string; eventId?: number },
+  history: History,
+  workflowId: string,
+  runId: string,
+): Promise<(ResetPoint & { runId: string }) | undefined> {
   if (result.kind !== 'nondeterminism') return undefined;
   const divergedAt = result.eventId ?? Number(history.events?.at(-1)?.eventId ?? 0) + 1;
-  // Bundled once for every prefix tried (the replay above bundled with its command trace).
-  const workflowBundle = await bundleForReplay(agents);
+  const { agents, workflowBundle } = code;
   const store = storeFrom(p);
   const replays = async (prefix: History) => (await replayHistory(prefix, { agents, workflowBundle, store, workflowId })).ok;
   const point = await findResetPoint(history, divergedAt, replays);
