@@ -40,6 +40,8 @@ export function explainReplayFailure(error: Error, history: History, trace?: Rep
     };
   }
 
+  // The SDK's own error line ([TMPRL…]), without the bridge's wrapping.
+  const sdkError = /message: "(\[TMPRL\d+\][^"]*)"/.exec(message)?.[1] ?? message;
   let eventId = coreEventId;
   let recorded: RecordedCommand | undefined = eventId !== undefined ? recordedCmds.find((c) => c.eventId === eventId) : undefined;
   let current: ReplayCommand | undefined;
@@ -70,7 +72,7 @@ export function explainReplayFailure(error: Error, history: History, trace?: Rep
   if (current?.kind === 'fail' && /^Unknown agent '/.test(current.detail ?? '')) {
     return {
       kind: 'unknown_agent',
-      error: /message: "(\[TMPRL\d+\][^"]*)"/.exec(message)?.[1] ?? message,
+      error: sdkError,
       explanation: `The current code does not define this run's agent: ${firstLine(current.detail!)}. Replay against the module that defines it (--agents / options.agents).`,
     };
   }
@@ -83,7 +85,7 @@ export function explainReplayFailure(error: Error, history: History, trace?: Rep
       kind: 'nondeterminism',
       eventId: eventId!,
       ...(recorded ? { recorded: stripEventId(recorded) } : {}),
-      error: /message: "(\[TMPRL\d+\][^"]*)"/.exec(message)?.[1] ?? message,
+      error: sdkError,
       explanation:
         `The recorded run and the code issue the same commands in one workflow task, in another order: the recorded run has ${recordedText}${at} ` +
         `and accepts an update after it (event ${laterUpdate}), where a replay accepts the task's updates first. Workflow code does not choose this ` +
@@ -104,7 +106,7 @@ export function explainReplayFailure(error: Error, history: History, trace?: Rep
     ...(eventId !== undefined ? { eventId } : {}),
     ...(recorded ? { recorded: stripEventId(recorded) } : {}),
     ...(current ? { current } : {}),
-    error: /message: "(\[TMPRL\d+\][^"]*)"/.exec(message)?.[1] ?? message,
+    error: sdkError,
     explanation,
   };
 }
