@@ -26,6 +26,9 @@ export function explainReplayFailure(error: Error, history: History, trace?: Rep
   const coreEventId = toNumber(/HistoryEvent\(id: (\d+)/.exec(core)?.[1]);
 
   if (!isNondeterminism) {
+    // A module without the run's agent fails the run's first workflow task (UnknownAgentError).
+    const missing = unknownAgent(message);
+    if (missing) return missing;
     const taskFailure = /workflow task failure/i.test(message);
     const detail = /Details: (.*)$/s.exec(message)?.[1]?.trim() ?? message;
     const hint = /missing from the store|ExternalStorage/i.test(message)
@@ -69,13 +72,8 @@ export function explainReplayFailure(error: Error, history: History, trace?: Rep
     if (ev) recorded = { eventId, kind: 'other', name: eventTypeName(ev) };
   }
 
-  if (current?.kind === 'fail' && /^Unknown agent '/.test(current.detail ?? '')) {
-    return {
-      kind: 'unknown_agent',
-      error: sdkError,
-      explanation: `The current code does not define this run's agent: ${firstLine(current.detail!)}. Replay against the module that defines it (--agents / options.agents).`,
-    };
-  }
+  const missing = current?.kind === 'fail' ? unknownAgent(current.detail ?? '') : undefined;
+  if (missing) return missing;
 
   const at = eventId !== undefined ? ` at event ${eventId}` : '';
   const recordedText = recorded ? describeCommand(recorded) : 'something else';
@@ -108,6 +106,21 @@ export function explainReplayFailure(error: Error, history: History, trace?: Rep
     ...(current ? { current } : {}),
     error: sdkError,
     explanation,
+  };
+}
+
+/**
+ * UnknownAgentError's words (as a worker throws them, or inline), explained for a replay: the agent the
+ * run needs and the agents the code defines, without the worker's advice about retried tasks.
+ */
+function unknownAgent(text: string): Explained | undefined {
+  const m = /Unknown agent '([^']*)'(?: on task queue '[^']*': this worker registers|\. Registered agents:) ([^.]*)\./.exec(text);
+  if (!m) return undefined;
+  const [, agent, known] = m;
+  return {
+    kind: 'unknown_agent',
+    error: `Unknown agent '${agent}'`,
+    explanation: `The current code does not define this run's agent '${agent}' (${known === '(none)' ? 'it defines none' : `it defines ${known}`}). Replay against the module that defines it (--agents / options.agents).`,
   };
 }
 

@@ -209,6 +209,8 @@ describe('fh audit: bundles of live runs, verified and shown offline', () => {
     const r = await fh(['audit', 'verify', bundle('session.tar'), '--agents', TEST_AGENT_MODULES[0]!], offline, 300_000);
     expect(r.code).toBe(12);
     expect(r.stderr).toMatch(/BUNDLE_REPLAY_DIVERGED: histories\/0000\.json/);
+    // The agent the run needs and the ones the module defines, in a line (not the worker's advice or a stack).
+    expect(r.stderr).toContain("The current code does not define this run's agent 'audited-assistant' (it defines calculator, ");
   }, 600_000);
 
   async function flipped(file: string, entry: string, find: (data: Buffer) => number): Promise<string> {

@@ -259,6 +259,13 @@ describe('the fh command', () => {
       error: expect.stringContaining('Nondeterminism'),
     });
 
+    // A module without the run's agent: said in a line (not the worker's advice about retried tasks, or a stack).
+    const other = await fh(['replay', file, '--agents', path.resolve(__dirname, '../fixtures/cli-agents-other.js')]);
+    expect(other.stdout).toBe(
+      "wrong agents module replaying " + file + ": The current code does not define this run's agent 'cli-calc' (it defines cli-other). Replay against the module that defines it (--agents / options.agents).\n",
+    );
+    expect(other.code).toBe(1);
+
     // By workflow id, fetched from the server.
     const live = await fh(['replay', calcId, '--agents', AGENTS, '--json']);
     expect(live.code).toBe(0);

@@ -6,6 +6,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { historyToJSONString, HistoryFormatError, parseHistoryJSON, type History } from '../../src/audit/history-file';
 import { describeCommand, explainReplayFailure, recordedCommands } from '../../src/audit/replay-explain';
+import { UnknownAgentError } from '../../src/core/errors';
 
 // Histories recorded by release 0.1.0 (the figures below are theirs).
 const HISTORIES = path.resolve(__dirname, '../histories/0.1.0');
@@ -148,9 +149,19 @@ describe('explaining a replay failure', () => {
       { kind: 'fail', detail: "Unknown agent 'calculator'. Registered agents: other." },
     ]);
     expect(r.kind).toBe('unknown_agent');
-    expect(r.explanation).toBe(
-      "The current code does not define this run's agent: Unknown agent 'calculator'. Registered agents: other. Replay against the module that defines it (--agents / options.agents).",
-    );
+    expect(r.explanation).toBe("The current code does not define this run's agent 'calculator' (it defines other). Replay against the module that defines it (--agents / options.agents).");
+  });
+
+  it("an agents module without the run's agent, as a worker's first task fails: the agent and the module's agents, not the worker's advice or a stack", async () => {
+    const thrown = new UnknownAgentError('calculator', ['echo', 'planner'], 'fh-agents');
+    const err = new Error(`Replay failed due workflow task failure. Details: Workflow activation completion failed: Failure { failure: Some(Failure { message: "${thrown.message}", stack_trace: "UnknownAgentError: ${thrown.message}\n at agent-workflow.ts:100:0" }) }`);
+    err.name = 'ReplayError';
+    const r = explainReplayFailure(err, await calculator());
+    expect(r).toEqual({
+      kind: 'unknown_agent',
+      error: "Unknown agent 'calculator'",
+      explanation: "The current code does not define this run's agent 'calculator' (it defines echo, planner). Replay against the module that defines it (--agents / options.agents).",
+    });
   });
 
   it('a workflow task failure is not a divergence: it says the code failed', async () => {
