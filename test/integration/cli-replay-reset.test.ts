@@ -16,6 +16,7 @@ import { lastUserText } from '../support/session-fake';
 const ROOT = path.resolve(__dirname, '../..');
 const ORIGINAL = 'test/fixtures/cli-agents.js';
 const CHANGED = 'test/fixtures/cli-agents-changed.js';
+const OTHER = 'test/fixtures/cli-agents-other.js';
 
 describe('fh replay --reset', () => {
   let fake: FakeAnthropicServer;
@@ -111,7 +112,15 @@ describe('fh replay --reset', () => {
       // The new run replays against the code that serves it now.
       const replayed = await fh('replay', runId, '--agents', CHANGED, '--reset');
       expect(replayed.stdout).toMatch(/^ok: replayed \d+ events of .*: the current code makes the same decisions; nothing to reset\n$/);
-      // The audit transcript says where the run was reset, why, and from which run.
+      // Against a module without the run's agent, --reset says why it does not reset, and leaves the run alone.
+      const wrong = await fh('replay', runId, '--agents', OTHER, '--reset');
+      expect(wrong).toMatchObject({ code: 1, stderr: '' });
+      expect(wrong.stdout.split('\n')).toEqual([
+        expect.stringMatching(/^wrong agents module replaying .*: The current code does not define this run's agent 'cli-chat' \(it defines cli-other\)\./),
+        'not reset: --reset repairs a divergence (the code issues other commands than the run recorded), and this is not one; the run is unchanged',
+        '',
+      ]);
+      // The audit transcript says where the run was reset (once), why, and from which run.
       const audit = JSON.parse((await fh('history', runId, '--json')).stdout) as { records: Array<{ type: string; reason?: string; baseRunId?: string; eventId: number }> };
       expect(audit.records.filter((r) => r.type === 'run_reset')).toEqual([
         expect.objectContaining({ reason: 'deployed without patched()', baseRunId: expect.any(String), eventId: Number(/completed at event (\d+)/.exec(said)![1]) }),

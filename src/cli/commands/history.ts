@@ -181,7 +181,11 @@ async function runReplay(p: Parsed, io: Io): Promise<number> {
           ? `input mismatch (${result.inputMismatch?.field ?? '?'})`
           : 'replay failed';
   io.out(`${what}${result.eventId !== undefined ? ` at event ${result.eventId}` : ''} replaying ${label}: ${result.explanation}`);
-  if (!resetTo) return EXIT.FAILURE;
+  if (!resetTo) {
+    // Resetting to a point is safe only for code that replays up to it; any other failure leaves the run as it is.
+    if (reset) io.out(`not reset: --reset repairs a divergence (the code issues other commands than the run recorded), and this is not one; the run is unchanged`);
+    return EXIT.FAILURE;
+  }
   const { reapplied, discarded } = resetTo;
   io.out(
     `reset ${label}: new run ${resetTo.runId} keeps the history before the workflow task completed at event ${resetTo.eventId} (the latest the current code replays) and runs the current code from there; ` +
