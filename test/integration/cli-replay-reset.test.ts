@@ -86,6 +86,19 @@ describe('fh replay --reset', () => {
       expect((await fh('replay', runId, '--agents', ORIGINAL)).code).toBe(0);
       const asked = fake.messageRequests().length;
 
+      // --dry-run: where it would reset and what would run again; the run is left as it is.
+      const dry = await fh('replay', runId, '--agents', CHANGED, '--reset', '--dry-run', '--json');
+      expect(dry.code).toBe(0);
+      const wouldReset = (JSON.parse(dry.stdout) as { reset: Record<string, unknown> }).reset;
+      expect(wouldReset).toEqual({ eventId: expect.any(Number), reapplied: 1, discarded: expect.any(Number), again: { modelCalls: 2, toolCalls: [] }, dryRun: true });
+      const dryText = await fh('replay', runId, '--agents', CHANGED, '--reset', '--dry-run');
+      expect(dryText.stdout.split('\n')[1]).toBe(
+        `would reset ${runId} (--dry-run: nothing changed): a new run would keep the history before the workflow task completed at event ${wouldReset.eventId} (the latest the current code replays) and run the current code from there; ` +
+          `1 signal or update sent after it would be applied again; ${wouldReset.discarded} later events of the old run would be dropped, among them 2 model calls, which would run again`,
+      );
+      expect((await fh('replay', runId, '--agents', CHANGED)).stdout).toBe(diverged.stdout);
+      expect(fake.messageRequests().length).toBe(asked);
+
       const reset = await fh('replay', runId, '--agents', CHANGED, '--reset', '--reason', 'deployed without patched()');
       expect(reset.stderr).toBe('');
       expect(reset.code).toBe(0);
@@ -95,13 +108,17 @@ describe('fh replay --reset', () => {
       const divergedAt = Number(/^divergence at event (\d+)/.exec(diverged.stdout)![1]);
       expect(Number(/completed at event (\d+)/.exec(said)?.[1])).toBeLessThan(divergedAt);
       expect(said).toMatch(
-        new RegExp(`^reset ${runId}: new run \\S+ keeps the history before the workflow task completed at event (\\d+) \\(the latest the current code replays\\) and runs the current code from there; 1 signal or update sent after it is applied again; \\d+ later events of the old run are dropped \\(model and tool calls among them run again\\)$`),
+        new RegExp(
+          `^reset ${runId}: new run \\S+ keeps the history before the workflow task completed at event ${wouldReset.eventId} \\(the latest the current code replays\\) and runs the current code from there; ` +
+            `1 signal or update sent after it is applied again; ${wouldReset.discarded} later events of the old run are dropped, among them 2 model calls, which run again$`,
+        ),
       );
 
       // The new run answers the prompt it was sent after that point again (nobody waits for it), and takes new ones.
       const third = await fh('prompt', runId, 'third', '--id', `${runId}-third`);
       expect(third).toMatchObject({ code: 0, stdout: 'answer to third\n' });
       const after = fake.messageRequests().slice(asked);
+      // The two model calls it named ran again (hello, second), then the new prompt's.
       expect(after.map((r) => lastUserText(r))).toEqual(['hello', 'second', 'third']);
       // Each prompt is in the conversation once.
       expect(userTexts(after.at(-1)!)).toEqual(['hello', 'second', 'third']);
@@ -132,9 +149,10 @@ describe('fh replay --reset', () => {
     }
   });
 
-  it('refuses what it cannot reset, at once: a history file, --strict-inputs with it, --reason alone', async () => {
+  it('refuses what it cannot reset, at once: a history file, --strict-inputs with it, --reason or --dry-run alone', async () => {
     expect(await fh('replay', 'saved.json', '--agents', CHANGED, '--reset')).toMatchObject({ code: 2, stderr: expect.stringMatching(/^fh: --reset resets a run on the server: give its workflow id, not a history file\n$/) });
     expect(await fh('replay', 'some-run', '--agents', CHANGED, '--reset', '--strict-inputs')).toMatchObject({ code: 2, stderr: expect.stringMatching(/^fh: --reset repairs a run the code diverges from/) });
     expect(await fh('replay', 'some-run', '--agents', CHANGED, '--reason', 'why')).toMatchObject({ code: 2, stderr: expect.stringMatching(/^fh: --reason goes with --reset/) });
+    expect(await fh('replay', 'some-run', '--agents', CHANGED, '--dry-run')).toMatchObject({ code: 2, stderr: expect.stringMatching(/^fh: --dry-run goes with --reset/) });
   });
 });

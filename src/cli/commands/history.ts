@@ -9,7 +9,7 @@ import { flag, int, JSON_OPTION, str, type Parsed } from '../args';
 import { asCliError, connect, installRuntime, printJson, STORE_OPTION, storeFrom, type Command, type Io } from '../context';
 import { EXIT, failure, notFound, usage } from '../errors';
 import { agentModules } from './worker';
-import { findResetPoint, resetRun, type ResetPoint } from './replay-reset';
+import { describeReset, findResetPoint, resetRun, type ResetPoint } from './replay-reset';
 
 export const historyCommand: Command = {
   name: 'history',
@@ -41,7 +41,7 @@ export const historyCommand: Command = {
 export const replayCommand: Command = {
   name: 'replay',
   summary: 'replay a run against the current agent code; non-zero exit on divergence',
-  usage: ['replay <workflow-id|file> --agents <module> [--agents <module>…] [--strict-inputs]', 'replay <workflow-id> --agents <module> --reset [--reason <text>]'],
+  usage: ['replay <workflow-id|file> --agents <module> [--agents <module>…] [--strict-inputs]', 'replay <workflow-id> --agents <module> --reset [--dry-run] [--reason <text>]'],
   description:
     'Runs the recorded history through the workflow code bundled from --agents, without calling the model or any\n' +
     'tool, and reports whether the code makes the same decisions. On a divergence it names the event and what was\n' +
@@ -52,13 +52,15 @@ export const replayCommand: Command = {
     '--reset repairs a run the code diverges from (a run that would fail every workflow task from now on): it resets\n' +
     'the run to the newest workflow task, at or before the divergence, whose history before it the current code\n' +
     'replays; a new run keeps that history and runs the current code from there, and every signal and update sent\n' +
-    'after that point is applied again. Model and tool calls the old run made after that point run again.',
+    'after that point is applied again. Model and tool calls the old run made after that point run again: it names\n' +
+    'them, and --dry-run prints the reset point and what would run again without resetting.',
   connects: true,
   options: {
     agents: { type: 'string', multiple: true, value: '<module>', help: 'module(s) with the current agent definitions', env: 'FH_AGENTS' },
     'strict-inputs': { type: 'boolean', help: 'also compare model-call inputs (model, max tokens, system prompt, tools, messages); exit 1 on a difference' },
     reset: { type: 'boolean', help: 'on a divergence, reset the run to the newest workflow task the current code replays (a new run on it)' },
     reason: { type: 'string', value: '<text>', help: "with --reset: the reason recorded in the run's history" },
+    'dry-run': { type: 'boolean', help: 'with --reset: print where it would reset and what would run again; reset nothing' },
     ...JSON_OPTION,
     'run-id': { type: 'string', value: '<run-id>', help: 'a specific run (default: the latest)' },
     ...STORE_OPTION,
@@ -67,6 +69,7 @@ export const replayCommand: Command = {
     'fh replay research-42 --agents ./dist/agents.js',
     'fh replay research-42.json --agents ./dist/agents.js --json',
     'fh replay research-42.json --agents ./dist/agents.js --strict-inputs',
+    'fh replay research-42 --agents ./dist/agents.js --reset --dry-run',
     'fh replay research-42 --agents ./dist/agents.js --reset --reason "deployed without patched()"',
     'for f in histories/*.json; do fh replay "$f" --agents ./dist/agents.js || exit 1; done',
   ],
@@ -133,6 +136,7 @@ async function runReplay(p: Parsed, io: Io): Promise<number> {
   if (extra.length > 0) throw usage(`unexpected argument '${extra[0]}'`);
   const reset = flag(p, 'reset');
   if (!reset && str(p, 'reason') !== undefined) throw usage('--reason goes with --reset (the reason a reset records)');
+  if (!reset && flag(p, 'dry-run')) throw usage('--dry-run goes with --reset (where it would reset, and what would run again)');
   if (reset && looksLikeFile(source)) throw usage('--reset resets a run on the server: give its workflow id, not a history file');
   if (reset && flag(p, 'strict-inputs')) throw usage('--reset repairs a run the code diverges from; --strict-inputs differences do not stop a run: use one or the other');
   const agents = agentModules(p, 'replay');
@@ -186,12 +190,7 @@ async function runReplay(p: Parsed, io: Io): Promise<number> {
     if (reset) io.out(`not reset: --reset repairs a divergence (the code issues other commands than the run recorded), and this is not one; the run is unchanged`);
     return EXIT.FAILURE;
   }
-  const { reapplied, discarded } = resetTo;
-  io.out(
-    `reset ${label}: new run ${resetTo.runId} keeps the history before the workflow task completed at event ${resetTo.eventId} (the latest the current code replays) and runs the current code from there; ` +
-      `${reapplied === 1 ? '1 signal or update' : `${reapplied} signals and updates`} sent after it ${reapplied === 1 ? 'is' : 'are'} applied again; ` +
-      `${discarded === 1 ? '1 later event' : `${discarded} later events`} of the old run ${discarded === 1 ? 'is' : 'are'} dropped (model and tool calls among them run again)`,
-  );
+  io.out(describeReset(label, resetTo, resetTo.runId));
   return EXIT.OK;
 }
 
@@ -203,7 +202,7 @@ async function resetDiverged(
   history: History,
   workflowId: string,
   runId: string,
-): Promise<(ResetPoint & { runId: string }) | undefined> {
+): Promise<(ResetPoint & ({ runId: string } | { runId?: undefined; dryRun: true })) | undefined> {
   if (result.kind !== 'nondeterminism') return undefined;
   const divergedAt = result.eventId ?? Number(history.events?.at(-1)?.eventId ?? 0) + 1;
   const { agents, workflowBundle } = code;
@@ -211,6 +210,7 @@ async function resetDiverged(
   const replays = async (prefix: History) => (await replayHistory(prefix, { agents, workflowBundle, store, workflowId })).ok;
   const point = await findResetPoint(history, divergedAt, replays);
   if (!point) throw failure(`cannot reset ${workflowId}: the current code replays no workflow task of the run before the divergence; start a new run instead`);
+  if (flag(p, 'dry-run')) return { ...point, dryRun: true };
   const conn = await connect(p);
   try {
     const reason = str(p, 'reason') ?? `fh replay --reset: the current code diverges${result.eventId !== undefined ? ` at event ${result.eventId}` : ''}`;

@@ -11,6 +11,7 @@ import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type Long from 'long';
 import type { History } from '../../audit/history-file';
+import { recordedCommands } from '../../audit/replay-explain';
 
 const { EventType, ResetReapplyType } = temporal.api.enums.v1;
 
@@ -21,6 +22,42 @@ export interface ResetPoint {
   reapplied: number;
   /** Events of the old run after the reset point (model and tool calls among them run again). */
   discarded: number;
+  /** What the new run does again: the old run's model calls (summaries included) and tool calls (by name) after the point. */
+  again: { modelCalls: number; toolCalls: string[] };
+}
+
+/** The model calls (compaction summaries too: each calls a model) and tool calls recorded among `events`. */
+function againIn(events: temporal.api.history.v1.IHistoryEvent[]): ResetPoint['again'] {
+  const activities = recordedCommands({ events }).filter((c) => c.kind === 'activity');
+  return {
+    modelCalls: activities.filter((c) => c.name === 'fhModel' || c.name === 'fhSummarize').length,
+    // A tool whose input went to the store has no name in history.
+    toolCalls: activities.filter((c) => c.name === 'fhTool').map((c) => c.detail ?? '(a tool)'),
+  };
+}
+
+/**
+ * One line for a reset point: done (`runId`, the new run) or, for --dry-run, what a reset would do.
+ * It names what runs again, so the user can judge a reset before making it: tool calls with effects
+ * outside the sandbox happen twice.
+ */
+export function describeReset(label: string, point: ResetPoint, runId?: string): string {
+  const done = runId !== undefined;
+  const verb = (now: string, would: string) => (done ? now : would);
+  const plural = (n: number, one: string, many: string) => (n === 1 ? `1 ${one}` : `${n} ${many}`);
+  const { reapplied, discarded, again } = point;
+  const tools = [...new Set(again.toolCalls)].join(', ');
+  const rerun = [
+    ...(again.modelCalls ? [plural(again.modelCalls, 'model call', 'model calls')] : []),
+    ...(again.toolCalls.length ? [`${plural(again.toolCalls.length, 'tool call', 'tool calls')} (${tools})`] : []),
+  ];
+  return (
+    (done ? `reset ${label}: new run ${runId} keeps` : `would reset ${label} (--dry-run: nothing changed): a new run would keep`) +
+    ` the history before the workflow task completed at event ${point.eventId} (the latest the current code replays) and ${verb('runs', 'run')} the current code from there; ` +
+    `${plural(reapplied, 'signal or update', 'signals and updates')} sent after it ${verb(reapplied === 1 ? 'is' : 'are', 'would be')} applied again; ` +
+    `${plural(discarded, 'later event', 'later events')} of the old run ${verb(discarded === 1 ? 'is' : 'are', 'would be')} dropped` +
+    (rerun.length ? `, among them ${rerun.join(' and ')}, which ${verb('run', 'would run')} again` : discarded === 1 ? ', not a model or tool call' : ', none of them a model or tool call')
+  );
 }
 
 /** The signals and updates among `events`, once each (an update admitted, then accepted, is one). */
@@ -60,7 +97,7 @@ export async function findResetPoint(history: History, divergedAt: number, repla
   if (found < 0) return undefined;
   const eventId = candidates[found]!;
   const after = events.filter((e) => Number(e.eventId) > eventId);
-  return { eventId, reapplied: reappliedIn(after), discarded: after.length };
+  return { eventId, reapplied: reappliedIn(after), discarded: after.length, again: againIn(after) };
 }
 
 /** Resets the run to `point`; the new run's id. */
