@@ -278,7 +278,8 @@ function formatBytes(b: number): string {
   return b >= 1024 * 1024 ? `${(b / 1024 / 1024).toFixed(1)} MB` : b >= 1024 ? `${(b / 1024).toFixed(1)} KB` : `${b} B`;
 }
 
-function plural(n: number, one: string, many: string): string {
+/** "1 tool call", "3 tool calls". */
+export function plural(n: number, one: string, many: string): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 

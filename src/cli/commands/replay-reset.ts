@@ -11,6 +11,7 @@ import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type Long from 'long';
 import type { History } from '../../audit/history-file';
+import { plural } from '../../audit/markdown';
 import { recordedCommands } from '../../audit/replay-explain';
 
 const { EventType, ResetReapplyType } = temporal.api.enums.v1;
@@ -44,7 +45,6 @@ function againIn(events: temporal.api.history.v1.IHistoryEvent[]): ResetPoint['a
 export function describeReset(label: string, point: ResetPoint, runId?: string): string {
   const done = runId !== undefined;
   const verb = (now: string, would: string) => (done ? now : would);
-  const plural = (n: number, one: string, many: string) => (n === 1 ? `1 ${one}` : `${n} ${many}`);
   const { reapplied, discarded, again } = point;
   const tools = [...new Set(again.toolCalls)].join(', ');
   const rerun = [
