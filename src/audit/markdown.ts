@@ -3,6 +3,7 @@ import type { AttachmentRef } from '../core/attachments';
 import { isOffloaded } from './payloads';
 import { cacheText } from './cache';
 import { usd } from '../core/costs';
+import { plural } from '../core/plural';
 import { describeGate } from '../core/context/compaction/gate';
 import type {
   ActivityRecord,
@@ -41,16 +42,16 @@ function renderRun(run: AuditRun): string[] {
     '',
     `- Run: ${run.runId ?? '?'} · task queue ${run.taskQueue ?? '?'} · ${run.events} history events`,
     `- Started ${time(run.startedAt)} · ${run.status}${run.closedAt ? ` ${time(run.closedAt)}` : ' (still running)'}`,
-    `- ${t.modelCalls} model call${t.modelCalls === 1 ? '' : 's'} (${t.inputTokens} input / ${t.outputTokens} output tokens) · ` +
-      `${t.toolCalls} tool call${t.toolCalls === 1 ? '' : 's'}${t.toolErrors ? ` (${t.toolErrors} failed)` : ''} · ` +
-      `${t.compactionDecisions} compaction decision${t.compactionDecisions === 1 ? '' : 's'}, ${t.compactions} compaction${t.compactions === 1 ? '' : 's'} · ` +
-      `${t.summaries} summar${t.summaries === 1 ? 'y' : 'ies'}${t.summarizer.calls ? ` (${t.summarizer.inputTokens} input / ${t.summarizer.outputTokens} output tokens)` : ''} · ` +
-      `${t.titles?.calls ? `${t.titles.calls} session title${t.titles.calls === 1 ? '' : 's'} (${t.titles.inputTokens} input / ${t.titles.outputTokens} output tokens) · ` : ''}` +
-      `${t.userActions} user action${t.userActions === 1 ? '' : 's'}`,
+    `- ${plural(t.modelCalls, 'model call', 'model calls')} (${t.inputTokens} input / ${t.outputTokens} output tokens) · ` +
+      `${plural(t.toolCalls, 'tool call', 'tool calls')}${t.toolErrors ? ` (${t.toolErrors} failed)` : ''} · ` +
+      `${plural(t.compactionDecisions, 'compaction decision', 'compaction decisions')}, ${plural(t.compactions, 'compaction', 'compactions')} · ` +
+      `${plural(t.summaries, 'summary', 'summaries')}${t.summarizer.calls ? ` (${t.summarizer.inputTokens} input / ${t.summarizer.outputTokens} output tokens)` : ''} · ` +
+      `${t.titles?.calls ? `${plural(t.titles.calls, 'session title', 'session titles')} (${t.titles.inputTokens} input / ${t.titles.outputTokens} output tokens) · ` : ''}` +
+      `${plural(t.userActions, 'user action', 'user actions')}`,
     `- Prompt ${cacheText(t.cache)}`,
     `- Cost at list prices: ${runCostText(t.cost)}`,
     ...(t.serverContext.edits > 0
-      ? [`- Server-side context management: ${t.serverContext.edits} edit${t.serverContext.edits === 1 ? '' : 's'} applied, ${t.serverContext.clearedToolUses} tool uses / ${t.serverContext.clearedInputTokens} input tokens cleared, ${t.serverContext.compactions} compaction${t.serverContext.compactions === 1 ? '' : 's'}`]
+      ? [`- Server-side context management: ${plural(t.serverContext.edits, 'edit', 'edits')} applied, ${t.serverContext.clearedToolUses} tool uses / ${t.serverContext.clearedInputTokens} input tokens cleared, ${plural(t.serverContext.compactions, 'compaction', 'compactions')}`]
       : []),
     '',
   ];
@@ -278,10 +279,6 @@ function formatBytes(b: number): string {
   return b >= 1024 * 1024 ? `${(b / 1024 / 1024).toFixed(1)} MB` : b >= 1024 ? `${(b / 1024).toFixed(1)} KB` : `${b} B`;
 }
 
-/** "1 tool call", "3 tool calls". */
-export function plural(n: number, one: string, many: string): string {
-  return `${n} ${n === 1 ? one : many}`;
-}
 
 function time(at: string | undefined): string {
   return at ? at.replace('T', ' ').replace(/\.(\d{3})\d*Z$/, '.$1Z') : '?';
@@ -307,5 +304,5 @@ function fence(text: string): string {
 /** The run's cost: unknown (never $0) while a call's model has no list price. */
 function runCostText(c: { pricedUsd: number; unpricedCalls: number; unpricedModels: string[] }): string {
   if (c.unpricedCalls === 0) return usd(c.pricedUsd);
-  return `unknown (no list price for ${c.unpricedModels.join(', ')}: ${c.unpricedCalls} call${c.unpricedCalls === 1 ? '' : 's'}; ${usd(c.pricedUsd)} for the priced calls)`;
+  return `unknown (no list price for ${c.unpricedModels.join(', ')}: ${plural(c.unpricedCalls, 'call', 'calls')}; ${usd(c.pricedUsd)} for the priced calls)`;
 }

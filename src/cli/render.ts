@@ -3,6 +3,7 @@ import { describeGate } from '../core/context/compaction/gate';
 import type { ContextBudget } from '../core/budget';
 import type { HistoryRunState } from '../audit/history-state';
 import type { CompactionState } from '../core/conversation';
+import { plural } from '../core/plural';
 
 /** A left-aligned table with a header row; cells are padded to the widest in their column. */
 export function table(header: string[], rows: string[][]): string {
@@ -77,7 +78,7 @@ export function formatCompactionState(workflowId: string, s: CompactionState): s
     'estimate',
     `${s.estimate.tokens} tokens (${s.estimate.method})${window ? `, ${s.usagePercent}% of the ${window}-token window` : ', context window unknown'}`,
   );
-  row('compactions', `${s.count} (after ${s.decisions} decision${s.decisions === 1 ? '' : 's'})`);
+  row('compactions', `${s.count} (after ${plural(s.decisions, 'decision', 'decisions')})`);
   if (s.last) {
     const l = s.last;
     row(
@@ -105,7 +106,7 @@ export function formatHistoryState(workflowId: string, s: HistoryRunState): stri
   if (s.model) row('model', s.model);
   row('window', s.contextWindowTokens ? `${s.contextWindowTokens} tokens (${windowSource(s.contextWindowSource)})` : 'unknown');
   const c = s.compaction;
-  row('compactions', `${c.compactions} (after ${c.decisions} decision${c.decisions === 1 ? '' : 's'})`);
+  row('compactions', `${c.compactions} (after ${plural(c.decisions, 'decision', 'decisions')})`);
   if (c.lastDecision) {
     const d = c.lastDecision;
     row('last decision', `${d.compact ? 'compact' : 'no compaction'}: ${d.why ?? '?'} (event ${d.eventId})`);
@@ -153,6 +154,6 @@ function windowSource(src: HistoryRunState['contextWindowSource']): string {
 
 function usageText(s: HistoryRunState): string {
   const u = s.usage;
-  const sum = u.summarizer.calls ? `; summariser ${u.summarizer.calls} call${u.summarizer.calls === 1 ? '' : 's'}, ${u.summarizer.inputTokens} input / ${u.summarizer.outputTokens} output tokens` : '';
-  return `${u.modelCalls} model call${u.modelCalls === 1 ? '' : 's'}, ${u.inputTokens} input / ${u.outputTokens} output tokens${sum}`;
+  const sum = u.summarizer.calls ? `; summariser ${plural(u.summarizer.calls, 'call', 'calls')}, ${u.summarizer.inputTokens} input / ${u.summarizer.outputTokens} output tokens` : '';
+  return `${plural(u.modelCalls, 'model call', 'model calls')}, ${u.inputTokens} input / ${u.outputTokens} output tokens${sum}`;
 }

@@ -8,6 +8,7 @@ import type { Entry } from '../core/entries';
 import { costText, usd } from '../core/costs';
 import type { AgentUsage } from '../wire/messages';
 import { formatTime, table } from './render';
+import { plural } from '../core/plural';
 
 export function labelsText(labels: Record<string, unknown>): string {
   const parts = Object.entries(labels).map(([n, v]) => (v === null || v === undefined ? n : `${n}=${String(v)}`));
@@ -102,5 +103,5 @@ export function conversationText(messages: Entry[], full: boolean): string {
 export function usageCostText(u: AgentUsage, budgetUsd?: number): string {
   const tokens = `${u.inputTokens} in, ${u.outputTokens} out, ${u.cacheReadInputTokens ?? 0} cache read, ${u.cacheCreationInputTokens ?? 0} cache write`;
   const summarizer = u.summarizer.calls ? `; summaries ${u.summarizer.calls} calls, not priced` : '';
-  return `${costText(u.cost)} over ${u.modelCalls} model call${u.modelCalls === 1 ? '' : 's'} (${tokens})${summarizer}${budgetUsd !== undefined ? `; budget ${usd(budgetUsd)}` : ''}`;
+  return `${costText(u.cost)} over ${plural(u.modelCalls, 'model call', 'model calls')} (${tokens})${summarizer}${budgetUsd !== undefined ? `; budget ${usd(budgetUsd)}` : ''}`;
 }

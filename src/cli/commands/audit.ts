@@ -8,6 +8,7 @@ import { asCliError, connect, printJson, STORE_OPTION, type Command, type Io } f
 import { CliError, EXIT, notFound, usage, type ExitCode } from '../errors';
 import { S3_OPTIONS, gcStoreFrom } from './store';
 import { searchCommand } from './audit-search';
+import { plural } from '../../core/plural';
 
 /** How `fh audit verify` (and the others) exit on each bundle error code. */
 const BUNDLE_EXIT: Record<string, ExitCode> = {
@@ -78,7 +79,7 @@ const exportCommand: Command = {
     const summary = { file: target, bytes: result.bytes.length, runs: m.runs.length, blobs: m.blobs.length, missing: m.missing, signed: signingKey !== undefined };
     if (flag(p, 'json')) printJson(io, summary);
     else {
-      io.out(`wrote ${m.runs.length} run${m.runs.length === 1 ? '' : 's'} and ${m.blobs.length} blob${m.blobs.length === 1 ? '' : 's'} of ${id} to ${file} (${result.bytes.length} bytes${signingKey ? ', signed' : ''})`);
+      io.out(`wrote ${plural(m.runs.length, 'run', 'runs')} and ${plural(m.blobs.length, 'blob', 'blobs')} of ${id} to ${file} (${result.bytes.length} bytes${signingKey ? ', signed' : ''})`);
       for (const x of m.missing) io.err(`warning: the store no longer has ${x.key} (${x.referencedBy}); the bundle lists it as missing`);
     }
     return EXIT.OK;
@@ -135,7 +136,7 @@ const verifyCommand: Command = {
     else {
       const signed = report.signed ? `; signed by ${report.signed.keyFingerprint} at ${report.signed.signedAt}${report.signed.trustedKey ? ' (the given key)' : ' (key not checked against one you trust: pass --public-key)'}` : '; not signed';
       io.out(
-        `ok: ${report.root}: ${report.runs} run${report.runs === 1 ? '' : 's'}, ${report.events} events, ${report.parts} parts, ${report.blobs} blobs match the manifest${signed}` +
+        `ok: ${report.root}: ${plural(report.runs, 'run', 'runs')}, ${report.events} events, ${report.parts} parts, ${report.blobs} blobs match the manifest${signed}` +
           (report.replayed !== undefined ? `; every history replays against ${agents.map((a) => path.relative(process.cwd(), a) || a).join(', ')}` : ''),
       );
       for (const x of report.missing) io.err(`note: ${x.key} (${x.referencedBy}) was already gone from the store at export`);

@@ -9,6 +9,7 @@ import { usage } from '../errors';
 import { nextStopSignal } from '../stop-signals';
 import { readScriptFile, SCRIPT_FORMAT, sideRequestRoute } from '../fake-script';
 import { FAKE_PROVIDERS, startFake, type FakeProvider, type RunningFake } from '../fake-servers';
+import { plural } from '../../core/plural';
 
 export const fakeCommand: Command = {
   name: 'fake',
@@ -70,7 +71,7 @@ async function runFake(p: Parsed, io: Io = stdio): Promise<number> {
   const stopped = nextStopSignal(['SIGINT', 'SIGTERM']);
   io.out(
     [
-      `Scripted fake ${fake.name} server (NOT a model) at ${fake.url}, ${steps.length} scripted step${steps.length === 1 ? '' : 's'}${refill ? ', looping' : ''}`,
+      `Scripted fake ${fake.name} server (NOT a model) at ${fake.url}, ${plural(steps.length, 'scripted step', 'scripted steps')}${refill ? ', looping' : ''}`,
       'Point your agent at it:',
       `  export ${fake.env}`,
       `Press Ctrl-C to stop; kill -HUP ${process.pid} starts the script over.`,

@@ -10,6 +10,7 @@ import { asCliError, connect, installRuntime, printJson, STORE_OPTION, storeFrom
 import { EXIT, failure, notFound, usage } from '../errors';
 import { agentModules } from './worker';
 import { describeReset, findResetPoint, resetRun, type ResetPoint } from './replay-reset';
+import { plural } from '../../core/plural';
 
 export const historyCommand: Command = {
   name: 'history',
@@ -171,7 +172,7 @@ async function runReplay(p: Parsed, io: Io): Promise<number> {
   if (result.ok) {
     const strict = result.strictInputs;
     const inputs = strict
-      ? `, and sends the same inputs on ${strict.compared} model call${strict.compared === 1 ? '' : 's'}${strict.unreadable ? ` (${strict.unreadable} not compared: offloaded, pass --store-dir)` : ''}`
+      ? `, and sends the same inputs on ${plural(strict.compared, 'model call', 'model calls')}${strict.unreadable ? ` (${strict.unreadable} not compared: offloaded, pass --store-dir)` : ''}`
       : '';
     io.out(`ok: replayed ${result.events} events of ${label} against ${agents.map((a) => path.relative(process.cwd(), a) || a).join(', ')}: the current code makes the same decisions${inputs}${reset ? '; nothing to reset' : ''}`);
     return EXIT.OK;

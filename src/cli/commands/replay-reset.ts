@@ -11,7 +11,7 @@ import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type Long from 'long';
 import type { History } from '../../audit/history-file';
-import { plural } from '../../audit/markdown';
+import { plural } from '../../core/plural';
 import { recordedCommands } from '../../audit/replay-explain';
 
 const { EventType, ResetReapplyType } = temporal.api.enums.v1;

@@ -19,6 +19,7 @@ import { AGENTS_INPUT_OPTION, checkInput, readInput } from './run';
 import { archiveCommand, endCommand, interruptCommand, labelCommand, resetCommand, statusCommand, titleCommand } from './session-edits';
 import { args, handleOf, NOTE_OPTION, out, sessions, sessionsList, sub, withClient } from '../session-command-kit';
 import { messageIdFor, withReattachHint } from '../reattach';
+import { plural } from '../../core/plural';
 export { idleTaskQueue } from '../session-command-kit';
 
 // ---------------------------------------------------------------------------------------------------------
@@ -333,7 +334,7 @@ const deleteCommand = sub('delete', {
       async (conn) => {
         const r = await handleOf(conn, id).delete(storeDir !== undefined ? { store: { dir: storeDir } } : {});
         const removed = r.garbage ? `; removed ${r.garbage.removed.length} store blob(s)` : '';
-        return out(io, p, { id, runs: r.runs, ...(r.garbage ? { removedBlobs: r.garbage.removed.length, removedBytes: r.garbage.removedBytes } : {}) }, `deleted ${id} (${r.runs} run${r.runs === 1 ? '' : 's'})${removed}`);
+        return out(io, p, { id, runs: r.runs, ...(r.garbage ? { removedBlobs: r.garbage.removed.length, removedBytes: r.garbage.removedBytes } : {}) }, `deleted ${id} (${plural(r.runs, 'run', 'runs')})${removed}`);
       },
       // Deletion waits for the server's background task (up to 2 minutes): not bounded by --timeout's default.
       str(p, 'timeout') !== undefined,

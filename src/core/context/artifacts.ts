@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { utf8Length } from '../bytes';
 import type { ToolDefinition } from '../tools';
 import { lazySchema } from '../lazy-schema';
+import { plural } from '../plural';
 
 /** The built-in tool that reads a stored output back, named in every reference and capped-result marker. */
 export const READ_ARTIFACT = 'read_artifact';
@@ -76,7 +77,7 @@ export function artifactReference(content: string, ref: string, source: Artifact
   const lines = countLines(content);
   const call = `${source.tool}(${firstArg(source.input) ?? ''})`;
   return (
-    `[artifact ${ref}: ${formatBytes(bytes)} of output from ${call} — ${lines} line${lines === 1 ? '' : 's'}; first lines:\n` +
+    `[artifact ${ref}: ${formatBytes(bytes)} of output from ${call} — ${plural(lines, 'line', 'lines')}; first lines:\n` +
     `${preview(content)}\n` +
     `Read it with ${READ_ARTIFACT}(${JSON.stringify({ ref, offset: 0 })})]`
   );

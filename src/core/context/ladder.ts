@@ -16,6 +16,7 @@ import { findCut } from './compaction/cut';
 import { maskStaleToolResults } from './mask';
 
 import { LADDER_STEPS } from './compaction/decision';
+import { plural } from '../plural';
 export { LADDER_STEPS, type LadderStep } from './compaction/decision';
 
 /** Patch id for the ladder's new local activities (histories from 0.1.0–0.3.0 take the single compaction). */
@@ -135,13 +136,13 @@ export function decideLadderStep(facts: DecisionFacts, base: CompactionDecision)
     const n = facts.purgeable ?? 0;
     apply = n > 0;
     why = apply
-      ? `overflow ladder, purging ${n} historical tool result${n === 1 ? '' : 's'} to one-line placeholders (all before entry ${facts.purgeBefore})`
+      ? `overflow ladder, purging ${plural(n, 'historical tool result', 'historical tool results')} to one-line placeholders (all before entry ${facts.purgeBefore})`
       : 'overflow ladder, purge skipped: no historical tool result left to replace';
     if (apply) extra = { purge: { before: facts.purgeBefore! } };
   } else if (step === 'drop-injected') {
     const n = facts.injected ?? 0;
     apply = n > 0;
-    why = apply ? `overflow ladder, dropping injected text from ${n} summary entr${n === 1 ? 'y' : 'ies'}` : 'overflow ladder, drop skipped: no injected text in the conversation';
+    why = apply ? `overflow ladder, dropping injected text from ${plural(n, 'summary entry', 'summary entries')}` : 'overflow ladder, drop skipped: no injected text in the conversation';
   } else {
     apply = entryCount > 1;
     why = apply

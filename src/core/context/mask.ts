@@ -12,6 +12,7 @@ import { findCut } from './compaction/cut';
 import { InvalidToolResultOptionsError } from './errors';
 import { firstStringArg, isVerificationEvidence, type PreservePredicate } from './evidence';
 import { keepCount, type KeepWindow } from './keep-window';
+import { plural } from '../plural';
 
 export interface MaskOptions {
   /** Results in the newest entries of this window stay verbatim (entries, tokens, or both: the smaller wins). */
@@ -121,7 +122,7 @@ export function toolPlaceholder(result: ToolResultBlock, call: ToolUseBlock | un
   const arg = firstStringArg(call);
   const quoted = arg === undefined ? '' : JSON.stringify(clip(arg.replace(/\s+/g, ' '), ARG_CHARS));
   const lines = countLines(result.content);
-  const size = `${lines} line${lines === 1 ? '' : 's'}, ${result.content.length} chars`;
+  const size = `${plural(lines, 'line', 'lines')}, ${result.content.length} chars`;
   const outcome = result.is_error ? `error, ${size}: ${JSON.stringify(clip(firstLine(result.content), ARG_CHARS))}` : size;
   return `[tool: ${name}(${quoted}) → ${outcome}]`;
 }

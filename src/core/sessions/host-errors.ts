@@ -1,4 +1,5 @@
 import { FabricError } from '../errors';
+import { plural } from '../plural';
 
 /** The session has ended (closed or deleted): it takes no more messages. */
 export class SessionClosedError extends FabricError {
@@ -54,7 +55,7 @@ export class InvalidForkPointError extends FabricError {
   ) {
     super(
       'INVALID_FORK_POINT',
-      `atMessage: cannot fork at message ${atMessage}: ${why ?? `the session has ${messages} message${messages === 1 ? '' : 's'} (0-${Math.max(messages - 1, 0)})`}`,
+      `atMessage: cannot fork at message ${atMessage}: ${why ?? `the session has ${plural(messages, 'message', 'messages')} (0-${Math.max(messages - 1, 0)})`}`,
     );
   }
 }

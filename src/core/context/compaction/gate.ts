@@ -6,6 +6,7 @@
  */
 import type { Fact, FactKind } from './facts';
 import { FACT_KINDS } from './facts';
+import { plural } from '../../plural';
 
 export type GateMode = 'restate' | 'reask';
 
@@ -150,7 +151,7 @@ export function reaskText(summary: string, missing: readonly Fact[]): string {
 
 /** "12 facts, 2 restated": one line for the board, `fh chat` and the transcript. */
 export function describeGate(g: Pick<GateResult, 'checked' | 'restated' | 'reasked'>): string {
-  return `${g.checked} fact${g.checked === 1 ? '' : 's'}, ${g.restated} restated${g.reasked ? ' (re-asked once)' : ''}`;
+  return `${plural(g.checked, 'fact', 'facts')}, ${g.restated} restated${g.reasked ? ' (re-asked once)' : ''}`;
 }
 
 function normalise(s: string): string {
