@@ -90,7 +90,7 @@ describe('fh fake: looping and resetting its script', () => {
       expect(await reply(client)).toBe('first');
       await fs.writeFile(file, JSON.stringify(['edited first', 'edited second']));
       fake.child.kill('SIGHUP');
-      await waitForStderr(fake, 'script reset: 2 step(s)');
+      await waitForStderr(fake, 'script reset: 2 steps from the start');
       expect(await reply(client)).toBe('edited first');
       expect(await reply(client)).toBe('edited second');
       // A script made invalid in between is refused, and the one in play goes on.

@@ -5,6 +5,7 @@
 import type { Entry } from '../../core/entries';
 import { describeGate, type GateResult } from '../../core/context/compaction/gate';
 import { FabricError } from '../../core/errors';
+import { plural } from '../../core/plural';
 import { conversationText } from '../session-text';
 
 /** How many lines of the earlier conversation a reopened chat shows. */
@@ -42,3 +43,8 @@ export const HELP = [
   '/attach <file>    send a file (image, PDF, text) with your next message',
   '/exit             quit (also Ctrl-C at an idle prompt); the session goes on',
 ].join('\n');
+
+/** What `/quit` says when messages it sent are still being answered: the session answers them without the window. */
+export function leftWaitingLine(waiting: number, sessionId: string): string {
+  return `(left ${plural(waiting, 'message', 'messages')} being answered; \`fh session show ${sessionId}\` shows them)\n`;
+}

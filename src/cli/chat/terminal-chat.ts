@@ -11,7 +11,7 @@ import { FabricError } from '../../core/errors';
 import { asCliError } from '../context';
 import { EXIT, usage } from '../errors';
 import { PERMISSION_MODES } from '../../core/sessions/settings';
-import { compactionLine, earlierLines, HELP, isStaleApproval } from './extras';
+import { compactionLine, earlierLines, HELP, isStaleApproval, leftWaitingLine } from './extras';
 import { answerPlan, isPlanQuestion, PLAN_QUESTION, planLines } from './plans';
 import { compactJson, styles } from './styles';
 import { subAgentLines } from './sub-agent-lines';
@@ -193,7 +193,7 @@ export class Chat {
     this.closed = true;
     this.following.abort();
     this.rl.close();
-    if (this.waiting.length) this.out.write(this.s.dim(`(left ${this.waiting.length} message(s) being answered; \`fh session show ${this.handle.id}\` shows them)\n`));
+    if (this.waiting.length) this.out.write(this.s.dim(leftWaitingLine(this.waiting.length, this.handle.id)));
     this.finish(EXIT.OK);
   }
 

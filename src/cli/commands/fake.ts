@@ -61,7 +61,7 @@ async function runFake(p: Parsed, io: Io = stdio): Promise<number> {
       (fresh) => {
         steps.splice(0, steps.length, ...fresh);
         fake?.replaceScript(fresh);
-        io.err(`[fh fake] script reset: ${fresh.length} step(s) from the start`);
+        io.err(`[fh fake] script reset: ${plural(fresh.length, 'step', 'steps')} from the start`);
       },
       (err: Error) => io.err(`[fh fake] script not reset, the old one plays on: ${err.message}`),
     );
@@ -79,7 +79,7 @@ async function runFake(p: Parsed, io: Io = stdio): Promise<number> {
   );
   await stopped;
   process.off('SIGHUP', reset);
-  io.err(`[fh fake] stopping; ${fake.answered()} model call(s) answered, ${fake.remaining()} step(s) unused`);
+  io.err(`[fh fake] stopping; ${plural(fake.answered(), 'model call', 'model calls')} answered, ${plural(fake.remaining(), 'step', 'steps')} unused`);
   await fake.stop();
   return 0;
 }

@@ -333,7 +333,7 @@ const deleteCommand = sub('delete', {
       p,
       async (conn) => {
         const r = await handleOf(conn, id).delete(storeDir !== undefined ? { store: { dir: storeDir } } : {});
-        const removed = r.garbage ? `; removed ${r.garbage.removed.length} store blob(s)` : '';
+        const removed = r.garbage ? `; removed ${plural(r.garbage.removed.length, 'store blob', 'store blobs')}` : '';
         return out(io, p, { id, runs: r.runs, ...(r.garbage ? { removedBlobs: r.garbage.removed.length, removedBytes: r.garbage.removedBytes } : {}) }, `deleted ${id} (${plural(r.runs, 'run', 'runs')})${removed}`);
       },
       // Deletion waits for the server's background task (up to 2 minutes): not bounded by --timeout's default.
