@@ -1,4 +1,4 @@
-/** `/quit` with messages still being answered says how many, in words, and where to read the answers. */
+/** Quitting the chat with messages still being answered says how many, in words, and where to read the answers. */
 import { leftWaitingLine } from '../../src/cli/chat/extras';
 
 it('counts the messages left with their noun, and names the session to show', () => {

@@ -44,7 +44,7 @@ export const HELP = [
   '/exit             quit (also Ctrl-C at an idle prompt); the session goes on',
 ].join('\n');
 
-/** What `/quit` says when messages it sent are still being answered: the session answers them without the window. */
+/** What the chat says when it quits (`/exit`, Ctrl-C) with messages it sent still being answered: the session answers them without the window. */
 export function leftWaitingLine(waiting: number, sessionId: string): string {
   return `(left ${plural(waiting, 'message', 'messages')} being answered; \`fh session show ${sessionId}\` shows them)\n`;
 }
