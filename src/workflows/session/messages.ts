@@ -19,6 +19,10 @@ import { MAX_PROMPT_BYTES } from '../../wire/messages';
 import type { QueuedMessage, SessionPromptRequest, SessionReply, StoredReply } from '../../wire/session-messages';
 import type { SessionCore } from './core';
 import { lazySchema } from '../../core/lazy-schema';
+import { isPromiseLike } from '../../core/pending';
+
+/** A prompt's message as queued, or its reply from the archive when an earlier run answered it. */
+type Enqueued = { message: QueuedMessage; archived?: StoredReply };
 
 /**
  * Replies kept in a run before it continues as new (which archives the older ones): far more than can
@@ -63,18 +67,30 @@ export class MessageQueue {
     return s.replies.has(id) || s.queue.some((m) => m.id === id) || s.current?.message.id === id || s.start.carried?.suspended?.message.id === id;
   }
 
-  /** The archived reply to `id` (an activity, only when the archive's filter may hold it). */
-  private async archived(id: string): Promise<StoredReply | null> {
+  /*
+   * A prompt's path before it waits for its reply makes no promise of its own unless the reply archive
+   * must be asked (an activity): Temporal's sandbox captures a stack trace for every promise workflow code
+   * makes, on every run and every replay (about 0.1 ms each on a session's replay, measured), and the
+   * archive is rarely asked. So `archived` and `enqueue` answer at once when they can.
+   */
+
+  /** The archived reply to `id`: an activity, only when the archive's filter may hold it; null at once otherwise. */
+  private archived(id: string): Promise<StoredReply | null> | null {
     const archive = this.s.replyArchive;
     if (!archive || this.knownInRun(id) || !bloomMayHave(archive.bloom, id)) return null;
     return this.s.acts.fhFindReply({ head: archive.head, messageId: id });
   }
 
   /** Queues the message once per id; a message answered in an earlier run is not queued again (its reply is returned). */
-  private async enqueue(req: SessionPromptRequest): Promise<{ message: QueuedMessage; archived?: StoredReply }> {
+  private enqueue(req: SessionPromptRequest): Enqueued | Promise<Enqueued> {
     const s = this.s;
     const id = req.messageId ?? currentUpdateInfo()?.id ?? `m${s.record.messageCount + s.queue.length}`;
-    const archived = await this.archived(id);
+    const lookup = this.archived(id);
+    return lookup ? lookup.then((archived) => this.queued(req, id, archived)) : this.queued(req, id, null);
+  }
+
+  private queued(req: SessionPromptRequest, id: string, archived: StoredReply | null): Enqueued {
+    const s = this.s;
     if (archived) {
       if (archived.asked !== undefined && archived.asked !== askedHash(req.text)) throw encodeFailure(new IdempotencyKeyReusedError(id));
       return { message: { id, text: req.text, at: Date.now() }, archived };
@@ -92,19 +108,22 @@ export class MessageQueue {
   }
 
   async prompt(req: SessionPromptRequest): Promise<SessionReply> {
-    const { message, archived } = await this.enqueue(req);
+    const enqueued = this.enqueue(req);
+    const { message, archived } = isPromiseLike(enqueued) ? await enqueued : enqueued;
     if (archived) return replyOf(message.id, archived);
     return this.awaitReply(message.id);
   }
 
   async send(req: SessionPromptRequest): Promise<{ messageId: string; position: number }> {
-    const { message } = await this.enqueue(req);
+    const enqueued = this.enqueue(req);
+    const { message } = isPromiseLike(enqueued) ? await enqueued : enqueued;
     // -1: answered already (`reply(messageId)` returns the answer).
     return { messageId: message.id, position: this.s.queue.indexOf(message) };
   }
 
   async awaitReply(messageId: string): Promise<SessionReply> {
-    const archived = await this.archived(messageId);
+    const lookup = this.archived(messageId);
+    const archived = lookup && (await lookup);
     if (archived) return replyOf(messageId, archived);
     if (!this.knownInRun(messageId) && this.s.replyArchive) throw encodeFailure(new UnknownMessageError(messageId));
     await condition(() => this.s.replies.has(messageId) || this.s.continuing || this.s.failure !== undefined);

@@ -37,14 +37,19 @@ export class Turns {
     s.current = { message, scope };
     const outcome = scope.run(turn);
     // While the turn runs: if the run should continue as new and the turn only waits for approvals,
-    // pause it (the next run resumes it).
+    // pause it (the next run resumes it). `settled` is set first thing when the outcome settles, where a
+    // `then` of its own would be one more promise a turn for Temporal's sandbox to trace.
     let settled = false;
-    void outcome.then(() => (settled = true), () => (settled = true));
     void condition(() => settled || (shouldContinue(s) && s.approvals.size > 0 && s.activitiesRunning === 0)).then(() => {
       if (!settled) s.suspending = true;
     });
     try {
-      const text = await outcome;
+      let text: string;
+      try {
+        text = await outcome;
+      } finally {
+        settled = true;
+      }
       this.messages.answer(message.id, { text }, message.text);
       turnEnded(message.id, { text });
       s.interruptedHint = false;
